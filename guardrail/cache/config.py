@@ -1,0 +1,56 @@
+"""Settings of the context caches (the proxy wires them into ``GuardrailConfig``)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class CacheConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, frozen=True)
+
+    redis_url: Optional[str] = None
+    """Shared tier (``redis://``, ``rediss://`` or ``unix://``); None: the in-process tier
+    alone (the embedded default)."""
+    key_prefix: str = "guardrail"
+    """First part of every Redis key: ``{prefix}:{<tenant>}:<kind>:<id>``."""
+    prepared_ttl_s: float = Field(3600.0, gt=0)
+    """Prepared (tokenized) contexts live this long in Redis after their last use."""
+    context_ttl_s: float = Field(86400.0, gt=0)
+    """Default lifetime of a context stored by id (``PUT /v1/contexts``), from its PUT."""
+    max_context_ttl_s: float = Field(7 * 86400.0, gt=0)
+    """Longest lifetime a PUT may ask for."""
+    tenant_max_bytes: int = Field(256 * 2**20, ge=1)
+    """Redis bytes per tenant and kind (prepared / stored); past it, the entries closest
+    to expiry are dropped."""
+    local_max_bytes: int = Field(512 * 2**20, ge=1)
+    """In-process LRU tier, all tenants together."""
+    local_tenant_max_bytes: int = Field(128 * 2**20, ge=1)
+    """In-process LRU tier, one tenant (so one tenant cannot flush the others)."""
+    max_context_bytes: int = Field(8 * 2**20, ge=1)
+    """Largest context (UTF-8 bytes of all documents) a PUT may store."""
+    socket_timeout_s: float = Field(0.25, gt=0)
+    """Redis read/write timeout: a slow Redis costs a request at most about this."""
+    connect_timeout_s: float = Field(0.25, gt=0)
+    """Redis connect timeout."""
+    down_cooldown_s: float = Field(5.0, ge=0)
+    """After a Redis failure, skip Redis for this long (requests use the in-process
+    tier or prepare again) instead of paying the timeout on every request."""
+
+    @model_validator(mode="after")
+    def _checks(self) -> "CacheConfig":
+        url = self.redis_url
+        if url is not None and not url.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError(f"cache.redis_url must start with redis://, rediss:// or "
+                             f"unix://, got {url!r}")
+        if self.local_tenant_max_bytes > self.local_max_bytes:
+            raise ValueError(f"cache.local_tenant_max_bytes ({self.local_tenant_max_bytes}) "
+                             f"exceeds cache.local_max_bytes ({self.local_max_bytes})")
+        if self.context_ttl_s > self.max_context_ttl_s:
+            raise ValueError(f"cache.context_ttl_s ({self.context_ttl_s}) exceeds "
+                             f"cache.max_context_ttl_s ({self.max_context_ttl_s})")
+        if not self.key_prefix or any(c in self.key_prefix for c in "{}: "):
+            raise ValueError(f"cache.key_prefix must be non-empty without '{{', '}}', ':' "
+                             f"or spaces, got {self.key_prefix!r}")
+        return self

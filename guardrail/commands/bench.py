@@ -1,0 +1,7 @@
+"""Commands: bench."""
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    pass

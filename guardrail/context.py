@@ -1,0 +1,202 @@
+"""Grounding extraction and validation of a chat completion request.
+
+What a response is checked against comes from three places, in this order:
+
+1. the request extension ``"guardrail": {"context": [...], "context_id": ..., "policy": {...}}``
+   (sent with the openai SDK's ``extra_body``); it is stripped before forwarding;
+2. ``role: "tool"`` (and legacy ``role: "function"``) messages: tool results;
+3. the system message, when ``context.system_message`` says so.
+
+The question is the last user message.  A request without grounding is passed
+through unchecked.  Every validation failure is a ``BadRequest`` naming the field.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from pydantic import ValidationError
+
+from guardrail.config import ContextConfig, PolicyOverride
+from guardrail.errors import BadRequest
+from guardrail.types import Grounding
+
+EXTENSION_KEY = "guardrail"
+ROLES = ("system", "developer", "user", "assistant", "tool", "function")
+_EXTENSION_KEYS = {"context", "context_id", "policy"}
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """A validated ``/v1/chat/completions`` request."""
+
+    body: dict                      # the body sent upstream (extension removed)
+    forward_bytes: bytes            # ``body`` serialised; the client's own bytes when unchanged
+    model: str
+    stream: bool
+    n: int
+    grounding: Grounding
+    policy: Optional[PolicyOverride]  # the request's ``guardrail.policy``, unvalidated limits
+    include_usage: bool = False
+
+    @property
+    def checked(self) -> bool:
+        return not self.grounding.empty or self.grounding.context_id is not None
+
+
+def parse_json_object(raw: bytes) -> dict:
+    """Decode a request body that must be a JSON object."""
+    if not raw.strip():
+        raise BadRequest("request body is empty; expected a JSON object", code="invalid_json")
+    try:
+        body = json.loads(raw)
+    except UnicodeDecodeError:
+        raise BadRequest("request body is not valid UTF-8", code="invalid_json") from None
+    except json.JSONDecodeError as e:
+        raise BadRequest(f"request body is not valid JSON: {e.msg} at line {e.lineno} "
+                         f"column {e.colno}", code="invalid_json") from None
+    if not isinstance(body, dict):
+        raise BadRequest(f"request body must be a JSON object, got {_kind(body)}",
+                         code="invalid_json")
+    return body
+
+
+def _kind(value: Any) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean",
+            type(None): "null", int: "number", float: "number"}.get(type(value), "value")
+
+
+def message_text(content: Any, where: str) -> str:
+    """Text of a message ``content``: a string, an array of content parts, or null."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for i, part in enumerate(content):
+            if not isinstance(part, dict):
+                raise BadRequest(f"'{where}[{i}]' must be an object, got {_kind(part)}")
+            if part.get("type") == "text":
+                if not isinstance(part.get("text"), str):
+                    raise BadRequest(f"'{where}[{i}].text' must be a string")
+                texts.append(part["text"])
+        return "\n".join(texts)
+    raise BadRequest(f"'{where}' must be a string, an array of content parts or null, "
+                     f"got {_kind(content)}")
+
+
+def _check_messages(messages: Any) -> list[dict]:
+    if messages is None:
+        raise BadRequest("'messages' is required", code="missing_messages")
+    if not isinstance(messages, list) or not messages:
+        raise BadRequest(f"'messages' must be a non-empty array, got "
+                         f"{'an empty array' if messages == [] else _kind(messages)}")
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict):
+            raise BadRequest(f"'messages[{i}]' must be an object, got {_kind(m)}")
+        role = m.get("role")
+        if role not in ROLES:
+            raise BadRequest(f"'messages[{i}].role' must be one of {', '.join(ROLES)}; "
+                             f"got {role!r}")
+        message_text(m.get("content"), f"messages[{i}].content")
+    return messages
+
+
+def _check_scalars(body: dict) -> tuple[str, bool, int, bool]:
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        raise BadRequest("'model' is required and must be a non-empty string")
+    stream = body.get("stream", False)
+    if not isinstance(stream, bool):
+        raise BadRequest(f"'stream' must be a boolean, got {_kind(stream)}")
+    n = body.get("n", 1)
+    if n is None:
+        n = 1
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise BadRequest(f"'n' must be a positive integer, got {n!r}")
+    opts = body.get("stream_options")
+    if opts is not None and not isinstance(opts, dict):
+        raise BadRequest(f"'stream_options' must be an object, got {_kind(opts)}")
+    include_usage = bool((opts or {}).get("include_usage", False))
+    return model, stream, n, include_usage
+
+
+def _system_documents(text: str, cfg: ContextConfig) -> list[str]:
+    if cfg.system_message == "whole":
+        return [text] if text.strip() else []
+    if cfg.system_message == "documents" and cfg.document_tags:
+        tags = "|".join(re.escape(t) for t in cfg.document_tags)
+        pattern = re.compile(rf"<({tags})(?:\s[^>]*)?>(.*?)</\1\s*>", re.DOTALL | re.IGNORECASE)
+        return [m.group(2).strip() for m in pattern.finditer(text) if m.group(2).strip()]
+    return []
+
+
+def _parse_extension(ext: Any) -> tuple[list[str], Optional[str], Optional[PolicyOverride]]:
+    if not isinstance(ext, dict):
+        raise BadRequest(f"'guardrail' must be an object, got {_kind(ext)}")
+    unknown = sorted(set(ext) - _EXTENSION_KEYS)
+    if unknown:
+        raise BadRequest(f"'guardrail' has unknown field(s) {', '.join(unknown)}; "
+                         f"known: {', '.join(sorted(_EXTENSION_KEYS))}")
+    docs = ext.get("context", [])
+    if isinstance(docs, str):
+        docs = [docs]
+    if not isinstance(docs, list) or not all(isinstance(d, str) for d in docs):
+        raise BadRequest("'guardrail.context' must be a string or an array of strings")
+    context_id = ext.get("context_id")
+    if context_id is not None and (not isinstance(context_id, str) or not context_id):
+        raise BadRequest("'guardrail.context_id' must be a non-empty string")
+    policy = None
+    if ext.get("policy") is not None:
+        if not isinstance(ext["policy"], dict):
+            raise BadRequest(f"'guardrail.policy' must be an object, got {_kind(ext['policy'])}")
+        try:
+            policy = PolicyOverride.model_validate(ext["policy"])
+        except ValidationError as e:
+            err = e.errors()[0]
+            loc = ".".join(str(p) for p in err["loc"])
+            raise BadRequest(f"'guardrail.policy.{loc}': {err['msg']}") from None
+    return docs, context_id, policy
+
+
+def extract_grounding(messages: list[dict], ext_docs: list[str], cfg: ContextConfig,
+                      context_id: Optional[str] = None) -> Grounding:
+    """Documents from the extension, tool messages and (if configured) system messages."""
+    docs = [d for d in ext_docs if d.strip()]
+    question = ""
+    for i, m in enumerate(messages):
+        role, text = m["role"], message_text(m.get("content"), f"messages[{i}].content")
+        if role in ("tool", "function") and cfg.tool_messages and text.strip():
+            docs.append(text)
+        elif role in ("system", "developer"):
+            docs.extend(_system_documents(text, cfg))
+        elif role == "user":
+            question = text
+    if len(docs) > cfg.max_documents:
+        raise BadRequest(f"grounding has {len(docs)} documents; the limit is "
+                         f"{cfg.max_documents}", code="context_too_large")
+    total = sum(len(d) for d in docs)
+    if total > cfg.max_context_chars:
+        raise BadRequest(f"grounding has {total} characters; the limit is "
+                         f"{cfg.max_context_chars}", code="context_too_large")
+    return Grounding(documents=tuple(docs), question=question, context_id=context_id)
+
+
+def parse_chat_request(raw: bytes, cfg: ContextConfig) -> ChatRequest:
+    """Validate a chat completion body and pull out its grounding (raises ``BadRequest``)."""
+    body = parse_json_object(raw)
+    messages = _check_messages(body.get("messages"))
+    model, stream, n, include_usage = _check_scalars(body)
+    ext_docs: list[str] = []
+    context_id = policy = None
+    forward = raw
+    if EXTENSION_KEY in body:
+        ext_docs, context_id, policy = _parse_extension(body.pop(EXTENSION_KEY))
+        forward = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    grounding = extract_grounding(messages, ext_docs, cfg, context_id)
+    return ChatRequest(body=body, forward_bytes=forward, model=model, stream=stream, n=n,
+                       grounding=grounding, policy=policy, include_usage=include_usage)

@@ -1,0 +1,210 @@
+"""A scripted fake OpenAI-compatible LLM server (an ASGI app) for tests and the demo.
+
+Answers are chosen by the first rule whose ``match`` occurs in the last user message
+and are streamed word piece by word piece (``" built"``, ``" in"``, ``" 1950."``) at
+``token_delay_s``.  A request may pick a failure mode with an extra body field,
+which guardrail forwards like any unknown field (the openai SDK sends it through
+``extra_body``)::
+
+    "fake": {"mode": "error", "status": 503}   # OpenAI-style error body, that status
+    "fake": {"mode": "cut", "after": 3}        # drop the connection after 3 pieces
+    "fake": {"mode": "end", "after": 3}        # end cleanly, no finish_reason, no [DONE]
+    "fake": {"mode": "malformed", "after": 3}  # send a data: line that is not JSON
+    "fake": {"mode": "hang", "after": 3}       # stop sending, keep the connection open
+    "fake": {"mode": "slow", "delay": 0.2}     # per-piece delay for this request
+
+Every request is appended to ``app.state.log`` (``FakeCall``), and a stream the
+client abandoned is marked ``cancelled``: tests read both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, AsyncIterator, Optional
+
+import yaml
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+_PIECE = re.compile(r"\s*\S+|\s+$")
+
+
+class ScriptedCut(ConnectionAbortedError):
+    """Raised inside the response to make the server drop the connection."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    match: str            # substring of the last user message; "" matches everything
+    reply: str = ""
+    tool_calls: tuple[dict, ...] = ()  # ({"name": ..., "arguments": "..."}, ...)
+
+
+@dataclass
+class FakeCall:
+    """One request the fake upstream received."""
+
+    body: dict
+    headers: dict
+    stream: bool
+    pieces_sent: int = 0
+    finished: bool = False
+    cancelled: bool = False
+
+
+@dataclass
+class FakeScript:
+    rules: list[Rule] = field(default_factory=list)
+    model: str = "fake-llm"
+    token_delay_s: float = 0.0
+    default_reply: str = "I have no scripted answer for that."
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "FakeScript":
+        rules = [Rule(match=r.get("match", ""), reply=r.get("reply", ""),
+                      tool_calls=tuple(r.get("tool_calls", ())))
+                 for r in data.get("rules", [])]
+        return cls(rules=rules, model=data.get("model", "fake-llm"),
+                   token_delay_s=float(data.get("token_delay_s", 0.0)),
+                   default_reply=data.get("default_reply", cls.default_reply))
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> "FakeScript":
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        return cls.from_dict(data.get("upstream", data))
+
+    def rule_for(self, body: dict) -> Rule:
+        question = ""
+        for m in body.get("messages", []):
+            if isinstance(m, dict) and m.get("role") == "user":
+                c = m.get("content")
+                question = c if isinstance(c, str) else json.dumps(c)
+        for rule in self.rules:
+            if rule.match in question:
+                return rule
+        return Rule(match="", reply=self.default_reply)
+
+
+def split_pieces(text: str) -> list[str]:
+    """Word pieces with their leading whitespace, like LLM tokens."""
+    return _PIECE.findall(text) or ([text] if text else [])
+
+
+def _chunk(cid: str, model: str, created: int, choices: list, **extra: Any) -> bytes:
+    body = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
+            "system_fingerprint": "fp_fake", "choices": choices, **extra}
+    return b"data: " + json.dumps(body).encode() + b"\n\n"
+
+
+def _tool_call_deltas(calls: tuple[dict, ...]) -> list[dict]:
+    out = []
+    for i, call in enumerate(calls):
+        out.append({"index": i, "id": f"call_{i}", "type": "function",
+                    "function": {"name": call["name"], "arguments": ""}})
+        out.append({"index": i, "function": {"arguments": call.get("arguments", "{}")}})
+    return out
+
+
+async def _stream(script: FakeScript, rule: Rule, body: dict, call: FakeCall,
+                  fake: dict) -> AsyncIterator[bytes]:
+    cid, created, model = f"chatcmpl-fake{id(call)}", int(time.time()), body.get("model")
+    model = model or script.model
+    n, mode, after = int(body.get("n") or 1), fake.get("mode"), int(fake.get("after", 0))
+    delay = float(fake.get("delay", script.token_delay_s))
+    try:
+        yield _chunk(cid, model, created, [{"index": i, "delta": {"role": "assistant",
+                     "content": ""}, "logprobs": None, "finish_reason": None} for i in range(n)])
+        for k, piece in enumerate(split_pieces(rule.reply)):
+            if mode in ("cut", "end", "malformed", "hang") and k == after:
+                if mode == "cut":
+                    raise ScriptedCut("scripted cut")
+                if mode == "malformed":
+                    yield b'data: {"id": "broken", "choices": [\n\n'
+                elif mode == "hang":
+                    await asyncio.Event().wait()
+                return
+            if delay:
+                await asyncio.sleep(delay)
+            for i in range(n):
+                yield _chunk(cid, model, created, [{"index": i, "delta": {"content": piece},
+                                                    "logprobs": None, "finish_reason": None}])
+            call.pieces_sent = k + 1
+        if rule.tool_calls:
+            for delta in _tool_call_deltas(rule.tool_calls):
+                yield _chunk(cid, model, created, [{"index": 0, "delta": {"tool_calls": [delta]},
+                                                    "logprobs": None, "finish_reason": None}])
+        reason = "tool_calls" if rule.tool_calls else "stop"
+        yield _chunk(cid, model, created, [{"index": i, "delta": {}, "logprobs": None,
+                                            "finish_reason": reason} for i in range(n)])
+        if (body.get("stream_options") or {}).get("include_usage"):
+            yield _chunk(cid, model, created, [], usage=_usage(body, rule.reply, n))
+        yield b"data: [DONE]\n\n"
+        call.finished = True
+    except asyncio.CancelledError:
+        call.cancelled = True
+        raise
+
+
+def _usage(body: dict, reply: str, n: int) -> dict:
+    prompt = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
+    completion = len(split_pieces(reply)) * n
+    return {"prompt_tokens": prompt, "completion_tokens": completion,
+            "total_tokens": prompt + completion}
+
+
+def _completion(script: FakeScript, rule: Rule, body: dict) -> dict:
+    n = int(body.get("n") or 1)
+    message: dict = {"role": "assistant", "content": rule.reply or None}
+    if rule.tool_calls:
+        message["tool_calls"] = [{"id": f"call_{i}", "type": "function",
+                                  "function": {"name": c["name"],
+                                               "arguments": c.get("arguments", "{}")}}
+                                 for i, c in enumerate(rule.tool_calls)]
+    return {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
+            "model": body.get("model") or script.model, "system_fingerprint": "fp_fake",
+            "choices": [{"index": i, "message": message, "logprobs": None,
+                         "finish_reason": "tool_calls" if rule.tool_calls else "stop"}
+                        for i in range(n)],
+            "usage": _usage(body, rule.reply, n)}
+
+
+def create_fake_upstream(script: Optional[FakeScript] = None) -> Starlette:
+    """The fake server; mount it at the root (routes live under ``/v1``)."""
+    script = script or FakeScript()
+
+    async def chat(request: Request) -> Response:
+        body = json.loads(await request.body())
+        fake = body.get("fake") or {}
+        stream = bool(body.get("stream"))
+        call = FakeCall(body=body, headers=dict(request.headers), stream=stream)
+        app.state.log.append(call)
+        if fake.get("mode") == "error":
+            status = int(fake.get("status", 500))
+            return JSONResponse({"error": {"message": fake.get("message", "scripted failure"),
+                                           "type": "server_error", "code": "fake_error"}},
+                                status_code=status)
+        rule = script.rule_for(body)
+        if not stream:
+            if fake.get("delay"):
+                await asyncio.sleep(float(fake["delay"]))
+            call.finished = True
+            return JSONResponse(_completion(script, rule, body))
+        return StreamingResponse(_stream(script, rule, body, call, fake),
+                                 media_type="text/event-stream")
+
+    async def models(request: Request) -> Response:
+        return JSONResponse({"object": "list", "data": [
+            {"id": script.model, "object": "model", "created": 0, "owned_by": "fake"}]})
+
+    app = Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"]),
+                            Route("/v1/models", models, methods=["GET"])])
+    app.state.log = []
+    app.state.script = script
+    return app

@@ -1,0 +1,295 @@
+"""One request's stream: upstream bytes in, checked SSE bytes out.
+
+    bytes -> chat_chunks -> split_chunk -> segmenter -> AnswerGuard.start (check task per
+    sentence, overlapping the upstream) -> in-order release (AnswerGuard.judge: policy,
+    regeneration) -> final full-depth pass -> final chunk with ``guardrail`` -> [DONE]
+
+Three shapes share the stages:
+
+* ``passthrough_stream``: no grounding; upstream bytes are forwarded unchanged, only
+  validated (a malformed or cut stream still ends with an error event and [DONE]).
+* ``guarded_stream`` with hold (default): a producer task reads the upstream, segments
+  choice 0 and starts a check for each finished sentence; the generator releases the
+  queue strictly in order, each sentence after its verdict.  No unchecked text of
+  choice 0 reaches the client, not even on errors.
+* ``guarded_stream`` without hold: chunks are forwarded at once; verdicts are collected
+  in order as they complete and may still block the rest of the stream.
+
+``n>1``: only choice 0 is checked.  Chunks of other choices (allowed only with
+``verification.other_choices=pass``) are forwarded unchanged, in order, and listed
+as ``unchecked_choices``.  Choice 0's ``logprobs`` are dropped in hold mode (they
+describe tokens that may have been rewritten).
+
+Cancellation: the generator's ``finally`` cancels the producer and every pending
+check and calls ``verifier.abort(stream_id)``; the caller closes the upstream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass
+from typing import AsyncIterator, Optional, Union
+
+from guardrail.errors import Blocked, GuardrailError, UpstreamProtocolError
+from guardrail.guard import AnswerGuard, GuardSettings
+from guardrail.types import Action
+from guardrail.sse import (DONE, ChatStreamDecoder, SSEDecoder, encode_event, error_event,
+                          parse_chat_chunk)
+from guardrail.verifier import Verifier
+
+_META_KEYS = ("id", "object", "created", "model", "system_fingerprint", "service_tier")
+
+
+# -- stage: bytes -> chunks -------------------------------------------------------------
+
+async def chat_chunks(raw: AsyncIterator[bytes]) -> AsyncIterator[dict]:
+    """Decode an OpenAI chat stream; a stream that stops before ``[DONE]`` (and before
+    choice 0 finished) or mid-event raises ``UpstreamProtocolError``."""
+    decoder = ChatStreamDecoder()
+    finished = False
+    async for data in raw:
+        for chunk in decoder.feed(data):
+            finished = finished or _finish_reason(chunk) is not None
+            yield chunk
+        if decoder.done:
+            return
+    decoder.flush()
+    if not finished:
+        raise UpstreamProtocolError("upstream closed the stream before the answer finished")
+
+
+async def passthrough_stream(raw: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    """Forward upstream bytes unchanged, event-aligned, after validating each event."""
+    decoder = SSEDecoder()
+    pending = bytearray()
+    try:
+        async for data in raw:
+            done = any(parse_chat_chunk(e) is None for e in decoder.feed(data))
+            pending += data  # appended after validation: bad bytes are never forwarded
+            cut = _last_boundary(pending) if decoder.has_pending else len(pending)
+            if cut:
+                yield bytes(pending[:cut])
+                del pending[:cut]
+            if done:
+                return
+        raise UpstreamProtocolError("upstream closed the stream without [DONE]")
+    except UpstreamProtocolError as e:
+        yield error_event(e) + DONE
+
+
+def _last_boundary(buf: bytearray) -> int:
+    ends = [buf.rfind(sep) + len(sep) for sep in (b"\n\n", b"\r\n\r\n", b"\r\r")
+            if buf.rfind(sep) >= 0]
+    return max(ends, default=0)
+
+
+# -- stage: chunk -> (choice-0 text, everything else) -----------------------------------
+
+def _finish_reason(chunk: dict) -> Optional[str]:
+    for c in chunk.get("choices") or ():
+        if isinstance(c, dict) and c.get("index", 0) == 0:
+            return c.get("finish_reason")
+    return None
+
+
+@dataclass(frozen=True)
+class SplitChunk:
+    text: str                # choice 0's new content ("" if none)
+    rest: Optional[dict]     # the chunk without that content, None if nothing is left
+    finished: bool           # choice 0 has its finish_reason
+    other_choices: tuple[int, ...] = ()
+
+
+def split_chunk(chunk: dict) -> SplitChunk:
+    """Separate choice 0's content (to be checked) from what passes through as is:
+    role, tool calls, finish_reason, other choices, usage."""
+    choices = chunk.get("choices")
+    if not isinstance(choices, list):
+        raise UpstreamProtocolError("upstream chunk has no 'choices' array")
+    text, keep, others, finished = "", [], [], False
+    for c in choices:
+        if not isinstance(c, dict) or not isinstance(c.get("delta", {}), dict):
+            raise UpstreamProtocolError("upstream chunk has a malformed choice")
+        if c.get("index", 0) != 0:
+            keep.append(c)
+            others.append(c.get("index"))
+            continue
+        delta = dict(c.get("delta") or {})
+        content = delta.get("content")
+        if isinstance(content, str) and content:
+            text = content
+            delta.pop("content")
+        finished = c.get("finish_reason") is not None
+        if finished or any(v is not None for k, v in delta.items() if k != "content"):
+            keep.append({**c, "delta": delta, "logprobs": None})
+    extra = chunk.get("usage") is not None or not choices
+    rest = {**chunk, "choices": keep} if keep or extra else None
+    return SplitChunk(text, rest, finished, tuple(others))
+
+
+def content_chunk(meta: dict, text: str) -> dict:
+    """A downstream chunk carrying released text for choice 0."""
+    return {**{k: meta[k] for k in _META_KEYS if k in meta},
+            "choices": [{"index": 0, "delta": {"content": text}, "logprobs": None,
+                         "finish_reason": None}]}
+
+
+# -- the guarded stream -----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Pass:
+    chunk: dict
+
+
+@dataclass(frozen=True)
+class _Failed:
+    error: Exception
+
+
+_Item = Union[_Pass, _Failed, int, None]  # int: index of a sentence record; None: the end
+
+
+class _Stream:
+    """State of one guarded stream; one small method per stage."""
+
+    def __init__(self, raw: AsyncIterator[bytes], settings: GuardSettings, verifier: Verifier):
+        self.raw, self.settings = raw, settings
+        self.guard = AnswerGuard(settings, verifier)
+        self.queue: asyncio.Queue[_Item] = asyncio.Queue(
+            settings.verification.max_sentences_in_flight)
+        self.meta: dict = {"object": "chat.completion.chunk"}
+
+    async def produce(self) -> None:
+        """Read the upstream, start a check per finished sentence, queue everything."""
+        try:
+            async for chunk in chat_chunks(self.raw):
+                part = split_chunk(chunk)
+                self.meta.update({k: chunk[k] for k in _META_KEYS if k in chunk})
+                self.guard.note_other_choices(part.other_choices)
+                for rec in self.guard.feed(part.text):
+                    await self.queue.put(rec)
+                if part.finished:
+                    for rec in self.guard.flush():
+                        await self.queue.put(rec)
+                if part.rest is not None:
+                    await self.queue.put(_Pass(part.rest))
+            for rec in self.guard.flush():
+                await self.queue.put(rec)
+            await self.queue.put(None)
+        except Exception as e:  # delivered in order, after the sentences already queued
+            await self.queue.put(_Failed(e))
+
+    async def release_in_order(self) -> AsyncIterator[bytes]:
+        while True:
+            item = await self.queue.get()
+            if item is None:
+                return
+            if isinstance(item, _Failed):
+                raise item.error
+            if isinstance(item, _Pass):
+                yield encode_event(item.chunk)
+                continue
+            verdict = await self.guard.judge(item)
+            if verdict.released:
+                yield encode_event(content_chunk(self.meta, verdict.released))
+
+    async def forward_at_once(self) -> AsyncIterator[bytes]:
+        """Hold off: forward every chunk now, judge sentences as their checks finish."""
+        pending: list[int] = []
+        async for chunk in chat_chunks(self.raw):
+            part = split_chunk(chunk)
+            self.meta.update({k: chunk[k] for k in _META_KEYS if k in chunk})
+            self.guard.note_other_choices(part.other_choices)
+            pending += self.guard.feed(part.text)
+            if part.finished:
+                pending += self.guard.flush()
+            yield encode_event(chunk)
+            while pending and self.guard.check_done(pending[0]):
+                await self.guard.judge(pending.pop(0))
+        pending += self.guard.flush()
+        for rec in pending:
+            await self.guard.judge(rec)
+
+    def final_chunk(self) -> bytes:
+        return encode_event({**{k: self.meta[k] for k in _META_KEYS if k in self.meta},
+                             "choices": [], "guardrail": self.guard.report()})
+
+    def error_bytes(self, err: GuardrailError) -> bytes:
+        return encode_event({**err.to_json(), "guardrail": self.guard.report(partial=True)})
+
+
+async def guarded_stream(raw: AsyncIterator[bytes], settings: GuardSettings,
+                         verifier: Verifier) -> AsyncIterator[bytes]:
+    """Check choice 0 sentence by sentence; end with the ``guardrail`` chunk and [DONE]."""
+    s = _Stream(raw, settings, verifier)
+    producer: Optional[asyncio.Task] = None
+    try:
+        if settings.policy.hold:
+            producer = asyncio.create_task(s.produce(), name=f"produce-{settings.stream_id}")
+            body = s.release_in_order()
+        else:
+            body = s.forward_at_once()
+        async with contextlib.aclosing(body):
+            async for out in body:
+                yield out
+        await s.guard.final_pass()
+        yield s.final_chunk() + DONE
+    except GuardrailError as e:
+        yield s.error_bytes(e) + DONE
+    except Exception as e:  # a bug must not leave the client hanging without [DONE]
+        yield s.error_bytes(GuardrailError(f"internal error: {type(e).__name__}")) + DONE
+        raise
+    finally:
+        if producer is not None:
+            producer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await producer
+        s.guard.cancel()
+
+
+# -- non-streaming ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CompletionResult:
+    body: dict                        # the completion to return, ``guardrail`` included
+    report: dict
+    detected: bool
+    span_count: int
+    action: Action
+    blocked: Optional[Blocked] = None
+
+
+async def guarded_completion(completion: dict, settings: GuardSettings,
+                             verifier: Verifier) -> CompletionResult:
+    """Check choice 0 of a complete (non-streaming) answer the same way."""
+    choices = completion.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict) \
+            or not isinstance(choices[0].get("message"), dict):
+        raise UpstreamProtocolError("upstream completion has no choices[0].message")
+    guard = AnswerGuard(settings, verifier)
+    guard.note_other_choices(tuple(c.get("index", i) for i, c in enumerate(choices) if i))
+    content = choices[0]["message"].get("content")
+    blocked = None
+    try:
+        records = guard.feed(content) + guard.flush() if isinstance(content, str) else []
+        try:
+            for i in records:
+                await guard.judge(i)
+            await guard.final_pass()
+        except Blocked as e:
+            blocked = e
+    finally:
+        guard.cancel()
+    report = guard.report(partial=blocked is not None)
+    message = {**choices[0]["message"]}
+    if isinstance(content, str):
+        message["content"] = guard.released_text
+    body = {**completion, "choices": [{**choices[0], "message": message}, *choices[1:]],
+            "guardrail": report}
+    detected, spans, action = guard.summary()
+    return CompletionResult(body, report, detected, spans, action, blocked)
+
+
+__all__ = ["Blocked", "CompletionResult", "guarded_completion", "SplitChunk", "chat_chunks", "content_chunk", "guarded_stream",
+           "passthrough_stream", "split_chunk"]

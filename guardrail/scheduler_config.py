@@ -1,0 +1,98 @@
+"""Settings and statistics of the verification scheduler (``guardrail.scheduler``).
+
+Kept apart from the scheduler so ``guardrail.config`` and the server can import them
+without importing the detector (torch).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+DEFAULT_TENANT = "default"
+
+
+class SchedulerConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, frozen=True)
+
+    max_batch_tokens: int = Field(8192, ge=1)
+    """Padded tokens (batch size x longest sequence) in one forward; at least the
+    detector's max_length."""
+    max_batch_size: int = Field(64, ge=1)
+    """Sequences in one forward."""
+    max_wait_ms: float = Field(4.0, ge=0)
+    """How long a lane's oldest sequence waits for its batch to fill before it runs."""
+    max_batches_in_flight: int = Field(2, ge=1)
+    """Batches handed to the model thread at once: 2 forms the next batch while one
+    runs; 1 keeps priority order exact (no batch waits behind another)."""
+    eos_every: int = Field(4, ge=1)
+    """Starvation guard: after this many consecutive batches taken while end-of-stream
+    work waits, the next batch is end-of-stream work."""
+    in_flight_exit: Optional[int] = Field(None, ge=1)
+    """Exit of in-flight checks that name none; None: the detector's deepest early exit
+    (full depth when it has none).  A check's own ``exit_layer`` replaces it."""
+    depth_ladder: tuple[int, ...] = (64, 256)
+    """Adaptive depth: queued in-flight sequences at which a new in-flight check steps
+    one exit shallower per threshold reached (e.g. 4 -> 2 from 64 queued), never below
+    the detector's first exit.  End-of-stream checks keep their depth.  Empty: off."""
+    left_context_chars: int = Field(600, ge=0)
+    """Characters of the answer so far kept before the checked sentence (cut at a
+    word boundary); the returned Detection still indexes the whole response."""
+    max_pending_checks: int = Field(1024, ge=1)
+    """Checks pending across streams; ``verify`` beyond it raises Overloaded."""
+    latency_budget_s: float = Field(2.0, gt=0)
+    """``is_overloaded()`` once the queued work would take longer than this to run:
+    the server then answers new requests 503 with Retry-After."""
+    initial_layer_tokens_per_s: float = Field(200_000.0, gt=0)
+    """Throughput prior (tokens x layers per second) for the backlog estimate, until
+    the first batch is measured."""
+    check_timeout_s: Optional[float] = Field(30.0, gt=0)
+    """Deadline of one check, queueing included (DetectorError code check_timeout)."""
+    prepare_threads: int = Field(1, ge=1)
+    """Threads tokenizing contexts and building sequences (overlapping the model)."""
+
+    @model_validator(mode="after")
+    def _check_ladder(self) -> "SchedulerConfig":
+        ladder = self.depth_ladder
+        if any(t < 1 for t in ladder) or list(ladder) != sorted(set(ladder)):
+            raise ValueError(f"scheduler.depth_ladder must be strictly increasing positive "
+                             f"queue depths, got {list(ladder)}")
+        return self
+
+
+@dataclass(frozen=True)
+class SchedulerStats:
+    """A snapshot for /metrics and benchmarks."""
+
+    pending_checks: int          # preparing, queued or in the model
+    queued_in_flight: int        # sequences waiting, by class
+    queued_end_of_stream: int
+    queued_tokens: int
+    batches_in_model: int
+    batches: int                 # forwards run
+    sequences: int               # sequences forwarded
+    real_tokens: int
+    padded_tokens: int           # batch size x longest, summed over batches
+    batch_sizes: dict[int, int]  # sequences per batch -> batches
+    exits_used: dict[int, int]   # Detection.exit_layer -> checks
+    checks_done: int
+    checks_failed: int
+    checks_dropped: int          # aborted, cancelled or timed out
+    checks_rejected: int         # Overloaded at admission or verify
+    checks_timed_out: int
+    shallower_exits: int         # in-flight checks moved to a shallower exit under load
+    skipped_sequences: int       # handed to the model thread but dropped before running
+    layer_tokens_per_s: float
+    drain_time_s: float
+    contexts: Any = None         # the context cache's CacheStats
+
+    @property
+    def mean_batch_size(self) -> float:
+        return self.sequences / self.batches if self.batches else 0.0
+
+    @property
+    def padding_ratio(self) -> float:
+        """Padded tokens per real token (1.0 = no padding)."""
+        return self.padded_tokens / self.real_tokens if self.real_tokens else 1.0

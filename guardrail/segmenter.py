@@ -1,0 +1,430 @@
+"""Incremental sentence segmentation of a streamed answer, built on nltk's Punkt.
+
+``SentenceSegmenter.feed(text)`` returns the sentences that the text seen so far
+has finished; ``flush()`` returns the rest at the end of the stream.  Like httpx's
+``LineDecoder`` it keeps only the unfinished text between calls and does no I/O.
+
+The pieces it returns *partition* the answer: their texts, joined in order, are
+the answer exactly.  A piece is one sentence plus the whitespace after it; it is
+released as soon as the first non-space character after that whitespace shows
+where the next sentence starts (or at ``flush()``).  Where that happens does not
+depend on how the text was chunked: every decision reads only the pending text up
+to and including that first character (plus, for Markdown, a few characters of
+the next line), never "what has arrived so far".
+
+Boundaries
+  * inside a line: Punkt decides, with the shipped abbreviation list and no other
+    trained statistics, over the pending text only and only when a ``.?!…``
+    followed by whitespace and a character appears; a few rules on top fix what
+    Punkt gets wrong without statistics (``etc. The``, ``Wait... Then``,
+    ``"Stop." he said``, the ``1.`` of a numbered list item);
+  * ``。！？`` always end a sentence, with or without a space after them;
+  * a line break ends a sentence when a blank line or a Markdown block (list
+    item, heading, quote, table row, rule, code fence) follows it, or when it ends
+    a heading, table row or rule; other line breaks are spaces, as in Markdown.
+
+Code
+  Fenced code blocks are never split into sentences: each fence line and each code
+  line (through its ``\\n``) is its own ``checkable=False`` piece, released as soon
+  as the line is complete.  Inline code (`` `like. this` ``) never splits.
+
+Pieces with no letter or digit (whitespace, ``---``, a table's ``|---|``) are
+``checkable=False`` too.  A sentence that runs past ``max_chars`` is cut at the
+next whitespace, and at ``2 * max_chars`` even without one, so one runaway
+"sentence" cannot hold the buffer (or the proxy's stream) without bound.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import re
+from importlib import resources
+from typing import Iterable, Optional
+
+from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+
+from guardrail.types import Sentence
+
+__all__ = ["SentenceSegmenter", "build_punkt", "load_abbreviations"]
+
+_TERMINALS = ".?!\u2026。！？｡"
+_CJK_TERMINALS = "。！？｡"
+# Closing punctuation (and Markdown emphasis) that may follow a terminal and still
+# belong to the sentence it ends: `He said "stop." Then`, `(see above.) Next`, `**Note.** So`.
+_CLOSERS = "\"')]}*_\u201d\u2019\u00bb」』）】〉》"
+_QUOTES = "\"'\u201d\u2019\u00bb」』"
+_OPENERS = "\"'([{*_\u201c\u2018\u00ab"
+# Punkt's regexes know ASCII quotes best; curly ones map 1:1 so offsets stay put.
+_TO_ASCII = str.maketrans("\u201c\u201d\u2018\u2019\u00ab\u00bb", "\"\"''\"\"")
+
+_EVENT = re.compile(r"\s+|`+|[。！？｡]+[\"')\]}*_\u201d\u2019\u00bb」』）】〉》]*")
+_NONSPACE = re.compile(r"\S")
+_WORDY = re.compile(r"[^\W_]")
+_LIST_NUMBER = re.compile(r"\d{1,9}[.)]")
+_MARKUP_PREFIX = re.compile(r"(?:[#>*+\-\u2022]+[ \t]+)*")
+
+_LOOKAHEAD = 64  # characters of a line that classify it as a Markdown block (or not)
+
+
+class _Kind(enum.Enum):
+    """What a line is, judged by how it starts."""
+
+    PLAIN = "plain"      # prose, or the continuation of a paragraph
+    HEADING = "heading"
+    BULLET = "bullet"
+    ORDERED = "ordered"
+    QUOTE = "quote"
+    TABLE = "table"
+    RULE = "rule"
+    FENCE = "fence"
+
+
+_HARD_LINES = frozenset({_Kind.HEADING, _Kind.TABLE, _Kind.RULE})  # end at their newline
+_RE_BLOCK = [
+    (re.compile(r"(`{3,}|~{3,})"), _Kind.FENCE),
+    (re.compile(r"#{1,6}(?:[ \t]|$)"), _Kind.HEADING),
+    (re.compile(r"[-*+][ \t]|\u2022"), _Kind.BULLET),
+    (re.compile(r"\d{1,9}[.)](?:[ \t]|$)"), _Kind.ORDERED),
+    (re.compile(r">"), _Kind.QUOTE),
+    (re.compile(r"\|"), _Kind.TABLE),
+    (re.compile(r"([-*_])(?:[ \t]*\1){2,}[ \t]*$"), _Kind.RULE),
+]
+# A line start that could still become a block once more characters arrive.
+_RE_UNDECIDED = re.compile(r"`+|~+|#{1,6}|[-*+]|\d{1,9}[.)]?|([-*_])(?:[ \t]*\1)*[ \t]*")
+
+
+def _classify(text: str, i: int, final: bool) -> Optional[tuple[_Kind, str]]:
+    """The kind of the line whose first non-space character is ``text[i]``.
+
+    Reads at most ``_LOOKAHEAD`` characters; ``None`` means "cannot tell yet".
+    For a fence, the second item is the fence run (``"```"``, ``"~~~~"``).
+    """
+    window = text[i:i + _LOOKAHEAD]
+    nl = window.find("\n")
+    complete = final or nl >= 0 or len(window) == _LOOKAHEAD
+    if nl >= 0:
+        window = window[:nl]
+    window = window.rstrip("\r")
+    if not complete and _RE_UNDECIDED.fullmatch(window):
+        return None
+    for pattern, kind in _RE_BLOCK:
+        m = pattern.match(window)
+        if m:
+            return kind, (m.group(1) if kind is _Kind.FENCE else "")
+    return _Kind.PLAIN, ""
+
+
+class _NoInsertDict(dict):
+    """``ortho_context`` that answers 0 for unseen words without storing them.
+
+    Punkt's own ``defaultdict`` inserts every word it is asked about, which would
+    grow a tokenizer shared by all streams without bound.
+    """
+
+    def __missing__(self, key: str) -> int:
+        return 0
+
+
+def _read_list(name: str) -> frozenset[str]:
+    text = (resources.files("guardrail") / "data" / name).read_text(encoding="utf-8")
+    return frozenset(line.strip().lower() for line in text.splitlines()
+                     if line.strip() and not line.lstrip().startswith("#"))
+
+
+@functools.lru_cache(maxsize=None)
+def load_abbreviations() -> frozenset[str]:
+    """The shipped abbreviation list (``guardrail/data/punkt_abbreviations.txt``)."""
+    return _read_list("punkt_abbreviations.txt")
+
+
+@functools.lru_cache(maxsize=None)
+def _final_abbreviations() -> frozenset[str]:
+    return _read_list("punkt_final_abbreviations.txt")
+
+
+@functools.lru_cache(maxsize=8)
+def build_punkt(abbreviations: frozenset[str]) -> PunktSentenceTokenizer:
+    """A Punkt tokenizer from an abbreviation list alone: nothing is downloaded.
+
+    Without collocations, sentence starters or orthographic statistics, Punkt's
+    decision at a period depends only on the word before it and the first
+    character of the word after it, which is what lets the segmenter decide as
+    soon as that character arrives.  Tokenizers are stateless, hence shared.
+    """
+    params = PunktParameters()
+    params.abbrev_types = set(abbreviations)
+    params.ortho_context = _NoInsertDict()
+    return PunktSentenceTokenizer(params)
+
+
+class _Mode(enum.Enum):
+    PROSE = "prose"
+    FENCE_OPEN = "fence_open"  # the pending text starts with an opening fence line
+    CODE = "code"              # inside a fenced block
+
+
+class SentenceSegmenter:
+    """Splits a streamed answer into sentences: ``feed(text) -> [Sentence]``, ``flush()``.
+
+    ``abbreviations``: lowercase, without the final period (``"e.g"``, ``"dr"``);
+    default: the shipped list.  ``max_chars``: see the module docstring.
+    ``flush()`` ends the stream and resets the segmenter.
+    """
+
+    def __init__(self, abbreviations: Iterable[str] | None = None, *,
+                 max_chars: int = 2000) -> None:
+        if max_chars < 1:
+            raise ValueError(f"max_chars must be positive, got {max_chars}")
+        abbrevs = (load_abbreviations() if abbreviations is None
+                   else frozenset(a.strip().lower().rstrip(".") for a in abbreviations))
+        self.tokenizer = build_punkt(abbrevs)
+        self._final_abbrevs = _final_abbreviations() & abbrevs
+        self._max = max_chars
+        self._hard = 2 * max_chars
+        self._reset()
+
+    def _reset(self) -> None:
+        self._buf = ""            # pending text, not yet emitted
+        self._base = 0            # offset of _buf[0] in the answer
+        self._index = 0
+        self._mode = _Mode.PROSE
+        self._pos = 0             # offset up to which the pending text has been scanned
+        # prose
+        self._line_start = True   # _buf starts a line whose first character is not yet seen
+        self._line_cstart = 0     # offset of the current line's first non-space character
+        self._line_kind: Optional[_Kind] = None  # None: not classified yet
+        self._tick_len = 0        # length of an open inline-code backtick run, 0 if none
+        self._tick_at = -1
+        self._literal_at = -1     # a backtick run found to have no partner on its line
+        self._memo = (-1, False)  # (whitespace offset, decision): Punkt runs once per candidate
+        # code
+        self._fence = ""
+        self._mid_line = False    # the current code line was cut at max_chars
+
+    # -- public API --------------------------------------------------------------------
+
+    def feed(self, text: str) -> list[Sentence]:
+        """Add streamed text; return the pieces it finished, in order."""
+        out: list[Sentence] = []
+        if text:
+            self._buf += text
+            self._run(out, final=False)
+        return out
+
+    def flush(self) -> list[Sentence]:
+        """End of stream: return every remaining piece, then reset."""
+        out: list[Sentence] = []
+        self._run(out, final=True)
+        if self._buf:
+            code = self._mode is not _Mode.PROSE
+            self._emit(out, self._base + len(self._buf), False if code else None)
+        self._reset()
+        return out
+
+    # -- driver ------------------------------------------------------------------------
+
+    def _run(self, out: list[Sentence], final: bool) -> None:
+        while self._buf:
+            step = self._prose_step if self._mode is _Mode.PROSE else self._code_step
+            if not step(out, final):
+                break
+
+    def _emit(self, out: list[Sentence], end: int, checkable: Optional[bool] = None) -> None:
+        n = end - self._base
+        text, self._buf = self._buf[:n], self._buf[n:]
+        if checkable is None:
+            checkable = _WORDY.search(text) is not None
+        out.append(Sentence(self._index, text, self._base, end, checkable))
+        self._index += 1
+        self._base = end
+
+    # -- code --------------------------------------------------------------------------
+
+    def _code_step(self, out: list[Sentence], final: bool) -> bool:
+        buf, base = self._buf, self._base
+        nl = buf.find("\n", max(self._pos - base, 0), self._hard)
+        if nl < 0:
+            self._pos = base + len(buf)
+            if len(buf) >= self._hard:  # a runaway line: release it in pieces
+                self._emit(out, base + self._hard, False)
+                self._mid_line = True
+                self._pos = self._base
+                return True
+            return False
+        line = buf[:nl + 1]
+        closing = (self._mode is _Mode.CODE and not self._mid_line
+                   and _is_closing_fence(line, self._fence))
+        self._emit(out, base + nl + 1, False)
+        self._pos = self._base
+        self._mid_line = False
+        if self._mode is _Mode.FENCE_OPEN:
+            self._mode = _Mode.CODE
+        elif closing:
+            self._mode = _Mode.PROSE
+            self._line_start = True
+        return True
+
+    # -- prose -------------------------------------------------------------------------
+
+    def _prose_step(self, out: list[Sentence], final: bool) -> bool:
+        if self._line_start:
+            m = _NONSPACE.search(self._buf)
+            if m is None:
+                return self._hard_cut(out)
+            if m.start():
+                self._emit(out, self._base + m.start(), False)  # leading whitespace
+            self._line_start = False
+            self._line_cstart = self._pos = self._base
+            self._line_kind = None
+            return True
+        if self._line_kind is None:
+            found = _classify(self._buf, self._line_cstart - self._base, final)
+            if found is None:
+                return False
+            self._line_kind, self._fence = found
+            if self._line_kind is _Kind.FENCE:
+                # A fence always opens a piece: the line break before it was a boundary.
+                self._mode = _Mode.FENCE_OPEN
+                self._pos = self._base
+            return True
+        return self._scan(out, final)
+
+    def _scan(self, out: list[Sentence], final: bool) -> bool:
+        """Look at the next whitespace run, backtick run or CJK full stop."""
+        buf, base = self._buf, self._base
+        m = _EVENT.search(buf, self._pos - base)
+        if m is None:
+            self._pos = base + len(buf)
+            if final and self._tick_len:
+                return self._tick_unmatched()
+            return self._hard_cut(out)
+        a, b = m.span()
+        if a >= self._hard:
+            return self._hard_cut(out)
+        if b == len(buf) and not final:
+            self._pos = base + a  # the run may go on in the next chunk
+            return False
+        first = buf[a]
+        if first == "`":
+            self._on_ticks(base + a, b - a)
+        elif first in _CJK_TERMINALS:
+            # Followed by a character: a boundary right here.  Followed by whitespace:
+            # the whitespace run that comes next decides.
+            if (b < len(buf) and not buf[b].isspace() and not self._tick_len
+                    and self._line_kind is not _Kind.TABLE):
+                self._emit(out, base + b)
+                self._pos = self._base
+                return True
+        elif b < len(buf):
+            return self._on_space(out, a, b, final)
+        self._pos = base + b
+        return True
+
+    def _on_ticks(self, at: int, n: int) -> None:
+        """Inline code spans: a run of n backticks up to the next run of exactly n."""
+        if self._tick_len:
+            if n == self._tick_len:
+                self._tick_len = 0
+        elif at != self._literal_at:
+            self._tick_len, self._tick_at = n, at
+
+    def _tick_unmatched(self) -> bool:
+        """The open backtick run has no partner on its line: it is a literal backtick;
+        rescan from it, deciding the candidates that seemed to be inside code."""
+        self._literal_at = self._pos = self._tick_at
+        self._tick_len = 0
+        return True
+
+    def _hard_cut(self, out: list[Sentence]) -> bool:
+        if len(self._buf) < self._hard:
+            return False
+        self._emit(out, self._base + self._hard)
+        self._pos = max(self._pos, self._base)
+        self._tick_len = 0
+        return True
+
+    def _on_space(self, out: list[Sentence], a: int, q: int, final: bool) -> bool:
+        """Whitespace ``_buf[a:q]`` followed by a non-space character at ``q``."""
+        buf, base = self._buf, self._base
+        newlines = buf.count("\n", a, q)
+        if newlines and self._tick_len:
+            return self._tick_unmatched()
+        if a >= self._max:
+            boundary = True  # a runaway sentence: cut at the first whitespace
+        elif newlines:
+            boundary = (newlines >= 2 or self._line_kind in _HARD_LINES
+                        or self._ends_sentence(a, q))
+            if not boundary:
+                found = _classify(buf, q, final)
+                if found is None:
+                    self._pos = base + a
+                    return False
+                boundary = found[0] is not _Kind.PLAIN
+        else:
+            # A table row is one piece whatever its cells say.
+            boundary = (not self._tick_len and self._line_kind is not _Kind.TABLE
+                        and self._ends_sentence(a, q))
+        if boundary:
+            self._emit(out, base + q)
+            self._tick_len = 0
+        if newlines:
+            self._line_cstart = base + q
+            # After a boundary the new line is classified afresh (it may open a fence);
+            # a line break that is not a boundary continues a plain paragraph.
+            self._line_kind = None if boundary else _Kind.PLAIN
+            self._literal_at = -1
+        self._pos = base + q
+        return True
+
+    def _ends_sentence(self, a: int, q: int) -> bool:
+        """Does the text before the whitespace ``_buf[a:q]`` end a sentence?"""
+        if self._memo[0] == self._base + a:
+            return self._memo[1]
+        result = self._decide(a, q)
+        self._memo = (self._base + a, result)
+        return result
+
+    def _decide(self, a: int, q: int) -> bool:
+        buf = self._buf
+        j = a
+        while j > 0 and buf[j - 1] in _CLOSERS:
+            j -= 1
+        k = j
+        while k > 0 and buf[k - 1] in _TERMINALS:
+            k -= 1
+        if k == j:
+            return False  # no terminal punctuation before the whitespace
+        term = buf[k:j]
+        if any(c in _CJK_TERMINALS for c in term):
+            return True
+        w = k
+        while w > 0 and not buf[w - 1].isspace():
+            w -= 1
+        line_start = self._line_cstart - self._base
+        if (line_start >= 0 and _LIST_NUMBER.fullmatch(buf, w, a)
+                and _MARKUP_PREFIX.fullmatch(buf, line_start, w)):
+            return False  # "1." opening a numbered list item (or a heading "## 2. Results")
+        nxt = buf[q]
+        if nxt.islower() and any(c in _QUOTES for c in buf[j:a]):
+            return False  # '"Stop." he said', '"Why?" she asked'
+        # Punkt reads the pending text through the next sentence's first character.
+        # No realignment: in that truncated view an opening quote at the very end
+        # would pass for a closing one; any break after the terminal counts anyway.
+        view = buf[:q + 1].translate(_TO_ASCII)
+        for start, _ in self.tokenizer.span_tokenize(view, realign_boundaries=False):
+            if k < start <= q:
+                return True
+        if nxt.isupper():
+            if term.endswith(("...", "\u2026")):
+                return True  # "Wait... Then it happened."
+            word = buf[w:k].lstrip(_OPENERS).lower()
+            if term == "." and word in self._final_abbrevs:
+                return True  # "apples, pears, etc. The next one"
+        return False
+
+
+def _is_closing_fence(line: str, fence: str) -> bool:
+    stripped = line.strip()
+    return (len(stripped) >= len(fence) and stripped[0] == fence[0]
+            and stripped == fence[0] * len(stripped))

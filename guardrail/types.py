@@ -1,0 +1,186 @@
+"""The contract: the data every stage of guardrail passes to the next.
+
+A request flows  upstream SSE -> Delta -> Sentence -> CheckRequest -> Detection
+-> SentenceVerdict -> downstream SSE.  Everything here is a frozen dataclass or an
+enum; stages never pass bare dicts to each other.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Optional
+
+
+class Action(str, enum.Enum):
+    """What the policy does with a checked sentence."""
+
+    RELEASE = "release"        # send as is
+    REDACT = "redact"          # replace unsupported spans (or the sentence) with a marker
+    REGENERATE = "regenerate"  # ask the LLM to rewrite the sentence from the context
+    BLOCK = "block"            # stop the stream with an error event
+    ANNOTATE = "annotate"      # send as is, but mark it in the guardrail object
+
+
+class Priority(enum.IntEnum):
+    """Scheduling class of a check: lower value runs first."""
+
+    IN_FLIGHT = 0      # shallow exit; a stream waits on it to release a sentence
+    END_OF_STREAM = 1  # full-depth pass over the whole answer; throughput work
+
+
+@dataclass(frozen=True)
+class Span:
+    """An unsupported stretch of the response, as character offsets into it."""
+
+    start: int
+    end: int
+    text: str
+    confidence: float
+
+    def shifted(self, offset: int) -> "Span":
+        return Span(self.start + offset, self.end + offset, self.text, self.confidence)
+
+    def to_json(self) -> dict:
+        return {"start": self.start, "end": self.end, "text": self.text,
+                "confidence": round(self.confidence, 4)}
+
+
+@dataclass(frozen=True)
+class Detection:
+    """The detector's answer for one (context, question, response) triple.
+
+    ``token_offsets``/``token_probs`` give every scored response token's character
+    range and its hallucination probability (aggregated over context windows), so a
+    caller can score any character range of the response (a sentence) without
+    running the model again.
+    """
+
+    response: str
+    spans: tuple[Span, ...]
+    token_offsets: tuple[tuple[int, int], ...]
+    token_probs: tuple[float, ...]
+    threshold: float
+    exit_layer: int                  # layer whose head produced the labels; == n_layers for full depth
+    n_layers: int                    # depth of the backbone
+    windows_total: int = 1           # context windows the context was split into
+    windows_scored: int = 1          # windows actually scored (after window selection)
+    response_split: bool = False     # the response did not fit one window and was scored in pieces
+    context_truncated: bool = False  # some context was not scored (selection dropped windows)
+
+    @property
+    def score(self) -> float:
+        """Highest token hallucination probability (0.0 for an empty response)."""
+        return max(self.token_probs, default=0.0)
+
+    @property
+    def hallucinated(self) -> bool:
+        return any(s.confidence >= self.threshold for s in self.spans)
+
+    @property
+    def full_depth(self) -> bool:
+        return self.exit_layer >= self.n_layers
+
+    def score_in(self, start: int, end: int) -> float:
+        """Highest token probability among tokens overlapping ``[start, end)``."""
+        return max((p for (s, e), p in zip(self.token_offsets, self.token_probs)
+                    if s < end and e > start), default=0.0)
+
+    def spans_in(self, start: int, end: int) -> tuple[Span, ...]:
+        """Spans overlapping ``[start, end)``, clipped to it, offsets relative to ``start``."""
+        out = []
+        for sp in self.spans:
+            s, e = max(sp.start, start), min(sp.end, end)
+            if s < e:
+                out.append(Span(s - start, e - start, self.response[s:e], sp.confidence))
+        return tuple(out)
+
+
+@dataclass(frozen=True)
+class Delta:
+    """One piece of upstream output for one choice."""
+
+    choice: int
+    text: str = ""
+    finish_reason: Optional[str] = None
+    raw: Optional[dict] = None  # the upstream chunk it came from (tool calls, usage, ...)
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """A finished sentence of the answer: ``answer[start:end] == text``."""
+
+    index: int
+    text: str
+    start: int
+    end: int
+    checkable: bool = True  # False for code blocks and whitespace-only pieces
+
+
+@dataclass(frozen=True)
+class Grounding:
+    """What a response is checked against: documents plus the user's question."""
+
+    documents: tuple[str, ...]
+    question: str = ""
+    context_id: Optional[str] = None
+
+    @property
+    def empty(self) -> bool:
+        return not any(d.strip() for d in self.documents)
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(d for d in self.documents if d.strip())
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    """One sentence to check: ``response[target_start:target_end]`` is the sentence,
+    the text before it is the answer so far (its left context)."""
+
+    grounding: Grounding
+    response: str
+    target_start: int = 0
+    target_end: Optional[int] = None
+    stream_id: str = ""
+    priority: Priority = Priority.IN_FLIGHT
+    exit_layer: Optional[int] = None  # None: the verifier's configured default for the priority
+
+
+@dataclass(frozen=True)
+class SentenceVerdict:
+    """What happened to one sentence, as reported in the final ``guardrail`` object."""
+
+    index: int
+    original: str
+    released: str
+    action: Action
+    score: float
+    spans: tuple[Span, ...]
+    exit_layer: Optional[int]
+    checked: bool = True
+    attempts: int = 0                      # regeneration attempts made
+    final_score: Optional[float] = None    # full-depth pass
+    final_hallucinated: Optional[bool] = None
+    final_spans: tuple[Span, ...] = field(default_factory=tuple)
+    missed_by_shallow: bool = False        # full depth flags what the shallow check released
+
+    def to_json(self) -> dict:
+        return {
+            "index": self.index,
+            "original": self.original,
+            "released": self.released,
+            "action": self.action.value,
+            "checked": self.checked,
+            "score": round(self.score, 4),
+            "spans": [s.to_json() for s in self.spans],
+            "exit_layer": self.exit_layer,
+            "attempts": self.attempts,
+            "final": None if self.final_score is None else {
+                "score": round(self.final_score, 4),
+                "hallucinated": self.final_hallucinated,
+                "spans": [s.to_json() for s in self.final_spans],
+                "missed_by_shallow": self.missed_by_shallow,
+            },
+        }

@@ -1,0 +1,185 @@
+"""The client for the upstream OpenAI-compatible LLM server.
+
+One pooled ``httpx.AsyncClient`` per app, timeouts on every phase, transport
+injectable (tests pass an ``httpx.ASGITransport`` or ``MockTransport``).  Every
+httpx failure is mapped onto the error tree:
+
+    connect refused / connect timeout      -> UpstreamUnreachable (502)
+    no free pooled connection in time      -> Overloaded (503)
+    error status (4xx/5xx)                 -> UpstreamStatusError (its status, its body)
+    silence longer than read_timeout_s     -> UpstreamError (504)
+    connection cut while reading the body  -> UpstreamProtocolError
+
+The upstream key comes from the config, never from the client, unless
+``upstream.forward_client_key`` is set.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import AsyncIterator, Optional
+
+import httpx
+
+from guardrail.config import UpstreamConfig
+from guardrail.errors import (Overloaded, UpstreamError, UpstreamProtocolError,
+                              UpstreamStatusError, UpstreamUnreachable)
+
+
+@dataclass(frozen=True)
+class UpstreamReply:
+    """A complete (non-streaming) upstream answer, passed through byte for byte."""
+
+    status: int
+    content: bytes
+    content_type: str
+
+    def json(self) -> dict:
+        try:
+            data = json.loads(self.content)
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise UpstreamProtocolError("upstream answered with a body that is not JSON") \
+                from None
+        if not isinstance(data, dict):
+            raise UpstreamProtocolError("upstream answered with JSON that is not an object")
+        return data
+
+
+def _map_transport_error(exc: httpx.HTTPError, base_url: str) -> Exception:
+    if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
+        return UpstreamUnreachable(f"upstream {base_url} is unreachable: "
+                                   f"{type(exc).__name__}: {exc}")
+    if isinstance(exc, httpx.PoolTimeout):
+        return Overloaded("no free upstream connection; retry later", retry_after=1.0)
+    if isinstance(exc, httpx.ReadTimeout):
+        return UpstreamError(f"upstream {base_url} did not answer in time", status=504,
+                             code="upstream_timeout")
+    if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)):
+        return UpstreamProtocolError(f"upstream closed the connection: {exc}")
+    return UpstreamError(f"upstream request failed: {type(exc).__name__}: {exc}")
+
+
+def _error_body(status: int, content: bytes) -> dict:
+    """The upstream's OpenAI-style error body, or one built around its text."""
+    try:
+        data = json.loads(content)
+        if isinstance(data, dict) and isinstance(data.get("error"), dict):
+            return data
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        pass
+    text = content.decode("utf-8", "replace").strip()[:500] or f"HTTP {status}"
+    return {"error": {"message": f"upstream error: {text}", "type": "upstream_error",
+                      "code": status}}
+
+
+class UpstreamStream:
+    """An open streaming response; iterate ``chunks()`` once, then ``aclose()``."""
+
+    def __init__(self, response: httpx.Response, base_url: str):
+        self.response = response
+        self._base_url = base_url
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        """Raw body bytes as they arrive; transport failures become guardrail errors."""
+        try:
+            async for chunk in self.response.aiter_bytes():
+                if chunk:
+                    yield chunk
+        except httpx.HTTPError as e:
+            raise _map_transport_error(e, self._base_url) from e
+
+    async def aclose(self) -> None:
+        """Idempotent; closing an unfinished stream drops the upstream connection,
+        which is how the upstream learns that the client went away."""
+        await self.response.aclose()
+
+
+class UpstreamClient:
+    def __init__(self, cfg: UpstreamConfig,
+                 transport: Optional[httpx.AsyncBaseTransport] = None):
+        self.cfg = cfg
+        timeout = httpx.Timeout(connect=cfg.connect_timeout_s, read=cfg.read_timeout_s,
+                                write=cfg.write_timeout_s, pool=cfg.pool_timeout_s)
+        limits = httpx.Limits(max_connections=cfg.max_connections,
+                              max_keepalive_connections=cfg.max_keepalive_connections)
+        self._client = httpx.AsyncClient(base_url=cfg.base_url, timeout=timeout,
+                                         limits=limits, transport=transport)
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    def headers(self, client_auth: Optional[str] = None, *, stream: bool = False) -> dict:
+        h = {"content-type": "application/json",
+             "accept": "text/event-stream" if stream else "application/json"}
+        if stream:  # compression would make the upstream buffer tokens
+            h["accept-encoding"] = "identity"
+        if self.cfg.forward_client_key:
+            if client_auth:
+                h["authorization"] = client_auth
+        elif self.cfg.api_key is not None:
+            h["authorization"] = f"Bearer {self.cfg.api_key.get_secret_value()}"
+        return h
+
+    async def _raise_for_status(self, response: httpx.Response) -> None:
+        if response.status_code < 400:
+            return
+        content = bytearray()
+        try:
+            async for chunk in response.aiter_bytes():
+                content += chunk
+                if len(content) >= self.cfg.max_error_body_bytes:
+                    break
+        except httpx.HTTPError:
+            pass  # the status is what matters; a cut error body is still reported
+        finally:
+            await response.aclose()
+        body = _error_body(response.status_code, bytes(content))
+        raise UpstreamStatusError(str(body["error"].get("message", "upstream error")),
+                                  status=response.status_code, body=body)
+
+    async def open_stream(self, path: str, body: bytes,
+                          client_auth: Optional[str] = None) -> UpstreamStream:
+        """POST ``body`` and return once the upstream's headers arrived with a 2xx."""
+        request = self._client.build_request("POST", path, content=body,
+                                             headers=self.headers(client_auth, stream=True))
+        try:
+            response = await self._client.send(request, stream=True)
+        except httpx.HTTPError as e:
+            raise _map_transport_error(e, self.cfg.base_url) from e
+        await self._raise_for_status(response)
+        return UpstreamStream(response, self.cfg.base_url)
+
+    async def request(self, method: str, path: str, body: Optional[bytes] = None,
+                      client_auth: Optional[str] = None,
+                      timeout: Optional[float] = None) -> UpstreamReply:
+        """A whole request/response (non-streaming chat, ``/models``, regeneration),
+        bounded by ``max_response_bytes``; error statuses raise."""
+        request = self._client.build_request(
+            method, path, content=body, headers=self.headers(client_auth),
+            timeout=httpx.USE_CLIENT_DEFAULT if timeout is None else timeout)
+        try:
+            response = await self._client.send(request, stream=True)
+        except httpx.HTTPError as e:
+            raise _map_transport_error(e, self.cfg.base_url) from e
+        await self._raise_for_status(response)
+        content = bytearray()
+        try:
+            async for chunk in response.aiter_bytes():
+                content += chunk
+                if len(content) > self.cfg.max_response_bytes:
+                    raise UpstreamError(f"upstream response exceeds "
+                                        f"{self.cfg.max_response_bytes} bytes")
+        except httpx.HTTPError as e:
+            raise _map_transport_error(e, self.cfg.base_url) from e
+        finally:
+            await response.aclose()
+        return UpstreamReply(response.status_code, bytes(content),
+                             response.headers.get("content-type", "application/json"))
+
+    async def chat(self, body: dict, client_auth: Optional[str] = None,
+                   timeout: Optional[float] = None) -> dict:
+        """A non-streaming chat completion as a parsed JSON object."""
+        raw = json.dumps(body, ensure_ascii=False).encode()
+        reply = await self.request("POST", "chat/completions", raw, client_auth, timeout)
+        return reply.json()

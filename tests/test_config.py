@@ -1,0 +1,118 @@
+"""guardrail.config: defaults, YAML, GUARDRAIL_* env, overrides, cross-field checks."""
+
+import pytest
+
+from guardrail.config import (GuardrailConfig, PolicyConfig, UpstreamConfig, env_overrides,
+                              load_config)
+from guardrail.types import Action
+
+
+def test_defaults_are_safe():
+    c = GuardrailConfig()
+    assert c.policy.hold is True
+    assert c.policy.action is Action.REDACT
+    assert c.verification.on_error == "closed"
+    assert c.upstream.forward_client_key is False
+    assert c.limits.allow_hold_off is False
+
+
+def test_every_field_is_documented():
+    def walk(model):
+        for name, f in model.model_fields.items():
+            assert f.description, f"{model.__name__}.{name} has no docstring"
+            ann = f.annotation
+            if isinstance(ann, type) and hasattr(ann, "model_fields"):
+                walk(ann)
+    for section in GuardrailConfig.model_fields.values():
+        if hasattr(section.annotation, "model_fields"):
+            walk(section.annotation)
+
+
+def test_yaml_then_env_then_overrides(tmp_path):
+    path = tmp_path / "g.yaml"
+    path.write_text("upstream:\n  base_url: http://yaml:1/v1\n  read_timeout_s: 9\n"
+                    "policy:\n  action: annotate\n")
+    env = {"GUARDRAIL_UPSTREAM__BASE_URL": "http://env:2/v1",
+           "GUARDRAIL_POLICY__REGENERATE__MAX_ATTEMPTS": "4",
+           "GUARDRAIL_VERIFICATION__FINAL_PASS": "false",
+           "UNRELATED": "x", "GUARDRAIL_NOSECTION": "ignored"}
+    c = load_config(path, env=env, overrides={"server.port": 9001, "detector.model": None})
+    assert c.upstream.base_url == "http://env:2/v1"
+    assert c.upstream.read_timeout_s == 9
+    assert c.policy.action is Action.ANNOTATE
+    assert c.policy.regenerate.max_attempts == 4
+    assert c.verification.final_pass is False
+    assert c.server.port == 9001
+    assert c.detector.model is None
+
+
+def test_env_overrides_parse_scalars():
+    assert env_overrides({"GUARDRAIL_A__B": "0.5", "GUARDRAIL_A__C": "[x, y]"}) == \
+        {"a": {"b": 0.5, "c": ["x", "y"]}}
+
+
+def test_unknown_key_is_an_error(tmp_path):
+    path = tmp_path / "g.yaml"
+    path.write_text("upstream:\n  baseurl: http://x\n")
+    with pytest.raises(ValueError, match="baseurl"):
+        load_config(path, env={})
+
+
+def test_bad_files(tmp_path):
+    with pytest.raises(ValueError, match="cannot read"):
+        load_config(tmp_path / "missing.yaml", env={})
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("a: [1,\n")
+    with pytest.raises(ValueError, match="not valid YAML"):
+        load_config(bad, env={})
+    bad.write_text("- 1\n- 2\n")
+    with pytest.raises(ValueError, match="must hold a mapping"):
+        load_config(bad, env={})
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"hold": False, "action": "redact"}, "hold=false cannot be combined with action=redact"),
+    ({"hold": False, "action": "regenerate"}, "action=regenerate"),
+])
+def test_hold_off_needs_a_non_rewriting_action(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        PolicyConfig(**kwargs)
+    assert PolicyConfig(hold=False, action="annotate").hold is False
+
+
+def test_cross_field_errors_name_the_values():
+    with pytest.raises(ValueError, match=r"min_threshold \(0.8\) exceeds.*\(0.2\)"):
+        GuardrailConfig.model_validate({"limits": {"min_threshold": 0.8, "max_threshold": 0.2}})
+    with pytest.raises(ValueError, match=r"policy.threshold \(0.9\) lies outside"):
+        GuardrailConfig.model_validate({"policy": {"threshold": 0.9},
+                                        "limits": {"max_threshold": 0.7}})
+    with pytest.raises(ValueError, match="must start with http"):
+        UpstreamConfig(base_url="llm:8000")
+    with pytest.raises(ValueError, match="max_keepalive_connections"):
+        UpstreamConfig(max_connections=2, max_keepalive_connections=5)
+    with pytest.raises(ValueError, match="share an API key"):
+        GuardrailConfig.model_validate({"tenants": {"a": {"api_keys": ["k"]},
+                                                    "b": {"api_keys": ["k"]}}})
+    with pytest.raises(ValueError, match="require_api_key"):
+        GuardrailConfig.model_validate({"server": {"require_api_key": True}})
+    with pytest.raises(ValueError, match=r"tenants.t: policy.hold=false"):
+        GuardrailConfig.model_validate({"tenants": {"t": {"policy": {"hold": False}}}})
+
+
+def test_regenerate_hook_and_prompt_validation():
+    ok = {"policy": {"regenerate": {"hook": "mymod.sub:rewrite"}}}
+    assert GuardrailConfig.model_validate(ok).policy.regenerate.hook == "mymod.sub:rewrite"
+    GuardrailConfig.model_validate({"policy": {"regenerate": {"hook": "https://h/x"}}})
+    with pytest.raises(ValueError, match="'module:function'"):
+        GuardrailConfig.model_validate({"policy": {"regenerate": {"hook": "nocolon"}}})
+    with pytest.raises(ValueError, match=r"lacks the \{sentence\} field"):
+        GuardrailConfig.model_validate({"policy": {"regenerate": {
+            "prompt": "{context} {question} {answer_so_far}"}}})
+
+
+def test_tenant_lookup_and_secret_key_not_printed():
+    c = GuardrailConfig.model_validate({"tenants": {"acme": {"api_keys": ["sk-acme"]}},
+                                        "upstream": {"api_key": "sk-upstream"}})
+    assert c.tenant_for_key("sk-acme") == "acme"
+    assert c.tenant_for_key("other") is None and c.tenant_for_key(None) is None
+    assert "sk-upstream" not in repr(c) and "sk-acme" not in repr(c)

@@ -1,0 +1,437 @@
+"""guardrail.pipeline + guardrail.guard with a scripted Verifier (the collaborator).
+
+The real segmenter and SSE codec run; the verifier flags words from a set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from typing import AsyncIterator, Optional
+
+import pytest
+
+from guardrail.config import VerificationConfig
+from guardrail.errors import DetectorError, InputError, UpstreamProtocolError
+from guardrail.guard import GuardSettings
+from guardrail.pipeline import (chat_chunks, guarded_completion, guarded_stream,
+                                passthrough_stream, split_chunk)
+from guardrail.policy import EffectivePolicy
+from guardrail.sse import SSEDecoder
+from guardrail.types import Action, CheckRequest, Detection, Grounding, Priority, Span
+
+ANSWER = ["The tower", " is in", " Paris.", " It was", " built in", " 1950.", " It is",
+          " 330 metres", " tall."]
+GROUNDING = Grounding(("The tower in Paris was built 1887-1889. It is 330 metres tall.",),
+                      "When was it built?")
+
+
+class ScriptedVerifier:
+    """Flags every word in ``bad``; ``gates`` hold a check until released; ``fail`` raises."""
+
+    def __init__(self, bad=("1950",), *, fail: Optional[Exception] = None,
+                 fail_final: Optional[Exception] = None, shallow_misses=()):
+        self.bad, self.fail, self.fail_final = set(bad), fail, fail_final
+        self.shallow_misses = set(shallow_misses)
+        self.requests: list[CheckRequest] = []
+        self.completed: list[str] = []      # sentence texts whose check finished
+        self.gates: dict[str, asyncio.Event] = {}
+        self.aborted: list[str] = []
+        self.cancelled = 0
+
+    async def verify(self, req: CheckRequest) -> Detection:
+        self.requests.append(req)
+        target = req.response[req.target_start:req.target_end]
+        try:
+            for key, gate in self.gates.items():
+                if key in target:
+                    await gate.wait()
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise
+        final = req.priority == Priority.END_OF_STREAM
+        if self.fail and not final:
+            raise self.fail
+        if self.fail_final and final:
+            raise self.fail_final
+        bad = self.bad | (self.shallow_misses if final else set())
+        self.completed.append(target)
+        return detection(req.response, bad, 6 if final else 2)
+
+    def abort(self, stream_id: str) -> None:
+        self.aborted.append(stream_id)
+
+    def queue_depth(self) -> int:
+        return 0
+
+    def info(self) -> dict:
+        return {}
+
+    async def aclose(self) -> None:
+        pass
+
+
+def detection(response: str, bad: set[str], layer: int) -> Detection:
+    offs, probs, spans = [], [], []
+    for m in re.finditer(r"[\w'-]+", response):
+        hit = m.group() in bad
+        offs.append((m.start(), m.end()))
+        probs.append(0.95 if hit else 0.05)
+        if hit:
+            spans.append(Span(m.start(), m.end(), m.group(), 0.95))
+    return Detection(response, tuple(spans), tuple(offs), tuple(probs), 0.5, layer, 6)
+
+
+class ScriptedRegenerator:
+    def __init__(self, *replies):
+        self.replies = list(replies)
+        self.seen = []
+
+    async def rewrite(self, req):
+        self.seen.append(req)
+        return self.replies.pop(0)
+
+
+def settings(action=Action.REDACT, hold=True, regenerator=None, **vcfg) -> GuardSettings:
+    policy = EffectivePolicy(action, None, hold, "spans", "[unsupported]", 2)
+    return GuardSettings(GROUNDING, policy, VerificationConfig(**vcfg), "stream-1", "m",
+                         regenerator)
+
+
+def chunk(content=None, *, finish=None, role=None, index=0, **extra) -> dict:
+    delta = {}
+    if role:
+        delta["role"] = role
+    if content is not None:
+        delta["content"] = content
+    return {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 7, "model": "m",
+            "choices": [{"index": index, "delta": delta, "logprobs": None,
+                         "finish_reason": finish}], **extra}
+
+
+def sse(chunks, done=True) -> bytes:
+    out = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks)
+    return out + (b"data: [DONE]\n\n" if done else b"")
+
+
+def answer_stream(pieces=ANSWER, *, finish="stop", done=True, extra=()) -> bytes:
+    chunks = [chunk("", role="assistant")] + [chunk(p) for p in pieces] + list(extra)
+    if finish:
+        chunks.append(chunk(finish=finish))
+    return sse(chunks, done)
+
+
+async def raw(data: bytes, size: int = 7, error: Optional[Exception] = None,
+              log: Optional[list] = None) -> AsyncIterator[bytes]:
+    try:
+        for i in range(0, len(data), size):
+            yield data[i:i + size]
+            await asyncio.sleep(0)
+        if error is not None:
+            raise error
+    finally:
+        if log is not None:
+            log.append("upstream closed")
+
+
+def events(out: bytes) -> list:
+    d = SSEDecoder()
+    return [e.data if e.data == "[DONE]" else json.loads(e.data) for e in d.feed(out)]
+
+
+def content(evs) -> str:
+    return "".join(c["delta"].get("content") or "" for e in evs if isinstance(e, dict)
+                   for c in e.get("choices", []) if c["index"] == 0)
+
+
+async def collect(gen) -> bytes:
+    return b"".join([b async for b in gen])
+
+
+# -- stage units ------------------------------------------------------------------------
+
+def test_split_chunk_separates_content_from_the_rest():
+    part = split_chunk(chunk("Hi", role="assistant"))
+    assert part.text == "Hi" and part.rest["choices"][0]["delta"] == {"role": "assistant"}
+    assert split_chunk(chunk(" there")).rest is None
+    end = split_chunk(chunk("!", finish="stop"))
+    assert end.text == "!" and end.finished and end.rest["choices"][0]["finish_reason"] == "stop"
+    usage = split_chunk({"id": "x", "choices": [], "usage": {"total_tokens": 3}})
+    assert usage.rest["usage"] == {"total_tokens": 3}
+    other = split_chunk(chunk("unchecked", index=1))
+    assert other.text == "" and other.other_choices == (1,) and other.rest["choices"][0][
+        "delta"] == {"content": "unchecked"}
+    with pytest.raises(UpstreamProtocolError):
+        split_chunk({"id": "x"})
+
+
+async def test_chat_chunks_across_every_split():
+    data = answer_stream()
+    for size in (1, 2, 5, 64, len(data)):
+        chunks = [c async for c in chat_chunks(raw(data, size))]
+        assert content([*chunks]) == "".join(ANSWER)
+
+
+async def test_chat_chunks_errors():
+    with pytest.raises(UpstreamProtocolError, match="before the answer finished"):
+        [c async for c in chat_chunks(raw(answer_stream(finish=None, done=False)))]
+    with pytest.raises(UpstreamProtocolError, match="middle of an event"):
+        [c async for c in chat_chunks(raw(answer_stream()[:-5]))]
+    # finished but no [DONE]: tolerated
+    assert [c async for c in chat_chunks(raw(answer_stream(done=False)))]
+
+
+# -- passthrough ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("size", [1, 3, 50, 10_000])
+async def test_passthrough_forwards_bytes_unchanged(size):
+    data = answer_stream().replace(b"\n\n", b"\r\n\r\n", 2)
+    assert await collect(passthrough_stream(raw(data, size))) == data
+
+
+@pytest.mark.parametrize("data, message", [
+    (answer_stream(done=False, finish=None), "without [DONE]"),
+    (answer_stream()[:40] + b'\n\ndata: {"broken\n\n' + answer_stream()[40:], "not valid JSON"),
+])
+async def test_passthrough_errors_end_with_error_event_and_done(data, message):
+    out = await collect(passthrough_stream(raw(data, 10)))
+    evs = events(out)
+    assert evs[-1] == "[DONE]" and message in evs[-2]["error"]["message"]
+    assert b'"broken' not in out
+
+
+async def test_passthrough_cut_mid_stream():
+    err = UpstreamProtocolError("upstream closed the connection")
+    out = await collect(passthrough_stream(raw(answer_stream()[:100], 30, error=err)))
+    evs = events(out)
+    assert evs[-2]["error"]["type"] == "upstream_protocol_error" and evs[-1] == "[DONE]"
+
+
+# -- hold mode --------------------------------------------------------------------------
+
+async def test_hold_releases_checked_sentences_in_order_with_final_object():
+    v = ScriptedVerifier()
+    out = await collect(guarded_stream(raw(answer_stream()), settings(), v))
+    evs = events(out)
+    assert evs[-1] == "[DONE]"
+    assert content(evs) == ("The tower is in Paris. It was built in [unsupported]. "
+                            "It is 330 metres tall.")
+    assert evs[0]["choices"][0]["delta"] == {"role": "assistant", "content": ""}
+    finish = [e for e in evs[:-1] if e["choices"] and e["choices"][0]["finish_reason"]]
+    assert finish[0]["choices"][0]["finish_reason"] == "stop"
+    g = evs[-2]["guardrail"]
+    assert evs[-2]["choices"] == [] and evs[-2]["id"] == "chatcmpl-1"
+    assert [s["action"] for s in g["sentences"]] == ["release", "redact", "release"]
+    s1 = g["sentences"][1]
+    assert s1["original"] == "It was built in 1950. " and s1["spans"][0]["text"] == "1950"
+    assert s1["spans"][0]["start"] == 16 and s1["exit_layer"] == 2
+    assert s1["final"]["hallucinated"] is True and g["final"]["exit_layer"] == 6
+    assert g["hallucination_detected"] is True and g["action"] == "redact"
+    assert g["span_count"] == 1 and g["missed_by_shallow"] == []
+    final_req = v.requests[-1]
+    assert final_req.priority == Priority.END_OF_STREAM and final_req.target_start == 0
+    first = v.requests[0]
+    assert (first.target_start, first.target_end) == (0, 23)
+    second = v.requests[1]
+    assert second.response[:second.target_start] == "The tower is in Paris. "
+
+
+async def test_nothing_is_released_before_its_verdict_and_order_is_kept():
+    v = ScriptedVerifier(bad=())
+    v.gates["Paris"] = gate = asyncio.Event()
+    seen = []
+    async for b in guarded_stream(raw(answer_stream()), settings(), v):
+        for e in events(b):
+            text = content([e]) if isinstance(e, dict) else ""
+            if text:
+                # every released sentence was checked before it was sent
+                assert any(text == c for c in v.completed), text
+                seen.append(text)
+        if len(v.completed) == 2 and not gate.is_set():
+            # sentence 2's check finished first; sentence 1 still waits, nothing released
+            assert seen == []
+            gate.set()
+    assert seen == ["The tower is in Paris. ", "It was built in 1950. ", "It is 330 metres tall."]
+
+
+async def test_regenerate_uses_released_answer_and_rechecks():
+    regen = ScriptedRegenerator("It was built in 1889.")
+    v = ScriptedVerifier()
+    evs = events(await collect(guarded_stream(raw(answer_stream()),
+                                              settings(Action.REGENERATE, regenerator=regen), v)))
+    assert content(evs) == "The tower is in Paris. It was built in 1889. It is 330 metres tall."
+    s1 = evs[-2]["guardrail"]["sentences"][1]
+    assert (s1["action"], s1["attempts"], s1["original"]) == \
+        ("regenerate", 1, "It was built in 1950. ")
+    assert regen.seen[0].answer_so_far == "The tower is in Paris. "
+    assert regen.seen[0].sentence == "It was built in 1950." and regen.seen[0].model == "m"
+    recheck = [r for r in v.requests if "1889" in r.response][0]
+    assert recheck.response == "The tower is in Paris. It was built in 1889."
+
+
+async def test_block_stops_with_error_event_and_done():
+    v = ScriptedVerifier()
+    evs = events(await collect(guarded_stream(raw(answer_stream()), settings(Action.BLOCK), v)))
+    assert content(evs) == "The tower is in Paris. "
+    assert evs[-1] == "[DONE]"
+    err = evs[-2]
+    assert err["error"]["type"] == "guardrail_blocked" and "sentence 1" in err["error"]["message"]
+    assert err["guardrail"]["partial"] is True
+    assert err["guardrail"]["sentences"][-1]["action"] == "block"
+
+
+@pytest.mark.parametrize("error, where", [
+    (UpstreamProtocolError("upstream closed the connection: cut"), "closed the connection"),
+    (None, "before the answer finished"),
+])
+async def test_upstream_cut_leaks_no_unchecked_text(error, where):
+    data = answer_stream(finish=None, done=False)
+    cut = data.index(b"metres")  # in the middle of the last sentence
+    v = ScriptedVerifier(bad=())
+    evs = events(await collect(guarded_stream(raw(data[:cut], 9, error=error), settings(), v)))
+    assert content(evs) == "The tower is in Paris. It was built in 1950. "
+    assert where in evs[-2]["error"]["message"] and evs[-1] == "[DONE]"
+    assert "It is" not in json.dumps(evs[:-2])
+
+
+async def test_malformed_sse_mid_stream():
+    data = answer_stream()
+    bad = data[:data.index(b"data: ", 300)] + b"data: {not json\n\n" + data[300:]
+    evs = events(await collect(guarded_stream(raw(bad), settings(), ScriptedVerifier(bad=()))))
+    assert evs[-2]["error"]["type"] == "upstream_protocol_error" and evs[-1] == "[DONE]"
+    assert "tall" not in content(evs)
+
+
+async def test_detector_failure_fails_closed():
+    v = ScriptedVerifier(fail=RuntimeError("CUDA exploded"))
+    evs = events(await collect(guarded_stream(raw(answer_stream()), settings(), v)))
+    assert content(evs) == ""
+    assert evs[-2]["error"]["type"] == "detector_error"
+    assert "CUDA exploded" in evs[-2]["error"]["message"] and evs[-1] == "[DONE]"
+
+
+async def test_detector_failure_fails_open_when_configured_and_marks_it():
+    v = ScriptedVerifier(fail=DetectorError("model down"))
+    evs = events(await collect(guarded_stream(raw(answer_stream()), settings(on_error="open"), v)))
+    assert content(evs) == "".join(ANSWER)
+    g = evs[-2]["guardrail"]
+    assert all(s["checked"] is False for s in g["sentences"])
+    assert any("failed open: model down" in e for e in g["errors"])
+
+
+async def test_input_error_releases_the_sentence_unchecked():
+    v = ScriptedVerifier(fail=InputError("no tokens"))
+    evs = events(await collect(guarded_stream(raw(answer_stream()), settings(), v)))
+    assert content(evs) == "".join(ANSWER)
+    assert "not checkable" in evs[-2]["guardrail"]["errors"][0]
+
+
+async def test_final_pass_failure_closed_and_open():
+    v = ScriptedVerifier(fail_final=RuntimeError("oom"))
+    evs = events(await collect(guarded_stream(raw(answer_stream()), settings(), v)))
+    assert evs[-2]["error"]["type"] == "detector_error" and "final pass" in \
+        evs[-2]["error"]["message"]
+    v = ScriptedVerifier(fail_final=RuntimeError("oom"))
+    evs = events(await collect(guarded_stream(raw(answer_stream()), settings(on_error="open"),
+                                              v)))
+    assert evs[-2]["guardrail"]["final"] is None
+    assert "final pass: failed open" in evs[-2]["guardrail"]["errors"][0]
+
+
+async def test_final_pass_flags_what_shallow_let_through():
+    v = ScriptedVerifier(bad=(), shallow_misses=("330",))
+    evs = events(await collect(guarded_stream(raw(answer_stream()), settings(), v)))
+    g = evs[-2]["guardrail"]
+    assert content(evs) == "".join(ANSWER)
+    assert g["missed_by_shallow"] == [2] and g["sentences"][2]["final"]["missed_by_shallow"]
+    assert g["hallucination_detected"] is True and g["action"] == "release"
+
+
+async def test_tool_calls_usage_and_other_choices_pass_through():
+    tool = chunk(None)
+    tool["choices"][0]["delta"] = {"tool_calls": [{"index": 0, "id": "c1", "type": "function",
+                                                   "function": {"name": "f", "arguments": "{}"}}]}
+    usage = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 7, "model": "m",
+             "choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": 2,
+                                      "total_tokens": 3}}
+    data = answer_stream(extra=[chunk("other answer", index=1), tool], finish="tool_calls")
+    data = data.replace(b"data: [DONE]", b"data: " + json.dumps(usage).encode() +
+                        b"\n\ndata: [DONE]")
+    evs = events(await collect(guarded_stream(raw(data), settings(), ScriptedVerifier(bad=()))))
+    assert any(e["choices"] and e["choices"][0]["delta"].get("tool_calls") ==
+               tool["choices"][0]["delta"]["tool_calls"] for e in evs[:-1])
+    assert any(e.get("usage") == usage["usage"] for e in evs[:-1])
+    assert any(e["choices"] and e["choices"][0]["index"] == 1 for e in evs[:-1])
+    assert evs[-2]["guardrail"]["unchecked_choices"] == [1]
+
+
+async def test_client_disconnect_cancels_upstream_producer_and_checks():
+    v = ScriptedVerifier(bad=())
+    v.gates["1950"] = asyncio.Event()  # never released
+    log = []
+    gen = guarded_stream(raw(answer_stream(), error=None, log=log), settings(), v)
+    first = await gen.__anext__()        # the role chunk
+    second = await gen.__anext__()       # sentence 0, after its check
+    assert "role" in first.decode() and "Paris" in second.decode()
+    while not any("1950" in r.response[r.target_start:] for r in v.requests):
+        await asyncio.sleep(0)
+    await gen.aclose()                   # what sse-starlette does on disconnect
+    assert v.aborted == ["stream-1"] and v.cancelled == 1
+    assert log == ["upstream closed"]
+
+
+# -- hold off ---------------------------------------------------------------------------
+
+async def test_hold_off_forwards_before_verdicts_and_still_reports():
+    v = ScriptedVerifier()
+    v.gates["Paris"] = gate = asyncio.Event()
+    out = b""
+    async for b in guarded_stream(raw(answer_stream()), settings(Action.ANNOTATE, hold=False),
+                                  v):
+        out += b
+        if "Paris" in content(events(out)) and not gate.is_set():
+            assert "The tower is in Paris." not in v.completed  # sent before its verdict
+            gate.set()
+    evs = events(out)
+    assert content(evs) == "".join(ANSWER)
+    assert [s["action"] for s in evs[-2]["guardrail"]["sentences"]] == \
+        ["release", "annotate", "release"]
+
+
+async def test_hold_off_block_stops_the_rest():
+    pieces = ANSWER + [" More", " text", " here."] * 20
+    evs = events(await collect(guarded_stream(raw(answer_stream(pieces)),
+                                              settings(Action.BLOCK, hold=False),
+                                              ScriptedVerifier())))
+    assert evs[-2]["error"]["type"] == "guardrail_blocked" and evs[-1] == "[DONE]"
+
+
+# -- non-streaming ----------------------------------------------------------------------
+
+def completion(text: str) -> dict:
+    return {"id": "c", "object": "chat.completion", "model": "m", "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"},
+        {"index": 1, "message": {"role": "assistant", "content": "x"}, "finish_reason": "stop"}]}
+
+
+async def test_guarded_completion_redacts_and_reports():
+    r = await guarded_completion(completion("".join(ANSWER)), settings(), ScriptedVerifier())
+    msg = r.body["choices"][0]["message"]
+    assert msg["content"] == ("The tower is in Paris. It was built in [unsupported]. "
+                              "It is 330 metres tall.")
+    assert r.body["choices"][1]["message"]["content"] == "x"
+    assert (r.detected, r.span_count, r.action, r.blocked) == (True, 1, Action.REDACT, None)
+    assert r.body["guardrail"]["unchecked_choices"] == [1]
+
+
+async def test_guarded_completion_block_and_no_content():
+    r = await guarded_completion(completion("".join(ANSWER)), settings(Action.BLOCK),
+                                 ScriptedVerifier())
+    assert r.blocked is not None and r.report["partial"] is True
+    empty = completion("")
+    empty["choices"][0]["message"]["content"] = None
+    r = await guarded_completion(empty, settings(), ScriptedVerifier())
+    assert r.body["choices"][0]["message"]["content"] is None and not r.detected
+    with pytest.raises(UpstreamProtocolError):
+        await guarded_completion({"choices": []}, settings(), ScriptedVerifier())

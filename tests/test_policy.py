@@ -1,0 +1,237 @@
+"""guardrail.policy: limits, assessment, redaction, regeneration and its hooks."""
+
+import re
+import sys
+import types
+
+import httpx
+import pytest
+
+from guardrail.config import GuardrailConfig, PolicyOverride, RegenerateConfig
+from guardrail.errors import BadRequest
+from guardrail.policy import (Assessment, CallableRegenerator, EffectivePolicy, HttpRegenerator,
+                              RegenerateRequest, RegeneratorFactory, UpstreamRegenerator,
+                              apply_policy, assess, fill_prompt, load_callable, redact,
+                              resolve_policy)
+from guardrail.types import Action, Detection, Grounding, Span
+
+
+def detection(response: str, bad_words: set[str], threshold=0.5, high=0.9) -> Detection:
+    offs, probs = [], []
+    for m in re.finditer(r"\S+", response):
+        offs.append((m.start(), m.end()))
+        probs.append(high if m.group().strip(".,") in bad_words else 0.1)
+    spans = []
+    for (s, e), p in zip(offs, probs):
+        if p >= threshold:
+            if spans and not response[spans[-1].end:s].strip():
+                spans[-1] = Span(spans[-1].start, e, response[spans[-1].start:e], p)
+            else:
+                spans.append(Span(s, e, response[s:e], p))
+    return Detection(response, tuple(spans), tuple(offs), tuple(probs), threshold, 2, 6)
+
+
+def policy(**kw) -> EffectivePolicy:
+    base = dict(action=Action.REDACT, threshold=None, hold=True, redact_mode="spans",
+                redact_marker="[unsupported]", max_attempts=2)
+    base.update(kw)
+    return EffectivePolicy(**base)
+
+
+# -- resolve_policy ---------------------------------------------------------------------
+
+def test_tenant_then_request_override():
+    cfg = GuardrailConfig.model_validate({
+        "tenants": {"acme": {"api_keys": ["k"], "policy": {"action": "regenerate"}}},
+        "limits": {"max_threshold": 0.8}})
+    p = resolve_policy(cfg, "acme", PolicyOverride(threshold=0.7, redact_mode="sentence"))
+    assert (p.action, p.threshold, p.redact_mode, p.tenant) == \
+        (Action.REGENERATE, 0.7, "sentence", "acme")
+    assert resolve_policy(cfg).action is Action.REDACT
+
+
+@pytest.mark.parametrize("limits, override, message", [
+    ({"allow_override": False}, {"action": "release"}, "not allowed by this server"),
+    ({"allowed_actions": ["redact", "block"]}, {"action": "release"}, "'release' is not allowed"),
+    ({"min_threshold": 0.3, "max_threshold": 0.6}, {"threshold": 0.9}, "outside the allowed"),
+    ({}, {"hold": False, "action": "annotate"}, "cannot be turned off"),
+    ({"max_regenerate_attempts": 1}, {"max_attempts": 3}, "exceeds the limit 1"),
+    ({"allow_hold_off": True}, {"hold": False}, "hold=false cannot be combined"),
+])
+def test_request_overrides_are_limited(limits, override, message):
+    cfg = GuardrailConfig.model_validate({"limits": limits})
+    with pytest.raises(BadRequest, match=message):
+        resolve_policy(cfg, None, PolicyOverride.model_validate(override))
+
+
+def test_hold_off_allowed_when_operator_says_so():
+    cfg = GuardrailConfig.model_validate({"limits": {"allow_hold_off": True}})
+    p = resolve_policy(cfg, None, PolicyOverride(hold=False, action=Action.ANNOTATE))
+    assert p.hold is False and p.action is Action.ANNOTATE
+
+
+# -- assess / redact --------------------------------------------------------------------
+
+def test_assess_scores_only_the_target_sentence():
+    text = "Paris is in France. It opened in 1950. "
+    det = detection(text, {"1950"})
+    first = assess(det, 0, 20)
+    second = assess(det, 20, len(text))
+    assert not first.flagged and first.spans == ()
+    assert second.flagged and second.score == pytest.approx(0.9)
+    assert [(s.start, s.end, s.text) for s in second.spans] == [(13, 18, "1950.")]
+
+
+def test_assess_with_a_policy_threshold_recomputes_spans():
+    text = "It opened in 1950 by Bob."
+    det = detection(text, {"1950", "Bob"}, high=0.6)
+    strict = assess(det, 0, len(text), threshold=0.55)
+    lax = assess(det, 0, len(text), threshold=0.7)
+    assert strict.flagged and [s.text for s in strict.spans] == ["1950", "Bob."]
+    assert not lax.flagged and lax.spans == ()
+
+
+def test_redact_spans_sentence_and_whitespace():
+    text = "It opened in 1950 by Bob.\n\n"
+    spans = (Span(13, 17, "1950", 0.9), Span(21, 25, "Bob.", 0.9))
+    assert redact(text, spans, "spans", "[x]") == "It opened in [x] by [x]\n\n"
+    assert redact(text, spans, "sentence", "[x]") == "[x]\n\n"
+    assert redact(text, (), "spans", "[x]") == "[x]\n\n"
+    near = (Span(3, 9, "opened", 0.9), Span(10, 12, "in", 0.8))
+    assert redact(text, near, "spans", "[x]") == "It [x] 1950 by Bob.\n\n"
+    assert redact("  \n", spans, "spans", "[x]") == "  \n"
+
+
+# -- apply_policy -----------------------------------------------------------------------
+
+FLAGGED = Assessment(0.9, (Span(13, 17, "1950", 0.9),), True, 2)
+CLEAN = Assessment(0.1, (), False, 2)
+SENT = "It opened in 1950. "
+BASE = RegenerateRequest(Grounding(("It opened in 1889.",), "When?"), "Intro. ", "", (), 0,
+                         model="m")
+
+
+class Scripted:
+    def __init__(self, *replies):
+        self.replies, self.seen = list(replies), []
+
+    async def rewrite(self, req):
+        self.seen.append(req)
+        r = self.replies.pop(0)
+        if isinstance(r, Exception):
+            raise r
+        return r
+
+
+def rechecker(bad: set[str]):
+    async def recheck(text):
+        return CLEAN if not any(b in text for b in bad) else FLAGGED
+    return recheck
+
+
+@pytest.mark.parametrize("action, expected_action, released", [
+    (Action.RELEASE, Action.RELEASE, SENT),
+    (Action.ANNOTATE, Action.ANNOTATE, SENT),
+    (Action.BLOCK, Action.BLOCK, ""),
+    (Action.REDACT, Action.REDACT, "It opened in [unsupported]. "),
+])
+async def test_actions(action, expected_action, released):
+    out = await apply_policy(SENT, FLAGGED, policy(action=action))
+    assert (out.action, out.released) == (expected_action, released)
+
+
+async def test_clean_sentence_is_released_whatever_the_action():
+    out = await apply_policy(SENT, CLEAN, policy(action=Action.BLOCK))
+    assert (out.action, out.released) == (Action.RELEASE, SENT)
+
+
+async def test_regenerate_succeeds_on_second_attempt():
+    regen = Scripted("It opened in 1951.", "  It opened in 1889.  ")
+    out = await apply_policy(SENT, FLAGGED, policy(action=Action.REGENERATE),
+                             regenerator=regen, recheck=rechecker({"1950", "1951"}), base=BASE)
+    assert (out.action, out.released, out.attempts) == \
+        (Action.REGENERATE, "It opened in 1889. ", 2)
+    assert regen.seen[0].sentence == "It opened in 1950." and regen.seen[0].attempt == 1
+    assert regen.seen[1].previous == ("It opened in 1951.",)
+    assert regen.seen[1].answer_so_far == "Intro. "
+
+
+async def test_regenerate_falls_back_to_redact():
+    regen = Scripted(RuntimeError("hook down"), "It opened in 1950 still.")
+    out = await apply_policy(SENT, FLAGGED, policy(action=Action.REGENERATE),
+                             regenerator=regen, recheck=rechecker({"1950"}), base=BASE)
+    assert (out.action, out.released, out.attempts) == \
+        (Action.REDACT, "It opened in [unsupported]. ", 2)
+    assert "RuntimeError: hook down" in out.notes[0]
+
+
+async def test_empty_rewrite_stops_retrying():
+    regen = Scripted("", "never asked")
+    out = await apply_policy(SENT, FLAGGED, policy(action=Action.REGENERATE),
+                             regenerator=regen, recheck=rechecker(set()), base=BASE)
+    assert out.action is Action.REDACT and out.attempts == 1 and len(regen.replies) == 1
+
+
+async def test_regenerate_with_zero_attempts_redacts():
+    out = await apply_policy(SENT, FLAGGED, policy(action=Action.REGENERATE, max_attempts=0),
+                             regenerator=Scripted(), recheck=rechecker(set()), base=BASE)
+    assert out.action is Action.REDACT and out.attempts == 0
+
+
+# -- regenerators -----------------------------------------------------------------------
+
+def test_fill_prompt_leaves_braces_in_documents_alone():
+    req = RegenerateRequest(Grounding(('{"json": 1}',), "Q?"), "", "S.", (), 1)
+    out = fill_prompt("{context}|{question}|{answer_so_far}|{sentence}|{other}", req)
+    assert out == '{"json": 1}|Q?|(nothing yet)|S.|{other}'
+
+
+async def test_upstream_regenerator_sends_one_non_streaming_call():
+    class Chat:
+        async def chat(self, body, client_auth=None, timeout=None):
+            self.args = (body, client_auth, timeout)
+            return {"choices": [{"message": {"content": "It opened in 1889."}}]}
+    chat = Chat()
+    r = UpstreamRegenerator(chat, RegenerateConfig(timeout_s=7), "Bearer c")
+    req = RegenerateRequest(Grounding(("doc",), "Q?"), "A.", "S.", (), 1, model="m1")
+    assert await r.rewrite(req) == "It opened in 1889."
+    body, auth, timeout = chat.args
+    assert body["model"] == "m1" and body["stream"] is False and (auth, timeout) == ("Bearer c", 7)
+    assert "doc" in body["messages"][0]["content"] and "S." in body["messages"][0]["content"]
+
+
+async def test_callable_hook_by_dotted_path(monkeypatch):
+    mod = types.ModuleType("guardrail_test_hooks")
+    mod.sync_fix = lambda req: req.sentence.replace("1950", "1889")
+
+    async def async_fix(req):
+        return "async " + req.sentence
+    mod.async_fix = async_fix
+    mod.not_callable = 3
+    monkeypatch.setitem(sys.modules, "guardrail_test_hooks", mod)
+    req = RegenerateRequest(Grounding(("d",)), "", "Built 1950.", (), 1)
+    assert await CallableRegenerator(load_callable("guardrail_test_hooks:sync_fix"), 5) \
+        .rewrite(req) == "Built 1889."
+    factory = RegeneratorFactory(RegenerateConfig(hook="guardrail_test_hooks:async_fix"), None)
+    assert await factory.for_request().rewrite(req) == "async Built 1950."
+    with pytest.raises(ValueError, match="no callable 'not_callable'"):
+        load_callable("guardrail_test_hooks:not_callable")
+    with pytest.raises(ValueError, match="cannot import 'no_such_module_xyz'"):
+        load_callable("no_such_module_xyz:f")
+
+
+async def test_http_hook():
+    seen = []
+
+    def handler(request):
+        seen.append(request.read())
+        return httpx.Response(200, json={"text": "fixed."})
+    async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as c:
+        r = HttpRegenerator("http://hook.test/rewrite", c, 5)
+        assert await r.rewrite(RegenerateRequest(Grounding(("d",)), "", "S.", (), 1)) == "fixed."
+        assert b'"sentence": "S."' in seen[0] or b'"sentence":"S."' in seen[0]
+    async with httpx.AsyncClient(transport=httpx.MockTransport(
+            lambda r: httpx.Response(200, json={"nope": 1}))) as c:
+        with pytest.raises(ValueError, match="must answer"):
+            await HttpRegenerator("http://hook.test/x", c, 5).rewrite(
+                RegenerateRequest(Grounding(("d",)), "", "S.", (), 1))

@@ -1,0 +1,376 @@
+"""The verification scheduler: routing, priority, starvation, abort, overload, depth.
+
+Most tests use ``FakeDetector`` (the detector's three-stage API, recording every
+forward and optionally holding the model thread at a gate); the last ones run the
+shipped default detector and compare with ``Detector.detect``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import numpy as np
+import pytest
+
+from guardrail.detector.inputs import PreparedContext, Tokenized, context_key
+from guardrail.errors import DetectorError, InputError, Overloaded
+from guardrail.scheduler import Scheduler, SchedulerConfig
+from guardrail.types import CheckRequest, Detection, Grounding, Priority, Span
+
+IF, EOS = Priority.IN_FLIGHT, Priority.END_OF_STREAM
+DOCS = ("The tower is in Paris. It opened in 1889.",)
+
+
+class Boom(RuntimeError):
+    """A detector failure of a type the scheduler has never heard of."""
+
+
+class FakeSeq:
+    def __init__(self, label: str, n: int):
+        self.label, self.n = label, n
+
+    def __len__(self) -> int:
+        return self.n
+
+
+class FakePrep:
+    def __init__(self, response: str, sequences):
+        self.response, self.sequences = response, tuple(sequences)
+
+
+class FakeTokenizer:
+    name_or_path = "fake-tokenizer"
+
+
+class FakeDetector:
+    """Response ``"a b c|d e"`` -> two sequences (3 and 2 tokens) labelled by text.
+
+    ``gate`` holds the first forward in the model thread until the test sets it;
+    ``fail`` makes forward raise ``Boom`` for sequences whose label contains it.
+    """
+
+    exit_layers = (2, 4)
+    n_layers = 6
+    max_length = 64
+    threshold = 0.5
+    tokenizer = FakeTokenizer()
+
+    def __init__(self, gate: bool = False):
+        self.calls: list[tuple[list[str], object]] = []
+        self.gate = threading.Event()
+        self.started = threading.Event()
+        if not gate:
+            self.gate.set()
+        self.fail = None
+
+    def prepare_context(self, documents):
+        text = "\n\n".join(documents)
+        if not text.strip():
+            raise InputError("the context is empty")
+        ids = np.arange(len(text.split()), dtype=np.int32)
+        return PreparedContext(context_key(list(documents), self.tokenizer.name_or_path), text,
+                               Tokenized(ids, np.zeros((len(ids), 2), np.int32)),
+                               self.tokenizer.name_or_path)
+
+    def prepare(self, inp, selector=None):
+        assert isinstance(inp.context, PreparedContext)
+        pieces = inp.response.split("|")
+        return FakePrep(inp.response, [FakeSeq(p.strip(), max(1, len(p.split())))
+                                       for p in pieces])
+
+    def forward(self, seqs, exit_layer=None):
+        self.started.set()
+        if not self.gate.wait(timeout=30):
+            raise AssertionError("the test never opened the gate")
+        self.calls.append(([s.label for s in seqs], exit_layer))
+        if self.fail and any(self.fail in s.label for s in seqs):
+            raise Boom("forward failed")
+        return [np.full(len(s), 0.9 if "bad" in s.label else 0.1, np.float32) for s in seqs]
+
+    def finish(self, prep, probs, exit_layer=None):
+        layer = self.n_layers if exit_layer is None else exit_layer
+        p = float(max(np.max(x) for x in probs))
+        n = len(prep.response)
+        spans = (Span(0, n, prep.response, p),) if p >= self.threshold else ()
+        return Detection(prep.response, spans, ((0, n),), (p,), self.threshold, layer,
+                         self.n_layers)
+
+    def forwarded(self) -> list[str]:
+        return [label for labels, _ in self.calls for label in labels]
+
+
+def req(text: str, stream: str = "s", priority=IF, exit_layer=None, **kw) -> CheckRequest:
+    return CheckRequest(Grounding(DOCS, "q?"), text, stream_id=stream, priority=priority,
+                        exit_layer=exit_layer, **kw)
+
+
+def cfg(**kw) -> SchedulerConfig:
+    return SchedulerConfig(**{"max_batch_tokens": 512, "max_wait_ms": 0.0,
+                              "depth_ladder": (), **kw})
+
+
+async def until(cond, what: str = "condition") -> None:
+    for _ in range(2000):
+        if cond():
+            return
+        await asyncio.sleep(0.005)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def queued(s: Scheduler) -> int:
+    st = s.stats()
+    return st.queued_in_flight + st.queued_end_of_stream
+
+
+async def submit(s: Scheduler, r: CheckRequest) -> asyncio.Task:
+    """Start a check and wait until its sequences are queued (keeps arrival order exact)."""
+    before = queued(s)
+    task = asyncio.create_task(s.verify(r))
+    await until(lambda: queued(s) > before, "the check to be queued")
+    return task
+
+
+async def hold_model(s: Scheduler, det: FakeDetector, label: str = "gate") -> asyncio.Task:
+    """Occupy the model thread with one check, held at the gate."""
+    task = asyncio.create_task(s.verify(req(label, stream="gate")))
+    await until(det.started.is_set, "the first forward")
+    return task
+
+
+# -- routing and batching ---------------------------------------------------------------------
+async def test_concurrent_checks_are_batched_across_streams_and_routed_back():
+    det = FakeDetector(gate=True)
+    async with Scheduler(det, cfg(max_batches_in_flight=1)) as s:
+        gate = await hold_model(s, det)
+        texts = [f"s{i} ok ok|bad {i}" if i % 2 else f"s{i} fine" for i in range(8)]
+        tasks = [await submit(s, req(t, stream=f"stream{i}")) for i, t in enumerate(texts)]
+        det.gate.set()
+        results = await asyncio.gather(gate, *tasks)
+        for text, d in zip(texts, results[1:]):
+            assert d.response == text and d.exit_layer == 4   # the deepest early exit
+            assert d.hallucinated == ("bad" in text)
+        st = s.stats()
+        assert st.checks_done == 9 and st.pending_checks == 0
+        assert st.batches == 2 and st.sequences == 1 + 12   # all 12 queued ones in one batch
+        assert st.batch_sizes == {1: 1, 12: 1} and st.exits_used == {4: 9}
+
+
+# -- priority and starvation --------------------------------------------------------------------
+async def test_in_flight_checks_run_before_end_of_stream_under_load():
+    det = FakeDetector(gate=True)
+    async with Scheduler(det, cfg(max_batches_in_flight=1, max_batch_size=1)) as s:
+        gate = await hold_model(s, det)
+        tasks = [await submit(s, req(f"eos{i}", priority=EOS)) for i in range(3)]
+        tasks += [await submit(s, req(f"inflight{i}")) for i in range(3)]
+        det.gate.set()
+        await asyncio.gather(gate, *tasks)
+    assert det.forwarded() == ["gate", "inflight0", "inflight1", "inflight2",
+                               "eos0", "eos1", "eos2"]
+    assert [e for _, e in det.calls] == [4, 4, 4, 4, None, None, None]
+
+
+async def test_end_of_stream_work_is_not_starved_by_streaming():
+    det = FakeDetector(gate=True)
+    async with Scheduler(det, cfg(max_batches_in_flight=1, max_batch_size=1,
+                                  eos_every=2)) as s:
+        gate = await hold_model(s, det)
+        tasks = [await submit(s, req(f"eos{i}", priority=EOS)) for i in range(2)]
+        tasks += [await submit(s, req(f"if{i}")) for i in range(6)]
+        det.gate.set()
+        await asyncio.gather(gate, *tasks)
+    assert det.forwarded() == ["gate", "if0", "if1", "eos0", "if2", "if3", "eos1",
+                               "if4", "if5"]
+
+
+# -- abort and cancellation ----------------------------------------------------------------------
+async def test_abort_drops_queued_checks_before_they_reach_the_model():
+    det = FakeDetector(gate=True)
+    async with Scheduler(det, cfg(max_batches_in_flight=1)) as s:
+        gate = await hold_model(s, det)
+        gone = [await submit(s, req(f"gone{i} a|b", stream="left")) for i in range(3)]
+        kept = await submit(s, req("kept", stream="stays"))
+        s.abort("left")
+        s.abort("never-seen")  # unknown streams are a no-op
+        for t in gone:
+            with pytest.raises(asyncio.CancelledError):
+                await t
+        assert queued(s) == 1
+        det.gate.set()
+        await asyncio.gather(gate, kept)
+        st = s.stats()
+    assert det.forwarded() == ["gate", "kept"]
+    assert st.checks_dropped == 3 and st.checks_done == 2 and st.pending_checks == 0
+
+
+async def test_cancelling_the_caller_drops_its_sequences():
+    det = FakeDetector(gate=True)
+    async with Scheduler(det, cfg(max_batches_in_flight=1)) as s:
+        gate = await hold_model(s, det)
+        doomed = await submit(s, req("doomed|x|y"))
+        doomed.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await doomed
+        assert queued(s) == 0
+        det.gate.set()
+        await gate
+    assert det.forwarded() == ["gate"]
+
+
+async def test_a_batch_already_handed_to_the_model_thread_skips_aborted_checks():
+    det = FakeDetector(gate=True)
+    async with Scheduler(det, cfg(max_batches_in_flight=2)) as s:
+        gate = await hold_model(s, det)
+        waiting = asyncio.create_task(s.verify(req("second", stream="b")))
+        await until(lambda: s.stats().batches_in_model == 2, "a second batch in the model")
+        s.abort("b")
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        det.gate.set()
+        await gate
+        await until(lambda: s.stats().batches_in_model == 0, "the model thread to drain")
+        assert s.stats().skipped_sequences == 1
+    assert det.forwarded() == ["gate"]
+
+
+async def test_timeout_drops_the_check_and_raises_detector_error():
+    det = FakeDetector(gate=True)
+    async with Scheduler(det, cfg(max_batches_in_flight=1, check_timeout_s=1.0)) as s:
+        gate = await hold_model(s, det)
+        with pytest.raises(DetectorError) as info:
+            await s.verify(req("late"))
+        assert info.value.code == "check_timeout" and queued(s) == 0
+        det.gate.set()
+        with pytest.raises(DetectorError):
+            await gate  # the held one timed out as well
+        assert s.stats().checks_timed_out == 2
+    assert "late" not in det.forwarded()
+
+
+# -- errors ------------------------------------------------------------------------------------
+async def test_detector_errors_reach_the_caller_with_their_type_and_the_loop_survives():
+    det = FakeDetector()
+    det.fail = "explode"
+    async with Scheduler(det, cfg()) as s:
+        with pytest.raises(Boom, match="forward failed"):
+            await s.verify(req("explode now"))
+        with pytest.raises(InputError, match="context is empty"):
+            await s.verify(CheckRequest(Grounding(("  ",)), "text", stream_id="x"))
+        with pytest.raises(InputError, match="not an exit"):
+            await s.verify(req("x", exit_layer=3))
+        with pytest.raises(InputError, match="target range"):
+            await s.verify(req("abc", target_start=2, target_end=2))
+        d = await s.verify(req("still works"))
+        assert d.response == "still works"
+        assert s.stats().checks_failed == 2
+
+
+# -- admission control ------------------------------------------------------------------------------
+async def test_overload_rejects_with_retry_after_and_recovers():
+    det = FakeDetector(gate=True)
+    config = cfg(max_batches_in_flight=1, max_pending_checks=3, latency_budget_s=1.0,
+                 initial_layer_tokens_per_s=10.0)
+    async with Scheduler(det, config) as s:
+        assert not s.is_overloaded()
+        s.admit()
+        gate = await hold_model(s, det)
+        tasks = [await submit(s, req("one two three four five six seven eight", priority=EOS))]
+        # 8 tokens x 6 layers at 10 layer-tokens/s: ~4.8 s of backlog > 1 s budget
+        assert s.is_overloaded() and s.drain_time_s() == pytest.approx(4.8)
+        with pytest.raises(Overloaded) as info:
+            s.admit()
+        assert info.value.retry_after == 5 and info.value.status == 503
+        tasks.append(await submit(s, req("x")))
+        with pytest.raises(Overloaded):  # max_pending_checks reached: verify refuses too
+            await s.verify(req("y"))
+        det.gate.set()
+        await asyncio.gather(gate, *tasks)
+        assert not s.is_overloaded() and s.stats().checks_rejected == 2
+        s.admit()
+
+
+# -- adaptive depth ----------------------------------------------------------------------------------
+async def test_deep_in_flight_queue_uses_a_shallower_exit_but_not_for_end_of_stream():
+    det = FakeDetector(gate=True)
+    async with Scheduler(det, cfg(max_batches_in_flight=1, max_batch_size=1,
+                                  depth_ladder=(2,))) as s:
+        gate = await hold_model(s, det)
+        first = [await submit(s, req(f"a{i}")) for i in range(2)]      # queue 0, 1 -> exit 4
+        later = [await submit(s, req(f"b{i}")) for i in range(2)]      # queue 2, 3 -> exit 2
+        final = await submit(s, req("final", priority=EOS))           # full depth regardless
+        explicit = await submit(s, req("explicit", exit_layer=6))      # full -> one step: 4
+        det.gate.set()
+        out = await asyncio.gather(*first, *later, final, explicit)
+        await gate
+        assert [d.exit_layer for d in out] == [4, 4, 2, 2, 6, 4]
+        assert s.stats().shallower_exits == 3
+        assert s.stats().exits_used == {4: 4, 2: 2, 6: 1}
+
+
+async def test_config_is_checked_against_the_detector():
+    with pytest.raises(ValueError, match="in_flight_exit=3"):
+        Scheduler(FakeDetector(), cfg(in_flight_exit=3))
+    with pytest.raises(ValueError, match="max_batch_tokens"):
+        Scheduler(FakeDetector(), cfg(max_batch_tokens=32))
+    with pytest.raises(ValueError, match="depth_ladder"):
+        SchedulerConfig(depth_ladder=(10, 5))
+    s = Scheduler(FakeDetector(), cfg())
+    await s.aclose()
+    with pytest.raises(Overloaded, match="shutting down"):
+        await s.verify(req("late"))
+
+
+# -- the real default detector ----------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def detector():
+    from guardrail.detector import Detector
+    return Detector.from_pretrained()
+
+
+CONTEXTS = [("The Eiffel Tower is in Paris. It was completed in 1889 and is 330 metres tall.",),
+            ("Marie Curie won the Nobel Prize in Physics in 1903 and in Chemistry in 1911.",
+             "She was born in Warsaw.")]
+ANSWERS = [(0, "The Eiffel Tower is in Paris and was completed in 1889."),
+           (0, "It is 500 metres tall and was painted gold in 1925."),
+           (1, "Marie Curie was born in Warsaw."),
+           (1, "She won three Nobel Prizes, the first in 1920 for Biology.")]
+
+
+def same(a: Detection, b: Detection) -> None:
+    assert a.response == b.response and a.exit_layer == b.exit_layer
+    assert a.token_offsets == b.token_offsets
+    np.testing.assert_allclose(a.token_probs, b.token_probs, atol=1e-4)
+    assert [(s.start, s.end) for s in a.spans] == [(s.start, s.end) for s in b.spans]
+
+
+@pytest.mark.parametrize("exit_layer", [2, None])
+async def test_scheduled_results_equal_detect(detector, exit_layer):
+    async with Scheduler(detector, SchedulerConfig(max_wait_ms=50)) as s:
+        reqs = [CheckRequest(Grounding(CONTEXTS[c], "What do you know?"), text,
+                             stream_id=f"s{i}", priority=EOS, exit_layer=exit_layer)
+                for i, (c, text) in enumerate(ANSWERS)]
+        results = await asyncio.gather(*(s.verify(r) for r in reqs))
+        assert s.stats().batches < len(reqs)  # cross-stream batches were formed
+    for (c, text), got in zip(ANSWERS, results):
+        same(got, detector.detect(CONTEXTS[c], "What do you know?", text,
+                                  exit_layer=exit_layer))
+
+
+async def test_left_context_is_trimmed_and_offsets_map_back(detector):
+    so_far = " ".join(f"Sentence number {i} says the tower is in Paris." for i in range(30))
+    sentence = " It is 500 metres tall and was painted gold."
+    response = so_far + sentence
+    start = len(so_far)
+    async with Scheduler(detector, SchedulerConfig(left_context_chars=120)) as s:
+        got = await s.verify(CheckRequest(Grounding(CONTEXTS[0]), response, target_start=start,
+                                          stream_id="t", priority=EOS))
+    base = response.index(" ", start - 121) + 1  # the first word start within the budget
+    assert 0 < start - base <= 120
+    ref = detector.detect(CONTEXTS[0], "", response[base:], exit_layer=None)
+    assert got.response == response
+    assert got.token_offsets == tuple((a + base, b + base) for a, b in ref.token_offsets)
+    np.testing.assert_allclose(got.token_probs, ref.token_probs, atol=1e-4)
+    want = ref.spans_in(start - base, len(response) - base)
+    assert got.spans_in(start, len(response)) == want
+    for sp in got.spans:
+        assert response[sp.start:sp.end] == sp.text

@@ -1,0 +1,89 @@
+"""Training and evaluation commands, end to end on CPU (smoke runs with --max-steps)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from guardrail.cli import app
+from guardrail.detector import Detector
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+RAGTRUTH = SHARED / "ragtruth_qa_test_subset" / "derived_ragtruth_format"
+
+
+@pytest.fixture(scope="module")
+def tiny_ragtruth(tmp_path_factory) -> Path:
+    """A small RAGTruth-format directory cut from the shared subset (short sources)."""
+    if not RAGTRUTH.exists():
+        pytest.skip("shared RAGTruth data not present")
+    out = tmp_path_factory.mktemp("ragtruth")
+    sources = [json.loads(l) for l in (RAGTRUTH / "source_info.jsonl").open()]
+    keep = {s["source_id"] for s in sorted(sources, key=lambda s: len(
+        s["source_info"]["passages"]))[:40]}
+    responses = [l for l in (RAGTRUTH / "response.jsonl").open()
+                 if json.loads(l)["source_id"] in keep]
+    (out / "source_info.jsonl").write_text("".join(
+        json.dumps(s) + "\n" for s in sources if s["source_id"] in keep))
+    (out / "response.jsonl").write_text("".join(responses))
+    return out
+
+
+def run(*args: str) -> str:
+    result = CliRunner().invoke(app, list(args), catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_train_detector_then_exits_then_eval(tiny_ragtruth, tmp_path):
+    model = tmp_path / "model"
+    run("train", "detector", "--data", f"ragtruth={tiny_ragtruth}", "--out", str(model),
+        "--synthetic", "8", "--max-steps", "2", "--batch-tokens", "2048", "--no-progress",
+        "--dev-fraction", "0.3")
+    meta = json.loads((model / "guardrail.json").read_text())
+    assert meta["training"]["report"]["steps"] == 2
+    assert meta["training"]["dev"]["n"] > 0 and meta["training"]["train"]["n"] > 0
+    assert (model / "checkpoint-detector.pt").exists()
+
+    # resumable: a second run with --resume continues at step 2 instead of restarting
+    run("train", "detector", "--data", f"ragtruth={tiny_ragtruth}", "--out", str(model),
+        "--synthetic", "8", "--max-steps", "3", "--batch-tokens", "2048", "--no-progress",
+        "--dev-fraction", "0.3", "--resume")
+    assert torch.load(model / "checkpoint-detector.pt", weights_only=False)["step"] == 3
+
+    before = Detector.from_pretrained(model).model.backbone.state_dict()
+    run("train", "exits", "--model", str(model), "--data", f"ragtruth={tiny_ragtruth}",
+        "--layers", "2,4", "--synthetic", "8", "--max-steps", "2", "--no-progress",
+        "--dev-fraction", "0.3")
+    det = Detector.from_pretrained(model)
+    assert det.exit_layers == (2, 4) and set(det.thresholds) == {2, 4}
+    after = det.model.backbone.state_dict()
+    assert all(torch.equal(before[k], after[k]) for k in before)  # backbone stayed frozen
+
+    out = tmp_path / "eval.json"
+    text = run("eval", "--data", str(tiny_ragtruth), "--model", str(model), "--exit-layer", "2",
+               "--split", "dev", "--out", str(out), "--no-progress")
+    result = json.loads(out.read_text())
+    assert result["exit_layer"] == 2 and result["split"] == "dev"
+    assert result["n_examples"] == meta["training"]["dev"]["n"]
+    for key in ("example", "token", "span"):
+        assert set(result[key]) >= {"precision", "recall", "f1"}
+    assert result["examples_per_s"] > 0
+    assert "f1" in text.lower()
+
+
+def test_eval_on_a_binary_set_reports_auroc(tmp_path):
+    csv = SHARED / "true_benchmark_subsets" / "qags_xsum.csv"
+    if not csv.exists():
+        pytest.skip("shared TRUE data not present")
+    out = tmp_path / "binary.json"
+    run("eval", "--data", str(csv), "--format", "binary", "--limit", "12", "--exit-layer", "2",
+        "--out", str(out), "--no-progress")
+    result = json.loads(out.read_text())
+    assert result["n_examples"] == 12
+    assert result["auroc"] is None or 0.0 <= result["auroc"] <= 1.0
+    assert result.get("token") is None and result.get("span") is None
