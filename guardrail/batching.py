@@ -71,6 +71,7 @@ class WorkQueue:
         self._lanes: dict[LaneKey, list[Item]] = {}
         self._order = itertools.count()
         self._count = {p: 0 for p in Priority}
+        self._per_job: dict[int, int] = {}  # id(job) -> waiting sequences (drop's shortcut)
         self._work = 0     # sum of length * layers over waiting items
         self._streak = 0   # batches taken in a row while end-of-stream work waited
 
@@ -82,9 +83,13 @@ class WorkQueue:
             lane.append(Item(job, i, seq, len(seq), layers, next(self._order), now))
             self._work += len(seq) * layers
         self._count[priority] += len(seqs)
+        if seqs:
+            self._per_job[id(job)] = self._per_job.get(id(job), 0) + len(seqs)
 
     def drop(self, job: Any) -> int:
         """Remove every waiting sequence of ``job``; returns how many there were."""
+        if id(job) not in self._per_job:
+            return 0  # the common case: a finished check has nothing left here
         removed = 0
         for key in list(self._lanes):
             lane = self._lanes[key]
@@ -183,3 +188,8 @@ class WorkQueue:
         for it in items:
             self._count[priority] -= 1
             self._work -= it.length * it.layers
+            left = self._per_job[id(it.job)] - 1
+            if left:
+                self._per_job[id(it.job)] = left
+            else:
+                del self._per_job[id(it.job)]

@@ -103,6 +103,8 @@ class UpstreamConfig(_Section):
 class DetectorConfig(_Section):
     model: Optional[str] = None
     """Detector weights: a local path or Hugging Face id; None is the shipped default."""
+    device: Optional[str] = None
+    """Torch device (``cpu``, ``cuda``, ``cuda:1``); None picks CUDA when available."""
 
 
 class RegenerateConfig(_Section):

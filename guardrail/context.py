@@ -135,7 +135,7 @@ def _system_documents(text: str, cfg: ContextConfig) -> list[str]:
     return []
 
 
-def _parse_extension(ext: Any) -> tuple[list[str], Optional[str], Optional[PolicyOverride]]:
+def parse_extension(ext: Any) -> tuple[list[str], Optional[str], Optional[PolicyOverride]]:
     if not isinstance(ext, dict):
         raise BadRequest(f"'guardrail' must be an object, got {_kind(ext)}")
     unknown = sorted(set(ext) - _EXTENSION_KEYS)
@@ -195,7 +195,7 @@ def parse_chat_request(raw: bytes, cfg: ContextConfig) -> ChatRequest:
     context_id = policy = None
     forward = raw
     if EXTENSION_KEY in body:
-        ext_docs, context_id, policy = _parse_extension(body.pop(EXTENSION_KEY))
+        ext_docs, context_id, policy = parse_extension(body.pop(EXTENSION_KEY))
         forward = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
     grounding = extract_grounding(messages, ext_docs, cfg, context_id)
     return ChatRequest(body=body, forward_bytes=forward, model=model, stream=stream, n=n,

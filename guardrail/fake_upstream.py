@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,34 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 _PIECE = re.compile(r"\s*\S+|\s+$")
+
+
+# The conversation `guardrail demo` plays; examples/demo.yaml holds the same (tested).
+_DEMO_TOOL = ("The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, "
+              "France. It was designed and built by the company of Gustave Eiffel from 1887 "
+              "to 1889 as the centrepiece of the 1889 World's Fair. The tower is 330 metres "
+              "tall.")
+DEMO: dict = {
+    "conversation": [
+        {"role": "user", "content": "When was the Eiffel Tower built, and how tall is it?"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_1", "type": "function",
+             "function": {"name": "search", "arguments": '{"query": "Eiffel Tower"}'}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": _DEMO_TOOL},
+    ],
+    "upstream": {
+        "model": "fake-llm",
+        "token_delay_s": 0.04,
+        "rules": [
+            {"match": "completed in 1950",
+             "reply": "It was built by the company of Gustave Eiffel from 1887 to 1889."},
+            {"match": "Eiffel",
+             "reply": "The Eiffel Tower is a wrought-iron lattice tower in Paris. It was "
+                      "completed in 1950 by a team of Italian architects. The tower is 330 "
+                      "metres tall."},
+        ],
+    },
+}
 
 
 class ScriptedCut(ConnectionAbortedError):
@@ -113,7 +142,7 @@ def _tool_call_deltas(calls: tuple[dict, ...]) -> list[dict]:
 
 
 async def _stream(script: FakeScript, rule: Rule, body: dict, call: FakeCall,
-                  fake: dict) -> AsyncIterator[bytes]:
+                  fake: dict, request: Request) -> AsyncIterator[bytes]:
     cid, created, model = f"chatcmpl-fake{id(call)}", int(time.time()), body.get("model")
     model = model or script.model
     n, mode, after = int(body.get("n") or 1), fake.get("mode"), int(fake.get("after", 0))
@@ -127,8 +156,10 @@ async def _stream(script: FakeScript, rule: Rule, body: dict, call: FakeCall,
                     raise ScriptedCut("scripted cut")
                 if mode == "malformed":
                     yield b'data: {"id": "broken", "choices": [\n\n'
-                elif mode == "hang":
-                    await asyncio.Event().wait()
+                elif mode == "hang":  # until the client goes away
+                    while not await request.is_disconnected():
+                        await asyncio.sleep(0.01)
+                    call.cancelled = True
                 return
             if delay:
                 await asyncio.sleep(delay)
@@ -196,7 +227,7 @@ def create_fake_upstream(script: Optional[FakeScript] = None) -> Starlette:
                 await asyncio.sleep(float(fake["delay"]))
             call.finished = True
             return JSONResponse(_completion(script, rule, body))
-        return StreamingResponse(_stream(script, rule, body, call, fake),
+        return StreamingResponse(_stream(script, rule, body, call, fake, request),
                                  media_type="text/event-stream")
 
     async def models(request: Request) -> Response:
@@ -208,3 +239,38 @@ def create_fake_upstream(script: Optional[FakeScript] = None) -> Starlette:
     app.state.log = []
     app.state.script = script
     return app
+
+
+class ServerThread:
+    """Serve an ASGI app with uvicorn on ``host``:``port`` (0: a free port) in a daemon
+    thread with its own event loop; for tests and ``guardrail demo``.  Use as a context
+    manager; ``url`` is valid once entered."""
+
+    def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0,
+                 log_level: str = "warning"):
+        import uvicorn
+
+        self.app = app
+        self.server = uvicorn.Server(uvicorn.Config(app, host=host, port=port,
+                                                    log_level=log_level, lifespan="on",
+                                                    timeout_graceful_shutdown=2))
+        self.thread = threading.Thread(target=lambda: asyncio.run(self.server.serve()),
+                                       daemon=True, name="uvicorn")
+        self.host, self.port = host, port
+
+    def __enter__(self) -> "ServerThread":
+        self.thread.start()
+        while not self.server.started:
+            if not self.thread.is_alive():
+                raise RuntimeError("the server failed to start (see its log)")
+            self.thread.join(0.01)
+        self.port = self.server.servers[0].sockets[0].getsockname()[1]
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"

@@ -11,6 +11,7 @@ the full-depth check over the whole original answer; ``report()`` builds the
 from __future__ import annotations
 
 import asyncio
+import bisect
 import time
 from dataclasses import dataclass, field, replace
 from typing import Callable, Optional, Protocol
@@ -47,6 +48,36 @@ class NullObserver:
         pass
 
 
+class TextLog:
+    """Append-only text whose slices cost their own size, not the whole text's: sentence
+    checks read a bounded window, so per-token work stays O(1) amortized."""
+
+    def __init__(self) -> None:
+        self._pieces: list[str] = []
+        self._starts: list[int] = []
+        self._len = 0
+
+    def __len__(self) -> int:
+        return self._len
+
+    def append(self, text: str) -> None:
+        if text:
+            self._starts.append(self._len)
+            self._pieces.append(text)
+            self._len += len(text)
+
+    def slice(self, start: int, end: Optional[int] = None) -> str:
+        end = self._len if end is None else min(end, self._len)
+        if start >= end:
+            return ""
+        i = max(0, bisect.bisect_right(self._starts, start) - 1)
+        j = bisect.bisect_left(self._starts, end, lo=i)
+        return "".join(self._pieces[i:j])[start - self._starts[i]:end - self._starts[i]]
+
+    def tail(self, n: int) -> str:
+        return self.slice(max(0, self._len - n))
+
+
 @dataclass(frozen=True)
 class GuardSettings:
     """Everything one request's checks run under."""
@@ -65,6 +96,7 @@ class GuardSettings:
 class _Record:
     sentence: Sentence
     task: Optional["asyncio.Task[Detection]"]
+    base: int = 0            # answer offset where the check's response text begins
     flagged: bool = False
     verdict: Optional[SentenceVerdict] = None
 
@@ -74,9 +106,11 @@ class AnswerGuard:
         self.s, self.verifier = settings, verifier
         self.segmenter = settings.segmenter_factory()
         self.records: list[_Record] = []
-        self._parts: list[str] = []   # fed text not yet joined into ``_answer``
-        self._answer = ""
-        self._released: list[str] = []
+        self._answer = TextLog()      # what the upstream said (choice 0)
+        self._released = TextLog()    # what the client got
+        # a check needs left_context_chars before its sentence; the slack lets the
+        # verifier cut at a word boundary inside the window
+        self._window = settings.verification.left_context_chars + 256
         self.errors: list[str] = []
         self.unchecked_choices: set[int] = set()
         self.final: Optional[Assessment] = None
@@ -85,19 +119,16 @@ class AnswerGuard:
     # -- segmentation and check start ---------------------------------------------------
     @property
     def answer(self) -> str:
-        if self._parts:  # joined once per sentence, not per token
-            self._answer += "".join(self._parts)
-            self._parts.clear()
-        return self._answer
+        return self._answer.slice(0)
 
     @property
     def released_text(self) -> str:
-        return "".join(self._released)
+        return self._released.slice(0)
 
     def feed(self, text: str) -> list[int]:
         if not text:
             return []
-        self._parts.append(text)
+        self._answer.append(text)
         return [self._start(s) for s in self.segmenter.feed(text)]
 
     def flush(self) -> list[int]:
@@ -107,12 +138,13 @@ class AnswerGuard:
         self.unchecked_choices.update(indices)
 
     def _start(self, s: Sentence) -> int:
-        task = None
+        task, base = None, max(0, s.start - self._window)
         if s.checkable and s.text.strip():
-            req = CheckRequest(self.s.grounding, self.answer[:s.end], s.start, s.end,
-                               self.s.stream_id, Priority.IN_FLIGHT)
+            req = CheckRequest(self.s.grounding, self._answer.slice(base, s.end),
+                               s.start - base, s.end - base, self.s.stream_id,
+                               Priority.IN_FLIGHT)
             task = asyncio.create_task(self._timed(req))
-        self.records.append(_Record(s, task))
+        self.records.append(_Record(s, task, base))
         return len(self.records) - 1
 
     async def _timed(self, req: CheckRequest) -> Detection:
@@ -147,7 +179,11 @@ class AnswerGuard:
             try:
                 det = await rec.task
             except asyncio.CancelledError:
-                raise
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    raise  # we are being cancelled: never swallow it
+                self._failed(DetectorError("the check was cancelled by the verifier"),
+                             f"sentence {s.index}")
             except Exception as e:
                 self._failed(e, f"sentence {s.index}")
             else:
@@ -163,10 +199,12 @@ class AnswerGuard:
 
     async def _decide(self, rec: _Record, det: Detection) -> SentenceVerdict:
         s, p = rec.sentence, self.s.policy
-        a = assess(det, s.start, s.end, p.threshold)
+        a = assess(det, s.start - rec.base, s.end - rec.base, p.threshold)
         rec.flagged = a.flagged
-        base = RegenerateRequest(self.s.grounding, self.released_text, "", (), 0,
-                                 model=self.s.model)
+        base = None
+        if a.flagged and p.action is Action.REGENERATE:  # answer so far: a bounded tail
+            base = RegenerateRequest(self.s.grounding, self._released.tail(self._window), "",
+                                     (), 0, model=self.s.model)
         out = await apply_policy(s.text, a, p, regenerator=self.s.regenerator,
                                  recheck=self._recheck, base=base)
         self.errors.extend(f"sentence {s.index}: {n}" for n in out.notes)
@@ -175,7 +213,7 @@ class AnswerGuard:
 
     async def _recheck(self, text: str) -> Assessment:
         """Check a rewrite after the released answer so far; failure counts as flagged."""
-        left = self.released_text
+        left = self._released.tail(self._window)
         try:
             det = await self.verifier.verify(CheckRequest(
                 self.s.grounding, left + text, len(left), None, self.s.stream_id,
@@ -213,11 +251,14 @@ class AnswerGuard:
             rec.verdict = replace(v, final_score=f.score, final_hallucinated=f.flagged,
                                   final_spans=f.spans, missed_by_shallow=missed)
 
-    def cancel(self) -> None:
-        for rec in self.records:
-            if rec.task is not None and not rec.task.done():
-                rec.task.cancel()
+    async def aclose(self) -> None:
+        """Cancel every pending check, tell the verifier, and wait for them to end."""
+        tasks = [r.task for r in self.records if r.task is not None and not r.task.done()]
+        for task in tasks:
+            task.cancel()
         self.verifier.abort(self.s.stream_id)
+        if tasks:
+            await asyncio.wait(tasks)
 
     # -- the guardrail object -------------------------------------------------------------
     def summary(self) -> tuple[bool, int, Action]:

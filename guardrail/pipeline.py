@@ -31,6 +31,8 @@ import contextlib
 from dataclasses import dataclass
 from typing import AsyncIterator, Optional, Union
 
+import anyio
+
 from guardrail.errors import Blocked, GuardrailError, UpstreamProtocolError
 from guardrail.guard import AnswerGuard, GuardSettings
 from guardrail.types import Action
@@ -38,6 +40,7 @@ from guardrail.sse import (DONE, ChatStreamDecoder, SSEDecoder, encode_event, er
                           parse_chat_chunk)
 from guardrail.verifier import Verifier
 
+CLEANUP_TIMEOUT_S = 5.0  # bound on cancelling checks and the producer at stream end
 _META_KEYS = ("id", "object", "created", "model", "system_fingerprint", "service_tier")
 
 
@@ -241,11 +244,14 @@ async def guarded_stream(raw: AsyncIterator[bytes], settings: GuardSettings,
         yield s.error_bytes(GuardrailError(f"internal error: {type(e).__name__}")) + DONE
         raise
     finally:
-        if producer is not None:
-            producer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await producer
-        s.guard.cancel()
+        # Shielded: under sse-starlette's (anyio) cancellation every await here would be
+        # cancelled again; cleanup must run, bounded.
+        with anyio.move_on_after(CLEANUP_TIMEOUT_S, shield=True):
+            if producer is not None:
+                producer.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await producer
+            await s.guard.aclose()
 
 
 # -- non-streaming ----------------------------------------------------------------------
@@ -280,7 +286,8 @@ async def guarded_completion(completion: dict, settings: GuardSettings,
         except Blocked as e:
             blocked = e
     finally:
-        guard.cancel()
+        with anyio.move_on_after(CLEANUP_TIMEOUT_S, shield=True):
+            await guard.aclose()
     report = guard.report(partial=blocked is not None)
     message = {**choices[0]["message"]}
     if isinstance(content, str):
@@ -291,5 +298,5 @@ async def guarded_completion(completion: dict, settings: GuardSettings,
     return CompletionResult(body, report, detected, spans, action, blocked)
 
 
-__all__ = ["Blocked", "CompletionResult", "guarded_completion", "SplitChunk", "chat_chunks", "content_chunk", "guarded_stream",
-           "passthrough_stream", "split_chunk"]
+__all__ = ["CompletionResult", "SplitChunk", "chat_chunks", "content_chunk",
+           "guarded_completion", "guarded_stream", "passthrough_stream", "split_chunk"]

@@ -129,9 +129,18 @@ def assess(det: Detection, start: int, end: int, threshold: Optional[float] = No
     return Assessment(score, spans, score >= t, det.exit_layer)
 
 
+def _word_bounds(text: str, start: int, end: int) -> tuple[int, int]:
+    """Widen ``[start, end)`` to whole words: never leave half a word behind a marker."""
+    while start > 0 and text[start - 1].isalnum():
+        start -= 1
+    while end < len(text) and text[end].isalnum():
+        end += 1
+    return start, end
+
+
 def redact(text: str, spans: tuple[Span, ...], mode: str, marker: str) -> str:
-    """Replace the spans (or, in ``sentence`` mode or without spans, the whole sentence)
-    with ``marker``; the sentence's surrounding whitespace is kept."""
+    """Replace the spans, widened to whole words (or, in ``sentence`` mode or without
+    spans, the whole sentence) with ``marker``; surrounding whitespace is kept."""
     core = text.strip()
     if not core:
         return text
@@ -141,11 +150,12 @@ def redact(text: str, spans: tuple[Span, ...], mode: str, marker: str) -> str:
         return lead + marker + trail
     out, pos = [], 0
     for sp in sorted(spans, key=lambda s: s.start):
-        s, e = max(sp.start, pos), sp.end
+        s, e = _word_bounds(text, sp.start, sp.end)
+        s = max(s, pos)
         if s >= e:
             continue
-        if out and out[-1] == marker and not text[pos:s].strip():
-            pos = e  # two spans apart only by whitespace: one marker
+        if out and out[-1] == marker and not any(c.isalnum() for c in text[pos:s]):
+            pos = e  # two spans apart only by spaces or punctuation: one marker
             continue
         out += [text[pos:s], marker]
         pos = e

@@ -28,10 +28,11 @@ from functools import partial
 from typing import Any, Optional
 
 from guardrail.batching import Batch, WorkQueue
-from guardrail.cache import PreparedContextCache
+from guardrail.cache import ContextStore, PreparedContextCache
 from guardrail.detector import DetectInput
 from guardrail.errors import DetectorError, InputError, Overloaded
-from guardrail.scheduler_config import DEFAULT_TENANT, SchedulerConfig, SchedulerStats
+from guardrail.scheduler_config import (DEFAULT_TENANT, SchedulerConfig, SchedulerStats,
+                                        TenantVerifier)
 from guardrail.types import CheckRequest, Detection, Priority
 from guardrail.verifier import shift_detection, trim_left
 
@@ -56,10 +57,15 @@ class _Check:
 
 class Scheduler:
     def __init__(self, detector: Any, config: SchedulerConfig = SchedulerConfig(), *,
-                 contexts: Optional[PreparedContextCache] = None, selector: Any = None,
+                 contexts: Optional[PreparedContextCache] = None,
+                 store: Optional[ContextStore] = None, selector: Any = None,
                  model_name: str = "default"):
-        self.det, self.config, self.selector, self.model_name = \
-            detector, config, selector, model_name
+        """``contexts``: the prepared-context cache (default: an in-process one, owned and
+        closed by the scheduler); ``store``: resolves a Grounding that carries only a
+        ``context_id``; ``selector``: the detector's window selector override."""
+        self.det, self.config, self.selector, self.model_name = detector, config, selector, \
+            model_name
+        self.store = store
         self._ladder: list[Optional[int]] = [*sorted(detector.exit_layers), None]
         self.in_flight_exit = self._normal_exit(
             config.in_flight_exit if config.in_flight_exit is not None
@@ -90,10 +96,10 @@ class Scheduler:
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def start(self) -> None:
-        self._ensure_started()
+        self._ensure_started()  # verify() also starts it on first use
 
     async def __aenter__(self) -> "Scheduler":
-        await self.start()
+        self._ensure_started()
         return self
 
     async def __aexit__(self, *exc) -> None:
@@ -116,10 +122,12 @@ class Scheduler:
         if task.cancelled() or task.exception() is None:
             return
         log.error("the batch loop crashed", exc_info=task.exception())
-        for checks in list(self._streams.values()):
-            for check in list(checks):
-                if not check.future.done():
-                    check.future.set_exception(task.exception())
+        for check in self._checks():
+            if not check.future.done():
+                check.future.set_exception(task.exception())
+
+    def _checks(self) -> list[_Check]:
+        return [c for checks in self._streams.values() for c in checks]
 
     async def aclose(self) -> None:
         """Stop: pending checks are cancelled, the running batch is waited for."""
@@ -129,12 +137,11 @@ class Scheduler:
         if self._loop_task is not None:
             self._loop_task.cancel()
             await asyncio.gather(self._loop_task, return_exceptions=True)
-        for checks in list(self._streams.values()):
-            for check in list(checks):
-                self._drop(check)
+        for check in self._checks():
+            self._drop(check)
         await asyncio.gather(*self._in_forward, return_exceptions=True)
         for pool in (self._prepare_pool, self._model_pool, self._post_pool):
-            pool.shutdown(wait=True, cancel_futures=True)
+            pool.shutdown(wait=False, cancel_futures=True)  # idle threads exit
         if self._owns_contexts:
             await self.contexts.aclose()
 
@@ -231,8 +238,11 @@ class Scheduler:
         loop = asyncio.get_running_loop()
         g = check.req.grounding
         try:
-            ctx = await self.contexts.get_or_prepare(check.tenant, g.documents,
-                                                     self._prepare_context, model=self._model_key)
+            docs = g.documents
+            if g.empty and g.context_id is not None and self.store is not None:
+                docs = (await self.store.get(check.tenant, g.context_id)).documents
+            ctx = await self.contexts.get_or_prepare(check.tenant, docs, self._prepare_context,
+                                                     model=self._model_key)
             prep = await loop.run_in_executor(
                 self._prepare_pool, self.det.prepare,
                 DetectInput(ctx, g.question, check.text), self.selector)
@@ -384,24 +394,3 @@ class Scheduler:
                 f"{list(self.det.exit_layers)}, depth {self.det.n_layers})")
         return layer
 
-
-class TenantVerifier:
-    """``Verifier`` view of the scheduler bound to one tenant (what a pipeline holds)."""
-
-    def __init__(self, scheduler: Scheduler, tenant: str):
-        self.scheduler, self.tenant = scheduler, tenant
-
-    async def verify(self, req: CheckRequest) -> Detection:
-        return await self.scheduler.verify(req, tenant=self.tenant)
-
-    def abort(self, stream_id: str) -> None:
-        self.scheduler.abort(stream_id)
-
-    def queue_depth(self) -> int:
-        return self.scheduler.queue_depth()
-
-    def info(self) -> dict:
-        return self.scheduler.info()
-
-    async def aclose(self) -> None:
-        """The scheduler is shared: closing a view closes nothing."""

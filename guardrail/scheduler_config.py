@@ -1,7 +1,7 @@
-"""Settings and statistics of the verification scheduler (``guardrail.scheduler``).
+"""Settings, statistics and the per-tenant view of the verification scheduler.
 
-Kept apart from the scheduler so ``guardrail.config`` and the server can import them
-without importing the detector (torch).
+Kept apart from ``guardrail.scheduler`` so ``guardrail.config`` and the server can
+import them without importing the detector (torch).
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from guardrail.types import CheckRequest, Detection
 
 DEFAULT_TENANT = "default"
 
@@ -96,3 +98,25 @@ class SchedulerStats:
     def padding_ratio(self) -> float:
         """Padded tokens per real token (1.0 = no padding)."""
         return self.padded_tokens / self.real_tokens if self.real_tokens else 1.0
+
+
+class TenantVerifier:
+    """``Verifier`` view of the scheduler bound to one tenant (what a pipeline holds)."""
+
+    def __init__(self, scheduler: Any, tenant: str):
+        self.scheduler, self.tenant = scheduler, tenant
+
+    async def verify(self, req: CheckRequest) -> Detection:
+        return await self.scheduler.verify(req, tenant=self.tenant)
+
+    def abort(self, stream_id: str) -> None:
+        self.scheduler.abort(stream_id)
+
+    def queue_depth(self) -> int:
+        return self.scheduler.queue_depth()
+
+    def info(self) -> dict:
+        return self.scheduler.info()
+
+    async def aclose(self) -> None:
+        """The scheduler is shared: closing a view closes nothing."""

@@ -40,6 +40,10 @@ class Verifier(Protocol):
         """Checks queued or running, across streams (for metrics and overload)."""
         ...
 
+    def admit(self) -> None:
+        """Raise ``Overloaded`` when a new checked request should be refused (503)."""
+        ...
+
     def info(self) -> dict:
         """Static facts for ``/healthz``: model, layers, exits, threshold."""
         ...
@@ -127,6 +131,10 @@ class LocalVerifier:
     def queue_depth(self) -> int:
         return sum(1 for j in self._heap if not j.future.done()) + (self._running is not None)
 
+    def admit(self) -> None:
+        if self.queue_depth() >= self.cfg.max_pending_checks:
+            raise Overloaded(f"{self.queue_depth()} checks are queued; retry later")
+
     def info(self) -> dict:
         d = self.detector
         return {"model": self.model_name, "n_layers": d.n_layers,
@@ -148,10 +156,14 @@ class LocalVerifier:
 
     # -- the worker -----------------------------------------------------------------------
     def _ensure_worker(self) -> asyncio.Event:
-        if self._wakeup is None:
+        loop = asyncio.get_running_loop()
+        if self._worker is None or self._worker.done() or self._worker.get_loop() is not loop:
+            # (re)start on this loop: a verifier may outlive the server loop it first ran in
+            self._heap = [j for j in self._heap if j.future.get_loop() is loop]
+            heapq.heapify(self._heap)
             self._wakeup = asyncio.Event()
-        if self._worker is None or self._worker.done():
-            self._worker = asyncio.get_running_loop().create_task(self._work(self._wakeup))
+            self._worker = loop.create_task(self._work(self._wakeup), name="guardrail-verifier")
+        assert self._wakeup is not None
         return self._wakeup
 
     async def _work(self, wakeup: asyncio.Event) -> None:
@@ -199,6 +211,6 @@ def load_local_verifier(config: GuardrailConfig) -> LocalVerifier:
     """Load the configured detector (torch is imported here, not at module import)."""
     from guardrail.detector import Detector
 
-    detector = Detector.from_pretrained(config.detector.model)
+    detector = Detector.from_pretrained(config.detector.model, device=config.detector.device)
     return LocalVerifier(detector, config.verification,
                          model_name=config.detector.model or "default")

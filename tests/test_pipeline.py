@@ -7,80 +7,23 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from typing import AsyncIterator, Optional
 
 import pytest
+from scripted import ScriptedVerifier
 
 from guardrail.config import VerificationConfig
 from guardrail.errors import DetectorError, InputError, UpstreamProtocolError
 from guardrail.guard import GuardSettings
-from guardrail.pipeline import (chat_chunks, guarded_completion, guarded_stream,
-                                passthrough_stream, split_chunk)
+from guardrail.pipeline import chat_chunks, guarded_stream, passthrough_stream, split_chunk
 from guardrail.policy import EffectivePolicy
 from guardrail.sse import SSEDecoder
-from guardrail.types import Action, CheckRequest, Detection, Grounding, Priority, Span
+from guardrail.types import Action, Grounding, Priority
 
 ANSWER = ["The tower", " is in", " Paris.", " It was", " built in", " 1950.", " It is",
           " 330 metres", " tall."]
 GROUNDING = Grounding(("The tower in Paris was built 1887-1889. It is 330 metres tall.",),
                       "When was it built?")
-
-
-class ScriptedVerifier:
-    """Flags every word in ``bad``; ``gates`` hold a check until released; ``fail`` raises."""
-
-    def __init__(self, bad=("1950",), *, fail: Optional[Exception] = None,
-                 fail_final: Optional[Exception] = None, shallow_misses=()):
-        self.bad, self.fail, self.fail_final = set(bad), fail, fail_final
-        self.shallow_misses = set(shallow_misses)
-        self.requests: list[CheckRequest] = []
-        self.completed: list[str] = []      # sentence texts whose check finished
-        self.gates: dict[str, asyncio.Event] = {}
-        self.aborted: list[str] = []
-        self.cancelled = 0
-
-    async def verify(self, req: CheckRequest) -> Detection:
-        self.requests.append(req)
-        target = req.response[req.target_start:req.target_end]
-        try:
-            for key, gate in self.gates.items():
-                if key in target:
-                    await gate.wait()
-        except asyncio.CancelledError:
-            self.cancelled += 1
-            raise
-        final = req.priority == Priority.END_OF_STREAM
-        if self.fail and not final:
-            raise self.fail
-        if self.fail_final and final:
-            raise self.fail_final
-        bad = self.bad | (self.shallow_misses if final else set())
-        self.completed.append(target)
-        return detection(req.response, bad, 6 if final else 2)
-
-    def abort(self, stream_id: str) -> None:
-        self.aborted.append(stream_id)
-
-    def queue_depth(self) -> int:
-        return 0
-
-    def info(self) -> dict:
-        return {}
-
-    async def aclose(self) -> None:
-        pass
-
-
-def detection(response: str, bad: set[str], layer: int) -> Detection:
-    offs, probs, spans = [], [], []
-    for m in re.finditer(r"[\w'-]+", response):
-        hit = m.group() in bad
-        offs.append((m.start(), m.end()))
-        probs.append(0.95 if hit else 0.05)
-        if hit:
-            spans.append(Span(m.start(), m.end(), m.group(), 0.95))
-    return Detection(response, tuple(spans), tuple(offs), tuple(probs), 0.5, layer, 6)
 
 
 class ScriptedRegenerator:
@@ -240,18 +183,21 @@ async def test_hold_releases_checked_sentences_in_order_with_final_object():
 async def test_nothing_is_released_before_its_verdict_and_order_is_kept():
     v = ScriptedVerifier(bad=())
     v.gates["Paris"] = gate = asyncio.Event()
-    seen = []
-    async for b in guarded_stream(raw(answer_stream()), settings(), v):
-        for e in events(b):
-            text = content([e]) if isinstance(e, dict) else ""
-            if text:
-                # every released sentence was checked before it was sent
-                assert any(text == c for c in v.completed), text
-                seen.append(text)
-        if len(v.completed) == 2 and not gate.is_set():
-            # sentence 2's check finished first; sentence 1 still waits, nothing released
-            assert seen == []
-            gate.set()
+    seen: list[str] = []
+
+    async def consume():
+        async for b in guarded_stream(raw(answer_stream()), settings(), v):
+            for e in events(b):
+                text = content([e]) if isinstance(e, dict) else ""
+                if text:
+                    assert text in v.completed, text  # checked before it was sent
+                    seen.append(text)
+    task = asyncio.create_task(consume())
+    while len(v.completed) < 2:  # sentences 1 and 2 are checked, sentence 0 is gated
+        await asyncio.sleep(0)
+    assert seen == [] and not task.done()
+    gate.set()
+    await task
     assert seen == ["The tower is in Paris. ", "It was built in 1950. ", "It is 330 metres tall."]
 
 
@@ -287,7 +233,7 @@ async def test_block_stops_with_error_event_and_done():
 ])
 async def test_upstream_cut_leaks_no_unchecked_text(error, where):
     data = answer_stream(finish=None, done=False)
-    cut = data.index(b"metres")  # in the middle of the last sentence
+    cut = data.rindex(b"data: ", 0, data.index(b" tall."))  # inside the last sentence
     v = ScriptedVerifier(bad=())
     evs = events(await collect(guarded_stream(raw(data[:cut], 9, error=error), settings(), v)))
     assert content(evs) == "The tower is in Paris. It was built in 1950. "
@@ -318,6 +264,13 @@ async def test_detector_failure_fails_open_when_configured_and_marks_it():
     g = evs[-2]["guardrail"]
     assert all(s["checked"] is False for s in g["sentences"])
     assert any("failed open: model down" in e for e in g["errors"])
+
+
+async def test_a_check_cancelled_by_the_verifier_is_a_failure_not_a_cancellation():
+    v = ScriptedVerifier(fail=asyncio.CancelledError())
+    evs = events(await collect(guarded_stream(raw(answer_stream()), settings(), v)))
+    assert evs[-2]["error"]["type"] == "detector_error" and evs[-1] == "[DONE]"
+    assert "cancelled by the verifier" in evs[-2]["error"]["message"]
 
 
 async def test_input_error_releases_the_sentence_unchecked():
@@ -405,33 +358,3 @@ async def test_hold_off_block_stops_the_rest():
                                               settings(Action.BLOCK, hold=False),
                                               ScriptedVerifier())))
     assert evs[-2]["error"]["type"] == "guardrail_blocked" and evs[-1] == "[DONE]"
-
-
-# -- non-streaming ----------------------------------------------------------------------
-
-def completion(text: str) -> dict:
-    return {"id": "c", "object": "chat.completion", "model": "m", "choices": [
-        {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"},
-        {"index": 1, "message": {"role": "assistant", "content": "x"}, "finish_reason": "stop"}]}
-
-
-async def test_guarded_completion_redacts_and_reports():
-    r = await guarded_completion(completion("".join(ANSWER)), settings(), ScriptedVerifier())
-    msg = r.body["choices"][0]["message"]
-    assert msg["content"] == ("The tower is in Paris. It was built in [unsupported]. "
-                              "It is 330 metres tall.")
-    assert r.body["choices"][1]["message"]["content"] == "x"
-    assert (r.detected, r.span_count, r.action, r.blocked) == (True, 1, Action.REDACT, None)
-    assert r.body["guardrail"]["unchecked_choices"] == [1]
-
-
-async def test_guarded_completion_block_and_no_content():
-    r = await guarded_completion(completion("".join(ANSWER)), settings(Action.BLOCK),
-                                 ScriptedVerifier())
-    assert r.blocked is not None and r.report["partial"] is True
-    empty = completion("")
-    empty["choices"][0]["message"]["content"] = None
-    r = await guarded_completion(empty, settings(), ScriptedVerifier())
-    assert r.body["choices"][0]["message"]["content"] is None and not r.detected
-    with pytest.raises(UpstreamProtocolError):
-        await guarded_completion({"choices": []}, settings(), ScriptedVerifier())

@@ -99,6 +99,9 @@ def test_redact_spans_sentence_and_whitespace():
     assert redact(text, (), "spans", "[x]") == "[x]\n\n"
     near = (Span(3, 9, "opened", 0.9), Span(10, 12, "in", 0.8))
     assert redact(text, near, "spans", "[x]") == "It [x] 1950 by Bob.\n\n"
+    parts = "A wrought-iron tower."  # half words widen to whole words; "-" joins markers
+    assert redact(parts, (Span(4, 8, "ough", 0.9), Span(9, 11, "ir", 0.9)), "spans",
+                  "[x]") == "A [x] tower."
     assert redact("  \n", spans, "spans", "[x]") == "  \n"
 
 

@@ -13,8 +13,9 @@ import threading
 import numpy as np
 import pytest
 
+from guardrail.cache import CacheConfig, ContextStore
 from guardrail.detector.inputs import PreparedContext, Tokenized, context_key
-from guardrail.errors import DetectorError, InputError, Overloaded
+from guardrail.errors import DetectorError, InputError, NotFound, Overloaded
 from guardrail.scheduler import Scheduler, SchedulerConfig
 from guardrail.types import CheckRequest, Detection, Grounding, Priority, Span
 
@@ -263,6 +264,25 @@ async def test_detector_errors_reach_the_caller_with_their_type_and_the_loop_sur
         d = await s.verify(req("still works"))
         assert d.response == "still works"
         assert s.stats().checks_failed == 2
+
+
+# -- tenants and stored contexts --------------------------------------------------------------------
+async def test_context_id_is_resolved_per_tenant_and_prepared_contexts_are_namespaced():
+    store = ContextStore(CacheConfig())
+    stored = await store.put("acme", list(DOCS))
+    det = FakeDetector()
+    async with Scheduler(det, cfg(), store=store) as s:
+        by_id = CheckRequest(Grounding((), "q?", context_id=stored.context_id), "bad claim",
+                             stream_id="x")
+        d = await s.for_tenant("acme").verify(by_id)
+        assert d.hallucinated and d.response == "bad claim"
+        with pytest.raises(NotFound):  # another tenant cannot use acme's context id
+            await s.for_tenant("globex").verify(by_id)
+        await s.verify(req("ok"))       # no tenant given: the default namespace
+        lru = s.contexts.local
+        assert lru.tenant_bytes("acme") > 0 and lru.tenant_bytes("default") > 0
+        assert lru.tenant_bytes("globex") == 0
+        assert s.stats().contexts.local_hits == 0 and s.stats().contexts.misses == 2
 
 
 # -- admission control ------------------------------------------------------------------------------

@@ -122,8 +122,7 @@ class ContextStore:
             if local is not None:
                 return local.ctx
             raise StoreUnavailable("the context store is unavailable; retry shortly",
-                                   retry_after=max(1.0, self.config.down_cooldown_s),
-                                   code="context_store_unavailable") from None
+                                   retry_after=max(1.0, self.config.down_cooldown_s)) from None
         if data is not None:
             ctx = _decode(data)
             self.local.put(tenant, context_id, _Local(ctx, True), ctx.n_bytes,
@@ -146,8 +145,8 @@ class ContextStore:
             except CacheUnavailable:
                 if not found:
                     raise StoreUnavailable("the context store is unavailable; retry shortly",
-                                           retry_after=max(1.0, self.config.down_cooldown_s),
-                                           code="context_store_unavailable") from None
+                                           retry_after=max(1.0, self.config.down_cooldown_s)
+                                           ) from None
         if not found:
             raise NotFound(f"no context {context_id!r} (unknown or expired)",
                            code="context_not_found")

@@ -1,7 +1,238 @@
-"""Commands: bench."""
+"""Commands: `guardrail bench model | stream | quality | all | report`.
+
+Each writes ``OUT/<kind>.json`` and its PNGs; ``all`` also writes the page ``OUT.md``
+(``--out docs/benchmarks`` -> ``docs/benchmarks.md``).  ``--quick`` runs a small
+variant in well under a minute each (the test suite runs it).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
 
 import typer
 
+DEFAULT_OUT = Path("guardrail-bench")
+OUT_HELP = "Directory for the JSON and PNG files (the page goes next to it as DIR.md)."
+
+
+def _ints(text: Optional[str]) -> tuple[int, ...]:
+    if not text:
+        return ()
+    try:
+        return tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise typer.BadParameter(f"expected comma-separated integers, got {text!r}") from None
+
+
+def _names(text: Optional[str]) -> tuple[str, ...]:
+    return tuple(x.strip() for x in (text or "").split(",") if x.strip())
+
+
+def command_line(ctx: typer.Context) -> str:
+    """The command as typed, rebuilt from its parameters (defaults left out)."""
+    parts = ["guardrail", "bench", ctx.info_name or ""]
+    for param in ctx.command.params:
+        value = ctx.params.get(param.name)
+        if value == param.default or value is None or value == () or value == []:
+            continue
+        flag = max(param.opts, key=len)
+        if isinstance(value, bool):
+            if param.secondary_opts and not value:
+                flag = max(param.secondary_opts, key=len)
+            parts.append(flag)
+        elif isinstance(value, (list, tuple)):
+            parts += [f"{flag} {v}" for v in value]
+        else:
+            parts.append(f"{flag} {value}")
+    return " ".join(parts)
+
+
+def _log(message: str) -> None:
+    typer.echo(f"[bench] {message}", err=True)
+
+
+def _save(out: Path, result: dict, command: str) -> None:
+    from guardrail.bench import report
+
+    result["command"] = command
+    for path in report.write(out, result):
+        typer.echo(str(path))
+
 
 def register(app: typer.Typer) -> None:
-    pass
+    bench = typer.Typer(help="Benchmarks: the model, the stream and the quality, with plots.",
+                        no_args_is_help=True)
+    app.add_typer(bench, name="bench")
+
+    @bench.command("model")
+    def model_cmd(
+        ctx: typer.Context,
+        out: Path = typer.Option(DEFAULT_OUT, "--out", help=OUT_HELP),
+        quick: bool = typer.Option(False, "--quick", help="A small, fast variant."),
+        model: Optional[str] = typer.Option(None, help="HF id or path (default: shipped)."),
+        device: Optional[str] = typer.Option(None, help="cpu | cuda (default: cuda if present)."),
+        seq_lens: Optional[str] = typer.Option(None, help="e.g. 128,256,512 (default: 128 "
+                                               "... the model maximum)."),
+        batch_sizes: Optional[str] = typer.Option(None, help="e.g. 1,4,16."),
+        exits: Optional[str] = typer.Option(None, help="e.g. 2,4,6 (default: all + full)."),
+        max_batch_tokens: Optional[int] = typer.Option(None, help="Skip batch x length above "
+                                                       "this (batch 1 always runs)."),
+        repeats: Optional[int] = typer.Option(None, help="Timed rounds per configuration."),
+        warmup: Optional[int] = typer.Option(None, help="Untimed rounds first."),
+        context_tokens: Optional[str] = typer.Option(None, help="Context sizes for the cache "
+                                                     "measurement, e.g. 512,4096."),
+        redis_url: Optional[str] = typer.Option(None, help="Also measure a Redis cache hit."),
+        raw_model: Optional[str] = typer.Option(None, help="Backbone for the raw forward."),
+        rss: bool = typer.Option(True, help="Measure a fresh process's peak RSS."),
+        data_dir: Optional[str] = typer.Option(None, help="Shared data directory."),
+    ) -> None:
+        """Checks/s and ms per check by length x batch x exit; raw forward vs check; RSS."""
+        from guardrail.bench import model as bm
+
+        kw = {k: v for k, v in dict(
+            model=model, device=device, seq_lens=_ints(seq_lens), batch_sizes=_ints(batch_sizes),
+            exits=_ints(exits), max_batch_tokens=max_batch_tokens, repeats=repeats, warmup=warmup,
+            context_tokens=_ints(context_tokens), redis_url=redis_url, raw_model=raw_model,
+            measure_rss=rss, data_dir=data_dir).items() if v not in (None, ())}
+        cfg = bm.ModelBenchConfig.quick(**kw) if quick else bm.ModelBenchConfig(**kw)
+        result = bm.run(cfg, log=_log)
+        typer.echo(bm.summary(result))
+        _save(out, result, command_line(ctx))
+
+    @bench.command("stream")
+    def stream_cmd(
+        ctx: typer.Context,
+        out: Path = typer.Option(DEFAULT_OUT, "--out", help=OUT_HELP),
+        quick: bool = typer.Option(False, "--quick", help="A small, fast variant."),
+        streams: Optional[str] = typer.Option(None, help="Concurrent streams, e.g. 1,4,16,64."),
+        rate: Optional[float] = typer.Option(None, help="Upstream tokens/s per stream."),
+        context_tokens: Optional[str] = typer.Option(None, help="Context sizes, e.g. 512,4096."),
+        answer_tokens: Optional[int] = typer.Option(None, help="Tokens per answer."),
+        hallucination_rate: Optional[float] = typer.Option(None, help="Share of answer "
+                                                           "sentences not in the context."),
+        naive_streams: Optional[str] = typer.Option(None, help="Stream counts for the naive "
+                                                    "baseline ('' to skip)."),
+        ablations: Optional[str] = typer.Option(None, help="Variants to compare, of "
+                                                "no_early_exit,no_batching,no_cache,"
+                                                "all_windows,topk_windows ('' to skip)."),
+        ablation_streams: Optional[str] = typer.Option(None, help="Stream counts for them."),
+        windows: Optional[str] = typer.Option(None, help="Window selection of the guarded "
+                                              "variant: all (the detector's default) | topk."),
+        top_k: Optional[int] = typer.Option(None, help="Windows per check with topk."),
+        final_pass: Optional[bool] = typer.Option(None, help="Full-depth pass at stream end."),
+        admission: Optional[bool] = typer.Option(None, help="Let the scheduler refuse streams "
+                                                 "(503) when its backlog exceeds its latency "
+                                                 "budget (default: off, every stream runs)."),
+        deadline: Optional[float] = typer.Option(None, help="Seconds before a configuration's "
+                                                 "streams are cut."),
+        model: Optional[str] = typer.Option(None, help="HF id or path (default: shipped)."),
+        device: Optional[str] = typer.Option(None),
+        data_dir: Optional[str] = typer.Option(None, help="Shared data directory."),
+    ) -> None:
+        """Fake upstream + the real proxy on loopback, N streams: release delay and more."""
+        from guardrail.bench import stream as bs
+
+        kw = {k: v for k, v in dict(
+            streams=_ints(streams) or None, rate=rate, context_tokens=_ints(context_tokens) or None,
+            answer_tokens=answer_tokens, hallucination_rate=hallucination_rate,
+            naive_streams=None if naive_streams is None else _ints(naive_streams),
+            ablations=None if ablations is None else _names(ablations),
+            ablation_streams=None if ablation_streams is None else _ints(ablation_streams),
+            windows=windows, top_k=top_k, final_pass=final_pass, admission=admission,
+            deadline_s=deadline,
+            model=model, device=device, data_dir=data_dir).items() if v is not None}
+        cfg = bs.StreamBenchConfig.quick(**kw) if quick else bs.StreamBenchConfig(**kw)
+        try:
+            result = bs.run(cfg, log=_log)
+        except ValueError as e:
+            raise typer.BadParameter(str(e)) from None
+        typer.echo(bs.summary(result))
+        _save(out, result, command_line(ctx))
+
+    @bench.command("quality")
+    def quality_cmd(
+        ctx: typer.Context,
+        out: Path = typer.Option(DEFAULT_OUT, "--out", help=OUT_HELP),
+        quick: bool = typer.Option(False, "--quick", help="A few examples of one set."),
+        data: list[str] = typer.Option([], "--data", help="Extra set as NAME=PATH "
+                                       "(repeatable), e.g. the long-context set."),
+        limit: Optional[int] = typer.Option(None, help="Examples per set (0: all)."),
+        exits: Optional[str] = typer.Option(None, help="e.g. 2,4,6 (default: all + full)."),
+        only: Optional[str] = typer.Option(None, help="Only these sets, e.g. ragtruth,true/frank."),
+        model: Optional[str] = typer.Option(None, help="HF id or path (default: shipped)."),
+        device: Optional[str] = typer.Option(None),
+        data_dir: Optional[str] = typer.Option(None, help="Shared data directory."),
+        seed: int = typer.Option(0, help="Seed of the per-set sample."),
+    ) -> None:
+        """`guardrail eval` on every shared data set at every exit, one table."""
+        from guardrail.bench import quality as bq
+
+        kw = {k: v for k, v in dict(
+            model=model, device=device, data_dir=data_dir, extra=tuple(data),
+            exits=_ints(exits), limit=limit, only=_names(only), seed=seed).items()
+            if v not in (None, ())}
+        cfg = bq.QualityBenchConfig.quick_config(**kw) if quick else bq.QualityBenchConfig(**kw)
+        try:
+            result = bq.run(cfg, log=_log)
+        except ValueError as e:
+            raise typer.BadParameter(str(e)) from None
+        typer.echo(bq.summary(result))
+        _save(out, result, command_line(ctx))
+
+    @bench.command("all")
+    def all_cmd(
+        ctx: typer.Context,
+        out: Path = typer.Option(DEFAULT_OUT, "--out", help=OUT_HELP),
+        quick: bool = typer.Option(False, "--quick", help="Small variants (a few minutes)."),
+        model: Optional[str] = typer.Option(None, help="HF id or path (default: shipped)."),
+        device: Optional[str] = typer.Option(None),
+        data_dir: Optional[str] = typer.Option(None, help="Shared data directory."),
+        redis_url: Optional[str] = typer.Option(None, help="Also measure a Redis cache hit."),
+        data: list[str] = typer.Option([], "--data", help="Extra quality set NAME=PATH."),
+        quality_limit: int = typer.Option(100, help="Examples per quality set."),
+    ) -> None:
+        """model + stream + quality, then the page OUT.md (about 20 minutes on 2 cores)."""
+        from guardrail.bench import model as bm
+        from guardrail.bench import quality as bq
+        from guardrail.bench import report
+        from guardrail.bench import stream as bs
+
+        command = command_line(ctx)
+        common = {k: v for k, v in dict(model=model, device=device, data_dir=data_dir).items()
+                  if v is not None}
+        mk = {**common, **({"redis_url": redis_url} if redis_url else {})}
+        qk = {**common, "extra": tuple(data)}
+        steps = [
+            ("model", bm, bm.ModelBenchConfig.quick(**mk) if quick else bm.ModelBenchConfig(**mk)),
+            ("stream", bs, bs.StreamBenchConfig.quick(**common) if quick
+             else bs.StreamBenchConfig(**common)),
+            ("quality", bq, bq.QualityBenchConfig.quick_config(**qk) if quick
+             else bq.QualityBenchConfig(limit=quality_limit, **qk)),
+        ]
+        for name, _module, _cfg in steps:  # a stale result must not join this run's page
+            (out / f"{name}.json").unlink(missing_ok=True)
+        failed = []
+        for name, module, cfg in steps:
+            _log(f"== {name}")
+            try:
+                result = module.run(cfg, log=_log)
+            except Exception as e:  # the other benchmarks still run; the exit status says it
+                _log(f"{name} failed: {type(e).__name__}: {e}")
+                failed.append(name)
+                continue
+            typer.echo(module.summary(result))
+            _save(out, result, command)
+        if len(failed) < len(steps):
+            typer.echo(str(report.render_page(out, command)))
+        if failed:
+            raise typer.Exit(1)
+
+    @bench.command("report")
+    def report_cmd(ctx: typer.Context, out: Path = typer.Option(DEFAULT_OUT, "--out", help=OUT_HELP)) -> None:
+        """Rewrite the page OUT.md from the JSON already in OUT (no measuring)."""
+        from guardrail.bench import report
+
+        if not report.load(out):
+            raise typer.BadParameter(f"no benchmark JSON in {out}")
+        typer.echo(str(report.render_page(out)))

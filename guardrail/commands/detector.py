@@ -149,16 +149,39 @@ def register(app: typer.Typer) -> None:
                                   "recorded in the model's training metadata."),
         limit: Optional[int] = typer.Option(None, help="Evaluate the first N examples only."),
         out: Optional[Path] = typer.Option(None, help="Write the metrics JSON here."),
+        windows: str = typer.Option("all", help="Context windows to score when the context "
+                                    "is longer than the model: all | truncate (the first "
+                                    "only) | topk (the --top-k most relevant, BM25)."),
+        top_k: str = typer.Option("2", "--top-k", help="Windows per check for --windows "
+                                  "topk; with --compare-windows a list (2,4) compares each."),
+        by: Optional[str] = typer.Option(None, help="Also report metrics per value of a "
+                                         "field of a `guardrail data longctx` set: depth | "
+                                         "length | length,depth."),
+        compare_windows: bool = typer.Option(False, "--compare-windows", help="Run truncate, "
+                                             "all and topk on a `guardrail data longctx` set "
+                                             "and print one table by length and depth."),
         progress: bool = typer.Option(True),
     ) -> None:
         """Example/token/span precision, recall, F1, AUROC and examples/s."""
         from guardrail.detector import Detector
+        from guardrail.detector import longctx
         from guardrail.detector.data import load_any, split_by_source
         from guardrail.detector.evaluate import evaluate
         from guardrail.detector.metrics import format_report
+        from guardrail.detector.windows import make_selector
 
         if split not in ("all", "dev", "train"):
             raise typer.BadParameter("--split must be all, dev or train")
+        try:
+            ks = [int(x) for x in top_k.split(",") if x.strip()]
+            if not ks or min(ks) < 1 or (len(ks) > 1 and not compare_windows):
+                raise ValueError("--top-k takes one positive number (a list with --compare-windows)")
+            selector = make_selector(windows, ks[0])
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from exc
+        fields_by = [f.strip() for f in by.split(",")] if by else []
+        if any(f not in ("depth", "length") for f in fields_by):
+            raise typer.BadParameter("--by must name depth and/or length")
         det = Detector.from_pretrained(model)
         examples = load_any(data, format)
         if split != "all":
@@ -169,9 +192,82 @@ def register(app: typer.Typer) -> None:
             examples = examples[:limit]
         if not examples:
             raise typer.BadParameter(f"no examples to evaluate in {data} (split={split})")
-        result = evaluate(det, examples, exit_layer=exit_layer, progress=progress)
-        result.update(data=str(data), split=split, model=det.name)
-        typer.echo(format_report(result))
+        fields = {}
+        if fields_by or compare_windows:
+            fields = longctx.read_fields(data)
+            try:
+                longctx.groups(examples, fields, ["length", "depth"] if compare_windows else fields_by)
+            except ValueError as exc:
+                raise typer.BadParameter(str(exc)) from exc
+        if compare_windows:
+            result = longctx.compare(det, examples, fields, ks=ks, exit_layer=exit_layer,
+                                     progress=progress)
+            text = longctx.format_compare(result)
+        elif fields_by:
+            result = longctx.evaluate_by(det, examples, fields, fields_by, exit_layer=exit_layer,
+                                         selector=selector, progress=progress)
+            text = longctx.format_by(result, fields_by)
+        else:
+            result = evaluate(det, examples, exit_layer=exit_layer, selector=selector,
+                              progress=progress)
+            text = format_report(result)
+        result.update(data=str(data), split=split, model=det.name,
+                      windows="compare" if compare_windows else windows,
+                      top_k=ks if windows == "topk" or compare_windows else None)
+        typer.echo(text)
         if out:
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(json.dumps(result, indent=2, default=str) + "\n")
+
+    data_app = typer.Typer(help="Build evaluation sets.", no_args_is_help=True)
+    app.add_typer(data_app, name="data")
+
+    @data_app.command("longctx")
+    def longctx_cmd(
+        out: Path = typer.Option(..., "--out", help="Directory to write the RAGTruth-format set to."),
+        lengths: str = typer.Option("8192,16384", help="Context lengths in tokens, comma-separated."),
+        depths: str = typer.Option("0,0.5,1", help="Evidence depths in [0, 1], comma-separated."),
+        n_per_cell: int = typer.Option(8, "--n-per-cell", help="Items per (length, depth); "
+                                       "the same items in every cell, half hallucinated."),
+        seed: int = typer.Option(0),
+        hallucinations: str = typer.Option("mixed", help="real (RAGTruth's annotated ones) | "
+                                           "injected (one synthetic change) | mixed (half each)."),
+        distractors: str = typer.Option("random", help="random | similar: surround the "
+                                        "evidence with random documents, or with those "
+                                        "sharing the most terms with it (harder retrieval)."),
+        source_dir: Path = typer.Option(Path("../shared/data"), "--source-dir",
+                                        help="The shared data directory (RAGTruth QA subset, "
+                                        "FaithBench, SummEdits, TRUE)."),
+        model: Optional[str] = typer.Option(None, help="Detector whose tokenizer counts tokens "
+                                            "and whose training split picks the dev items "
+                                            "(default: shipped)."),
+    ) -> None:
+        """A long-context set: real QA evidence buried at chosen depths in other real documents."""
+        from guardrail.detector import Detector
+        from guardrail.detector import longctx
+
+        try:
+            lens = [int(x) for x in lengths.split(",") if x.strip()]
+            deps = [float(x) for x in depths.split(",") if x.strip()]
+        except ValueError as exc:
+            raise typer.BadParameter(f"--lengths and --depths take numbers: {exc}") from exc
+        det = Detector.from_pretrained(model)
+        sp = det.meta.get("training", {}).get("split")
+        if sp is None:
+            sp = {"dev_fraction": 0.2, "seed": 13}
+            typer.echo(f"warning: {det.name} records no training split; assuming {sp}", err=True)
+        try:
+            items, pool = longctx.load_sources(source_dir, sp["dev_fraction"], sp["seed"])
+            built = longctx.build(items, pool, det.tokenizer, lengths=lens, depths=deps,
+                                  n_per_cell=n_per_cell, seed=seed,
+                                  hallucinations=hallucinations,  # type: ignore[arg-type]
+                                  distractor_order=distractors)  # type: ignore[arg-type]
+        except (ValueError, FileNotFoundError) as exc:
+            raise typer.BadParameter(str(exc)) from exc
+        longctx.write_ragtruth(out, built)
+        typer.echo(json.dumps({
+            "out": str(out), "examples": len(built),
+            "hallucinated": sum(le.example.hallucinated for le in built),
+            "kinds": {k: sum(le.kind == k for le in built) for k in sorted({le.kind for le in built})},
+            "n_tokens": [min(le.n_tokens for le in built), max(le.n_tokens for le in built)],
+            "split": sp, "dev_items": len(items), "distractor_documents": len(pool)}, indent=2))

@@ -1,7 +1,249 @@
-"""Commands: proxy."""
+"""Commands: `guardrail serve`, `guardrail check`, `guardrail demo`.
+
+Heavy imports (uvicorn, the detector, torch) happen inside the commands.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any, Optional
 
 import typer
 
+ACTIONS = ("release", "redact", "regenerate", "block", "annotate")
+
+
+def _config(path: Optional[Path], overrides: dict[str, Any]):
+    from guardrail.config import load_config
+
+    try:
+        return load_config(path, overrides=overrides)
+    except ValueError as e:
+        typer.echo(f"error: invalid configuration: {e}", err=True)
+        raise typer.Exit(2) from None
+
+
+def _action(value: Optional[str]) -> Optional[str]:
+    if value is not None and value not in ACTIONS:
+        raise typer.BadParameter(f"must be one of {', '.join(ACTIONS)}")
+    return value
+
+
+def serve(
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML config file."),
+    upstream: Optional[str] = typer.Option(
+        None, help="Upstream base URL, e.g. http://llm:8000/v1 (its key: set "
+        "GUARDRAIL_UPSTREAM__API_KEY or upstream.api_key in the YAML)."),
+    host: Optional[str] = typer.Option(None, help="Interface to bind."),
+    port: Optional[int] = typer.Option(None, help="Port to listen on."),
+    model: Optional[str] = typer.Option(None, help="Detector weights (path or HF id)."),
+    device: Optional[str] = typer.Option(None, help="Torch device for the detector."),
+    action: Optional[str] = typer.Option(None, callback=_action,
+                                         help=f"Default action: {', '.join(ACTIONS)}."),
+    threshold: Optional[float] = typer.Option(None, help="Default flagging threshold."),
+    log_level: Optional[str] = typer.Option(None, help="debug, info, warning or error."),
+) -> None:
+    """Run the proxy: point your OpenAI client's base_url at it."""
+    import uvicorn
+
+    from guardrail.server import create_app
+
+    cfg = _config(config, {"upstream.base_url": upstream, "server.host": host,
+                           "server.port": port, "detector.model": model,
+                           "detector.device": device,
+                           "policy.action": action, "policy.threshold": threshold,
+                           "server.log_level": log_level})
+    typer.echo(f"guardrail: proxying {cfg.upstream.base_url} on "
+               f"http://{cfg.server.host}:{cfg.server.port}/v1 (loading the detector...)",
+               err=True)
+    uvicorn.run(create_app(cfg), host=cfg.server.host, port=cfg.server.port,
+                log_level=cfg.server.log_level)
+
+
+def _read(text: str) -> str:
+    return sys.stdin.read() if text == "-" else text
+
+
+def check(
+    answer: str = typer.Option(..., "--answer", "-a", help="The answer to check ('-': stdin)."),
+    context: list[str] = typer.Option([], "--context", help="A grounding document "
+                                      "(repeatable)."),
+    context_file: list[Path] = typer.Option([], "--context-file", help="A file holding a "
+                                            "grounding document (repeatable)."),
+    question: str = typer.Option("", "--question", "-q", help="The user's question."),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML config file."),
+    model: Optional[str] = typer.Option(None, help="Detector weights (path or HF id)."),
+    threshold: Optional[float] = typer.Option(None, help="Flagging threshold."),
+    as_json: bool = typer.Option(False, "--json", help="Print the guardrail object as JSON."),
+) -> None:
+    """Check one (context, question, answer) triple. Exit status 1 if it is flagged."""
+    import asyncio
+    import json
+
+    from guardrail.errors import GuardrailError
+
+    docs = list(context) + [p.read_text(encoding="utf-8") for p in context_file]
+    if not any(d.strip() for d in docs):
+        raise typer.BadParameter("give at least one --context or --context-file")
+    cfg = _config(config, {"detector.model": model, "policy.threshold": threshold})
+    try:
+        result = asyncio.run(_check(cfg, docs, question, _read(answer)))
+    except GuardrailError as e:
+        typer.echo(f"error: {e.message}", err=True)
+        raise typer.Exit(2) from None
+    if as_json:
+        typer.echo(json.dumps(result.report, indent=2, ensure_ascii=False))
+    else:
+        from rich.console import Console
+
+        console = Console()
+        console.print(verdict_table(result.report))
+        console.print(f"released: {result.body['choices'][0]['message']['content']}")
+    raise typer.Exit(1 if result.detected else 0)
+
+
+async def _check(cfg, docs: list[str], question: str, answer: str):
+    from guardrail.guard import GuardSettings
+    from guardrail.pipeline import guarded_completion
+    from guardrail.policy import resolve_policy
+    from guardrail.types import Grounding
+    from guardrail.verifier import load_local_verifier
+
+    if not answer.strip():
+        raise typer.BadParameter("the answer is empty")
+    verifier = load_local_verifier(cfg)
+    try:
+        settings = GuardSettings(Grounding(tuple(docs), question), resolve_policy(cfg),
+                                 cfg.verification, stream_id="check")
+        completion = {"choices": [{"index": 0, "message": {"role": "assistant",
+                                                           "content": answer}}]}
+        return await guarded_completion(completion, settings, verifier)
+    finally:
+        await verifier.aclose()
+
+
+def verdict_table(report: dict):
+    """A rich table of the guardrail object's sentences."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title="guardrail verdicts", show_lines=True)
+    for col in ("#", "LLM said", "verdict", "score", "exit", "client received", "full depth"):
+        table.add_column(col, overflow="fold")
+    styles = {"release": "green", "annotate": "yellow", "redact": "red",
+              "regenerate": "magenta", "block": "bold red"}
+    for s in report["sentences"]:
+        final = s.get("final") or {}
+        depth = "-" if not final else (
+            f"{final['score']:.2f}" + (" flagged" if final["hallucinated"] else "")
+            + (" (missed by shallow)" if final.get("missed_by_shallow") else ""))
+        spans = escape(", ".join(repr(sp["text"]) for sp in s["spans"]))
+        action = s["action"] + (f" x{s['attempts']}" if s["attempts"] else "")
+        table.add_row(str(s["index"]), escape(s["original"].strip()),
+                      f"[{styles.get(s['action'], '')}]{action}[/]" + (f"\n{spans}" if spans
+                                                                       else ""),
+                      f"{s['score']:.2f}", str(s["exit_layer"]), escape(s["released"].strip()),
+                      depth)
+    return table
+
+
+def demo(
+    action: str = typer.Option("redact", callback=_action, help=f"{', '.join(ACTIONS)}."),
+    script: Optional[Path] = typer.Option(None, help="A demo YAML (default: the built-in "
+                                          "Eiffel Tower conversation, examples/demo.yaml)."),
+    delay: Optional[float] = typer.Option(None, help="Seconds between streamed tokens."),
+    model: Optional[str] = typer.Option(None, help="Detector weights (path or HF id)."),
+) -> None:
+    """Stream a scripted hallucination through guardrail, on loopback, and show verdicts."""
+    import yaml
+    from rich.console import Console
+    from rich.panel import Panel
+
+    from guardrail.config import GuardrailConfig
+    from guardrail.fake_upstream import DEMO, FakeScript, ServerThread, create_fake_upstream
+    from guardrail.server import create_app
+    from guardrail.verifier import load_local_verifier
+
+    console = Console()
+    data = yaml.safe_load(script.read_text(encoding="utf-8")) if script else DEMO
+    fake = FakeScript.from_dict(data["upstream"])
+    if delay is not None:
+        fake.token_delay_s = delay
+    messages = data["conversation"]
+    for m in messages:
+        if m["role"] == "tool":
+            console.print(Panel(m["content"], title="tool result (the grounding context)"))
+    console.print(f"[bold]user:[/] {[m for m in messages if m['role'] == 'user'][-1]['content']}")
+    with console.status("loading the detector..."):
+        cfg = GuardrailConfig.model_validate({"detector": {"model": model},
+                                              "policy": {"action": action}})
+        verifier = load_local_verifier(cfg)
+    if verifier.detector.meta.get("placeholder"):
+        console.print("[yellow]note: the default detector is an untrained placeholder; "
+                      "its verdicts are arbitrary until the trained model ships.[/]")
+    with ServerThread(create_fake_upstream(fake)) as up:
+        cfg = GuardrailConfig.model_validate({
+            "upstream": {"base_url": up.url + "/v1"}, "detector": {"model": model},
+            "policy": {"action": action}})
+        with ServerThread(create_app(cfg, verifier=verifier)) as proxy:
+            _show_direct(console, up.url, messages, fake.model)
+            report = _show_guarded(console, proxy.url, messages, fake.model)
+    console.print(verdict_table(report))
+    console.print(f"hallucination detected: [bold]{report['hallucination_detected']}[/]  "
+                  f"action: [bold]{report['action']}[/]  spans: {report['span_count']}")
+
+
+def _stream_chunks(url: str, messages: list, model: str):
+    """Chat chunks from an OpenAI-compatible stream (httpx + our SSE decoder, so the demo
+    needs no client SDK); an error event is yielded like a chunk and ends the stream."""
+    import httpx
+
+    from guardrail.sse import SSEDecoder, parse_chat_chunk
+
+    decoder = SSEDecoder()
+    with httpx.stream("POST", url + "/v1/chat/completions", timeout=120,
+                      json={"model": model, "messages": messages, "stream": True}) as r:
+        r.raise_for_status()
+        for data in r.iter_bytes():
+            for event in decoder.feed(data):
+                chunk = parse_chat_chunk(event)
+                if chunk is None:
+                    return
+                yield chunk
+
+
+def _content(chunk: dict) -> str:
+    choices = chunk.get("choices") or [{}]
+    return (choices[0].get("delta") or {}).get("content") or ""
+
+
+def _show_direct(console, url: str, messages: list, model: str) -> None:
+    console.rule("the LLM, direct (unchecked)")
+    for chunk in _stream_chunks(url, messages, model):
+        console.print(_content(chunk), end="", style="dim")
+    console.print()
+
+
+def _show_guarded(console, url: str, messages: list, model: str) -> dict:
+    from rich.markup import escape
+
+    console.rule("through guardrail (what the client receives, sentence by sentence)")
+    report: dict = {}
+    t0 = time.perf_counter()
+    for chunk in _stream_chunks(url, messages, model):
+        text = _content(chunk)
+        if text:
+            style = "red" if "[unsupported]" in text else "green"
+            console.print(f"[dim]+{time.perf_counter() - t0:5.2f}s[/] [{style}]{escape(text)}[/]")
+        if "error" in chunk:
+            console.print(f"[bold red]stream stopped: {escape(chunk['error']['message'])}[/]")
+        report = chunk.get("guardrail", report)
+    return report
+
 
 def register(app: typer.Typer) -> None:
-    pass
+    app.command()(serve)
+    app.command()(check)
+    app.command()(demo)

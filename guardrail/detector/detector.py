@@ -63,9 +63,9 @@ def pick_device(device: Optional[str]) -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
-def pick_attention(device: torch.device, model_type: str) -> str:
-    """flash-attn 2 on CUDA when installed and supported, else PyTorch SDPA."""
-    if device.type == "cuda" and model_type in ("modernbert",):
+def pick_attention(device: torch.device) -> str:
+    """flash-attn 2 on CUDA when it is installed, else PyTorch SDPA (fused kernels on CPU too)."""
+    if device.type == "cuda":
         try:
             import flash_attn  # noqa: F401
             return "flash_attention_2"
@@ -121,7 +121,7 @@ class Detector:
         0.5 and label 1 = hallucinated.  ``exit_layers`` adds fresh (untrained)
         adapters, for training.
         """
-        from transformers import AutoModelForTokenClassification, AutoTokenizer
+        from transformers import AutoConfig, AutoModelForTokenClassification, AutoTokenizer
         from transformers.utils import logging as hf_logging
 
         path = Path(name_or_path) if name_or_path is not None else DEFAULT_MODEL
@@ -141,12 +141,18 @@ class Detector:
         hf_logging.disable_progress_bar()
         try:
             tokenizer = AutoTokenizer.from_pretrained(source)
-            from transformers import AutoConfig
             config = AutoConfig.from_pretrained(source)
-            attn = attn_implementation or pick_attention(dev, config.model_type)
-            backbone = AutoModelForTokenClassification.from_pretrained(
-                source, num_labels=num_labels, dtype=dtype, attn_implementation=attn,
-                ignore_mismatched_sizes=True)
+            attn = attn_implementation or pick_attention(dev)
+            load = dict(num_labels=num_labels, dtype=dtype, ignore_mismatched_sizes=True)
+            try:
+                backbone = AutoModelForTokenClassification.from_pretrained(
+                    source, attn_implementation=attn, **load)
+            except (ValueError, ImportError):
+                if attn_implementation or attn == "sdpa":
+                    raise
+                log.warning("%s does not support %s; using sdpa", config.model_type, attn)
+                backbone = AutoModelForTokenClassification.from_pretrained(
+                    source, attn_implementation="sdpa", **load)
         except (OSError, ValueError) as exc:
             raise ModelLoadError(f"cannot load detector model {source!r}: {exc}") from exc
         finally:

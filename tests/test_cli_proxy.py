@@ -1,0 +1,91 @@
+"""`guardrail serve | check | demo` (guardrail/commands/proxy.py), with the real detector."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import yaml
+from conftest import EIFFEL_ANSWER, EIFFEL_TOOL
+from typer.testing import CliRunner
+
+from guardrail.cli import app
+from guardrail.fake_upstream import DEMO
+
+ROOT = Path(__file__).resolve().parent.parent
+runner = CliRunner()
+
+
+def test_examples_demo_yaml_is_the_builtin_demo():
+    assert yaml.safe_load((ROOT / "examples" / "demo.yaml").read_text()) == DEMO
+
+
+def test_check_prints_the_guardrail_object():
+    r = runner.invoke(app, ["check", "--context", EIFFEL_TOOL, "-q", "When was it built?",
+                            "-a", EIFFEL_ANSWER, "--json"])
+    assert r.exit_code in (0, 1), r.output
+    g = json.loads(r.stdout)
+    assert "".join(s["original"] for s in g["sentences"]) == EIFFEL_ANSWER
+    assert r.exit_code == (1 if g["hallucination_detected"] else 0)
+
+
+def test_check_and_serve_reject_bad_input(tmp_path):
+    r = runner.invoke(app, ["check", "-a", "x"])
+    assert r.exit_code == 2 and "--context" in r.output
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("policy:\n  hold: false\n")
+    r = runner.invoke(app, ["serve", "--config", str(bad)])
+    assert r.exit_code == 2 and "hold=false cannot be combined" in r.output
+    r = runner.invoke(app, ["serve", "--action", "explode"])
+    assert r.exit_code == 2
+
+
+def test_demo_runs_end_to_end():
+    r = runner.invoke(app, ["demo", "--delay", "0"])
+    assert r.exit_code == 0, r.output
+    out = r.output
+    assert "the LLM, direct (unchecked)" in out and "completed in 1950" in out
+    assert "guardrail verdicts" in out and "hallucination detected:" in out
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_serve_runs_the_proxy(fake_upstream):
+    port = _free_port()
+    env = {**os.environ, "GUARDRAIL_UPSTREAM__API_KEY": "sk-from-env"}
+    proc = subprocess.Popen([sys.executable, "-m", "guardrail.cli", "serve", "--upstream",
+                             fake_upstream.url + "/v1", "--port", str(port),
+                             "--log-level", "warning"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 120
+        while True:
+            assert proc.poll() is None, proc.stdout.read().decode()
+            try:
+                if httpx.get(url + "/healthz").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "guardrail serve did not come up"
+            time.sleep(0.2)
+        r = httpx.post(url + "/v1/chat/completions", timeout=120, json={
+            "model": "fake-llm", "messages": [{"role": "user", "content": "Eiffel?"}],
+            "guardrail": {"context": [EIFFEL_TOOL]}})
+        assert r.status_code == 200 and "guardrail" in r.json()
+        assert fake_upstream.app.state.log[-1].headers["authorization"] == "Bearer sk-from-env"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(30)
+        proc.stdout.close()

@@ -1,0 +1,249 @@
+"""End to end: the official openai SDK (and raw httpx for bad input) -> guardrail on a
+loopback port with the REAL default detector -> the scripted fake upstream.
+
+Until the trained default model lands, the shipped placeholder gives arbitrary
+verdicts, so these tests assert structure and faithfulness (what the client got is
+exactly what the verdicts say was released; released sentences are verbatim), plus
+deterministic policy behaviour at thresholds 0 and 1.  The one assertion that needs a
+trained model's verdicts is ``test_trained_model_flags_the_1950_sentence``: it is
+skipped while the model is a placeholder.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import httpx
+import openai
+import pytest
+from conftest import EIFFEL_ANSWER, EIFFEL_REWRITE, EIFFEL_TOOL, serve
+
+from guardrail.config import GuardrailConfig
+from guardrail.server import create_app
+from guardrail.verifier import LocalVerifier, load_local_verifier
+
+QUESTION = "When was the Eiffel Tower built?"
+MESSAGES = [{"role": "user", "content": QUESTION},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "call_1", "type": "function",
+                 "function": {"name": "search", "arguments": '{"q": "Eiffel Tower"}'}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": EIFFEL_TOOL}]
+
+
+@pytest.fixture(scope="module")
+def verifier() -> LocalVerifier:
+    """The real default detector, loaded once for the module."""
+    return load_local_verifier(GuardrailConfig())
+
+
+@pytest.fixture(scope="module")
+def placeholder(verifier) -> bool:
+    return bool(verifier.detector.meta.get("placeholder"))
+
+
+def config(upstream: str, **sections) -> GuardrailConfig:
+    return GuardrailConfig.model_validate(
+        {"upstream": {"base_url": upstream + "/v1", "api_key": "sk-upstream"}, **sections})
+
+
+@pytest.fixture(scope="module")
+def proxy(fake_upstream_server, verifier):
+    with serve(create_app(config(fake_upstream_server.url), verifier=verifier)) as s:
+        yield s
+
+
+@pytest.fixture
+def client(proxy, fake_upstream) -> openai.OpenAI:
+    with openai.OpenAI(base_url=proxy.url + "/v1", api_key="sk-client", max_retries=0,
+                       timeout=120) as c:
+        yield c
+
+
+def stream_answer(client, **kw) -> tuple[str, dict, list]:
+    chunks = list(client.chat.completions.create(model="fake-llm", messages=MESSAGES,
+                                                 stream=True, **kw))
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    finals = [c.model_extra["guardrail"] for c in chunks if "guardrail" in (c.model_extra or {})]
+    assert len(finals) == 1 and "guardrail" in chunks[-1].model_extra
+    return text, finals[0], chunks
+
+
+def check_report(text: str, g: dict, n_layers: int) -> None:
+    """The guardrail object is complete and agrees with what the client received."""
+    sentences = g["sentences"]
+    assert "".join(s["original"] for s in sentences) == EIFFEL_ANSWER  # upstream, verbatim
+    assert "".join(s["released"] for s in sentences) == text            # what was sent
+    for s in sentences:
+        assert s["checked"] is True and s["exit_layer"] == 2 and 0 <= s["score"] <= 1
+        if s["action"] == "release":
+            assert s["released"] == s["original"]
+        if s["action"] == "redact":
+            assert "[unsupported]" in s["released"]
+        for sp in s["spans"] + s["final"]["spans"]:
+            assert s["original"][sp["start"]:sp["end"]] == sp["text"]
+            assert 0 <= sp["confidence"] <= 1
+        assert isinstance(s["final"]["hallucinated"], bool)
+    assert g["final"]["exit_layer"] == n_layers == 6
+    for sp in g["final"]["spans"]:
+        assert EIFFEL_ANSWER[sp["start"]:sp["end"]] == sp["text"]
+    flagged = any(s["action"] != "release" for s in sentences)  # default policy: redact
+    assert g["hallucination_detected"] == (flagged or g["final"]["hallucinated"])
+
+
+def test_stream_with_tool_context(client, fake_upstream, verifier):
+    text, g, chunks = stream_answer(client)
+    check_report(text, g, verifier.detector.n_layers)
+    assert [s["action"] for s in g["sentences"]] and g["policy"]["action"] == "redact"
+    assert chunks[0].choices[0].delta.role == "assistant"
+    assert any(c.choices and c.choices[0].finish_reason == "stop" for c in chunks)
+    assert len({c.id for c in chunks}) == 1 and chunks[0].model == "fake-llm"
+    call = fake_upstream.app.state.log[0]
+    assert call.headers["authorization"] == "Bearer sk-upstream"
+
+
+def test_non_streaming_with_extension_context(client, verifier):
+    raw = client.chat.completions.with_raw_response.create(
+        model="fake-llm", messages=[{"role": "user", "content": QUESTION}],
+        extra_body={"guardrail": {"context": [EIFFEL_TOOL]}})
+    completion = raw.parse()
+    g = completion.model_extra["guardrail"]
+    text = completion.choices[0].message.content
+    check_report(text, g, verifier.detector.n_layers)
+    assert raw.headers["x-guardrail-verified"] == "true"
+    assert raw.headers["x-guardrail-hallucination"] == str(g["hallucination_detected"]).lower()
+    assert raw.headers["x-guardrail-action"] == g["action"]
+    assert int(raw.headers["x-guardrail-spans"]) == g["span_count"]
+
+
+def test_threshold_one_releases_everything_verbatim(client):
+    text, g, _ = stream_answer(client, extra_body={"guardrail": {"policy": {"threshold": 1.0}}})
+    assert text == EIFFEL_ANSWER
+    assert all(s["action"] == "release" for s in g["sentences"])
+
+
+def test_threshold_zero_redacts_every_sentence(client):
+    text, g, _ = stream_answer(client, extra_body={"guardrail": {"policy": {
+        "threshold": 0.0, "redact_mode": "sentence"}}})
+    assert text == "[unsupported] [unsupported] [unsupported]"
+    assert g["hallucination_detected"] is True
+
+
+def test_regenerate_asks_upstream_then_falls_back(client, fake_upstream):
+    # at threshold 0 every rewrite is flagged too: 2 attempts each, then redaction
+    text, g, _ = stream_answer(client, extra_body={"guardrail": {"policy": {
+        "threshold": 0.0, "action": "regenerate", "max_attempts": 2}}})
+    assert [(s["action"], s["attempts"]) for s in g["sentences"]] == [("redact", 2)] * 3
+    rewrites = [c for c in fake_upstream.app.state.log if not c.stream]
+    assert len(rewrites) == 6
+    prompt = rewrites[0].body["messages"][0]["content"]
+    assert EIFFEL_TOOL in prompt and "The Eiffel Tower is a wrought-iron" in prompt
+    assert "[unsupported]" in text
+
+
+def test_block_raises_in_the_sdk(client):
+    with pytest.raises(openai.APIError, match="blocks the answer"):
+        stream_answer(client, extra_body={"guardrail": {"policy": {
+            "threshold": 0.0, "action": "block"}}})
+
+
+def test_no_context_passes_through_unverified(client, fake_upstream):
+    raw = client.chat.completions.with_raw_response.create(
+        model="fake-llm", messages=[{"role": "user", "content": QUESTION}], stream=True)
+    assert raw.headers["x-guardrail-verified"] == "false"
+    chunks = list(raw.parse())
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == \
+        EIFFEL_ANSWER
+    assert not any("guardrail" in (c.model_extra or {}) for c in chunks)
+
+
+def test_tool_call_deltas_and_usage_pass_through_a_checked_stream(client):
+    chunks = list(client.chat.completions.create(
+        model="fake-llm", stream=True, stream_options={"include_usage": True},
+        messages=[{"role": "user", "content": "Use the weather tool for Paris."}],
+        extra_body={"guardrail": {"context": ["Paris is in France."]}}))
+    calls = [tc for c in chunks if c.choices for tc in (c.choices[0].delta.tool_calls or [])]
+    assert calls[0].function.name == "get_weather" and calls[0].id == "call_0"
+    assert "".join(tc.function.arguments or "" for tc in calls) == '{"city": "Paris"}'
+    assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "tool_calls"
+    assert [c.usage.total_tokens for c in chunks if c.usage]
+    assert chunks[-1].model_extra["guardrail"]["sentences"] == []
+
+
+def test_verify_endpoint(proxy):
+    r = httpx.post(proxy.url + "/v1/verify", timeout=120, json={
+        "context": [EIFFEL_TOOL], "question": QUESTION, "answer": EIFFEL_ANSWER})
+    assert r.status_code == 200
+    v = r.json()
+    assert "".join(s["original"] for s in v["guardrail"]["sentences"]) == EIFFEL_ANSWER
+    assert v["released"] == "".join(s["released"] for s in v["guardrail"]["sentences"])
+
+
+def test_trained_model_flags_the_1950_sentence(client, placeholder):
+    """NEEDS THE TRAINED DEFAULT MODEL (skipped for the placeholder): the lead confirms."""
+    if placeholder:
+        pytest.skip("the default model is still the untrained placeholder")
+    text, g, _ = stream_answer(client)
+    actions = [s["action"] for s in g["sentences"]]
+    assert actions == ["release", "redact", "release"], g
+    assert "1950" not in text and g["sentences"][1]["spans"]
+    text, g, _ = stream_answer(client, extra_body={"guardrail": {"policy": {
+        "action": "regenerate"}}})
+    assert g["sentences"][1]["action"] == "regenerate"
+    assert text == EIFFEL_ANSWER.replace(
+        "It was completed in 1950 by a team of Italian architects.", EIFFEL_REWRITE)
+
+
+# -- bad input and failures, with the real detector ------------------------------------
+
+@pytest.mark.parametrize("raw, message", [
+    (b"{not json", "not valid JSON"),
+    (b'{"model": "fake-llm"}', "'messages' is required"),
+    (b'{"model": "fake-llm", "messages": [{"role": "user", "content": 1}]}',
+     "'messages[0].content' must be"),
+    (b'{"model": "fake-llm", "messages": [{"role": "user", "content": "q"}], "n": "2"}',
+     "'n' must be a positive integer"),
+])
+def test_bad_input_is_400(proxy, raw, message):
+    r = httpx.post(proxy.url + "/v1/chat/completions", content=raw, timeout=30)
+    assert r.status_code == 400 and message in r.json()["error"]["message"]
+
+
+def test_sdk_sees_upstream_errors_and_unreachable(client, verifier):
+    with pytest.raises(openai.RateLimitError, match="slow down"):
+        client.chat.completions.create(model="fake-llm", messages=MESSAGES, extra_body={
+            "fake": {"mode": "error", "status": 429, "message": "slow down"}})
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with serve(create_app(config(f"http://127.0.0.1:{port}"), verifier=verifier)) as p:
+        with openai.OpenAI(base_url=p.url + "/v1", api_key="k", max_retries=0) as c:
+            with pytest.raises(openai.InternalServerError) as e:
+                c.chat.completions.create(model="fake-llm", messages=MESSAGES)
+    assert e.value.status_code == 502
+
+
+@pytest.mark.parametrize("mode", ["cut", "malformed"])
+def test_broken_stream_leaks_nothing_unchecked(client, mode):
+    got = []
+    with pytest.raises(openai.APIError, match="upstream"):
+        for c in client.chat.completions.create(
+                model="fake-llm", messages=MESSAGES, stream=True,
+                extra_body={"fake": {"mode": mode, "after": 14},
+                            "guardrail": {"policy": {"threshold": 1.0}}}):
+            got.append(c.choices[0].delta.content or "" if c.choices else "")
+    # 14 pieces reach into sentence 2: only the finished, checked sentence 1 got out
+    assert "".join(got) == "The Eiffel Tower is a wrought-iron lattice tower in Paris. "
+
+
+def test_client_disconnect_cancels_upstream(proxy, fake_upstream):
+    with httpx.Client(timeout=60) as c:
+        with c.stream("POST", proxy.url + "/v1/chat/completions", json={
+                "model": "fake-llm", "stream": True, "messages": MESSAGES,
+                "fake": {"mode": "hang", "after": 14}}) as r:
+            assert next(r.iter_lines()).startswith("data: ")
+    call = fake_upstream.app.state.log[-1]
+    deadline = time.monotonic() + 30
+    while not call.cancelled and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert call.cancelled and not call.finished

@@ -1,0 +1,70 @@
+"""guardrail.guard (AnswerGuard, TextLog) and the non-streaming path, with the scripted
+Verifier; helpers shared with test_pipeline.py."""
+
+from __future__ import annotations
+
+import pytest
+from scripted import ScriptedVerifier
+from test_pipeline import ANSWER, answer_stream, collect, content, events, raw, settings
+
+from guardrail.errors import UpstreamProtocolError
+from guardrail.guard import TextLog
+from guardrail.pipeline import guarded_completion, guarded_stream
+from guardrail.types import Action, Priority
+
+
+# -- non-streaming ----------------------------------------------------------------------
+
+def completion(text: str) -> dict:
+    return {"id": "c", "object": "chat.completion", "model": "m", "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"},
+        {"index": 1, "message": {"role": "assistant", "content": "x"}, "finish_reason": "stop"}]}
+
+
+async def test_guarded_completion_redacts_and_reports():
+    r = await guarded_completion(completion("".join(ANSWER)), settings(), ScriptedVerifier())
+    msg = r.body["choices"][0]["message"]
+    assert msg["content"] == ("The tower is in Paris. It was built in [unsupported]. "
+                              "It is 330 metres tall.")
+    assert r.body["choices"][1]["message"]["content"] == "x"
+    assert (r.detected, r.span_count, r.action, r.blocked) == (True, 1, Action.REDACT, None)
+    assert r.body["guardrail"]["unchecked_choices"] == [1]
+
+
+async def test_guarded_completion_block_and_no_content():
+    r = await guarded_completion(completion("".join(ANSWER)), settings(Action.BLOCK),
+                                 ScriptedVerifier())
+    assert r.blocked is not None and r.report["partial"] is True
+    empty = completion("")
+    empty["choices"][0]["message"]["content"] = None
+    r = await guarded_completion(empty, settings(), ScriptedVerifier())
+    assert r.body["choices"][0]["message"]["content"] is None and not r.detected
+    with pytest.raises(UpstreamProtocolError):
+        await guarded_completion({"choices": []}, settings(), ScriptedVerifier())
+
+
+# -- bounded work per sentence ----------------------------------------------------------
+
+def test_text_log_slices_like_a_string():
+    log, full = TextLog(), ""
+    for i in range(200):
+        piece = "ab c"[: i % 5]
+        log.append(piece)
+        full += piece
+    for a in range(0, len(full) + 2, 7):
+        for b in range(a, len(full) + 3, 5):
+            assert log.slice(a, b) == full[a:b]
+    assert log.tail(9) == full[-9:] and log.slice(0) == full and len(log) == len(full)
+
+
+async def test_checks_read_a_bounded_window_of_a_long_answer():
+    pieces = [f" Sentence number {i} is here." for i in range(150)]
+    v = ScriptedVerifier(bad=())
+    out = await collect(guarded_stream(raw(answer_stream(pieces), 64),
+                                       settings(left_context_chars=100), v))
+    assert content(events(out)) == "".join(pieces)
+    inflight = [r for r in v.requests if r.priority == Priority.IN_FLIGHT]
+    assert len(inflight) == 150
+    assert max(len(r.response) for r in inflight) <= 100 + 256 + 30
+    last = inflight[-1]
+    assert last.response[last.target_start:last.target_end] == "Sentence number 149 is here."

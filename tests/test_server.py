@@ -1,0 +1,276 @@
+"""guardrail.server over real loopback HTTP (uvicorn), raw httpx as the client, the scripted
+fake upstream, and a scripted Verifier (the collaborator) — every bad-input and
+reliability case of the proxy.  End-to-end with the real detector: test_e2e_proxy.py."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+from conftest import EIFFEL_TOOL, serve
+from scripted import ScriptedVerifier
+
+from guardrail.config import GuardrailConfig
+from guardrail.errors import DetectorError
+from guardrail.server import create_app
+from guardrail.sse import SSEDecoder
+
+QUESTION = "When was the Eiffel Tower built?"
+TOOL_MSGS = [{"role": "user", "content": QUESTION},
+             {"role": "assistant", "content": None, "tool_calls": [
+                 {"id": "c1", "type": "function",
+                  "function": {"name": "search", "arguments": "{}"}}]},
+             {"role": "tool", "tool_call_id": "c1", "content": EIFFEL_TOOL}]
+
+
+def cfg(upstream_url: str, **sections) -> GuardrailConfig:
+    data = {"upstream": {"base_url": upstream_url + "/v1", "api_key": "sk-upstream",
+                         "read_timeout_s": 30}, **sections}
+    return GuardrailConfig.model_validate(data)
+
+
+@contextlib.contextmanager
+def proxy(fake, verifier=None, **sections):
+    v = verifier or ScriptedVerifier(bad=("1950",))
+    with serve(create_app(cfg(fake.url, **sections), verifier=v)) as s:
+        with httpx.Client(base_url=s.url, timeout=30) as client:
+            client.verifier = v
+            yield client
+
+
+def body(stream=True, messages=None, **extra):
+    return {"model": "fake-llm", "stream": stream,
+            "messages": messages or [{"role": "user", "content": QUESTION}], **extra}
+
+
+def events(text: str) -> list:
+    return [e.data if e.data == "[DONE]" else json.loads(e.data)
+            for e in SSEDecoder().feed(text.encode())]
+
+
+def content(evs) -> str:
+    return "".join(c["delta"].get("content") or "" for e in evs if isinstance(e, dict)
+                   for c in e.get("choices", []) if c["index"] == 0)
+
+
+# -- bad input --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("raw, message", [
+    (b"{oops", "not valid JSON"),
+    (json.dumps({"model": "fake-llm"}).encode(), "'messages' is required"),
+    (json.dumps(body(messages="hi")).encode(), "'messages' must be a non-empty array"),
+    (json.dumps({**body(), "stream": "yes"}).encode(), "'stream' must be a boolean"),
+    (json.dumps(body(guardrail={"context": 5})).encode(), "'guardrail.context' must be"),
+    (json.dumps(body(guardrail={"context": ["d"], "policy": {"threshold": 0.01}})).encode(),
+     None),
+])
+def test_bad_requests_are_400_with_a_json_error(fake_upstream, raw, message):
+    with proxy(fake_upstream, limits={"min_threshold": 0.2}) as c:
+        r = c.post("/v1/chat/completions", content=raw,
+                   headers={"content-type": "application/json"})
+    assert r.status_code == 400
+    err = r.json()["error"]
+    assert err["type"] == "invalid_request_error"
+    assert message is None or message in err["message"]
+    assert fake_upstream.app.state.log == []  # nothing went upstream
+
+
+def test_body_too_large_route_not_found_and_n_gt_1(fake_upstream):
+    with proxy(fake_upstream, server={"max_body_bytes": 2048}) as c:
+        r = c.post("/v1/chat/completions", content=b"x" * 5000)
+        assert r.status_code == 413 and "exceeds 2048 bytes" in r.json()["error"]["message"]
+        r = c.get("/v1/nothing")
+        assert r.status_code == 404 and r.json()["error"]["message"] == "Not Found"
+        r = c.post("/v1/chat/completions", json=body(n=2, guardrail={"context": ["doc"]}))
+        assert r.status_code == 400 and "only choice 0" in r.json()["error"]["message"]
+        r = c.post("/v1/chat/completions", json=body(guardrail={"context_id": "ctx_1"}))
+        assert r.status_code == 400 and "context store" in r.json()["error"]["message"]
+
+
+def test_unknown_api_key_is_401_when_keys_are_required(fake_upstream):
+    with proxy(fake_upstream, server={"require_api_key": True},
+               tenants={"acme": {"api_keys": ["sk-acme"]}}) as c:
+        assert c.post("/v1/chat/completions", json=body()).status_code == 401
+        r = c.post("/v1/chat/completions", json=body(stream=False),
+                   headers={"authorization": "Bearer sk-acme"})
+        assert r.status_code == 200
+
+
+# -- upstream failures ------------------------------------------------------------------
+
+def test_upstream_unreachable_is_502(fake_upstream):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+
+    class Nowhere:
+        url = f"http://127.0.0.1:{port}"
+    with proxy(Nowhere) as c:
+        for stream in (True, False):
+            r = c.post("/v1/chat/completions", json=body(stream=stream))
+            assert r.status_code == 502
+            assert r.json()["error"]["type"] == "upstream_unreachable"
+        assert c.get("/v1/models").status_code == 502
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_upstream_error_status_is_passed_through(fake_upstream, stream):
+    with proxy(fake_upstream) as c:
+        r = c.post("/v1/chat/completions", json=body(
+            stream=stream, fake={"mode": "error", "status": 429, "message": "slow down"},
+            guardrail={"context": ["doc"]}))
+    assert r.status_code == 429
+    assert r.json() == {"error": {"message": "slow down", "type": "server_error",
+                                  "code": "fake_error"}}
+
+
+@pytest.mark.parametrize("mode", ["cut", "malformed", "end"])
+@pytest.mark.parametrize("checked", [True, False])
+def test_broken_upstream_streams_end_with_error_event_and_done(fake_upstream, mode, checked):
+    msgs = TOOL_MSGS if checked else None
+    with proxy(fake_upstream) as c:
+        r = c.post("/v1/chat/completions", json=body(messages=msgs, fake={
+            "mode": mode, "after": 14}))
+    evs = events(r.text)
+    assert r.status_code == 200 and evs[-1] == "[DONE]"
+    assert evs[-2]["error"]["type"] == "upstream_protocol_error"
+    if checked:  # only the finished, checked first sentence got out
+        assert content(evs) == "The Eiffel Tower is a wrought-iron lattice tower in Paris. "
+
+
+def test_client_disconnect_cancels_the_upstream_and_pending_checks(fake_upstream):
+    with proxy(fake_upstream) as c:
+        with c.stream("POST", "/v1/chat/completions",
+                      json=body(messages=TOOL_MSGS, fake={"mode": "hang", "after": 14})) as r:
+            first = next(r.iter_lines())
+            assert first.startswith("data: ")
+        # the client has gone: guardrail must drop its upstream request
+        call = fake_upstream.app.state.log[-1]
+        deadline = time.monotonic() + 20
+        while not call.cancelled and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert call.cancelled and not call.finished
+        while not c.verifier.aborted and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert c.verifier.aborted and c.verifier.aborted[0].startswith("gr-")
+
+
+# -- detector failures ------------------------------------------------------------------
+
+def test_detector_raising_fails_closed_by_default(fake_upstream):
+    with proxy(fake_upstream, ScriptedVerifier(fail=RuntimeError("boom"))) as c:
+        r = c.post("/v1/chat/completions", json=body(messages=TOOL_MSGS))
+        evs = events(r.text)
+        assert evs[-2]["error"]["type"] == "detector_error" and evs[-1] == "[DONE]"
+        assert content(evs) == ""
+        r = c.post("/v1/chat/completions", json=body(stream=False, messages=TOOL_MSGS))
+        assert r.status_code == 500 and r.json()["error"]["type"] == "detector_error"
+
+
+def test_detector_raising_fails_open_when_configured(fake_upstream):
+    with proxy(fake_upstream, ScriptedVerifier(fail=DetectorError("down")),
+               verification={"on_error": "open"}) as c:
+        r = c.post("/v1/chat/completions", json=body(messages=TOOL_MSGS))
+    evs = events(r.text)
+    assert "1950" in content(evs)
+    g = evs[-2]["guardrail"]
+    assert all(not s["checked"] for s in g["sentences"]) and g["errors"]
+
+
+# -- the happy paths --------------------------------------------------------------------
+
+def test_passthrough_without_context_is_unverified_and_untouched(fake_upstream):
+    with proxy(fake_upstream) as c:
+        r = c.post("/v1/chat/completions", json=body())
+        assert r.headers["x-guardrail-verified"] == "false"
+        evs = events(r.text)
+        assert "1950" in content(evs) and evs[-1] == "[DONE]"
+        assert not any(isinstance(e, dict) and "guardrail" in e for e in evs)
+        assert c.verifier.requests == []
+        r = c.post("/v1/chat/completions", json=body(stream=False))
+        assert r.headers["x-guardrail-verified"] == "false" and "guardrail" not in r.json()
+
+
+def test_checked_stream_strips_extension_and_uses_the_operators_key(fake_upstream):
+    with proxy(fake_upstream) as c:
+        r = c.post("/v1/chat/completions", headers={"authorization": "Bearer sk-client"},
+                   json=body(guardrail={"context": [EIFFEL_TOOL]}))
+    assert r.headers["x-guardrail-verified"] == "true"
+    evs = events(r.text)
+    assert "[unsupported]" in content(evs) and "1950" not in content(evs)
+    call = fake_upstream.app.state.log[-1]
+    assert "guardrail" not in call.body
+    assert call.headers["authorization"] == "Bearer sk-upstream"
+
+
+def test_non_streaming_headers_and_block(fake_upstream):
+    with proxy(fake_upstream) as c:
+        r = c.post("/v1/chat/completions", json=body(stream=False, messages=TOOL_MSGS))
+        assert r.status_code == 200
+        assert (r.headers["x-guardrail-hallucination"], r.headers["x-guardrail-spans"],
+                r.headers["x-guardrail-action"]) == ("true", "1", "redact")
+        g = r.json()["guardrail"]
+        assert [s["action"] for s in g["sentences"]] == ["release", "redact", "release"]
+        r = c.post("/v1/chat/completions", json=body(
+            stream=False, messages=TOOL_MSGS, guardrail={"policy": {"action": "block"}}))
+        assert r.status_code == 422 and r.json()["error"]["type"] == "guardrail_blocked"
+        assert r.json()["guardrail"]["partial"] is True
+
+
+def test_overload_is_503_with_retry_after(fake_upstream):
+    with proxy(fake_upstream, server={"max_concurrent_requests": 1}) as c:
+        for stream in (False, False, True, True):  # finished requests free their slot
+            assert c.post("/v1/chat/completions", json=body(stream=stream)).status_code == 200
+        with c.stream("POST", "/v1/chat/completions",
+                      json=body(fake={"mode": "hang", "after": 2})) as r:
+            lines = r.iter_lines()  # keep it: a dropped iterator closes the connection
+            next(lines)
+            busy = c.post("/v1/chat/completions", json=body())
+            assert busy.status_code == 503 and busy.headers["retry-after"] == "1"
+            assert busy.json()["error"]["type"] == "overloaded"
+
+
+def test_verifier_backlog_is_503_before_anything_goes_upstream(fake_upstream):
+    v = ScriptedVerifier()
+    v.overloaded = True
+    with proxy(fake_upstream, v) as c:
+        r = c.post("/v1/chat/completions", json=body(messages=TOOL_MSGS))
+        assert r.status_code == 503 and r.headers["retry-after"] == "3"
+        assert c.post("/v1/chat/completions", json=body()).status_code == 200  # unchecked
+    assert len(fake_upstream.app.state.log) == 1
+
+
+def test_models_healthz_metrics_and_verify(fake_upstream):
+    with proxy(fake_upstream) as c:
+        assert c.get("/v1/models").json()["data"][0]["id"] == "fake-llm"
+        assert c.get("/healthz").json()["status"] == "ok"
+        c.post("/v1/chat/completions", json=body(messages=TOOL_MSGS))
+        r = c.post("/v1/verify", json={"context": EIFFEL_TOOL, "question": QUESTION,
+                                       "answer": "It was built in 1950."})
+        assert r.status_code == 200
+        v = r.json()
+        assert v["hallucination_detected"] is True and v["released"] == \
+            "It was built in [unsupported]."
+        assert v["guardrail"]["sentences"][0]["spans"][0]["text"] == "1950"
+        for bad, msg in [({"context": "d"}, "'answer'"), ({"answer": "a"}, "'context'"),
+                         ({"context": "d", "answer": "a", "x": 1}, "unknown field")]:
+            r = c.post("/v1/verify", json=bad)
+            assert r.status_code == 400 and msg in r.json()["error"]["message"]
+        text = c.get("/metrics").text
+    assert 'guardrail_requests_total{checked="true",mode="stream"} 1.0' in text
+    assert 'guardrail_sentences_total{action="redact",checked="true"}' in text
+    assert 'guardrail_check_seconds_count{exit_layer="2"}' in text
+    assert "guardrail_queue_depth 0.0" in text
+
+
+def test_server_module_does_not_import_torch():
+    code = "import sys, guardrail.server, guardrail.cli; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"

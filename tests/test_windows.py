@@ -1,0 +1,185 @@
+"""Window selection: BM25 top-k over a long context, its index cache, and the baselines."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import numpy as np
+import pytest
+from transformers import AutoTokenizer
+
+from guardrail.commands.detector import minilm_path
+from guardrail.detector.inputs import PreparedContext, cut_windows, prepare_context
+from guardrail.detector.windows import (AllWindows, BlockIndex, FirstWindow, IndexCache,
+                                        TopKWindows, make_selector, split_sentences, terms)
+
+WORDS = ("market city river council school harvest festival railway museum library harbor "
+         "orchestra election weather garden factory bakery stadium airport hospital farm "
+         "tunnel village forest painter teacher doctor merchant sailor miner farmer").split()
+
+BRIDGE = ("The Zorblat bridge over the Mira river was opened in 1931 by the engineer "
+          "Hana Kovacs. It carries trams between Ostrava and Velkomir.")
+COMET = ("The comet Tessaly-Vron was first observed from the Kuiper observatory in 1874. "
+         "Its tail stretched across forty degrees of sky.")
+
+
+def filler(n_sentences: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    return [f"The {rng.choice(WORDS)} near the {rng.choice(WORDS)} hired a {rng.choice(WORDS)} "
+            f"for the {rng.choice(WORDS)} in year {rng.randint(1, 99)}." for _ in range(n_sentences)]
+
+
+def with_evidence(*planted: tuple[float, str], n: int = 400, seed: int = 0) -> str:
+    """Filler sentences with each ``(relative position, text)`` planted among them."""
+    sents = filler(n, seed)
+    for pos, text in sorted(planted, reverse=True):
+        sents.insert(int(pos * len(sents)), text)
+    return " ".join(sents)
+
+
+@pytest.fixture(scope="module")
+def tok():
+    t = AutoTokenizer.from_pretrained(minilm_path())
+    t.model_max_length = 1 << 30
+    return t
+
+
+def ctx_of(tok, text: str) -> PreparedContext:
+    return prepare_context(tok, text, "minilm")
+
+
+def covering(ctx: PreparedContext, windows, text: str) -> set[int]:
+    """Indexes of the windows that hold all of ``text``."""
+    s = ctx.text.index(text)
+    e = s + len(text)
+    off = ctx.tokens.offsets
+    return {w.index for w in windows if off[w.start][0] <= s and off[w.end - 1][1] >= e}
+
+
+def test_terms_drop_stopwords_and_case():
+    assert terms("The Bridge was opened in 1931, by Hana.") == ["bridge", "opened", "1931", "hana"]
+    assert split_sentences("It opened. Then it closed!\nNew line") == \
+        ["It opened.", "Then it closed!", "New line"]
+
+
+def test_topk_picks_the_window_holding_the_evidence(tok):
+    ctx = ctx_of(tok, with_evidence((0.62, BRIDGE)))
+    windows = cut_windows(ctx.n_tokens, 400, 64)
+    assert len(windows) > 10
+    want = covering(ctx, windows, BRIDGE)
+    assert want and 0 not in want
+    sel = TopKWindows(1)
+    chosen = sel.select(ctx, windows, "When was the Zorblat bridge opened?",
+                        "The Zorblat bridge was opened in 1931.")
+    assert len(chosen) == 1 and chosen[0].index in want
+    # the question alone finds it too (a sentence that says "it" for the subject)
+    chosen = sel.select(ctx, windows, "Who opened the Zorblat bridge?", "It was opened by a Czech.")
+    assert chosen[0].index in want
+
+
+def test_the_checked_last_sentence_picks_first(tok):
+    ctx = ctx_of(tok, with_evidence((0.15, COMET), (0.85, BRIDGE)))
+    windows = cut_windows(ctx.n_tokens, 400, 64)
+    comet, bridge = covering(ctx, windows, COMET), covering(ctx, windows, BRIDGE)
+    response = "Tessaly-Vron was observed from Kuiper in 1874. The Zorblat bridge opened in 1931."
+    one = TopKWindows(1).select(ctx, windows, "", response)
+    assert one[0].index in bridge
+    two = TopKWindows(2).select(ctx, windows, "", response)
+    assert {w.index for w in two} & comet and {w.index for w in two} & bridge
+
+
+def test_topk_returns_k_windows_in_order_even_without_a_match(tok):
+    ctx = ctx_of(tok, with_evidence())
+    windows = cut_windows(ctx.n_tokens, 300, 64)
+    chosen = TopKWindows(3).select(ctx, windows, "", "Quantum chromodynamics, xylophones.")
+    assert [w.index for w in chosen] == [0, 1, 2]  # nothing matches: fill in context order
+    chosen = TopKWindows(3).select(ctx, windows, "", "The museum hired a sailor.")
+    assert len(chosen) == 3 and chosen == sorted(chosen, key=lambda w: w.index)
+
+
+def test_k_at_least_the_number_of_windows_returns_all(tok):
+    ctx = ctx_of(tok, with_evidence(n=60))
+    windows = cut_windows(ctx.n_tokens, 400, 64)
+    assert 1 < len(windows) <= 5
+    cache = IndexCache()
+    for k in (len(windows), len(windows) + 3):
+        assert TopKWindows(k, cache=cache).select(ctx, windows, "q", "r") == windows
+    assert cache.builds == 0  # nothing to rank: no index built
+    short = ctx_of(tok, "A short context.")
+    assert TopKWindows(1).select(short, cut_windows(short.n_tokens, 400, 64), "", "x") \
+        == [cut_windows(short.n_tokens, 400, 64)[0]]
+
+
+def test_the_index_is_built_once_per_context_and_reused(tok):
+    ctx = ctx_of(tok, with_evidence((0.5, BRIDGE)))
+    other = ctx_of(tok, with_evidence((0.5, COMET), seed=1))
+    cache = IndexCache(maxsize=2)
+    sel = TopKWindows(2, cache=cache)
+    # a stream: one check per sentence; the window size changes with the sentence length
+    for size, sentence in ((420, "The bridge opened in 1931."), (400, "Hana Kovacs built it."),
+                           (380, "It carries trams."), (420, "It crosses the Mira river.")):
+        sel.select(ctx, cut_windows(ctx.n_tokens, size, 64), "Tell me about the bridge.", sentence)
+    assert cache.builds == 1
+    TopKWindows(4, cache=cache).select(ctx, cut_windows(ctx.n_tokens, 400, 64), "", "bridge")
+    assert cache.builds == 1  # a second selector (the end-of-stream pass) shares it
+    sel.select(other, cut_windows(other.n_tokens, 400, 64), "", "The comet.")
+    assert cache.builds == 2 and len(cache) == 2
+    third = ctx_of(tok, with_evidence(seed=2))
+    sel.select(third, cut_windows(third.n_tokens, 400, 64), "", "A farmer.")  # evicts ctx
+    sel.select(ctx, cut_windows(ctx.n_tokens, 400, 64), "", "The bridge.")
+    assert cache.builds == 4 and len(cache) == 2
+
+
+def test_window_scores_sum_block_scores_pro_rata(tok):
+    ctx = ctx_of(tok, with_evidence((0.3, BRIDGE), (0.7, COMET)))
+    index = BlockIndex.build(ctx, 64)
+    blocks = index.block_scores("bridge comet 1931 trams")
+    assert blocks.shape == (index.n_blocks,) and blocks.max() > 0
+    windows = cut_windows(ctx.n_tokens, 400, 64)
+    whole = index.window_scores(blocks, cut_windows(ctx.n_tokens, ctx.n_tokens, 0))
+    assert whole[0] == pytest.approx(blocks.sum())
+    w = index.window_scores(blocks, windows)
+    assert (w >= 0).all() and w.max() <= blocks.sum() + 1e-9
+
+
+def test_make_selector_names():
+    assert isinstance(make_selector("all"), AllWindows)
+    assert isinstance(make_selector("truncate"), FirstWindow)
+    sel = make_selector("topk", 3)
+    assert isinstance(sel, TopKWindows) and sel.k == 3
+    with pytest.raises(ValueError):
+        make_selector("random")
+    with pytest.raises(ValueError):
+        TopKWindows(0)
+
+
+def test_selection_is_cheap_next_to_a_forward(tok):
+    """Not an assertion on time: prints what a 32K-token context costs (pytest -s)."""
+    ctx = ctx_of(tok, with_evidence((0.4, BRIDGE), n=2600))
+    assert ctx.n_tokens > 30000
+    t0 = time.perf_counter()
+    sel = TopKWindows(2)
+    windows = cut_windows(ctx.n_tokens, 400, 64)
+    sel.select(ctx, windows, "When was the Zorblat bridge opened?", "It opened in 1931.")
+    build = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for _ in range(20):
+        chosen = sel.select(ctx, windows, "When was the Zorblat bridge opened?", "It opened in 1931.")
+    per_select = (time.perf_counter() - t0) / 20
+    assert {w.index for w in chosen} & covering(ctx, windows, BRIDGE)
+    print(f"\n{ctx.n_tokens} tokens, {len(windows)} windows: first select (index build) "
+          f"{build * 1e3:.1f} ms, cached select {per_select * 1e3:.2f} ms")
+
+
+def test_topk_through_the_detector_scores_k_windows():
+    from guardrail.detector import DetectInput, Detector
+
+    det = Detector.from_pretrained(minilm_path(), device="cpu")
+    ctx = det.prepare_context(with_evidence((0.5, BRIDGE)))
+    inp = DetectInput(ctx, "When was the Zorblat bridge opened?", "The bridge opened in 1931.")
+    prep = det.prepare(inp, TopKWindows(2))
+    assert prep.windows_total > 2 and prep.windows_scored == 2
+    assert len({s.window for s in prep.sequences}) == 2
+    text = det.tokenizer.decode(np.concatenate([s.input_ids for s in prep.sequences]))
+    assert "zorblat bridge over the mira river" in text
