@@ -10,6 +10,7 @@ from __future__ import annotations
 import typer
 
 from guardrail.commands import bench, detector, proxy
+from guardrail.errors import GuardrailError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Streaming hallucination guardrail for OpenAI-compatible LLM servers.")
@@ -19,7 +20,11 @@ for module in (proxy, detector, bench):
 
 
 def main() -> None:
-    app()
+    try:
+        app()
+    except GuardrailError as exc:  # a clear message, not a traceback
+        typer.echo(f"error: {exc.message}", err=True)
+        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":

@@ -21,6 +21,8 @@ from typing import Any, Literal, Mapping, Optional
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
+from guardrail.cache.config import CacheConfig
+from guardrail.scheduler_config import DEFAULT_TENANT, SchedulerConfig
 from guardrail.types import Action
 
 ENV_PREFIX = "GUARDRAIL_"
@@ -60,8 +62,14 @@ class ServerConfig(_Section):
     """Largest accepted request body; larger bodies are answered 413."""
     ping_interval_s: float = Field(15.0, ge=0)
     """SSE keep-alive comment interval while a stream waits on checks (0 disables)."""
-    require_api_key: bool = False
-    """When true, a client must send a key listed under ``tenants`` (else 401)."""
+    require_api_key: Optional[bool] = None
+    """Whether a client must send a key listed under ``tenants`` (else 401).  None: yes
+    as soon as a tenant lists ``api_keys``; false lets clients without a known key in
+    as the ``default`` tenant; without tenants everyone is the ``default`` tenant."""
+    overload_status: Literal[429, 503] = 503
+    """Status of a request refused for load (verification backlog over
+    ``scheduler.latency_budget_s``, pending checks at ``scheduler.max_pending_checks``,
+    ``max_concurrent_requests`` reached); it always carries ``Retry-After``."""
 
 
 class UpstreamConfig(_Section):
@@ -207,19 +215,18 @@ class PolicyLimits(_Section):
 
 
 class VerificationConfig(_Section):
+    """What a stream does with its checks.  How checks are run (exits, context windows,
+    batching, left context, queue bounds, timeouts) is the ``scheduler`` section."""
+
+    engine: Literal["scheduler", "local"] = "scheduler"
+    """``scheduler``: every check of every stream goes through one batching scheduler
+    with the context cache (``guardrail.scheduler``).  ``local``: one check at a time,
+    no batching, no prepared-context cache (``LocalVerifier``; a baseline)."""
     on_error: Literal["closed", "open"] = "closed"
     """Detector failure: ``closed`` ends the stream with an error event; ``open``
     releases the sentence unchecked and marks it in the guardrail object."""
-    shallow_exit_layer: Optional[int] = Field(None, ge=1)
-    """Layer whose head checks sentences while streaming; None: the detector's first exit."""
     final_pass: bool = True
     """Run the full-depth pass over the whole answer at the end of the stream."""
-    left_context_chars: int = Field(2000, ge=0)
-    """Characters of the answer so far given to a sentence check as left context."""
-    check_timeout_s: float = Field(30.0, gt=0)
-    """Deadline of one check, queueing included; expiry counts as a detector error."""
-    max_pending_checks: int = Field(1024, ge=1)
-    """Checks queued across all streams before new requests get 503."""
     max_sentences_in_flight: int = Field(64, ge=1)
     """Per stream: sentences awaiting release before upstream reading pauses."""
     other_choices: Literal["reject", "pass"] = "reject"
@@ -257,14 +264,32 @@ class GuardrailConfig(_Section):
     limits: PolicyLimits = PolicyLimits()
     """Bounds on per-request policy overrides."""
     verification: VerificationConfig = VerificationConfig()
+    scheduler: SchedulerConfig = SchedulerConfig()
+    """How sentence checks run: exits, context windows, cross-stream batching, left
+    context, admission."""
+    cache: CacheConfig = CacheConfig()
+    """Prepared-context cache and the context store (``PUT /v1/contexts``): an
+    in-process LRU, in front of Redis when ``redis_url`` is set."""
     context: ContextConfig = ContextConfig()
     tenants: dict[str, TenantConfig] = {}
-    """Named tenants, each recognised by its API keys."""
+    """Named tenants, each recognised by its API keys.  Every cached or stored context
+    is namespaced by tenant.  The name ``default`` is reserved for requests without
+    a tenant."""
+
+    @property
+    def keys_required(self) -> bool:
+        """Whether requests need a tenant's key (``server.require_api_key``, resolved)."""
+        has_keys = any(t.api_keys for t in self.tenants.values())
+        req = self.server.require_api_key
+        return has_keys if req is None else req
 
     @model_validator(mode="after")
     def _cross_checks(self) -> "GuardrailConfig":
         t = self.policy.threshold
         seen: dict[str, str] = {}
+        if DEFAULT_TENANT in self.tenants:
+            raise ValueError(f"tenants.{DEFAULT_TENANT}: the name is reserved for requests "
+                             "without a tenant; choose another")
         for name, tenant in self.tenants.items():
             for key in tenant.api_keys:
                 other = seen.setdefault(key.get_secret_value(), name)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, AsyncIterator, Optional
 
 from pydantic import ValidationError
 
@@ -45,6 +45,17 @@ class ChatRequest:
     @property
     def checked(self) -> bool:
         return not self.grounding.empty or self.grounding.context_id is not None
+
+
+async def read_body(chunks: AsyncIterator[bytes], limit: int) -> bytes:
+    """A request body, refused (413) as soon as it grows past ``limit`` bytes."""
+    body = bytearray()
+    async for chunk in chunks:
+        body += chunk
+        if len(body) > limit:
+            raise BadRequest(f"request body exceeds {limit} bytes", status=413,
+                             code="body_too_large")
+    return bytes(body)
 
 
 def parse_json_object(raw: bytes) -> dict:

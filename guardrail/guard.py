@@ -20,6 +20,7 @@ from guardrail.config import VerificationConfig
 from guardrail.errors import Blocked, DetectorError, GuardrailError, InputError
 from guardrail.policy import (Assessment, EffectivePolicy, RegenerateRequest, Regenerator,
                               apply_policy, assess)
+from guardrail.scheduler_config import SchedulerConfig
 from guardrail.segmenter import SentenceSegmenter
 from guardrail.types import (Action, CheckRequest, Detection, Grounding, Priority, Sentence,
                              SentenceVerdict)
@@ -90,6 +91,9 @@ class GuardSettings:
     regenerator: Optional[Regenerator] = None
     observer: StreamObserver = field(default_factory=NullObserver)
     segmenter_factory: Callable[[], Segmenter] = SentenceSegmenter
+    left_context_chars: int = SchedulerConfig.model_fields["left_context_chars"].default
+    """The verifier's left-context budget (``scheduler.left_context_chars``): how much
+    of the answer so far a check and a rewrite prompt get."""
 
 
 @dataclass
@@ -110,7 +114,7 @@ class AnswerGuard:
         self._released = TextLog()    # what the client got
         # a check needs left_context_chars before its sentence; the slack lets the
         # verifier cut at a word boundary inside the window
-        self._window = settings.verification.left_context_chars + 256
+        self._window = settings.left_context_chars + 256
         self.errors: list[str] = []
         self.unchecked_choices: set[int] = set()
         self.final: Optional[Assessment] = None
@@ -253,12 +257,16 @@ class AnswerGuard:
 
     async def aclose(self) -> None:
         """Cancel every pending check, tell the verifier, and wait for them to end."""
-        tasks = [r.task for r in self.records if r.task is not None and not r.task.done()]
-        for task in tasks:
+        tasks = [r.task for r in self.records if r.task is not None]
+        pending = [t for t in tasks if not t.done()]
+        for task in pending:
             task.cancel()
         self.verifier.abort(self.s.stream_id)
-        if tasks:
-            await asyncio.wait(tasks)
+        if pending:
+            await asyncio.wait(pending)
+        for task in tasks:  # a check nobody judged (the stream ended first) may have failed
+            if not task.cancelled():
+                task.exception()  # retrieved, so asyncio does not log it as lost
 
     # -- the guardrail object -------------------------------------------------------------
     def summary(self) -> tuple[bool, int, Action]:

@@ -34,7 +34,7 @@ from guardrail.errors import DetectorError, InputError, Overloaded
 from guardrail.scheduler_config import (DEFAULT_TENANT, SchedulerConfig, SchedulerStats,
                                         TenantVerifier)
 from guardrail.types import CheckRequest, Detection, Priority
-from guardrail.verifier import shift_detection, trim_left
+from guardrail.verifier import shift_detection, trim_left, window_selectors
 
 log = logging.getLogger(__name__)
 __all__ = ["DEFAULT_TENANT", "Scheduler", "SchedulerConfig", "SchedulerStats", "TenantVerifier"]
@@ -58,13 +58,13 @@ class _Check:
 class Scheduler:
     def __init__(self, detector: Any, config: SchedulerConfig = SchedulerConfig(), *,
                  contexts: Optional[PreparedContextCache] = None,
-                 store: Optional[ContextStore] = None, selector: Any = None,
-                 model_name: str = "default"):
+                 store: Optional[ContextStore] = None, model_name: str = "default"):
         """``contexts``: the prepared-context cache (default: an in-process one, owned and
         closed by the scheduler); ``store``: resolves a Grounding that carries only a
-        ``context_id``; ``selector``: the detector's window selector override."""
-        self.det, self.config, self.selector, self.model_name = detector, config, selector, \
-            model_name
+        ``context_id``.  Window selection follows the check's priority
+        (``config.in_flight_windows`` / ``final_windows``)."""
+        self.det, self.config, self.model_name = detector, config, model_name
+        self.selectors = window_selectors(config)
         self.store = store
         self._ladder: list[Optional[int]] = [*sorted(detector.exit_layers), None]
         self.in_flight_exit = self._normal_exit(
@@ -184,6 +184,13 @@ class Scheduler:
         for check in list(self._streams.get(stream_id, ())):
             self._drop(check)
 
+    async def warm_context(self, documents, *, tenant: str = DEFAULT_TENANT) -> int:
+        """Prepare ``documents`` into the tenant's cache now (``PUT /v1/contexts``), so
+        the first check that uses them finds them ready; returns their token count."""
+        ctx = await self.contexts.get_or_prepare(tenant, list(documents),
+                                                 self._prepare_context, model=self._model_key)
+        return ctx.n_tokens
+
     def for_tenant(self, tenant: str) -> "TenantVerifier":
         """A ``Verifier`` whose checks use ``tenant``'s context cache namespace."""
         return TenantVerifier(self, tenant)
@@ -212,12 +219,16 @@ class Scheduler:
         return float(max(1, math.ceil(self.drain_time_s())))
 
     def admit(self) -> None:
-        """Raise ``Overloaded`` (503 + Retry-After) when a new request should be refused."""
+        """Raise ``Overloaded`` (503/429 + Retry-After) when a new request should be refused."""
         if self.is_overloaded():
             self._c["rejected"] += 1
-            raise Overloaded(f"the verification backlog (~{self.drain_time_s():.1f}s) exceeds "
-                             f"the latency budget ({self.config.latency_budget_s:g}s)",
-                             retry_after=self.retry_after())
+            if self._pending >= self.config.max_pending_checks:
+                why = f"{self._pending} checks are pending (limit " \
+                    f"{self.config.max_pending_checks})"
+            else:
+                why = f"the verification backlog (~{self.drain_time_s():.1f}s) exceeds " \
+                    f"the latency budget ({self.config.latency_budget_s:g}s)"
+            raise Overloaded(f"{why}; retry later", retry_after=self.retry_after())
 
     def stats(self) -> SchedulerStats:
         q, c = self._queue, self._c
@@ -230,7 +241,10 @@ class Scheduler:
             exits_used=dict(self._exits), checks_done=c["done"], checks_failed=c["failed"],
             checks_dropped=c["dropped"], checks_rejected=c["rejected"],
             checks_timed_out=c["timed_out"], shallower_exits=c["shallower"],
-            skipped_sequences=c["skipped"], layer_tokens_per_s=self._rate,
+            skipped_sequences=c["skipped"], queue_wait_s=c["queue_wait_s"],
+            model_s=c["model_s"], in_flight_batches=c["in_flight_batches"],
+            in_flight_queue_wait_s=c["in_flight_queue_wait_s"],
+            in_flight_model_s=c["in_flight_model_s"], layer_tokens_per_s=self._rate,
             drain_time_s=self.drain_time_s(), contexts=self.contexts.stats())
 
     # -- stage 1: prepare -----------------------------------------------------------------------
@@ -245,7 +259,7 @@ class Scheduler:
                                                      model=self._model_key)
             prep = await loop.run_in_executor(
                 self._prepare_pool, self.det.prepare,
-                DetectInput(ctx, g.question, check.text), self.selector)
+                DetectInput(ctx, g.question, check.text), self.selectors[check.req.priority])
         except Exception as e:
             if not check.future.done():
                 check.future.set_exception(e)
@@ -300,14 +314,18 @@ class Scheduler:
             self._in_forward.add(fut)
             fut.add_done_callback(partial(self._forwarded, batch))
 
-    def _forward(self, batch: Batch) -> tuple[list, list, float]:
-        """Runs in the model thread; skips sequences whose check was dropped meanwhile."""
+    def _forward(self, batch: Batch) -> tuple[list, list, float, float]:
+        """Runs in the model thread; skips sequences whose check was dropped meanwhile.
+        Returns the live items, their probabilities, the forward's seconds and the mean
+        seconds its sequences waited (queued -> now, behind other batches included)."""
         live = [it for it in batch.items if not it.job.dropped]
         if not live:
-            return [], [], 0.0
+            return [], [], 0.0, 0.0
+        now = time.monotonic()  # the clock of Item.enqueued
+        waited = sum(now - it.enqueued for it in live) / len(live)
         t0 = time.perf_counter()
         probs = self.det.forward([it.seq for it in live], batch.exit_layer)
-        return live, probs, time.perf_counter() - t0
+        return live, probs, time.perf_counter() - t0, waited
 
     def _forwarded(self, batch: Batch, fut: asyncio.Future) -> None:
         self._in_forward.discard(fut)
@@ -321,13 +339,17 @@ class Scheduler:
                 if not check.future.done():
                     check.future.set_exception(exc)
             return
-        live, probs, seconds = fut.result()
+        live, probs, seconds, waited = fut.result()
         self._c["skipped"] += len(batch.items) - len(live)
         if not live:
             return
         padded = len(live) * max(it.length for it in live)
         self._c.update(batches=1, sequences=len(live), padded_tokens=padded,
-                       real_tokens=sum(it.length for it in live))
+                       real_tokens=sum(it.length for it in live), queue_wait_s=waited,
+                       model_s=seconds)
+        if batch.priority == Priority.IN_FLIGHT:
+            self._c.update(in_flight_batches=1, in_flight_queue_wait_s=waited,
+                           in_flight_model_s=seconds)
         self._batch_sizes[len(live)] += 1
         if seconds > 0:
             sample = padded * live[0].layers / seconds

@@ -3,27 +3,31 @@
     POST /v1/chat/completions   streaming and not; checked when the request has grounding
     GET  /v1/models             passed through from the upstream
     POST /v1/verify             check (context, question, answer) without an upstream
+    PUT|GET|DELETE /v1/contexts stored grounding contexts, per tenant (contexts_api.py)
     GET  /healthz               liveness plus the loaded model's facts
-    GET  /metrics               Prometheus
+    GET  /metrics               Prometheus (metrics.py)
 
 The server knows one seam, the ``Verifier``; it never imports torch.  Without an
-injected verifier, the lifespan builds one with ``verifier_factory`` (default: the
-local detector) in a worker thread.  Every ``GuardrailError`` becomes
-``{"error": {...}}`` with its status; mid-stream errors are SSE error events.
+injected verifier, the lifespan builds the one ``verification.engine`` names (by
+default the cross-stream ``Scheduler`` with the prepared-context cache) in a worker
+thread, sharing one Redis client with the context store.  Per request: the tenant
+from ``Authorization`` (401), admission (``verifier.admit()``: 503/429 +
+Retry-After), ``guardrail.context_id`` resolved in the tenant's namespace (404), then
+the stream runs against ``verifier.for_tenant(tenant)``.  Every ``GuardrailError``
+becomes ``{"error": {...}}`` with its status; mid-stream errors are SSE error events.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import uuid
 from dataclasses import dataclass
-from typing import AsyncIterator, Callable, Optional, Protocol, Sequence
+from typing import Any, AsyncIterator, Callable, Optional
 
 import anyio
 import httpx
-from prometheus_client import (CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge,
-                               Histogram, generate_latest)
 from sse_starlette import EventSourceResponse
 from starlette.applications import Starlette
 from starlette.background import BackgroundTask
@@ -32,65 +36,24 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from guardrail import contexts_api
+from guardrail.cache import ContextStore, PreparedContextCache, RedisStore
 from guardrail.config import GuardrailConfig, PolicyOverride
 from guardrail.context import (ChatRequest, parse_chat_request, parse_extension,
-                               parse_json_object)
-from guardrail.errors import BadRequest, GuardrailError, Overloaded, Unauthorized
+                               parse_json_object, read_body)
+from guardrail.errors import BadRequest, GuardrailError, Overloaded, StoreUnavailable
 from guardrail.guard import GuardSettings
+from guardrail.metrics import Metrics
 from guardrail.pipeline import (CLEANUP_TIMEOUT_S, guarded_completion, guarded_stream,
                                 passthrough_stream)
 from guardrail.policy import RegeneratorFactory, resolve_policy
-from guardrail.types import Action, Grounding
+from guardrail.tenants import DEFAULT_TENANT, Tenants
+from guardrail.types import Grounding
 from guardrail.upstream import UpstreamClient, UpstreamStream
-from guardrail.verifier import Verifier, load_local_verifier
+from guardrail.verifier import Verifier, build_verifier
 
-
-DEFAULT_TENANT = "default"  # requests without a tenant (no or unknown key)
-
-
-class ContextLookup(Protocol):
-    """The per-tenant context store (``guardrail.cache``); ``get`` raises NotFound."""
-
-    async def get(self, tenant: str, context_id: str) -> "HasDocuments": ...
-
-
-class HasDocuments(Protocol):
-    documents: Sequence[str]
-
-
-class Metrics:
-    """Prometheus metrics on a registry of the app's own (apps in one process don't clash);
-    also the pipeline's ``StreamObserver``."""
-
-    def __init__(self, queue_depth: Callable[[], int]):
-        self.registry = CollectorRegistry()
-        r = self.registry
-        self.requests = Counter("guardrail_requests", "Requests by route kind and whether "
-                                "they are checked", ["mode", "checked"], registry=r)
-        self.errors = Counter("guardrail_errors", "Error responses by type", ["type"],
-                              registry=r)
-        self.sentences = Counter("guardrail_sentences", "Sentences by action",
-                                 ["action", "checked"], registry=r)
-        self.checks = Histogram("guardrail_check_seconds", "Check latency (queueing "
-                                "included) by exit layer", ["exit_layer"], registry=r,
-                                buckets=(.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10))
-        self.queue = Gauge("guardrail_queue_depth", "Checks queued or running", registry=r)
-        self.queue.set_function(lambda: float(queue_depth()))
-
-    def request(self, mode: str, checked: bool) -> None:
-        self.requests.labels(mode, str(checked).lower()).inc()
-
-    def error(self, kind: str) -> None:
-        self.errors.labels(kind).inc()
-
-    def on_sentence(self, action: Action, checked: bool) -> None:
-        self.sentences.labels(action.value, str(checked).lower()).inc()
-
-    def on_check(self, seconds: float, exit_layer: Optional[int]) -> None:
-        self.checks.labels(str(exit_layer)).observe(seconds)
-
-    def render(self) -> tuple[bytes, str]:
-        return generate_latest(self.registry), CONTENT_TYPE_LATEST
+log = logging.getLogger(__name__)
+__all__ = ["DEFAULT_TENANT", "AppState", "create_app"]
 
 
 @dataclass
@@ -100,7 +63,8 @@ class AppState:
     verifier: Verifier
     regenerators: RegeneratorFactory
     metrics: Metrics
-    contexts: Optional[ContextLookup] = None
+    store: ContextStore
+    tenants: Tenants
     in_flight: int = 0
 
 
@@ -108,54 +72,35 @@ def _state(request: Request) -> AppState:
     return request.app.state.guardrail
 
 
-async def _read_body(request: Request, limit: int) -> bytes:
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise BadRequest(f"request body exceeds {limit} bytes", status=413,
-                             code="body_too_large")
-    return bytes(body)
-
-
-def _tenant(st: AppState, authorization: Optional[str]) -> Optional[str]:
-    key = authorization[7:].strip() if authorization and \
-        authorization[:7].lower() == "bearer " else None
-    tenant = st.config.tenant_for_key(key)
-    if tenant is None and st.config.server.require_api_key:
-        raise Unauthorized("a valid API key is required (Authorization: Bearer ...)")
-    return tenant
-
-
-async def _grounding(st: AppState, g: Grounding, tenant: Optional[str]) -> Grounding:
+async def _grounding(st: AppState, g: Grounding, tenant: str) -> Grounding:
+    """Stored documents of ``context_id`` (in the tenant's namespace) before the inline
+    ones; unknown or expired is NotFound (404), a Redis-only id while Redis is down
+    StoreUnavailable (503).  Resolved before anything goes upstream."""
     if g.context_id is None:
         return g
-    if st.contexts is None:
-        if hasattr(st.verifier, "for_tenant"):
-            return g  # the scheduler resolves context ids itself, per tenant
-        raise BadRequest("'guardrail.context_id' needs a context store; this server has none")
-    stored = await st.contexts.get(tenant or DEFAULT_TENANT, g.context_id)
+    stored = await st.store.get(tenant, g.context_id)
     return Grounding(tuple(stored.documents) + g.documents, g.question, g.context_id)
 
 
 async def _settings(st: AppState, grounding: Grounding, override: Optional[PolicyOverride],
-                    tenant: Optional[str], auth: Optional[str], *, n: int = 1,
+                    tenant: str, auth: Optional[str], *, n: int = 1,
                     model: str = "") -> GuardSettings:
     cfg = st.config
     if n > 1 and cfg.verification.other_choices == "reject":
         raise BadRequest(f"'n'={n} with grounding context: only choice 0 can be checked "
                          "and this server rejects n>1 (verification.other_choices=reject)")
-    policy = resolve_policy(cfg, tenant, override)
+    policy = resolve_policy(cfg, st.tenants.policy_name(tenant), override)
     return GuardSettings(await _grounding(st, grounding, tenant), policy, cfg.verification,
                          stream_id=f"gr-{uuid.uuid4().hex}", model=model,
                          regenerator=st.regenerators.for_request(auth),
-                         observer=st.metrics)
+                         observer=st.metrics,
+                         left_context_chars=cfg.scheduler.left_context_chars)
 
 
-def _verifier_for(st: AppState, tenant: Optional[str]) -> Verifier:
+def _verifier_for(st: AppState, tenant: str) -> Verifier:
     """The seam bound to the tenant when the verifier is tenant-aware (the scheduler)."""
     bind = getattr(st.verifier, "for_tenant", None)
-    return bind(tenant) if bind is not None and tenant is not None else st.verifier
+    return bind(tenant) if bind is not None else st.verifier
 
 
 class _Admission:
@@ -190,10 +135,10 @@ async def _streaming(body: AsyncIterator[bytes], slot: _Admission) -> AsyncItera
 
 async def chat_completions(request: Request) -> Response:
     st = _state(request)
-    raw = await _read_body(request, st.config.server.max_body_bytes)
-    req = parse_chat_request(raw, st.config.context)
     auth = request.headers.get("authorization")
-    tenant = _tenant(st, auth)
+    tenant = st.tenants.resolve(auth)
+    raw = await read_body(request.stream(), st.config.server.max_body_bytes)
+    req = parse_chat_request(raw, st.config.context)
     settings = None
     if req.checked:
         st.verifier.admit()  # refuse early (503) rather than fail mid-stream
@@ -263,9 +208,9 @@ def _verify_input(body: dict) -> tuple[Grounding, str, Optional[PolicyOverride]]
 async def verify(request: Request) -> Response:
     """Check a (context, question, answer) triple as a non-streaming answer would be."""
     st = _state(request)
-    body = parse_json_object(await _read_body(request, st.config.server.max_body_bytes))
+    tenant = st.tenants.resolve(request.headers.get("authorization"))
+    body = parse_json_object(await read_body(request.stream(), st.config.server.max_body_bytes))
     grounding, answer, override = _verify_input(body)
-    tenant = _tenant(st, request.headers.get("authorization"))
     settings = await _settings(st, grounding, override, tenant, None)
     st.metrics.request("verify", True)
     completion = {"choices": [{"index": 0, "message": {"role": "assistant", "content": answer}}]}
@@ -286,8 +231,12 @@ async def models(request: Request) -> Response:
 
 async def healthz(request: Request) -> Response:
     st = _state(request)
+    redis = st.store.redis
     return JSONResponse({"status": "ok", "verifier": st.verifier.info(),
-                         "upstream": st.config.upstream.base_url, "in_flight": st.in_flight})
+                         "upstream": st.config.upstream.base_url, "in_flight": st.in_flight,
+                         "tenants": "single" if st.tenants.single else len(st.tenants.names),
+                         "context_cache": "in-process" if redis is None else
+                         ("redis" if redis.available else "in-process (redis unavailable)")})
 
 
 async def metrics(request: Request) -> Response:
@@ -297,10 +246,14 @@ async def metrics(request: Request) -> Response:
 
 async def _guardrail_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, GuardrailError)
-    _state(request).metrics.error(exc.type)
-    headers = {"retry-after": str(max(1, round(exc.retry_after)))} \
-        if isinstance(exc, Overloaded) else None
-    return JSONResponse(exc.to_json(), exc.status, headers=headers)
+    st = _state(request)
+    st.metrics.error(exc.type)
+    status, headers = exc.status, None
+    if isinstance(exc, Overloaded):
+        headers = {"retry-after": str(max(1, round(exc.retry_after)))}
+        if not isinstance(exc, StoreUnavailable):
+            status = st.config.server.overload_status
+    return JSONResponse(exc.to_json(), status, headers=headers)
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
@@ -311,33 +264,65 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 def create_app(config: Optional[GuardrailConfig] = None, verifier: Optional[Verifier] = None,
                upstream_transport: Optional[httpx.AsyncBaseTransport] = None, *,
-               verifier_factory: Callable[[GuardrailConfig], Verifier] = load_local_verifier,
-               contexts: Optional[ContextLookup] = None) -> Starlette:
-    """The app.  ``verifier`` (injected) is not closed by the app; one it builds is."""
+               verifier_factory: Optional[Callable[[GuardrailConfig], Verifier]] = None,
+               contexts: Optional[ContextStore] = None, detector: Any = None) -> Starlette:
+    """The app.  Without ``verifier``, one is built at start-up: ``verifier_factory(config)``
+    or, by default, ``build_verifier`` around ``detector`` (default: the configured
+    detector, loaded then).  ``contexts``: the context store (default: one built from
+    ``config.cache``).  What the app builds it closes; what it is given it does not."""
     config = config or GuardrailConfig()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        owned = verifier is None
-        v = verifier if verifier is not None else \
-            await asyncio.to_thread(verifier_factory, config)
+        c = config.cache
+        redis = RedisStore(c.redis_url, prefix=c.key_prefix, socket_timeout_s=c.socket_timeout_s,
+                           connect_timeout_s=c.connect_timeout_s,
+                           down_cooldown_s=c.down_cooldown_s) \
+            if contexts is None and c.redis_url else None
+        store = contexts if contexts is not None else ContextStore(c, redis=redis)
+        prepared = PreparedContextCache(c, redis=store.redis)  # one Redis client for both
+        if verifier is not None:
+            v = verifier
+        elif verifier_factory is not None:
+            v = await asyncio.to_thread(verifier_factory, config)
+        else:
+            v = await asyncio.to_thread(build_verifier, config, detector=detector,
+                                        contexts=prepared, store=store)
+        tenants = Tenants(config)
+        log.info("guardrail: %s", tenants.describe())
+        log.info("guardrail: verifier %s; context cache: %s", v.info().get("scheduler", "custom"),
+                 f"redis at {_redacted(c.redis_url)} + in-process LRU" if store.redis
+                 else "in-process LRU only (no cache.redis_url)")
         upstream = UpstreamClient(config.upstream, transport=upstream_transport)
         regenerators = RegeneratorFactory(config.policy.regenerate, upstream)
-        app.state.guardrail = AppState(config, upstream, v, regenerators,
-                                       Metrics(v.queue_depth), contexts)
+        meters = Metrics(v.queue_depth)
+        inner = getattr(v, "contexts", None)  # the scheduler's prepared-context cache
+        meters.watch(v, lambda: (store.redis, getattr(inner, "redis", None)))
+        app.state.guardrail = AppState(config, upstream, v, regenerators, meters, store,
+                                       tenants)
         try:
             yield
         finally:
             await regenerators.aclose()
             await upstream.aclose()
-            if owned:
+            if verifier is None:
                 await v.aclose()
+            await prepared.flush()
+            if redis is not None:
+                await redis.aclose()
 
     routes = [Route("/v1/chat/completions", chat_completions, methods=["POST"]),
               Route("/v1/models", models, methods=["GET"]),
               Route("/v1/verify", verify, methods=["POST"]),
+              *contexts_api.routes,
               Route("/healthz", healthz, methods=["GET"]),
               Route("/metrics", metrics, methods=["GET"])]
     return Starlette(routes=routes, lifespan=lifespan,
                      exception_handlers={GuardrailError: _guardrail_error,
                                          HTTPException: _http_error})
+
+
+def _redacted(url: Optional[str]) -> str:
+    """A Redis URL without its password, for logs."""
+    parsed = httpx.URL(url or "")
+    return str(parsed.copy_with(password="***")) if parsed.password else str(parsed)

@@ -1,14 +1,18 @@
 """The seam between the server and the model: ``Verifier``.
 
 The server and the pipeline know only this Protocol (as vLLM's API layer knows only
-``generate``/``abort``).  ``LocalVerifier`` is the simple implementation: one detector,
-one forward at a time in a dedicated worker thread, a priority queue in front of it
-(in-flight sentence checks before end-of-stream passes), ``abort(stream_id)`` dropping
-a stream's queued checks.  A cross-stream batching scheduler implements the same
-Protocol and replaces it without touching the server.
+``generate``/``abort``).  Two implementations:
 
-This is the only module besides the CLI that touches the detector, and it imports
-``guardrail.detector`` (torch) lazily, in ``load_local_verifier``.
+* ``guardrail.scheduler.Scheduler`` (the default, ``verification.engine: scheduler``):
+  every check of every stream batched across streams, contexts prepared once and cached;
+* ``LocalVerifier`` (``engine: local``): one detector, one ``detect`` at a time in a
+  dedicated worker thread, a priority queue in front of it (in-flight sentence checks
+  before end-of-stream passes), ``abort(stream_id)`` dropping a stream's queued checks.
+  The simple baseline.
+
+Both read the ``scheduler`` section (``SchedulerConfig``) for exits, context windows
+(``window_selectors``), left context, queue bound and timeout.  ``build_verifier`` picks one; it imports
+``guardrail.detector`` (torch) lazily, so the server never imports torch.
 """
 
 from __future__ import annotations
@@ -18,11 +22,15 @@ import dataclasses
 import heapq
 import itertools
 from concurrent.futures import ThreadPoolExecutor
-from typing import Optional, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Protocol, Sequence
 
-from guardrail.config import GuardrailConfig, VerificationConfig
+from guardrail.config import GuardrailConfig
 from guardrail.errors import DetectorError, GuardrailError, Overloaded
+from guardrail.scheduler_config import SchedulerConfig
 from guardrail.types import CheckRequest, Detection, Priority
+
+if TYPE_CHECKING:
+    from guardrail.cache import ContextStore, PreparedContextCache
 
 
 class Verifier(Protocol):
@@ -60,6 +68,16 @@ class DetectorLike(Protocol):
                exit_layer: Optional[int] = None) -> Detection: ...
 
 
+def window_selectors(cfg: SchedulerConfig) -> "dict[Priority, Any]":
+    """The window selector of each check priority (``in_flight_windows`` /
+    ``final_windows``), sharing one BM25 index cache.  Imports the detector package."""
+    from guardrail.detector.windows import IndexCache, make_selector
+
+    cache = IndexCache()
+    return {Priority.IN_FLIGHT: make_selector(cfg.in_flight_windows, cfg.in_flight_top_k, cache),
+            Priority.END_OF_STREAM: make_selector(cfg.final_windows, cfg.final_top_k, cache)}
+
+
 def trim_left(response: str, start: int, budget: int) -> int:
     """Where the detector input begins: at most ``budget`` characters before ``start``,
     moved forward to a word boundary so the model never sees half a word."""
@@ -89,16 +107,21 @@ class _Job:
 
 
 class LocalVerifier:
-    def __init__(self, detector: DetectorLike, cfg: VerificationConfig, *,
+    def __init__(self, detector: DetectorLike, cfg: SchedulerConfig = SchedulerConfig(), *,
                  model_name: str = "default"):
+        """``cfg``: the ``scheduler`` section (in-flight exit, context windows, left
+        context, queue bound, timeout; batching fields do not apply).  Window selection
+        needs a detector with ``detect_batch(..., selector=)`` (the real one); a stand-in
+        with only ``detect`` scores whatever it scores."""
         self.detector, self.cfg, self.model_name = detector, cfg, model_name
-        layer = cfg.shallow_exit_layer
+        layer = cfg.in_flight_exit
         if layer is not None and layer not in detector.exit_layers and layer != detector.n_layers:
-            raise ValueError(f"verification.shallow_exit_layer={layer} is not an exit of the "
+            raise ValueError(f"scheduler.in_flight_exit={layer} is not an exit of the "
                              f"detector (exits {list(detector.exit_layers)}, depth "
                              f"{detector.n_layers})")
         self.shallow_layer = layer if layer is not None else \
-            (detector.exit_layers[0] if detector.exit_layers else None)
+            (max(detector.exit_layers) if detector.exit_layers else None)
+        self._selectors = window_selectors(cfg) if hasattr(detector, "detect_batch") else None
         self._heap: list[_Job] = []
         self._seq = itertools.count()
         self._running: Optional[_Job] = None
@@ -139,7 +162,7 @@ class LocalVerifier:
         d = self.detector
         return {"model": self.model_name, "n_layers": d.n_layers,
                 "exit_layers": list(d.exit_layers), "shallow_exit_layer": self.shallow_layer,
-                "threshold": d.threshold}
+                "threshold": d.threshold, "scheduler": "local"}
 
     async def aclose(self) -> None:
         if self._worker is not None:
@@ -197,9 +220,16 @@ class LocalVerifier:
         end = len(req.response) if req.target_end is None else req.target_end
         cut = trim_left(req.response, req.target_start, self.cfg.left_context_chars)
         g = req.grounding
+        text, layer = req.response[cut:end], self._exit_layer(req)
         try:
-            det = self.detector.detect(g.documents, g.question, req.response[cut:end],
-                                       exit_layer=self._exit_layer(req))
+            if self._selectors is None:
+                det = self.detector.detect(g.documents, g.question, text, exit_layer=layer)
+            else:
+                from guardrail.detector import DetectInput
+
+                det = self.detector.detect_batch(
+                    [DetectInput(g.documents, g.question, text)], exit_layer=layer,
+                    selector=self._selectors[req.priority])[0]
         except GuardrailError:
             raise
         except Exception as e:
@@ -207,10 +237,30 @@ class LocalVerifier:
         return shift_detection(det, req.response, cut)
 
 
-def load_local_verifier(config: GuardrailConfig) -> LocalVerifier:
-    """Load the configured detector (torch is imported here, not at module import)."""
+def load_detector(config: GuardrailConfig) -> Any:
+    """The configured detector (torch is imported here, not at module import)."""
     from guardrail.detector import Detector
 
-    detector = Detector.from_pretrained(config.detector.model, device=config.detector.device)
-    return LocalVerifier(detector, config.verification,
+    return Detector.from_pretrained(config.detector.model, device=config.detector.device)
+
+
+def load_local_verifier(config: GuardrailConfig) -> LocalVerifier:
+    """A ``LocalVerifier`` around the configured detector (``guardrail check``, demo)."""
+    return LocalVerifier(load_detector(config), config.scheduler,
                          model_name=config.detector.model or "default")
+
+
+def build_verifier(config: GuardrailConfig, *, detector: Any = None,
+                   contexts: "Optional[PreparedContextCache]" = None,
+                   store: "Optional[ContextStore]" = None) -> Verifier:
+    """The verifier ``verification.engine`` names, around ``detector`` (default: the
+    configured one, loaded here).  The scheduler uses ``contexts`` (default: its own
+    in-process cache) and resolves bare context ids with ``store``."""
+    detector = detector if detector is not None else load_detector(config)
+    name = config.detector.model or "default"
+    if config.verification.engine == "local":
+        return LocalVerifier(detector, config.scheduler, model_name=name)
+    from guardrail.scheduler import Scheduler
+
+    return Scheduler(detector, config.scheduler, contexts=contexts, store=store,
+                     model_name=name)

@@ -2,16 +2,21 @@
 
 Proxy fixtures (guardrail/fake_upstream.py + guardrail/server.py): real uvicorn servers on
 127.0.0.1 with free ports, each in its own thread and event loop (``ServerThread``), so
-both the sync openai SDK and async httpx clients can drive them.
+both the sync openai SDK and async httpx clients can drive them.  ``detector`` is the
+real default detector (loaded once); ``redis_prefix`` a key namespace of one test's own
+on the real Redis server at 127.0.0.1:6379.
 """
 
 from __future__ import annotations
 
 import contextlib
+import time
+import uuid
 from typing import Iterator
 
 import pytest
 
+from guardrail.config import GuardrailConfig
 from guardrail.fake_upstream import FakeScript, Rule, ServerThread, create_fake_upstream
 
 EIFFEL_TOOL = ("The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in "
@@ -47,3 +52,63 @@ def fake_upstream_server() -> Iterator[ServerThread]:
 def fake_upstream(fake_upstream_server: ServerThread) -> ServerThread:
     fake_upstream_server.app.state.log.clear()
     return fake_upstream_server
+
+
+REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+@pytest.fixture(scope="session")
+def detector():
+    """The real default detector, loaded once per test session (torch imported here)."""
+    from guardrail.config import GuardrailConfig
+    from guardrail.verifier import load_detector
+
+    return load_detector(GuardrailConfig())
+
+
+@pytest.fixture
+def redis_prefix() -> Iterator[str]:
+    """A Redis key prefix of this test's own on the shared server (127.0.0.1:6379); its
+    keys are deleted afterwards.  Skips when no Redis answers."""
+    import redis
+
+    client = redis.Redis.from_url(REDIS_URL, socket_timeout=1, socket_connect_timeout=1)
+    try:
+        client.ping()
+    except redis.RedisError as e:  # pragma: no cover - depends on the machine
+        client.close()
+        pytest.skip(f"no Redis server on 127.0.0.1:6379: {e}")
+    prefix = "gtest" + uuid.uuid4().hex[:12]
+    yield prefix
+    keys = list(client.scan_iter(match=f"{prefix}:*"))
+    if keys:
+        client.delete(*keys)
+    client.close()
+
+
+def proxy_config(upstream_url: str, **sections) -> GuardrailConfig:
+    """A proxy config in front of ``upstream_url`` (the fake upstream) plus ``sections``."""
+    return GuardrailConfig.model_validate(
+        {"upstream": {"base_url": upstream_url + "/v1", "api_key": "sk-upstream"}, **sections})
+
+
+def scrape(url: str) -> dict[tuple[str, tuple], float]:
+    """``/metrics`` as {(sample name, sorted label pairs): value}."""
+    import httpx
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = httpx.get(url + "/metrics", timeout=30).text
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(text) for s in family.samples}
+
+
+def wait_until(predicate, timeout: float = 30.0, what: str = "a condition"):
+    """Poll ``predicate`` until it returns a true value (which is returned)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)

@@ -16,8 +16,9 @@ from typer.testing import CliRunner
 
 from guardrail.bench import Target, Timing, interleaved, percentile, ratio
 from guardrail.bench.report import render_page
-from guardrail.bench.stream import (REDACT_MARKER, _diff, align, fell_behind, lag_slope,
-                                    sentence_ends)
+from guardrail.bench.stream_delays import (REDACT_MARKER, align, diff, fell_behind, lag_slope,
+                                           sentence_ends)
+from guardrail.bench.stream_proxy import VARIANTS, variant_config, variant_overrides
 from guardrail.cli import app
 
 runner = CliRunner()
@@ -104,6 +105,10 @@ def test_bench_stream_quick_without_data(out: Path, tmp_path: Path):
     invoke("bench", "stream", "--quick", "--out", str(out), "--data-dir", str(tmp_path / "none"))
     r = json.loads((out / "stream.json").read_text())
     assert r["kind"] == "stream" and r["settings"]["documents"] == "synthetic filler"
+    s = r["settings"]  # how checks ran: the shipped scheduler section
+    assert (s["windows"], s["final_windows"]) == ("topk", "all") and s["top_k"] >= 1
+    assert s["scheduler"]["in_flight_windows"] == "topk"
+    assert s["variant_overrides"]["guarded"] == {}
     check_machine(r["machine"])
     variants = {(c["variant"], c["streams"], c["throttled"]) for c in r["configs"]}
     for n in (1, 2):
@@ -131,8 +136,13 @@ def test_bench_stream_quick_without_data(out: Path, tmp_path: Path):
         if c["variant"] == "naive":
             assert set(chk["exits"]["in_flight"]) == {str(r["settings"]["n_layers"])}
         else:
-            assert chk["batches"]["count"] > 0 and chk["batches"]["mean_size"] >= 1
-            assert sum(chk["batches"]["sizes"].values()) == chk["batches"]["count"]
+            b = chk["batches"]
+            assert b["count"] > 0 and b["mean_size"] >= 1
+            assert sum(b["sizes"].values()) == b["count"]
+            for k in ("mean_queue_wait_ms", "mean_model_ms", "in_flight_mean_queue_wait_ms",
+                      "in_flight_mean_model_ms"):
+                assert num(b[k]) and b[k] >= 0, k
+            assert b["mean_model_ms"] > 0
     mech = {m["variant"]: m for m in r["mechanisms"]}
     assert set(mech) == {"naive", "no_batching"}
     g = next(c for c in r["configs"] if c["variant"] == "guarded" and c["streams"] == 1)
@@ -256,5 +266,26 @@ def test_diff_keeps_counters_that_grew():
     before = {"exits": {"in_flight@4": 2}, "failed": 0, "info": {"model": "m"}}
     after = {"exits": {"in_flight@4": 5, "end_of_stream@6": 1}, "failed": 1,
              "info": {"model": "m"}}
-    assert _diff(after, before) == {"exits": {"in_flight@4": 3, "end_of_stream@6": 1},
+    assert diff(after, before) == {"exits": {"in_flight@4": 3, "end_of_stream@6": 1},
                                     "failed": 1, "info": {}}
+
+
+def test_variants_are_the_shipped_config_with_one_change():
+    from guardrail.config import GuardrailConfig
+
+    spec = {"upstream": "http://127.0.0.1:9/v1", "final_pass": True, "check_timeout_s": 60,
+            "admission": True}
+    shipped = GuardrailConfig()
+    guarded = variant_config(spec, "guarded", 6)
+    assert guarded.scheduler == shipped.scheduler.model_copy(update={"check_timeout_s": 60})
+    assert guarded.cache == shipped.cache and guarded.verification == shipped.verification
+    for name in set(VARIANTS) - {"guarded", "naive", "no_early_exit"}:
+        assert len(variant_overrides(name, 6)) == 1, name
+        assert variant_config(spec, name, 6) != guarded
+    naive = variant_config(spec, "naive", 6)
+    assert naive.verification.engine == "local" and naive.scheduler.in_flight_exit == 6
+    assert (naive.scheduler.in_flight_windows, naive.scheduler.final_windows) == ("all", "all")
+    no_admission = variant_config({**spec, "admission": False, "windows": "all", "top_k": 2},
+                                  "guarded", 6).scheduler
+    assert no_admission.latency_budget_s == 1e9 and no_admission.in_flight_windows == "all"
+    assert no_admission.in_flight_top_k == 2

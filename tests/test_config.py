@@ -116,3 +116,61 @@ def test_tenant_lookup_and_secret_key_not_printed():
     assert c.tenant_for_key("sk-acme") == "acme"
     assert c.tenant_for_key("other") is None and c.tenant_for_key(None) is None
     assert "sk-upstream" not in repr(c) and "sk-acme" not in repr(c)
+
+
+def test_scheduler_and_cache_sections_defaults_and_env():
+    c = GuardrailConfig()
+    assert c.verification.engine == "scheduler"
+    s = c.scheduler
+    assert (s.left_context_chars, s.in_flight_exit, s.depth_ladder) == (600, None, (64, 256))
+    assert c.cache.redis_url is None and c.server.overload_status == 503
+    env = {"GUARDRAIL_CACHE__REDIS_URL": "redis://127.0.0.1:6379/2",
+           "GUARDRAIL_SCHEDULER__MAX_WAIT_MS": "2.5",
+           "GUARDRAIL_SCHEDULER__DEPTH_LADDER": "[8, 32]",
+           "GUARDRAIL_VERIFICATION__ENGINE": "local"}
+    c = load_config(env=env, overrides={"cache.redis_url": None})
+    assert c.cache.redis_url == "redis://127.0.0.1:6379/2"
+    assert (c.scheduler.max_wait_ms, c.scheduler.depth_ladder) == (2.5, (8, 32))
+    assert c.verification.engine == "local"
+    assert load_config(env=env, overrides={"cache.redis_url": "redis://r:1/0"}).cache.redis_url \
+        == "redis://r:1/0"  # the --redis-url flag wins
+    with pytest.raises(ValueError, match="cache.redis_url must start with redis://"):
+        load_config(env={"GUARDRAIL_CACHE__REDIS_URL": "http://x"})
+    with pytest.raises(ValueError, match="depth_ladder must be strictly increasing"):
+        GuardrailConfig.model_validate({"scheduler": {"depth_ladder": [64, 8]}})
+
+
+def test_window_selection_per_priority_defaults_and_validation():
+    s = GuardrailConfig().scheduler
+    assert (s.in_flight_windows, s.in_flight_top_k, s.final_windows, s.final_top_k) == \
+        ("topk", 3, "all", 8)
+    c = load_config(env={"GUARDRAIL_SCHEDULER__IN_FLIGHT_WINDOWS": "all",
+                         "GUARDRAIL_SCHEDULER__FINAL_TOP_K": "4"},
+                    overrides={"scheduler.final_windows": "topk"})
+    assert (c.scheduler.in_flight_windows, c.scheduler.final_windows,
+            c.scheduler.final_top_k) == ("all", "topk", 4)
+    for field in ("in_flight_top_k", "final_top_k"):
+        with pytest.raises(ValueError, match=field):
+            GuardrailConfig.model_validate({"scheduler": {field: 0}})
+    with pytest.raises(ValueError, match="in_flight_windows"):
+        GuardrailConfig.model_validate({"scheduler": {"in_flight_windows": "truncate"}})
+
+
+def test_old_verification_keys_are_refused():
+    """``verification.shallow_exit_layer`` & co. live only in the scheduler section."""
+    for key in ("shallow_exit_layer", "left_context_chars", "check_timeout_s",
+                "max_pending_checks"):
+        with pytest.raises(ValueError, match=key):
+            GuardrailConfig.model_validate({"verification": {key: 5}})
+
+
+def test_tenant_keys_and_the_reserved_default_tenant():
+    assert GuardrailConfig().keys_required is False
+    tenants = {"acme": {"api_keys": ["sk-acme"]}}
+    assert GuardrailConfig.model_validate({"tenants": tenants}).keys_required is True
+    assert GuardrailConfig.model_validate({"tenants": tenants, "server": {
+        "require_api_key": False}}).keys_required is False
+    policy_only = {"t": {"policy": {"action": "annotate"}}}
+    assert GuardrailConfig.model_validate({"tenants": policy_only}).keys_required is False
+    with pytest.raises(ValueError, match="tenants.default: the name is reserved"):
+        GuardrailConfig.model_validate({"tenants": {"default": {"api_keys": ["k"]}}})

@@ -1,5 +1,8 @@
 """End to end: the official openai SDK (and raw httpx for bad input) -> guardrail on a
-loopback port with the REAL default detector -> the scripted fake upstream.
+loopback port, wired as ``guardrail serve`` wires it (the cross-stream scheduler and
+the in-process context cache) around the REAL default detector -> the scripted fake
+upstream.  Contexts API, tenants, Redis, concurrency: test_e2e_contexts.py and
+test_e2e_load.py.
 
 Until the trained default model lands, the shipped placeholder gives arbitrary
 verdicts, so these tests assert structure and faithfulness (what the client got is
@@ -21,7 +24,6 @@ from conftest import EIFFEL_ANSWER, EIFFEL_REWRITE, EIFFEL_TOOL, serve
 
 from guardrail.config import GuardrailConfig
 from guardrail.server import create_app
-from guardrail.verifier import LocalVerifier, load_local_verifier
 
 QUESTION = "When was the Eiffel Tower built?"
 MESSAGES = [{"role": "user", "content": QUESTION},
@@ -32,14 +34,8 @@ MESSAGES = [{"role": "user", "content": QUESTION},
 
 
 @pytest.fixture(scope="module")
-def verifier() -> LocalVerifier:
-    """The real default detector, loaded once for the module."""
-    return load_local_verifier(GuardrailConfig())
-
-
-@pytest.fixture(scope="module")
-def placeholder(verifier) -> bool:
-    return bool(verifier.detector.meta.get("placeholder"))
+def placeholder(detector) -> bool:
+    return bool(detector.meta.get("placeholder"))
 
 
 def config(upstream: str, **sections) -> GuardrailConfig:
@@ -48,8 +44,8 @@ def config(upstream: str, **sections) -> GuardrailConfig:
 
 
 @pytest.fixture(scope="module")
-def proxy(fake_upstream_server, verifier):
-    with serve(create_app(config(fake_upstream_server.url), verifier=verifier)) as s:
+def proxy(fake_upstream_server, detector):
+    with serve(create_app(config(fake_upstream_server.url), detector=detector)) as s:
         yield s
 
 
@@ -74,8 +70,8 @@ def check_report(text: str, g: dict, n_layers: int) -> None:
     sentences = g["sentences"]
     assert "".join(s["original"] for s in sentences) == EIFFEL_ANSWER  # upstream, verbatim
     assert "".join(s["released"] for s in sentences) == text            # what was sent
-    for s in sentences:
-        assert s["checked"] is True and s["exit_layer"] == 2 and 0 <= s["score"] <= 1
+    for s in sentences:  # in-flight checks: the deepest early exit (no load, no ladder)
+        assert s["checked"] is True and s["exit_layer"] == 4 and 0 <= s["score"] <= 1
         if s["action"] == "release":
             assert s["released"] == s["original"]
         if s["action"] == "redact":
@@ -91,25 +87,28 @@ def check_report(text: str, g: dict, n_layers: int) -> None:
     assert g["hallucination_detected"] == (flagged or g["final"]["hallucinated"])
 
 
-def test_stream_with_tool_context(client, fake_upstream, verifier):
+def test_stream_with_tool_context(client, fake_upstream, detector, proxy):
     text, g, chunks = stream_answer(client)
-    check_report(text, g, verifier.detector.n_layers)
+    check_report(text, g, detector.n_layers)
     assert [s["action"] for s in g["sentences"]] and g["policy"]["action"] == "redact"
     assert chunks[0].choices[0].delta.role == "assistant"
     assert any(c.choices and c.choices[0].finish_reason == "stop" for c in chunks)
     assert len({c.id for c in chunks}) == 1 and chunks[0].model == "fake-llm"
     call = fake_upstream.app.state.log[0]
     assert call.headers["authorization"] == "Bearer sk-upstream"
+    info = httpx.get(proxy.url + "/healthz").json()
+    assert info["verifier"]["scheduler"] == "batching"  # the default wiring
+    assert info["verifier"]["shallow_exit_layer"] == 4 and info["tenants"] == "single"
 
 
-def test_non_streaming_with_extension_context(client, verifier):
+def test_non_streaming_with_extension_context(client, detector):
     raw = client.chat.completions.with_raw_response.create(
         model="fake-llm", messages=[{"role": "user", "content": QUESTION}],
         extra_body={"guardrail": {"context": [EIFFEL_TOOL]}})
     completion = raw.parse()
     g = completion.model_extra["guardrail"]
     text = completion.choices[0].message.content
-    check_report(text, g, verifier.detector.n_layers)
+    check_report(text, g, detector.n_layers)
     assert raw.headers["x-guardrail-verified"] == "true"
     assert raw.headers["x-guardrail-hallucination"] == str(g["hallucination_detected"]).lower()
     assert raw.headers["x-guardrail-action"] == g["action"]
@@ -209,14 +208,14 @@ def test_bad_input_is_400(proxy, raw, message):
     assert r.status_code == 400 and message in r.json()["error"]["message"]
 
 
-def test_sdk_sees_upstream_errors_and_unreachable(client, verifier):
+def test_sdk_sees_upstream_errors_and_unreachable(client, detector):
     with pytest.raises(openai.RateLimitError, match="slow down"):
         client.chat.completions.create(model="fake-llm", messages=MESSAGES, extra_body={
             "fake": {"mode": "error", "status": 429, "message": "slow down"}})
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    with serve(create_app(config(f"http://127.0.0.1:{port}"), verifier=verifier)) as p:
+    with serve(create_app(config(f"http://127.0.0.1:{port}"), detector=detector)) as p:
         with openai.OpenAI(base_url=p.url + "/v1", api_key="k", max_retries=0) as c:
             with pytest.raises(openai.InternalServerError) as e:
                 c.chat.completions.create(model="fake-llm", messages=MESSAGES)
@@ -247,3 +246,23 @@ def test_client_disconnect_cancels_upstream(proxy, fake_upstream):
     while not call.cancelled and time.monotonic() < deadline:
         time.sleep(0.02)
     assert call.cancelled and not call.finished
+
+
+def test_local_engine_is_the_one_at_a_time_baseline(fake_upstream_server, fake_upstream,
+                                                     detector):
+    cfg = config(fake_upstream_server.url, verification={"engine": "local"},
+                 scheduler={"in_flight_exit": 6})
+    with serve(create_app(cfg, detector=detector)) as p:
+        info = httpx.get(p.url + "/healthz").json()["verifier"]
+        assert (info["scheduler"], info["shallow_exit_layer"]) == ("local", 6)
+        cid = httpx.put(p.url + "/v1/contexts", json={"documents": [EIFFEL_TOOL]}).json()
+        assert "tokens" not in cid  # nothing to warm: LocalVerifier has no context cache
+        with openai.OpenAI(base_url=p.url + "/v1", api_key="k", max_retries=0) as c:
+            chunks = list(c.chat.completions.create(
+                model="fake-llm", stream=True, messages=[{"role": "user", "content": QUESTION}],
+                extra_body={"guardrail": {"context_id": cid["context_id"],
+                                          "policy": {"threshold": 1.0}}}))
+        g = chunks[-1].model_extra["guardrail"]
+        assert [s["exit_layer"] for s in g["sentences"]] == [6, 6, 6]
+        assert "".join(s["original"] for s in g["sentences"]) == EIFFEL_ANSWER
+        assert "guardrail_scheduler_batch_size" not in httpx.get(p.url + "/metrics").text

@@ -36,10 +36,11 @@ class ScriptedRegenerator:
         return self.replies.pop(0)
 
 
-def settings(action=Action.REDACT, hold=True, regenerator=None, **vcfg) -> GuardSettings:
+def settings(action=Action.REDACT, hold=True, regenerator=None, left_context_chars=600,
+             **vcfg) -> GuardSettings:
     policy = EffectivePolicy(action, None, hold, "spans", "[unsupported]", 2)
     return GuardSettings(GROUNDING, policy, VerificationConfig(**vcfg), "stream-1", "m",
-                         regenerator)
+                         regenerator, left_context_chars=left_context_chars)
 
 
 def chunk(content=None, *, finish=None, role=None, index=0, **extra) -> dict:

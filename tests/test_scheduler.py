@@ -64,6 +64,7 @@ class FakeDetector:
         if not gate:
             self.gate.set()
         self.fail = None
+        self.selectors: list = []  # the window selector of each prepare
 
     def prepare_context(self, documents):
         text = "\n\n".join(documents)
@@ -76,6 +77,7 @@ class FakeDetector:
 
     def prepare(self, inp, selector=None):
         assert isinstance(inp.context, PreparedContext)
+        self.selectors.append(selector)
         pieces = inp.response.split("|")
         return FakePrep(inp.response, [FakeSeq(p.strip(), max(1, len(p.split())))
                                        for p in pieces])
@@ -334,10 +336,48 @@ async def test_config_is_checked_against_the_detector():
         Scheduler(FakeDetector(), cfg(max_batch_tokens=32))
     with pytest.raises(ValueError, match="depth_ladder"):
         SchedulerConfig(depth_ladder=(10, 5))
+    for field in ("in_flight_top_k", "final_top_k"):
+        with pytest.raises(ValueError, match=field):
+            SchedulerConfig(**{field: 0})
     s = Scheduler(FakeDetector(), cfg())
     await s.aclose()
     with pytest.raises(Overloaded, match="shutting down"):
         await s.verify(req("late"))
+
+
+async def test_window_selector_follows_the_priority():
+    from guardrail.detector.windows import AllWindows, TopKWindows
+
+    det = FakeDetector()
+    async with Scheduler(det, cfg()) as s:  # defaults: top-3 in flight, all at the end
+        await s.verify(req("a b", priority=IF))
+        await s.verify(req("a b", priority=EOS))
+    fly, end = det.selectors
+    assert isinstance(fly, TopKWindows) and fly.k == 3 and isinstance(end, AllWindows)
+    det = FakeDetector()
+    async with Scheduler(det, cfg(in_flight_windows="all", final_windows="topk",
+                                  final_top_k=5)) as s:
+        await s.verify(req("a b", priority=EOS))
+        await s.verify(req("a b", priority=IF))
+    end, fly = det.selectors
+    assert isinstance(end, TopKWindows) and end.k == 5 and isinstance(fly, AllWindows)
+
+
+async def test_stats_split_batch_time_into_queueing_and_model():
+    det = FakeDetector(gate=True)
+    async with Scheduler(det, cfg(max_batches_in_flight=1, max_batch_size=1)) as s:
+        tasks = [asyncio.create_task(s.verify(req("a b", stream=f"s{i}", priority=p)))
+                 for i, p in enumerate((IF, IF, EOS))]
+        await until(det.started.is_set, "the first forward")
+        await asyncio.sleep(0.05)  # the other two wait behind it
+        det.gate.set()
+        await asyncio.gather(*tasks)
+        st = s.stats()
+    assert st.batches == 3 and st.in_flight_batches == 2
+    assert st.queue_wait_s >= 0.05 and st.model_s > 0  # the first forward held the others
+    assert 0 < st.in_flight_model_s <= st.model_s
+    assert 0 <= st.in_flight_queue_wait_s <= st.queue_wait_s
+    assert st.mean_queue_wait_ms == 1000 * st.queue_wait_s / 3
 
 
 # -- the real default detector ----------------------------------------------------------------------
@@ -394,3 +434,32 @@ async def test_left_context_is_trimmed_and_offsets_map_back(detector):
     assert got.spans_in(start, len(response)) == want
     for sp in got.spans:
         assert response[sp.start:sp.end] == sp.text
+
+
+def long_context(n: int = 150) -> tuple[str, ...]:
+    import random
+
+    rng = random.Random(0)
+    words = "market city river council school harvest festival railway museum library".split()
+    filler = [f"The {rng.choice(words)} near the {rng.choice(words)} hired a {rng.choice(words)} "
+              f"in year {rng.randint(1, 99)}." for _ in range(n)]
+    filler.insert(n // 2, "The Zorblat bridge over the Mira river was opened in 1931.")
+    return (" ".join(filler),)
+
+
+@pytest.mark.parametrize("final", [("all", None), ("topk", 2)])
+async def test_in_flight_checks_score_top_k_windows_the_final_pass_all(detector, final):
+    """A long context: in flight at most ``in_flight_top_k`` windows, at the end of the
+    stream every window (or ``final_top_k``); a one-window context is unaffected."""
+    windows, k = final
+    config = SchedulerConfig(in_flight_top_k=1, final_windows=windows, final_top_k=k or 8)
+    answer = "The Zorblat bridge was opened in 1931."
+    async with Scheduler(detector, config) as s:
+        fly, end = [await s.verify(CheckRequest(Grounding(long_context(), "When?"), answer,
+                                                stream_id="w", priority=p)) for p in (IF, EOS)]
+        short = await s.verify(CheckRequest(Grounding(CONTEXTS[0], "When?"), answer,
+                                            stream_id="w", priority=IF))
+    assert fly.windows_total == end.windows_total > 2
+    assert fly.windows_scored == 1 and fly.context_truncated
+    assert end.windows_scored == (k or end.windows_total)
+    assert (short.windows_total, short.windows_scored) == (1, 1)

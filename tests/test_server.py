@@ -90,7 +90,9 @@ def test_body_too_large_route_not_found_and_n_gt_1(fake_upstream):
         r = c.post("/v1/chat/completions", json=body(n=2, guardrail={"context": ["doc"]}))
         assert r.status_code == 400 and "only choice 0" in r.json()["error"]["message"]
         r = c.post("/v1/chat/completions", json=body(guardrail={"context_id": "ctx_1"}))
-        assert r.status_code == 400 and "context store" in r.json()["error"]["message"]
+        assert r.status_code == 404 and r.json()["error"]["code"] == "context_not_found"
+    assert all(call.body.get("fake") is None for call in fake_upstream.app.state.log)
+    assert fake_upstream.app.state.log == []  # nothing went upstream
 
 
 def test_unknown_api_key_is_401_when_keys_are_required(fake_upstream):
@@ -100,6 +102,28 @@ def test_unknown_api_key_is_401_when_keys_are_required(fake_upstream):
         r = c.post("/v1/chat/completions", json=body(stream=False),
                    headers={"authorization": "Bearer sk-acme"})
         assert r.status_code == 200
+
+
+def test_context_id_resolves_to_the_tenants_stored_documents(fake_upstream):
+    acme = {"authorization": "Bearer sk-acme"}
+    with proxy(fake_upstream, server={"require_api_key": False},
+               tenants={"acme": {"api_keys": ["sk-acme"]}}) as c:
+        cid = c.put("/v1/contexts", headers=acme, json={"documents": [EIFFEL_TOOL]}).json()[
+            "context_id"]
+        r = c.post("/v1/chat/completions", headers=acme, json=body(
+            stream=False, guardrail={"context_id": cid, "context": ["An inline one."]}))
+        assert r.status_code == 200 and r.json()["guardrail"]["policy"]["tenant"] == "acme"
+        assert c.verifier.requests[0].grounding.documents == (EIFFEL_TOOL, "An inline one.")
+        # without a key: the default tenant, which has no such id
+        r = c.post("/v1/chat/completions", json=body(guardrail={"context_id": cid}))
+        assert r.status_code == 404 and r.json()["error"]["code"] == "context_not_found"
+        r = c.post("/v1/chat/completions", json=body(stream=False, messages=TOOL_MSGS))
+        assert r.status_code == 200 and r.json()["guardrail"]["policy"]["tenant"] is None
+        assert c.get("/v1/contexts").json()["data"] == []
+        assert c.get("/healthz").json()["tenants"] == 1
+        text = c.get("/metrics").text
+    assert "guardrail_cache_redis_errors_total 0.0" in text
+    assert "guardrail_scheduler_" not in text  # a verifier without scheduler stats
 
 
 # -- upstream failures ------------------------------------------------------------------

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from guardrail.config import VerificationConfig
+from guardrail.scheduler_config import SchedulerConfig
 from guardrail.errors import DetectorError, InputError, Overloaded
 from guardrail.types import CheckRequest, Detection, Grounding, Priority, Span
 from guardrail.verifier import LocalVerifier, trim_left
@@ -66,12 +66,13 @@ def test_trim_left_cuts_at_a_word_boundary():
 
 async def test_left_context_budget_and_offsets_into_the_full_response():
     d = FakeDetector()
-    v = LocalVerifier(d, VerificationConfig(left_context_chars=12))
+    v = LocalVerifier(d, SchedulerConfig(left_context_chars=12))
     response = "One two three four five six. It was built in 1950."
     start = response.index("It")
     det = await v.verify(req(response, start))
     sent, layer, thread = d.calls[0]
-    assert sent == "five six. It was built in 1950." and layer == 2
+    # in-flight default: the deepest early exit
+    assert sent == "five six. It was built in 1950." and layer == 4
     assert thread.startswith("guardrail-check") and thread != threading.current_thread().name
     assert det.response == response
     assert [response[s.start:s.end] for s in det.spans] == ["1950"]
@@ -81,21 +82,21 @@ async def test_left_context_budget_and_offsets_into_the_full_response():
 
 async def test_exit_layers_per_priority_and_explicit():
     d = FakeDetector()
-    v = LocalVerifier(d, VerificationConfig(shallow_exit_layer=4))
+    v = LocalVerifier(d, SchedulerConfig(in_flight_exit=2))
     await v.verify(req("A."))
     await v.verify(req("A.", priority=Priority.END_OF_STREAM))
-    await v.verify(CheckRequest(G, "A.", exit_layer=2))
-    assert [c[1] for c in d.calls] == [4, None, 2]
-    assert v.info()["shallow_exit_layer"] == 4
-    with pytest.raises(ValueError, match="shallow_exit_layer=3 is not an exit"):
-        LocalVerifier(d, VerificationConfig(shallow_exit_layer=3))
+    await v.verify(CheckRequest(G, "A.", exit_layer=4))
+    assert [c[1] for c in d.calls] == [2, None, 4]
+    assert v.info()["shallow_exit_layer"] == 2
+    with pytest.raises(ValueError, match="in_flight_exit=3 is not an exit"):
+        LocalVerifier(d, SchedulerConfig(in_flight_exit=3))
     await v.aclose()
 
 
 async def test_one_forward_at_a_time_in_flight_first_and_loop_stays_free():
     d = FakeDetector()
     d.release.clear()
-    v = LocalVerifier(d, VerificationConfig())
+    v = LocalVerifier(d)
     first = asyncio.create_task(v.verify(req("first.", stream="a")))
     while not d.entered.is_set():   # the loop keeps running while the detector blocks
         await asyncio.sleep(0)
@@ -114,7 +115,7 @@ async def test_one_forward_at_a_time_in_flight_first_and_loop_stays_free():
 async def test_abort_drops_queued_checks_of_that_stream_only():
     d = FakeDetector()
     d.release.clear()
-    v = LocalVerifier(d, VerificationConfig())
+    v = LocalVerifier(d)
     running = asyncio.create_task(v.verify(req("running.", stream="a")))
     while not d.entered.is_set():
         await asyncio.sleep(0)
@@ -134,7 +135,7 @@ async def test_abort_drops_queued_checks_of_that_stream_only():
 
 async def test_errors_keep_their_type_or_become_detector_errors():
     d = FakeDetector()
-    v = LocalVerifier(d, VerificationConfig())
+    v = LocalVerifier(d)
     d.error = InputError("the response is empty")
     with pytest.raises(InputError):
         await v.verify(req("x."))
@@ -150,7 +151,7 @@ async def test_errors_keep_their_type_or_become_detector_errors():
 async def test_timeout_is_a_detector_error():
     d = FakeDetector()
     d.release.clear()
-    v = LocalVerifier(d, VerificationConfig(check_timeout_s=0.05))
+    v = LocalVerifier(d, SchedulerConfig(check_timeout_s=0.05))
     with pytest.raises(DetectorError, match="timed out"):
         await v.verify(req("slow."))
     assert v.queue_depth() == 1  # still running in the thread; its result will be dropped
@@ -161,7 +162,7 @@ async def test_timeout_is_a_detector_error():
 async def test_overload_when_the_queue_is_full():
     d = FakeDetector()
     d.release.clear()
-    v = LocalVerifier(d, VerificationConfig(max_pending_checks=2))
+    v = LocalVerifier(d, SchedulerConfig(max_pending_checks=2))
     tasks = [asyncio.create_task(v.verify(req(f"s{i}."))) for i in range(2)]
     while v.queue_depth() < 2:
         await asyncio.sleep(0)

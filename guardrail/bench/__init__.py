@@ -4,6 +4,8 @@
                 peak RSS of a loaded detector, cold vs cached context preparation
     stream.py   fake upstream + the real proxy on loopback, N concurrent streams: release
                 delay, pass-through overhead, batching, naive baseline and ablations
+                (with stream_workload.py, stream_proxy.py, stream_clients.py and
+                stream_delays.py: workloads, proxy process, load driver, analysis)
     quality.py  ``evaluate`` on every shared data set at every exit, one table
     report.py   JSON, matplotlib PNGs and the markdown page (``guardrail bench all``)
 

@@ -303,13 +303,15 @@ def _stream_section(r: dict, rel: str) -> str:
                      _f((c.get("delay_over_shallow_check") or {}).get("p50")),
                      _f(c["ttft_ms"]["p50"], 1), _f(c["chunks_per_s"], 1),
                      _f(chk.get("sentences_checked_per_s")), _f(b.get("mean_size"), 1),
+                     f"{_f(b.get('in_flight_mean_queue_wait_ms'), 1)} / "
+                     f"{_f(b.get('in_flight_mean_model_ms'), 1)}" if b else "–",
                      exits or "–", c["queue_depth"]["max"] if chk else "–",
                      _f(c["proxy_cpu_percent"], 0), _f(c["proxy_peak_rss_mib"], 0),
                      "–" if c.get("streams_behind") is None else c["streams_behind"],
                      c["streams_failed"]])
     head = ["variant", "streams", "ctx tokens", "p50 ms", "p95 ms", "p99 ms", "max ms",
             "p50 / shallow check", "TTFT p50 ms", "chunks/s", "sentences checked/s",
-            "mean batch", "in-flight exits", "max queue", "proxy CPU %", "proxy RSS MiB",
+            "mean batch", "in-flight batch: queued / model ms", "in-flight exits", "max queue", "proxy CPU %", "proxy RSS MiB",
             "behind", "failed"]
     mech = [[m["variant"], m["what"], f"{m['streams']} × {m['context_tokens']}",
              _f(m["p50_ms"], 1), _f(m["p99_ms"], 1), _f(m["p50_vs_guarded"]),
@@ -319,8 +321,10 @@ def _stream_section(r: dict, rel: str) -> str:
     return "\n\n".join([
         f"{s['rate']:g} tokens/s per stream ({s['tokens']}), answers of {s['answer_tokens']} "
         f"tokens, {s['hallucination_rate']:.0%} of their sentences from outside the context, "
-        f"contexts from {s['documents']}; window selection `{s['windows']}`"
+        f"contexts from {s['documents']}; context windows in flight `{s['windows']}`"
         + (f" (k={s['top_k']})" if s["windows"] == "topk" else "") +
+        (f", at the end of the stream `{s['final_windows']}`" if "final_windows" in s else "")
+        + (f" (k={s['final_top_k']})" if s.get("final_windows") == "topk" else "") +
         f", final full-depth pass {'on' if s['final_pass'] else 'off'}, in-flight exit "
         f"{s['shallow_exit_layer']}. One shallow check alone, measured in the proxy process "
         f"at the start and the end of the run: {shallow}.",

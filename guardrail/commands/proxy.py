@@ -43,9 +43,14 @@ def serve(
     action: Optional[str] = typer.Option(None, callback=_action,
                                          help=f"Default action: {', '.join(ACTIONS)}."),
     threshold: Optional[float] = typer.Option(None, help="Default flagging threshold."),
+    redis_url: Optional[str] = typer.Option(
+        None, "--redis-url", help="Redis for the context cache and store, e.g. "
+        "redis://127.0.0.1:6379/0 (env GUARDRAIL_CACHE__REDIS_URL); unset: in-process only."),
     log_level: Optional[str] = typer.Option(None, help="debug, info, warning or error."),
 ) -> None:
     """Run the proxy: point your OpenAI client's base_url at it."""
+    import logging
+
     import uvicorn
 
     from guardrail.server import create_app
@@ -54,7 +59,13 @@ def serve(
                            "server.port": port, "detector.model": model,
                            "detector.device": device,
                            "policy.action": action, "policy.threshold": threshold,
-                           "server.log_level": log_level})
+                           "cache.redis_url": redis_url, "server.log_level": log_level})
+    ours = logging.getLogger("guardrail")  # start-up facts, Redis failures: next to uvicorn's
+    if not ours.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(levelname)s:     %(message)s"))
+        ours.addHandler(handler)
+    ours.setLevel(cfg.server.log_level.upper())
     typer.echo(f"guardrail: proxying {cfg.upstream.base_url} on "
                f"http://{cfg.server.host}:{cfg.server.port}/v1 (loading the detector...)",
                err=True)
@@ -116,7 +127,8 @@ async def _check(cfg, docs: list[str], question: str, answer: str):
     verifier = load_local_verifier(cfg)
     try:
         settings = GuardSettings(Grounding(tuple(docs), question), resolve_policy(cfg),
-                                 cfg.verification, stream_id="check")
+                                 cfg.verification, stream_id="check",
+                                 left_context_chars=cfg.scheduler.left_context_chars)
         completion = {"choices": [{"index": 0, "message": {"role": "assistant",
                                                            "content": answer}}]}
         return await guarded_completion(completion, settings, verifier)

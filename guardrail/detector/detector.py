@@ -127,6 +127,10 @@ class Detector:
         path = Path(name_or_path) if name_or_path is not None else DEFAULT_MODEL
         if name_or_path is None and not (path / "config.json").exists():
             raise ModelLoadError(f"the default model is missing at {path}; reinstall guardrail")
+        if not path.exists() and (path.is_absolute() or str(name_or_path).startswith(
+                (".", "~")) or len(path.parts) > 2):
+            raise ModelLoadError(f"cannot load detector model {str(name_or_path)!r}: "
+                                 "no such directory (and not a Hugging Face id)")
         source = str(path) if path.exists() else str(name_or_path)
         dev = pick_device(device)
         meta = {}

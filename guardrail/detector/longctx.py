@@ -436,14 +436,14 @@ def format_compare(result: dict) -> str:
     """One table: strategy x length x depth.  ``windows``: scored / total per check;
     ``evidence``: the mean fraction of the item's passages inside the scored windows."""
     header = (f"{'strategy':<10}{'length':>7}{'depth':>7}{'n':>5}{'ex P':>7}{'ex R':>7}"
-              f"{'ex F1':>7}{'tok F1':>8}{'checks/s':>10}{'windows':>10}{'evidence':>10}")
+              f"{'ex F1':>7}{'tok F1':>8}{'checks/s':>10}{'windows':>13}{'evidence':>10}")
     lines = [f"exit layer {result['exit_layer']}, threshold {result['threshold']:.3f}, "
              f"top-k k in {result['ks']}", header, "-" * len(header)]
     for r in result["rows"]:
         depth = r["depth"] if isinstance(r["depth"], str) else f"{r['depth']:g}"
-        windows = f"{r['windows_scored']:g}/{r['windows_total']:g}"
+        windows = f"{r['windows_scored']:.3g}/{r['windows_total']:.3g}"
         lines.append(f"{r['strategy']:<10}{r['length']:>7}{depth:>7}{r['n']:>5}"
                      f"{_f(r['example_precision']):>7}{_f(r['example_recall']):>7}"
                      f"{_f(r['example_f1']):>7}{_f(r['token_f1']):>8}"
-                     f"{_f(r['checks_per_s']):>10}{windows:>10}{_f(r['evidence_scored']):>10}")
+                     f"{_f(r['checks_per_s']):>10}{windows:>13}{_f(r['evidence_scored']):>10}")
     return "\n".join(lines)

@@ -66,25 +66,35 @@ def seed_everything(seed: int) -> None:
 
 
 def encode_examples(det: Detector, examples: Sequence) -> tuple[list[Sequence_], dict]:
-    """Labelled model sequences for examples that fit one window without splitting.
+    """Labelled model sequences, one per example.
 
-    An example whose context does not fit is skipped, not truncated: a truncated
-    context would turn supported tokens into false 'hallucinated' labels.
+    A context longer than the window is not truncated blindly: the example is trained
+    on the window sharing the most tokens with the response (the window most likely to
+    hold its evidence), since at inference a token counts as supported when *any*
+    window supports it.  A response that itself needs splitting is skipped.
     """
     seqs: list[Sequence_] = []
-    skipped = {"too_long": 0, "empty": 0}
+    counts = {"one_window": 0, "best_window": 0, "skipped_long_response": 0, "empty": 0}
     for ex in examples:
         if not ex.response.strip() or not ex.context.strip():
-            skipped["empty"] += 1
+            counts["empty"] += 1
             continue
         toks = tokenize(det.tokenizer, ex.response)
         labels = token_labels(toks.offsets, ex.spans)
         prep = det.prepare(DetectInput(ex.context, ex.question, ex.response), labels=labels)
-        if prep.windows_total > 1 or prep.response_split:
-            skipped["too_long"] += 1
+        if prep.response_split:
+            counts["skipped_long_response"] += 1
             continue
-        seqs.extend(prep.sequences)
-    return seqs, skipped
+        if len(prep.sequences) == 1:
+            counts["one_window"] += 1
+            seqs.append(prep.sequences[0])
+            continue
+        wanted = set(toks.ids.tolist())
+        best = max(prep.sequences, key=lambda s: len(wanted.intersection(
+            s.input_ids[1:s.response_slice.start].tolist())))
+        counts["best_window"] += 1
+        seqs.append(best)
+    return seqs, counts
 
 
 def make_batches(seqs: Sequence[Sequence_], batch_tokens: int, rng: random.Random
@@ -183,7 +193,7 @@ def train_detector(det: Detector, train: Sequence, out: str | Path, cfg: TrainCo
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     seed_everything(cfg.seed)
-    seqs, skipped = encode_examples(det, train)
+    seqs, encoded = encode_examples(det, train)
     model = det.model.backbone
     model.train()
     named = {k: p for k, p in model.named_parameters() if p.requires_grad}
@@ -195,7 +205,7 @@ def train_detector(det: Detector, train: Sequence, out: str | Path, cfg: TrainCo
 
     report = _run(det, list(named.values()), named, seqs, cfg, out, loss_fn, resume, "detector")
     model.eval()
-    report["skipped"] = skipped
+    report["encoded"] = encoded
     return report
 
 
@@ -212,7 +222,7 @@ def train_exits(det: Detector, train: Sequence, out: str | Path, cfg: TrainConfi
     for p in det.model.backbone.parameters():
         p.requires_grad_(False)
     det.model.backbone.eval()
-    seqs, skipped = encode_examples(det, train)
+    seqs, encoded = encode_examples(det, train)
     named = {f"{k}": p for k, p in det.model.exits.named_parameters()
              if int(k.split(".")[0]) in layers}
     t = cfg.temperature
@@ -233,7 +243,7 @@ def train_exits(det: Detector, train: Sequence, out: str | Path, cfg: TrainConfi
         return total / len(layers)
 
     report = _run(det, list(named.values()), named, seqs, cfg, out, loss_fn, resume, "exits")
-    report["skipped"] = skipped
+    report["encoded"] = encoded
     report["layers"] = layers
     return report
 
