@@ -4,12 +4,11 @@ the in-process context cache) around the REAL default detector -> the scripted f
 upstream.  Contexts API, tenants, Redis, concurrency: test_e2e_contexts.py and
 test_e2e_load.py.
 
-Until the trained default model lands, the shipped placeholder gives arbitrary
-verdicts, so these tests assert structure and faithfulness (what the client got is
-exactly what the verdicts say was released; released sentences are verbatim), plus
-deterministic policy behaviour at thresholds 0 and 1.  The one assertion that needs a
-trained model's verdicts is ``test_trained_model_flags_the_1950_sentence``: it is
-skipped while the model is a placeholder.
+These tests assert structure and faithfulness (what the client got is exactly what the
+verdicts say was released; released sentences are verbatim), plus deterministic policy
+behaviour at thresholds 0 and 1, so they hold for any detector.  The one assertion that
+needs the model's own verdict is ``test_trained_model_flags_the_1950_sentence``; the
+shipped model does not pass it yet (strict xfail, see its reason).
 """
 
 from __future__ import annotations
@@ -178,8 +177,13 @@ def test_verify_endpoint(proxy):
     assert v["released"] == "".join(s["released"] for s in v["guardrail"]["sentences"])
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "known weakness of the shipped default model (docs/model-card.md): it scores the "
+    "'completed in 1950' sentence below its thresholds (about 0.38 at exit 4, 0.26 at full "
+    "depth on this example), so it is released; strict, so a model that catches it fails "
+    "this marker and it must be removed"))
 def test_trained_model_flags_the_1950_sentence(client, placeholder):
-    """NEEDS THE TRAINED DEFAULT MODEL (skipped for the placeholder): the lead confirms."""
+    """The real default detector flags the hallucinated sentence and the policy acts."""
     if placeholder:
         pytest.skip("the default model is still the untrained placeholder")
     text, g, _ = stream_answer(client)

@@ -175,7 +175,6 @@ def bury(evidence: str, distractors: Sequence[tuple[str, str]], tokenizer, lengt
         return [(evidence, 0) for _ in depths], ()
     used: list[tuple[str, str]] = []
     chars = 0
-    filler_toks = None
     for sid, text in distractors:
         used.append((sid, text))
         chars += len(text) + 2

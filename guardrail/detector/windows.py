@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import re
 import threading
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Optional, Protocol, Sequence
 
