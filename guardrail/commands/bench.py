@@ -63,6 +63,16 @@ def _save(out: Path, result: dict, command: str) -> None:
         typer.echo(str(path))
 
 
+def _run_and_save(module, cfg, out: Path, ctx: typer.Context) -> None:
+    """Run one benchmark module, print its summary, save its JSON and plots."""
+    try:
+        result = module.run(cfg, log=_log)
+    except ValueError as e:
+        raise typer.BadParameter(str(e)) from None
+    typer.echo(module.summary(result))
+    _save(out, result, command_line(ctx))
+
+
 def register(app: typer.Typer) -> None:
     bench = typer.Typer(help="Benchmarks: the model, the stream and the quality, with plots.",
                         no_args_is_help=True)
@@ -99,9 +109,7 @@ def register(app: typer.Typer) -> None:
             context_tokens=_ints(context_tokens), redis_url=redis_url, raw_model=raw_model,
             measure_rss=rss, data_dir=data_dir).items() if v not in (None, ())}
         cfg = bm.ModelBenchConfig.quick(**kw) if quick else bm.ModelBenchConfig(**kw)
-        result = bm.run(cfg, log=_log)
-        typer.echo(bm.summary(result))
-        _save(out, result, command_line(ctx))
+        _run_and_save(bm, cfg, out, ctx)
 
     @bench.command("stream")
     def stream_cmd(
@@ -145,12 +153,7 @@ def register(app: typer.Typer) -> None:
             deadline_s=deadline,
             model=model, device=device, data_dir=data_dir).items() if v is not None}
         cfg = bs.StreamBenchConfig.quick(**kw) if quick else bs.StreamBenchConfig(**kw)
-        try:
-            result = bs.run(cfg, log=_log)
-        except ValueError as e:
-            raise typer.BadParameter(str(e)) from None
-        typer.echo(bs.summary(result))
-        _save(out, result, command_line(ctx))
+        _run_and_save(bs, cfg, out, ctx)
 
     @bench.command("quality")
     def quality_cmd(
@@ -175,12 +178,7 @@ def register(app: typer.Typer) -> None:
             exits=_ints(exits), limit=limit, only=_names(only), seed=seed).items()
             if v not in (None, ())}
         cfg = bq.QualityBenchConfig.quick_config(**kw) if quick else bq.QualityBenchConfig(**kw)
-        try:
-            result = bq.run(cfg, log=_log)
-        except ValueError as e:
-            raise typer.BadParameter(str(e)) from None
-        typer.echo(bq.summary(result))
-        _save(out, result, command_line(ctx))
+        _run_and_save(bq, cfg, out, ctx)
 
     @bench.command("all")
     def all_cmd(
