@@ -63,6 +63,11 @@ def _save(out: Path, result: dict, command: str) -> None:
         typer.echo(str(path))
 
 
+def _given(**options) -> dict:
+    """The options the user set (unset ones keep the benchmark config's defaults)."""
+    return {k: v for k, v in options.items() if v not in (None, ())}
+
+
 def _run_and_save(module, cfg, out: Path, ctx: typer.Context) -> None:
     """Run one benchmark module, print its summary, save its JSON and plots."""
     try:
@@ -103,11 +108,11 @@ def register(app: typer.Typer) -> None:
         """Checks/s and ms per check by length x batch x exit; raw forward vs check; RSS."""
         from guardrail.bench import model as bm
 
-        kw = {k: v for k, v in dict(
+        kw = _given(
             model=model, device=device, seq_lens=_ints(seq_lens), batch_sizes=_ints(batch_sizes),
             exits=_ints(exits), max_batch_tokens=max_batch_tokens, repeats=repeats, warmup=warmup,
             context_tokens=_ints(context_tokens), redis_url=redis_url, raw_model=raw_model,
-            measure_rss=rss, data_dir=data_dir).items() if v not in (None, ())}
+            measure_rss=rss, data_dir=data_dir)
         cfg = bm.ModelBenchConfig.quick(**kw) if quick else bm.ModelBenchConfig(**kw)
         _run_and_save(bm, cfg, out, ctx)
 
@@ -173,10 +178,8 @@ def register(app: typer.Typer) -> None:
         """`guardrail eval` on every shared data set at every exit, one table."""
         from guardrail.bench import quality as bq
 
-        kw = {k: v for k, v in dict(
-            model=model, device=device, data_dir=data_dir, extra=tuple(data),
-            exits=_ints(exits), limit=limit, only=_names(only), seed=seed).items()
-            if v not in (None, ())}
+        kw = _given(model=model, device=device, data_dir=data_dir, extra=tuple(data),
+                    exits=_ints(exits), limit=limit, only=_names(only), seed=seed)
         cfg = bq.QualityBenchConfig.quick_config(**kw) if quick else bq.QualityBenchConfig(**kw)
         _run_and_save(bq, cfg, out, ctx)
 
