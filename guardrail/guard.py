@@ -3,7 +3,9 @@
 Shared by the streaming pipeline and the non-streaming path.  ``feed(text)`` segments
 and starts a check task for every finished sentence at once (so checks overlap the
 upstream); ``judge(i)`` awaits sentence ``i``'s check and applies the policy (maybe
-regenerating, with the released answer so far as left context); ``final_pass()`` runs
+regenerating); a sentence flagged after an earlier flagged one is confirmed by a second
+check against the *supported* answer so far (unflagged sentences and verified rewrites),
+and rewrites are checked the same way; ``final_pass()`` runs
 the full-depth check over the whole original answer; ``report()`` builds the
 ``guardrail`` object.  Callers judge sentences strictly in index order.
 """
@@ -112,6 +114,10 @@ class AnswerGuard:
         self.records: list[_Record] = []
         self._answer = TextLog()      # what the upstream said (choice 0)
         self._released = TextLog()    # what the client got
+        # the answer as far as it was found supported: sentences that were not flagged, and
+        # verified rewrites; what later sentences are confirmed against (see _decide)
+        self._supported = TextLog()
+        self._any_flagged = False
         # a check needs left_context_chars before its sentence; the slack lets the
         # verifier cut at a word boundary inside the window
         self._window = settings.left_context_chars + 256
@@ -194,6 +200,9 @@ class AnswerGuard:
                 verdict = await self._decide(rec, det)
         rec.verdict = verdict
         self._released.append(verdict.released)
+        if not rec.flagged or verdict.action is Action.REGENERATE:
+            self._supported.append(verdict.released)
+        self._any_flagged |= rec.flagged
         self.s.observer.on_sentence(verdict.action, verdict.checked)
         if verdict.action is Action.BLOCK:
             raise Blocked(f"sentence {s.index} is not supported by the context "
@@ -204,6 +213,12 @@ class AnswerGuard:
     async def _decide(self, rec: _Record, det: Detection) -> SentenceVerdict:
         s, p = rec.sentence, self.s.policy
         a = assess(det, s.start - rec.base, s.end - rec.base, p.threshold)
+        if a.flagged and self._any_flagged:
+            # The in-flight check read the upstream's answer so far, which holds an earlier
+            # flagged sentence; an unsupported claim on the left raises the scores of what
+            # follows it.  Confirm against the supported answer so far (what the client
+            # reads, without the withheld text) before acting.
+            a = await self._assess_after(self._supported.tail(self._window), s.text, a)
         rec.flagged = a.flagged
         base = None
         if a.flagged and p.action is Action.REGENERATE:  # answer so far: a bounded tail
@@ -216,17 +231,22 @@ class AnswerGuard:
                                a.exit_layer, attempts=out.attempts)
 
     async def _recheck(self, text: str) -> Assessment:
-        """Check a rewrite after the released answer so far; failure counts as flagged."""
-        left = self._released.tail(self._window)
+        """Check a rewrite after the supported answer so far; failure counts as flagged."""
+        return await self._assess_after(self._supported.tail(self._window), text,
+                                        Assessment(1.0, (), True, 0), what="rewrite check")
+
+    async def _assess_after(self, left: str, text: str, on_failure: Assessment,
+                            what: str = "confirming check") -> Assessment:
+        """Assess ``text`` checked with ``left`` before it; ``on_failure`` if the check fails."""
         try:
-            det = await self.verifier.verify(CheckRequest(
+            det = await self._timed(CheckRequest(
                 self.s.grounding, left + text, len(left), None, self.s.stream_id,
                 Priority.IN_FLIGHT))
         except asyncio.CancelledError:
             raise
         except Exception as e:
-            self.errors.append(f"rewrite check failed: {type(e).__name__}: {e}")
-            return Assessment(1.0, (), True, 0)
+            self.errors.append(f"{what} failed: {type(e).__name__}: {e}")
+            return on_failure
         return assess(det, len(left), len(left) + len(text), self.s.policy.threshold)
 
     # -- end of answer --------------------------------------------------------------------

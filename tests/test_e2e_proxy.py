@@ -7,8 +7,8 @@ test_e2e_load.py.
 These tests assert structure and faithfulness (what the client got is exactly what the
 verdicts say was released; released sentences are verbatim), plus deterministic policy
 behaviour at thresholds 0 and 1, so they hold for any detector.  The one assertion that
-needs the model's own verdict is ``test_trained_model_flags_the_1950_sentence``; the
-shipped model does not pass it yet (strict xfail, see its reason).
+needs the model's own verdict is ``test_trained_model_flags_the_1950_sentence``: the
+shipped model must flag the demo's hallucination and leave its true sentences alone.
 """
 
 from __future__ import annotations
@@ -177,11 +177,6 @@ def test_verify_endpoint(proxy):
     assert v["released"] == "".join(s["released"] for s in v["guardrail"]["sentences"])
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known weakness of the shipped default model (docs/model-card.md): it scores the "
-    "'completed in 1950' sentence below its thresholds (about 0.38 at exit 4, 0.26 at full "
-    "depth on this example), so it is released; strict, so a model that catches it fails "
-    "this marker and it must be removed"))
 def test_trained_model_flags_the_1950_sentence(client, placeholder):
     """The real default detector flags the hallucinated sentence and the policy acts."""
     if placeholder:

@@ -3,8 +3,10 @@ Verifier; helpers shared with test_pipeline.py."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
-from scripted import ScriptedVerifier
+from scripted import ScriptedVerifier, detection
 from test_pipeline import ANSWER, answer_stream, collect, content, events, raw, settings
 
 from guardrail.errors import UpstreamProtocolError
@@ -68,3 +70,42 @@ async def test_checks_read_a_bounded_window_of_a_long_answer():
     assert max(len(r.response) for r in inflight) <= 100 + 256 + 30
     last = inflight[-1]
     assert last.response[last.target_start:last.target_end] == "Sentence number 149 is here."
+
+
+# -- confirming a flag that follows a flagged sentence -------------------------------------
+
+class SpilloverVerifier(ScriptedVerifier):
+    """Like a real detector whose left context holds an unsupported claim: an in-flight
+    check flags the whole sentence whenever "1950" appears before it."""
+
+    async def verify(self, req):
+        left = req.response[:req.target_start]
+        if "1950" in left and req.priority == Priority.IN_FLIGHT:
+            self.requests.append(req)
+            target = req.response[req.target_start:req.target_end]
+            return detection(req.response, set(re.findall(r"[\w'-]+", target)), 2)
+        return await super().verify(req)
+
+
+async def test_a_flag_after_a_flagged_sentence_is_confirmed_against_the_supported_answer():
+    v = SpilloverVerifier()
+    out = await collect(guarded_stream(raw(answer_stream(), 7), settings(), v))
+    evs = events(out)
+    assert content(evs) == ("The tower is in Paris. It was built in [unsupported]. "
+                            "It is 330 metres tall.")
+    g = evs[-2]["guardrail"]
+    assert [s["action"] for s in g["sentences"]] == ["release", "redact", "release"]
+    confirm = [r for r in v.requests if r.priority == Priority.IN_FLIGHT][3:]
+    assert len(confirm) == 1  # one extra check, for the third sentence only
+    assert confirm[0].response == "The tower is in Paris. It is 330 metres tall."
+    # ... and a sentence that is unsupported on its own stays flagged after the second look
+    v = SpilloverVerifier(bad=("1950", "330"))
+    evs = events(await collect(guarded_stream(raw(answer_stream(), 7), settings(), v)))
+    assert [s["action"] for s in evs[-2]["guardrail"]["sentences"]] == \
+        ["release", "redact", "redact"]
+
+
+async def test_no_confirming_check_without_an_earlier_flag():
+    v = SpilloverVerifier(bad=())
+    await collect(guarded_stream(raw(answer_stream(), 7), settings(), v))
+    assert len([r for r in v.requests if r.priority == Priority.IN_FLIGHT]) == 3

@@ -10,7 +10,8 @@ import pytest
 
 from guardrail.detector.data import Example
 from guardrail.detector.metrics import (
-    auroc, best_threshold, evaluate, example_prf, format_report, span_prf, token_prf)
+    auroc, best_threshold, evaluate, example_prf, format_report, sentence_bounds, sentence_prf,
+    sentence_scores, span_prf, token_prf)
 from guardrail.types import Detection, Span
 
 RESPONSE = "The cat sat on the mat."  # tokens: The|cat|sat|on|the|mat|.
@@ -171,3 +172,33 @@ def test_a_token_at_the_threshold_is_positive():
     exs = [example([(0, 3)])]
     tok = token_prf(exs, [detection([.5, .49, 0, 0, 0, 0, 0], threshold=.5)])
     assert (tok.tp, tok.fp, tok.fn) == (1, 0, 0)
+
+
+TWO = "The cat sat. It was 1950 then."  # sentences [0, 13) and [13, 30)
+TWO_TOKENS = ((0, 3), (4, 7), (8, 11), (11, 12), (13, 15), (16, 19), (20, 24), (25, 29), (29, 30))
+
+
+def test_sentence_bounds_follow_the_proxy_segmenter():
+    assert sentence_bounds(TWO) == [(0, 13), (13, 30)]  # a sentence keeps its trailing space
+    assert sentence_bounds("") == []
+    assert sentence_bounds("Dr. Smith came at 3.5 p.m. today. He left.") == [(0, 34), (34, 42)]
+
+
+def test_sentence_level_scores_one_unit_per_sentence():
+    exs = [example([(20, 24)], response=TWO, i=0), example(response=TWO, i=1),
+           example(has_spans=False, hallucinated=True, response=TWO, i=2)]  # not counted
+    dets = [detection([0, 0, .2, 0, 0, 0, .9, 0, 0], response=TWO, offsets=TWO_TOKENS),
+            detection([.6, 0, 0, 0, 0, 0, 0, 0, .1], response=TWO, offsets=TWO_TOKENS),
+            detection([.9] * 9, response=TWO, offsets=TWO_TOKENS)]
+    gold, score, _ = sentence_scores(exs, dets)
+    assert gold.tolist() == [False, True, False, False]
+    assert score.tolist() == pytest.approx([.2, .9, .6, .1])
+    s = sentence_prf(exs, dets)  # threshold .5: the .9 sentence (tp) and the .6 one (fp)
+    assert (s.tp, s.fp, s.fn) == (1, 1, 0)
+    assert best_threshold(exs, dets, unit="sentence") == (pytest.approx(.9), pytest.approx(1.0))
+    # per example, both responses reach .6, so the best threshold must flag the negative too
+    t, f1 = best_threshold(exs[:2], dets[:2])
+    assert t == pytest.approx(.9) and f1 == pytest.approx(1.0)
+    assert evaluate(exs, dets, 1.0)["sentence"]["tp"] == 1
+    with pytest.raises(ValueError, match="unit"):
+        best_threshold(exs, dets, unit="token")

@@ -10,7 +10,7 @@ import pytest
 
 from guardrail.detector.data import Example, load_faithbench, load_ragtruth, source_ids, split_by_source
 from guardrail.detector.synth import (
-    KINDS, documents_from, find_names, find_numbers, make_synthetic, perturb_negation,
+    KINDS, _content, documents_from, find_names, find_numbers, make_synthetic, perturb_negation,
     perturb_number, rephrase, split_sentences)
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -144,3 +144,63 @@ def test_real_documents_split_without_leaks():
     assert not source_ids(train) & source_ids(dev)
     real_dev = source_ids(split_by_source(real, dev_fraction=0.2, seed=0)[1])
     assert {ex.source_id for ex in dev if ex.dataset.startswith("synthetic/")} <= real_dev
+
+
+LONG_DOCS = [
+    ("rivers", "The Nile flows north through eleven countries. Its delta lies in Egypt. "
+               "The Amazon carries more water than any other river. It rises in the Andes of Peru. "
+               "The Danube passes through four capital cities. Vienna and Budapest are two of them. "
+               "The Mississippi drains most of the United States. Barges carry grain down to "
+               "New Orleans. The Thames runs through London to the North Sea.",
+     "Which rivers are the largest?"),
+    ("planets", "Mercury is the closest planet to the Sun. Venus has a thick carbon dioxide "
+                "atmosphere. Earth is the only planet known to host life. Mars has two small "
+                "moons called Phobos and Deimos. Jupiter is the largest planet of the solar "
+                "system. Saturn is famous for its bright rings. Uranus rotates on its side. "
+                "Neptune has the strongest winds measured on any planet.", ""),
+]
+
+
+def test_absent_keeps_the_response_and_takes_its_evidence_out():
+    examples = make_synthetic(LONG_DOCS, 60, seed=2, kinds=("absent",), p_hallucinated=1.0,
+                              absent_max_overlap=0.34)
+    absent = [ex for ex in examples if ex.dataset == "synthetic/absent"]
+    assert len(absent) >= 20
+    originals = {sid: ctx for sid, ctx, _ in LONG_DOCS}
+    for ex in absent:
+        assert ex.spans == ((0, len(ex.response)),) and ex.hallucinated
+        assert ex.response in originals[ex.source_id]  # verbatim from the document ...
+        assert ex.context and all(s in originals[ex.source_id] for s in split_sentences(ex.context))
+        for sentence in split_sentences(ex.response):  # ... but none of it left in the context
+            assert sentence not in ex.context
+        words = _content(ex.response)
+        assert len(words & _content(ex.context)) <= 0.34 * len(words)
+
+
+def test_absent_falls_back_when_the_rest_of_the_document_repeats_the_response():
+    repeating = [("echo", "The bridge opened in 1937. The bridge opened in 1937. "
+                          "The bridge opened in 1937.", "")]
+    examples = make_synthetic(repeating, 10, seed=0, kinds=("absent", "number"), p_hallucinated=1.0)
+    assert {ex.dataset for ex in examples} == {"synthetic/number"}
+
+
+def test_crop_cuts_the_context_around_the_response():
+    full = make_synthetic(LONG_DOCS, 80, seed=4)
+    cropped = make_synthetic(LONG_DOCS, 80, seed=4, crop=1.0, crop_around=1)
+    originals = {sid: ctx for sid, ctx, _ in LONG_DOCS}
+    assert all(ex.context == originals[ex.source_id] for ex in full)
+    assert sum(len(ex.context) for ex in cropped) < 0.8 * sum(len(ex.context) for ex in full)
+    for ex in cropped:
+        sents = split_sentences(ex.context)
+        assert " ".join(sents) in originals[ex.source_id]  # one contiguous stretch
+        if not ex.hallucinated:
+            assert ex.response in ex.context
+    # crop off keeps the default stream of examples exactly as before
+    assert make_synthetic(LONG_DOCS, 80, seed=4, crop=0.0) == full
+
+
+def test_bad_kinds_and_crop_are_rejected():
+    with pytest.raises(ValueError, match="kinds"):
+        make_synthetic(DOCS, 5, seed=0, kinds=("typo",))
+    with pytest.raises(ValueError, match="crop"):
+        make_synthetic(DOCS, 5, seed=0, crop=1.5)

@@ -64,13 +64,29 @@ def test_train_detector_then_exits_then_eval(tiny_ragtruth, tmp_path):
     after = det.model.backbone.state_dict()
     assert all(torch.equal(before[k], after[k]) for k in before)  # backbone stayed frozen
 
+    # recalibrate per sentence on the recorded calibration split: only guardrail.json changes
+    weights = (model / "model.safetensors").read_bytes()
+    run("calibrate", "--model", str(model), "--data", f"ragtruth={tiny_ragtruth}",
+        "--unit", "sentence", "--no-progress")
+    cal = json.loads((model / "guardrail.json").read_text())["calibration"]
+    assert cal["unit"] == "sentence" and cal["split"] == "calib"
+    assert cal["n_examples"] == meta["training"]["calib"]["n"]
+    assert set(cal["layers"]) == {"2", "4", "6"}
+    det = Detector.from_pretrained(model)
+    assert det.thresholds[2] == pytest.approx(cal["layers"]["2"]["threshold"], abs=1e-6)
+    assert det.threshold == pytest.approx(cal["layers"]["6"]["threshold"], abs=1e-6)
+    assert (model / "model.safetensors").read_bytes() == weights
+    bad = CliRunner().invoke(app, ["calibrate", "--model", str(model), "--data",
+                                   str(tiny_ragtruth), "--unit", "token"])
+    assert bad.exit_code != 0 and "--unit must be sentence or example" in bad.output
+
     out = tmp_path / "eval.json"
     text = run("eval", "--data", str(tiny_ragtruth), "--model", str(model), "--exit-layer", "2",
                "--split", "dev", "--out", str(out), "--no-progress")
     result = json.loads(out.read_text())
     assert result["exit_layer"] == 2 and result["split"] == "dev"
     assert result["n_examples"] == meta["training"]["dev"]["n"]
-    for key in ("example", "token", "span"):
+    for key in ("example", "sentence", "token", "span"):
         assert set(result[key]) >= {"precision", "recall", "f1"}
     assert result["examples_per_s"] > 0
     assert "f1" in text.lower()

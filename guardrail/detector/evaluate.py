@@ -52,8 +52,9 @@ def evaluate(det: Detector, examples: Sequence[Example], *, exit_layer: Optional
 
 
 def calibrate(det: Detector, examples: Sequence[Example], layers: Sequence[int],
-              progress: bool = True) -> dict[int, tuple[float, float]]:
-    """Best example-F1 threshold per exit layer on ``examples``: {layer: (t, f1)}.
+              progress: bool = True, unit: str = "example") -> dict[int, tuple[float, float]]:
+    """Best F1 threshold per exit layer on ``examples``: {layer: (t, f1)}, F1 counted per
+    example or per sentence (``unit``, see :func:`metrics.best_threshold`).
 
     Empty when there is nothing to calibrate on (the thresholds then stay as they are).
     """
@@ -62,5 +63,5 @@ def calibrate(det: Detector, examples: Sequence[Example], layers: Sequence[int],
         return found
     for layer in layers:
         detections, _ = detect_all(det, examples, exit_layer=layer, progress=progress)
-        found[layer] = metrics.best_threshold(list(examples), detections)
+        found[layer] = metrics.best_threshold(list(examples), detections, unit)
     return found

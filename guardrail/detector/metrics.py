@@ -1,11 +1,17 @@
 """Evaluation metrics: gold :class:`Example` s against predicted :class:`Detection` s.
 
-Four views of the same predictions, each micro-averaged:
+Five views of the same predictions, each micro-averaged:
 
     example   is the response hallucinated?       pred = detection.hallucinated   all examples
+    sentence  is this sentence hallucinated?      pred = its highest token prob   span-labelled only
+                                                         >= threshold
     token     is this scored response token?      pred = token prob >= threshold  span-labelled only
     span      RAGTruth-style character overlap    pred = detection.spans          span-labelled only
     auroc     ranking quality of detection.score  against the example label       all examples
+
+``sentence`` is what the proxy decides: it cuts the answer with its own segmenter and
+flags a sentence when any token in it reaches the threshold; a sentence is gold-positive
+when it overlaps a gold span.
 
 Conventions: a ratio with a zero denominator is 0.0 (so "no predictions" scores
 precision 0), and the raw counts travel with every ratio so a reader can tell.
@@ -17,6 +23,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from typing import Optional, Sequence
+
+import functools
 
 import numpy as np
 
@@ -64,6 +72,46 @@ def example_prf(examples: Sequence[Example], detections: Sequence[Detection]) ->
     fp = sum(not ex.hallucinated and det.hallucinated for ex, det in zip(examples, detections))
     fn = sum(ex.hallucinated and not det.hallucinated for ex, det in zip(examples, detections))
     return PRF.from_counts(tp, fp, fn)
+
+
+@functools.lru_cache(maxsize=1)
+def _segmenter():
+    from guardrail.segmenter import SentenceSegmenter
+
+    return SentenceSegmenter()
+
+
+def sentence_bounds(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each checkable sentence of ``text``, cut as the proxy cuts it."""
+    seg = _segmenter()
+    pieces = seg.feed(text) + seg.flush()
+    return [(p.start, p.end) for p in pieces if p.checkable and text[p.start:p.end].strip()]
+
+
+def sentence_scores(examples: Sequence[Example], detections: Sequence[Detection]
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(gold, score, threshold)`` per sentence of the span-labelled examples."""
+    _check(examples, detections)
+    gold, score, thr = [], [], []
+    for ex, det in zip(examples, detections):
+        if not ex.has_spans:
+            continue
+        for s, e in sentence_bounds(ex.response):
+            gold.append(any(a < e and b > s for a, b in ex.spans))
+            score.append(det.score_in(s, e))
+            thr.append(det.threshold)
+    return (np.asarray(gold, dtype=bool), np.asarray(score, dtype=np.float64),
+            np.asarray(thr, dtype=np.float64))
+
+
+def sentence_prf(examples: Sequence[Example], detections: Sequence[Detection]) -> Optional[PRF]:
+    """Sentence-level P/R/F1 over the span-labelled examples (``None`` when there are none)."""
+    if not any(ex.has_spans for ex in examples):
+        return None
+    gold, score, thr = sentence_scores(examples, detections)
+    pred = score >= thr
+    return PRF.from_counts(int(np.sum(gold & pred)), int(np.sum(~gold & pred)),
+                           int(np.sum(gold & ~pred)))
 
 
 def token_labels(offsets: Sequence[tuple[int, int]], spans: Sequence[tuple[int, int]]) -> np.ndarray:
@@ -157,18 +205,25 @@ def auroc(labels: Sequence[bool], scores: Sequence[float]) -> Optional[float]:
     return float(u / (n_pos * n_neg))
 
 
-def best_threshold(examples: Sequence[Example], detections: Sequence[Detection]) -> tuple[float, float]:
-    """The threshold ``t`` maximising example-level F1 when an example is flagged iff
-    any of its token probabilities is ``>= t``; returns ``(t, f1)``.
+def best_threshold(examples: Sequence[Example], detections: Sequence[Detection],
+                   unit: str = "example") -> tuple[float, float]:
+    """The threshold ``t`` maximising F1 at ``unit`` level; returns ``(t, f1)``.
 
-    Candidates are the examples' highest token probabilities; among equal F1 the
+    ``example``: an example is flagged iff any of its token probabilities is ``>= t``;
+    ``sentence``: likewise each sentence of the span-labelled examples (what the proxy
+    decides).  Candidates are the units' highest token probabilities; among equal F1 the
     highest threshold wins (fewest flags).
     """
     _check(examples, detections)
-    if not examples:
-        raise ValueError("best_threshold needs at least one example")
-    scores = np.asarray([max(d.token_probs, default=0.0) for d in detections], dtype=np.float64)
-    gold = np.asarray([ex.hallucinated for ex in examples], dtype=bool)
+    if unit == "example":
+        scores = np.asarray([max(d.token_probs, default=0.0) for d in detections], dtype=np.float64)
+        gold = np.asarray([ex.hallucinated for ex in examples], dtype=bool)
+    elif unit == "sentence":
+        gold, scores, _ = sentence_scores(examples, detections)
+    else:
+        raise ValueError(f"unit must be 'example' or 'sentence', got {unit!r}")
+    if not scores.size:
+        raise ValueError(f"best_threshold needs at least one {unit}")
     order = np.argsort(-scores, kind="stable")
     s, g = scores[order], gold[order]
     tp = np.cumsum(g)
@@ -192,8 +247,10 @@ def evaluate(examples: Sequence[Example], detections: Sequence[Detection], secon
         "example": example_prf(examples, detections).to_json(),
     }
     token, span = token_prf(examples, detections), span_prf(examples, detections)
-    if token is not None and span is not None:
+    sentence = sentence_prf(examples, detections)
+    if token is not None and span is not None and sentence is not None:
         result["n_span_labelled"] = sum(ex.has_spans for ex in examples)
+        result["sentence"] = sentence.to_json()
         result["token"] = token.to_json()
         result["span"] = span.to_json()
     roc = auroc([ex.hallucinated for ex in examples], [d.score for d in detections])
@@ -208,7 +265,8 @@ def evaluate(examples: Sequence[Example], detections: Sequence[Detection], secon
             sub_ex, sub_det = [examples[i] for i in idx], [detections[i] for i in idx]
             sub = evaluate(sub_ex, sub_det, 0.0)
             result["by_dataset"][name] = {k: sub[k] for k in
-                                          ("n_examples", "n_hallucinated", "example", "token", "span", "auroc")
+                                          ("n_examples", "n_hallucinated", "example", "sentence",
+                                           "token", "span", "auroc")
                                           if k in sub}
     return result
 
@@ -221,14 +279,16 @@ def format_report(result: dict) -> str:
     """A compact table of an :func:`evaluate` result."""
     rows = [("all", result)] + sorted(result.get("by_dataset", {}).items())
     header = f"{'dataset':<24}{'n':>7}{'halluc':>8}  {'ex P':>6}{'ex R':>6}{'ex F1':>7}" \
-             f"  {'tok F1':>7}{'span P':>7}{'span R':>7}{'span F1':>8}  {'AUROC':>6}"
+             f"  {'sent F1':>8}{'tok F1':>7}{'span P':>7}{'span R':>7}{'span F1':>8}  {'AUROC':>6}"
     lines = [header, "-" * len(header)]
     for name, r in rows:
         ex, tok, sp = r["example"], r.get("token", {}), r.get("span", {})
+        sent = r.get("sentence", {})
         lines.append(
             f"{name:<24}{r['n_examples']:>7}{r['n_hallucinated']:>8}  "
             f"{_fmt(ex['precision']):>6}{_fmt(ex['recall']):>6}{_fmt(ex['f1']):>7}  "
-            f"{_fmt(tok.get('f1')):>7}{_fmt(sp.get('precision')):>7}{_fmt(sp.get('recall')):>7}"
+            f"{_fmt(sent.get('f1')):>8}{_fmt(tok.get('f1')):>7}"
+            f"{_fmt(sp.get('precision')):>7}{_fmt(sp.get('recall')):>7}"
             f"{_fmt(sp.get('f1')):>8}  {_fmt(r.get('auroc')):>6}")
     if result.get("examples_per_s") is not None:
         lines.append(f"{result['examples_per_s']:.2f} examples/s over {result['seconds']:.1f} s")
