@@ -218,10 +218,9 @@ def register(app: typer.Typer) -> None:
         if unit == "sentence" and not any(ex.has_spans for ex in examples):
             raise typer.BadParameter("--unit sentence needs span-labelled data")
         try:
-            wanted = ([int(x) for x in layers.split(",") if x.strip()] if layers
-                      else sorted({*det.model.exit_layers, det.n_layers}))
-            for layer in wanted:
-                det.model.resolve(layer)
+            asked = ([int(x) for x in layers.split(",") if x.strip()] if layers
+                     else [*det.model.exit_layers, det.n_layers])
+            wanted = sorted({det.model.resolve(layer) for layer in asked})
         except ValueError as exc:
             raise typer.BadParameter(str(exc), param_hint="--layers") from exc
         found = calibrate(det, examples, wanted, progress=progress, unit=unit)
