@@ -89,12 +89,19 @@ class VerifierCollector:
                                   value=sum(s.skipped for s in stores))
 
 
+def _by_label(family: type, name: str, doc: str, label: str,
+              values: Iterable[tuple[Any, float]]) -> Metric:
+    """One metric family with a sample per ``(label value, value)``."""
+    metric = family(name, doc, labels=[label])
+    for key, value in values:
+        metric.add_metric([str(key)], value)
+    return metric
+
+
 def _scheduler_metrics(s: SchedulerStats) -> Iterator[Metric]:
-    queued = GaugeMetricFamily("guardrail_scheduler_queued_sequences", "Model sequences "
-                               "waiting for a batch, by priority class", labels=["priority"])
-    queued.add_metric(["in_flight"], s.queued_in_flight)
-    queued.add_metric(["end_of_stream"], s.queued_end_of_stream)
-    yield queued
+    yield _by_label(GaugeMetricFamily, "guardrail_scheduler_queued_sequences", "Model "
+                    "sequences waiting for a batch, by priority class", "priority",
+                    (("in_flight", s.queued_in_flight), ("end_of_stream", s.queued_end_of_stream)))
     yield GaugeMetricFamily("guardrail_scheduler_pending_checks", "Checks preparing, "
                             "queued or in the model", value=s.pending_checks)
     yield GaugeMetricFamily("guardrail_scheduler_batches_in_model", "Batches handed to "
@@ -110,24 +117,17 @@ def _scheduler_metrics(s: SchedulerStats) -> Iterator[Metric]:
                                 "(above 1: sequences of several checks, usually of several "
                                 "streams, ran together)", buckets=buckets,
                                 sum_value=s.sequences)
-    tokens = CounterMetricFamily("guardrail_scheduler_tokens", "Tokens forwarded: real, "
-                                 "and padded (batch size x longest)", labels=["kind"])
-    tokens.add_metric(["real"], s.real_tokens)
-    tokens.add_metric(["padded"], s.padded_tokens)
-    yield tokens
-    exits = CounterMetricFamily("guardrail_scheduler_exits", "Checks by the exit layer "
-                                "that judged them", labels=["exit_layer"])
-    for layer, n in sorted(s.exits_used.items()):
-        exits.add_metric([str(layer)], n)
-    yield exits
-    checks = CounterMetricFamily("guardrail_scheduler_checks", "Checks by outcome "
-                                 "(dropped: aborted or cancelled before a result, never "
-                                 "computed when still queued)", labels=["outcome"])
-    for outcome, n in (("done", s.checks_done), ("failed", s.checks_failed),
-                       ("dropped", s.checks_dropped), ("rejected", s.checks_rejected),
-                       ("timed_out", s.checks_timed_out)):
-        checks.add_metric([outcome], n)
-    yield checks
+    yield _by_label(CounterMetricFamily, "guardrail_scheduler_tokens", "Tokens forwarded: "
+                    "real, and padded (batch size x longest)", "kind",
+                    (("real", s.real_tokens), ("padded", s.padded_tokens)))
+    yield _by_label(CounterMetricFamily, "guardrail_scheduler_exits", "Checks by the exit "
+                    "layer that judged them", "exit_layer", sorted(s.exits_used.items()))
+    yield _by_label(CounterMetricFamily, "guardrail_scheduler_checks", "Checks by outcome "
+                    "(dropped: aborted or cancelled before a result, never computed when "
+                    "still queued)", "outcome",
+                    (("done", s.checks_done), ("failed", s.checks_failed),
+                     ("dropped", s.checks_dropped), ("rejected", s.checks_rejected),
+                     ("timed_out", s.checks_timed_out)))
     yield CounterMetricFamily("guardrail_scheduler_shallower_exits", "In-flight checks "
                               "moved to a shallower exit under load (adaptive depth)",
                               value=s.shallower_exits)
@@ -137,13 +137,10 @@ def _scheduler_metrics(s: SchedulerStats) -> Iterator[Metric]:
 
 
 def _cache_metrics(c: Any) -> Iterator[Metric]:
-    lookups = CounterMetricFamily("guardrail_context_cache_lookups", "Prepared-context "
-                                  "lookups by result (miss: prepared again)",
-                                  labels=["result"])
-    for result, n in (("local_hit", c.local_hits), ("redis_hit", c.redis_hits),
-                      ("miss", c.misses), ("shared_wait", c.shared_waits)):
-        lookups.add_metric([result], n)
-    yield lookups
+    yield _by_label(CounterMetricFamily, "guardrail_context_cache_lookups", "Prepared-context "
+                    "lookups by result (miss: prepared again)", "result",
+                    (("local_hit", c.local_hits), ("redis_hit", c.redis_hits),
+                     ("miss", c.misses), ("shared_wait", c.shared_waits)))
     yield GaugeMetricFamily("guardrail_context_cache_local_entries", "Prepared contexts "
                             "in the in-process tier", value=c.local_entries)
     yield GaugeMetricFamily("guardrail_context_cache_local_bytes", "Bytes of the "

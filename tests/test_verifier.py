@@ -57,6 +57,20 @@ def req(response, start=0, end=None, stream="s", priority=Priority.IN_FLIGHT):
     return CheckRequest(G, response, start, end, stream, priority)
 
 
+async def busy_with(v: LocalVerifier, d: FakeDetector, response: str, stream: str):
+    """Start a check and wait until the (held) detector is inside it; the event loop keeps
+    running while the detector blocks."""
+    task = asyncio.create_task(v.verify(req(response, stream=stream)))
+    while not d.entered.is_set():
+        await asyncio.sleep(0)
+    return task
+
+
+async def until_queued(v: LocalVerifier, n: int) -> None:
+    while v.queue_depth() < n:
+        await asyncio.sleep(0)
+
+
 def test_trim_left_cuts_at_a_word_boundary():
     text = "alpha beta gamma delta. Target."
     assert trim_left(text, 24, 100) == 0
@@ -97,14 +111,11 @@ async def test_one_forward_at_a_time_in_flight_first_and_loop_stays_free():
     d = FakeDetector()
     d.release.clear()
     v = LocalVerifier(d)
-    first = asyncio.create_task(v.verify(req("first.", stream="a")))
-    while not d.entered.is_set():   # the loop keeps running while the detector blocks
-        await asyncio.sleep(0)
+    first = await busy_with(v, d, "first.", "a")
     final = asyncio.create_task(v.verify(req("final.", stream="a",
                                              priority=Priority.END_OF_STREAM)))
     inflight = asyncio.create_task(v.verify(req("inflight.", stream="b")))
-    while v.queue_depth() < 3:
-        await asyncio.sleep(0)
+    await until_queued(v, 3)
     d.release.set()
     await asyncio.gather(first, final, inflight)
     assert [c[0] for c in d.calls] == ["first.", "inflight.", "final."]
@@ -116,13 +127,10 @@ async def test_abort_drops_queued_checks_of_that_stream_only():
     d = FakeDetector()
     d.release.clear()
     v = LocalVerifier(d)
-    running = asyncio.create_task(v.verify(req("running.", stream="a")))
-    while not d.entered.is_set():
-        await asyncio.sleep(0)
+    running = await busy_with(v, d, "running.", "a")
     queued_a = asyncio.create_task(v.verify(req("queued a.", stream="a")))
     queued_b = asyncio.create_task(v.verify(req("queued b.", stream="b")))
-    while v.queue_depth() < 3:
-        await asyncio.sleep(0)
+    await until_queued(v, 3)
     v.abort("a")
     d.release.set()
     with pytest.raises(asyncio.CancelledError):
@@ -164,8 +172,7 @@ async def test_overload_when_the_queue_is_full():
     d.release.clear()
     v = LocalVerifier(d, SchedulerConfig(max_pending_checks=2))
     tasks = [asyncio.create_task(v.verify(req(f"s{i}."))) for i in range(2)]
-    while v.queue_depth() < 2:
-        await asyncio.sleep(0)
+    await until_queued(v, 2)
     with pytest.raises(Overloaded, match="2 checks are queued"):
         await v.verify(req("one too many."))
     with pytest.raises(Overloaded):

@@ -104,7 +104,8 @@ def sentence_scores(examples: Sequence[Example], detections: Sequence[Detection]
             np.asarray(thr, dtype=np.float64))
 
 
-def sentence_prf(examples: Sequence[Example], detections: Sequence[Detection]) -> Optional[PRF]:
+def sentence_prf(examples: Sequence[Example], detections: Sequence[Detection]
+                 ) -> Optional[PRF]:
     """Sentence-level P/R/F1 over the span-labelled examples (``None`` when there are none)."""
     if not any(ex.has_spans for ex in examples):
         return None
