@@ -15,7 +15,7 @@ import argparse
 
 import uvicorn
 
-from guardrail.fake_upstream import DEMO, FakeScript, create_fake_upstream
+from guardrail.testing.fake_upstream import DEMO, FakeScript, create_fake_upstream
 
 
 def main() -> None:

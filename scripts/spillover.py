@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from guardrail.detector import DetectInput, Detector
+from guardrail.model import DetectInput, Detector
 
 CONTEXT = ("The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris. "
            "It was built from 1887 to 1889 by the company of Gustave Eiffel as the entrance "

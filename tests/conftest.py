@@ -17,7 +17,8 @@ from typing import Iterator
 import pytest
 
 from guardrail.config import GuardrailConfig
-from guardrail.fake_upstream import FakeScript, Rule, ServerThread, create_fake_upstream
+from guardrail.testing.fake_upstream import (FakeScript, Rule, ServerThread,
+                                             create_fake_upstream)
 
 EIFFEL_TOOL = ("The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in "
                "Paris. It was built from 1887 to 1889 by the company of Gustave Eiffel as "
@@ -61,7 +62,7 @@ REDIS_URL = "redis://127.0.0.1:6379/0"
 def detector():
     """The real default detector, loaded once per test session (torch imported here)."""
     from guardrail.config import GuardrailConfig
-    from guardrail.verifier import load_detector
+    from guardrail.engine.build import load_detector
 
     return load_detector(GuardrailConfig())
 

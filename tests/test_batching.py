@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from guardrail.batching import WorkQueue
+from guardrail.engine.batching import WorkQueue
 from guardrail.types import Priority
 
 IF, EOS = Priority.IN_FLIGHT, Priority.END_OF_STREAM

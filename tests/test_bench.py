@@ -195,7 +195,7 @@ def test_context_cache_measures_a_redis_hit_and_cleans_up():
 
     from guardrail.bench import filler_documents
     from guardrail.bench.model import ModelBenchConfig, context_cache
-    from guardrail.detector import Detector
+    from guardrail.model import Detector
 
     url = "redis://127.0.0.1:6379/0"
     det = Detector.from_pretrained(None, device="cpu")

@@ -17,10 +17,11 @@ import numpy as np
 import pytest
 import redis.asyncio as aioredis
 
-from guardrail.cache import (CacheConfig, ContextStore, LRUCache, PreparedContextCache,
-                             RedisStore, context_id_for, tenant_tag)
-from guardrail.detector.inputs import PreparedContext, Tokenized, context_key
+from guardrail.config import CacheConfig
+from guardrail.contexts import ContextStore, LRUCache, RedisStore, context_id_for, tenant_tag
+from guardrail.engine.prepared import PreparedContextCache
 from guardrail.errors import BadRequest, NotFound, StoreUnavailable
+from guardrail.model.inputs import PreparedContext, Tokenized, context_key
 
 SHARED = "redis://127.0.0.1:6379/0"
 MODEL = "tok"

@@ -17,7 +17,7 @@ from conftest import EIFFEL_ANSWER, EIFFEL_TOOL
 from typer.testing import CliRunner
 
 from guardrail.cli import app
-from guardrail.fake_upstream import DEMO
+from guardrail.testing.fake_upstream import DEMO
 
 ROOT = Path(__file__).resolve().parent.parent
 runner = CliRunner()

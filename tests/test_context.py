@@ -5,8 +5,8 @@ import json
 import pytest
 
 from guardrail.config import ContextConfig
-from guardrail.context import parse_chat_request
 from guardrail.errors import BadRequest
+from guardrail.proxy.requests import parse_chat_request
 from guardrail.types import Action
 
 CFG = ContextConfig()

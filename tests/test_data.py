@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from guardrail.detector.data import (
-    Example, load_any, load_binary, load_faithbench, load_ragtruth, merge_spans, source_ids,
-    split_by_source, text_id)
+from guardrail.train.data import (Example, load_any, load_binary, load_faithbench,
+                                  load_ragtruth, merge_spans, source_ids, split_by_source,
+                                  text_id)
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

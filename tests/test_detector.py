@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 import torch
 
-from guardrail.commands.detector import minilm_path
-from guardrail.detector import DEFAULT_MODEL, DetectInput, Detector
-from guardrail.detector.detector import PreparedInput, batches_by_tokens, pick_attention
-from guardrail.detector.inputs import (IGNORE, clean_text, cut_windows, token_labels,
-                                       tokenize, PreparedContext)
-from guardrail.detector.spans import merge_spans
-from guardrail.detector.windows import FirstWindow
 from guardrail.errors import InputError, ModelLoadError
+from guardrail.model import DEFAULT_MODEL, DetectInput, Detector
+from guardrail.model.detector import PreparedInput, batches_by_tokens, pick_attention
+from guardrail.model.inputs import (IGNORE, PreparedContext, clean_text, cut_windows,
+                                    token_labels, tokenize)
+from guardrail.model.spans import merge_spans
+from guardrail.model.windows import FirstWindow
+from guardrail.train.train import minilm_path
 
 CONTEXT = "The Eiffel Tower was built from 1887 to 1889. It is 330 metres tall."
 QUESTION = "When was the Eiffel Tower built?"
@@ -213,7 +213,7 @@ def test_exit_hidden_states_match_the_full_forward(det):
 
 
 def test_an_exit_does_not_run_the_layers_above(det):
-    from guardrail.detector.model import encoder_layers
+    from guardrail.model.encoder import encoder_layers
 
     calls = []
     layers = encoder_layers(det.model.backbone)

@@ -25,7 +25,7 @@ import redis
 from conftest import (EIFFEL_ANSWER, EIFFEL_TOOL, REDIS_URL, proxy_config, scrape, serve,
                       wait_until)
 
-from guardrail.server import create_app
+from guardrail.proxy.app import create_app
 
 QUESTION = "When was the Eiffel Tower built?"
 

@@ -17,8 +17,8 @@ import openai
 import pytest
 from conftest import proxy_config, scrape, serve, wait_until
 
-from guardrail.fake_upstream import FakeScript, Rule, create_fake_upstream
-from guardrail.server import create_app
+from guardrail.proxy.app import create_app
+from guardrail.testing.fake_upstream import FakeScript, Rule, create_fake_upstream
 
 N_STREAMS = 16
 WORDS = ("amber", "basalt", "cedar", "dune", "ember", "fjord", "granite", "heath", "iris",

@@ -22,7 +22,7 @@ import pytest
 from conftest import EIFFEL_ANSWER, EIFFEL_REWRITE, EIFFEL_TOOL, serve
 
 from guardrail.config import GuardrailConfig
-from guardrail.server import create_app
+from guardrail.proxy.app import create_app
 
 QUESTION = "When was the Eiffel Tower built?"
 MESSAGES = [{"role": "user", "content": QUESTION},

@@ -10,10 +10,9 @@ from scripted import ScriptedVerifier, detection
 from test_pipeline import ANSWER, answer_stream, collect, content, events, raw, settings
 
 from guardrail.errors import UpstreamProtocolError
-from guardrail.guard import TextLog
-from guardrail.pipeline import guarded_completion, guarded_stream
+from guardrail.stream.answer import TextLog
+from guardrail.stream.pipeline import guarded_completion, guarded_stream
 from guardrail.types import Action, Priority
-
 
 # -- non-streaming ----------------------------------------------------------------------
 

@@ -13,10 +13,10 @@ from transformers import AutoTokenizer
 from typer.testing import CliRunner
 
 from guardrail.cli import app
-from guardrail.commands.detector import minilm_path
-from guardrail.detector import longctx
-from guardrail.detector.data import Example, in_dev, load_any
-from guardrail.detector.inputs import tokenize
+from guardrail.model.inputs import tokenize
+from guardrail.train import longctx
+from guardrail.train.data import Example, in_dev, load_any
+from guardrail.train.train import minilm_path
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 needs_data = pytest.mark.skipif(not (DATA / "ragtruth_qa_test_subset").is_dir(),

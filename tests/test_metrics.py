@@ -8,10 +8,10 @@ import random
 
 import pytest
 
-from guardrail.detector.data import Example
-from guardrail.detector.metrics import (
-    auroc, best_threshold, evaluate, example_prf, format_report, sentence_bounds, sentence_prf,
-    sentence_scores, span_prf, token_prf)
+from guardrail.train.data import Example
+from guardrail.train.scores import (auroc, best_threshold, evaluate, example_prf,
+                                    format_report, sentence_bounds, sentence_prf,
+                                    sentence_scores, span_prf, token_prf)
 from guardrail.types import Detection, Span
 
 RESPONSE = "The cat sat on the mat."  # tokens: The|cat|sat|on|the|mat|.

@@ -11,9 +11,9 @@ import pytest
 import torch
 from transformers import AutoTokenizer, ModernBertConfig, ModernBertForTokenClassification
 
-from guardrail.commands.detector import minilm_path
-from guardrail.detector import Detector
-from guardrail.detector.model import encoder_layers
+from guardrail.model import Detector
+from guardrail.model.encoder import encoder_layers
+from guardrail.train.train import minilm_path
 
 
 @pytest.fixture(scope="module")

@@ -14,10 +14,11 @@ from scripted import ScriptedVerifier
 
 from guardrail.config import VerificationConfig
 from guardrail.errors import DetectorError, InputError, UpstreamProtocolError
-from guardrail.guard import GuardSettings
-from guardrail.pipeline import chat_chunks, guarded_stream, passthrough_stream, split_chunk
-from guardrail.policy import EffectivePolicy
-from guardrail.sse import SSEDecoder
+from guardrail.stream.answer import GuardSettings
+from guardrail.stream.chunks import chat_chunks, passthrough_stream, split_chunk
+from guardrail.stream.pipeline import guarded_stream
+from guardrail.stream.policy import EffectivePolicy
+from guardrail.stream.sse import SSEDecoder
 from guardrail.types import Action, Grounding, Priority
 
 ANSWER = ["The tower", " is in", " Paris.", " It was", " built in", " 1950.", " It is",

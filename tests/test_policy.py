@@ -9,10 +9,10 @@ import pytest
 
 from guardrail.config import GuardrailConfig, PolicyOverride, RegenerateConfig
 from guardrail.errors import BadRequest
-from guardrail.policy import (Assessment, CallableRegenerator, EffectivePolicy, HttpRegenerator,
-                              RegenerateRequest, RegeneratorFactory, UpstreamRegenerator,
-                              apply_policy, assess, fill_prompt, load_callable, redact,
-                              resolve_policy)
+from guardrail.proxy.hooks import (CallableRegenerator, HttpRegenerator, RegeneratorFactory,
+                                   UpstreamRegenerator, fill_prompt, load_callable)
+from guardrail.stream.policy import (Assessment, EffectivePolicy, RegenerateRequest,
+                                     apply_policy, assess, redact, resolve_policy)
 from guardrail.types import Action, Detection, Grounding, Span
 
 

@@ -13,10 +13,11 @@ import threading
 import numpy as np
 import pytest
 
-from guardrail.cache import CacheConfig, ContextStore
-from guardrail.detector.inputs import PreparedContext, Tokenized, context_key
+from guardrail.config import CacheConfig, SchedulerConfig
+from guardrail.contexts import ContextStore
+from guardrail.engine.scheduler import Scheduler
 from guardrail.errors import DetectorError, InputError, NotFound, Overloaded
-from guardrail.scheduler import Scheduler, SchedulerConfig
+from guardrail.model.inputs import PreparedContext, Tokenized, context_key
 from guardrail.types import CheckRequest, Detection, Grounding, Priority, Span
 
 IF, EOS = Priority.IN_FLIGHT, Priority.END_OF_STREAM
@@ -346,7 +347,7 @@ async def test_config_is_checked_against_the_detector():
 
 
 async def test_window_selector_follows_the_priority():
-    from guardrail.detector.windows import AllWindows, TopKWindows
+    from guardrail.model.windows import AllWindows, TopKWindows
 
     det = FakeDetector()
     async with Scheduler(det, cfg()) as s:  # defaults: top-3 in flight, all at the end
@@ -383,7 +384,7 @@ async def test_stats_split_batch_time_into_queueing_and_model():
 # -- the real default detector ----------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def detector():
-    from guardrail.detector import Detector
+    from guardrail.model import Detector
     return Detector.from_pretrained()
 
 

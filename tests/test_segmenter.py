@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from guardrail import segmenter as segmenter_module
-from guardrail.segmenter import SentenceSegmenter, build_punkt, load_abbreviations
+from guardrail.stream import segmenter as segmenter_module
+from guardrail.stream.segmenter import SentenceSegmenter, build_punkt, load_abbreviations
 from guardrail.types import Sentence
 
 

@@ -7,15 +7,8 @@ import json
 import pytest
 
 from guardrail.errors import Blocked, UpstreamProtocolError
-from guardrail.sse import (
-    DONE,
-    ChatStreamDecoder,
-    SSEDecoder,
-    SSEEvent,
-    encode_event,
-    error_event,
-    parse_chat_chunk,
-)
+from guardrail.stream.sse import (DONE, ChatStreamDecoder, SSEDecoder, SSEEvent, encode_event,
+                                  error_event, parse_chat_chunk)
 
 
 def _chunk(content: str, finish: str | None = None) -> dict:

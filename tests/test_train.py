@@ -10,7 +10,7 @@ import torch
 from typer.testing import CliRunner
 
 from guardrail.cli import app
-from guardrail.detector import Detector
+from guardrail.model import Detector
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 RAGTRUTH = SHARED / "ragtruth_qa_test_subset" / "derived_ragtruth_format"

@@ -9,8 +9,8 @@ import pytest
 from guardrail.config import UpstreamConfig
 from guardrail.errors import (Overloaded, UpstreamError, UpstreamProtocolError,
                               UpstreamStatusError, UpstreamUnreachable)
-from guardrail.fake_upstream import create_fake_upstream
-from guardrail.upstream import UpstreamClient
+from guardrail.proxy.upstream import UpstreamClient
+from guardrail.testing.fake_upstream import create_fake_upstream
 
 BODY = json.dumps({"model": "m", "stream": True,
                    "messages": [{"role": "user", "content": "hi"}]}).encode()

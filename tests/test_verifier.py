@@ -8,10 +8,11 @@ import threading
 
 import pytest
 
-from guardrail.scheduler_config import SchedulerConfig
+from guardrail.config.scheduler import SchedulerConfig
+from guardrail.engine.checks import trim_left
+from guardrail.engine.local import LocalVerifier
 from guardrail.errors import DetectorError, InputError, Overloaded
 from guardrail.types import CheckRequest, Detection, Grounding, Priority, Span
-from guardrail.verifier import LocalVerifier, trim_left
 
 G = Grounding(("The tower was built 1887-1889.",), "When?")
 

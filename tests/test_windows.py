@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from transformers import AutoTokenizer
 
-from guardrail.commands.detector import minilm_path
-from guardrail.detector.inputs import PreparedContext, cut_windows, prepare_context
-from guardrail.detector.windows import (AllWindows, BlockIndex, FirstWindow, IndexCache,
-                                        TopKWindows, make_selector, split_sentences, terms)
+from guardrail.model.inputs import PreparedContext, cut_windows, prepare_context
+from guardrail.model.windows import (AllWindows, BlockIndex, FirstWindow, IndexCache,
+                                     TopKWindows, make_selector, split_sentences, terms)
+from guardrail.train.train import minilm_path
 
 WORDS = ("market city river council school harvest festival railway museum library harbor "
          "orchestra election weather garden factory bakery stadium airport hospital farm "
@@ -173,7 +173,7 @@ def test_selection_is_cheap_next_to_a_forward(tok):
 
 
 def test_topk_through_the_detector_scores_k_windows():
-    from guardrail.detector import DetectInput, Detector
+    from guardrail.model import DetectInput, Detector
 
     det = Detector.from_pretrained(minilm_path(), device="cpu")
     ctx = det.prepare_context(with_evidence((0.5, BRIDGE)))

@@ -218,7 +218,7 @@ def bench_documents(data_dir: Optional[Path], limit: int = 400) -> tuple[list[st
     if data_dir is not None:
         path = data_dir / "ragtruth_qa_test_subset" / "derived_ragtruth_format"
         if path.is_dir():
-            from guardrail.detector.data import load_any
+            from guardrail.train.data import load_any
 
             seen: dict[str, str] = {}
             for ex in load_any(path):

@@ -70,7 +70,7 @@ def default_seq_lens(max_length: int) -> tuple[int, ...]:
 
 def synthetic_sequences(det, seq_len: int, batch: int, seed: int = 0) -> list:
     """``batch`` model inputs of exactly ``seq_len`` tokens, the last quarter the response."""
-    from guardrail.detector.inputs import Sequence_
+    from guardrail.model.inputs import Sequence_
 
     rng = np.random.default_rng(seed)
     vocab = int(det.model.backbone.config.vocab_size)
@@ -91,7 +91,7 @@ def synthetic_sequences(det, seq_len: int, batch: int, seed: int = 0) -> list:
 def context_of(det, documents: list[str], n_tokens: int):
     """A PreparedContext of exactly ``n_tokens`` tokens cut from ``documents`` (repeated
     as needed), and the text whose tokenization gives it."""
-    from guardrail.detector.inputs import PreparedContext, Tokenized
+    from guardrail.model.inputs import PreparedContext, Tokenized
 
     text = ""
     i = 0
@@ -143,12 +143,12 @@ def raw_model_source(det, cfg: ModelBenchConfig) -> str:
         return cfg.raw_model
     if cfg.model is None:
         try:
-            from guardrail.commands.detector import minilm_path
+            from guardrail.train.train import minilm_path
 
             return minilm_path()
         except ImportError:
             pass
-    from guardrail.detector.detector import DEFAULT_MODEL
+    from guardrail.model.detector import DEFAULT_MODEL
 
     return str(cfg.model or DEFAULT_MODEL)
 
@@ -175,7 +175,7 @@ def headline(det, cfg: ModelBenchConfig, exits: list[int], documents: list[str])
     """Raw backbone forward vs our check at ``headline_tokens`` tokens, interleaved."""
     import torch
 
-    from guardrail.detector.detector import DetectInput
+    from guardrail.model.detector import DetectInput
 
     n = min(cfg.headline_tokens, det.max_length)
     q_tokens = len(det.builder.question_tokens(QUESTION))
@@ -219,7 +219,7 @@ def headline(det, cfg: ModelBenchConfig, exits: list[int], documents: list[str])
 
 _RSS_SCRIPT = r"""
 import json, resource, sys, psutil
-from guardrail.detector import Detector
+from guardrail.model import Detector
 det = Detector.from_pretrained(sys.argv[1] or None, device=sys.argv[2] or None)
 kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 rss = psutil.Process().memory_info().rss
@@ -242,7 +242,8 @@ def detector_rss(cfg: ModelBenchConfig) -> dict:
 
 
 async def _cache_rounds(det, cfg: ModelBenchConfig, docs: list[str], redis) -> dict[str, Timing]:
-    from guardrail.cache import CacheConfig, PreparedContextCache
+    from guardrail.config import CacheConfig
+    from guardrail.engine.prepared import PreparedContextCache
 
     model_key = det.tokenizer.name_or_path
 
@@ -282,9 +283,9 @@ async def _cache_rounds(det, cfg: ModelBenchConfig, docs: list[str], redis) -> d
 
 
 def context_cache(det, cfg: ModelBenchConfig, documents: list[str]) -> list[dict]:
-    from guardrail.cache import RedisStore
-    from guardrail.cache.prepared import KIND
-    from guardrail.detector.inputs import context_key
+    from guardrail.contexts import RedisStore
+    from guardrail.engine.prepared import KIND
+    from guardrail.model.inputs import context_key
 
     rows = []
     for n in cfg.context_tokens:
@@ -355,7 +356,7 @@ def _without_password(url: Optional[str]) -> Optional[str]:
 
 
 def run(cfg: ModelBenchConfig, *, log: Callable[[str], None] = lambda s: None) -> dict:
-    from guardrail.detector import Detector
+    from guardrail.model import Detector
 
     det = Detector.from_pretrained(cfg.model, device=cfg.device)
     exits = sorted(set(cfg.exits or (*det.exit_layers, det.n_layers)))

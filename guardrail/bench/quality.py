@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from guardrail.bench import SCHEMA_VERSION, find_data_dir, filler_documents, machine_info
+from guardrail.bench import SCHEMA_VERSION, filler_documents, find_data_dir, machine_info
 
 DEFAULT_SPLIT = {"dev_fraction": 0.2, "seed": 13}
 
@@ -77,7 +77,7 @@ def parse_extra(entries: tuple[str, ...]) -> list[DataSpec]:
 
 def synthetic_set(n: int, seed: int):
     """A tiny span-labelled set built from filler documents (quick runs without data)."""
-    from guardrail.detector.synth import make_synthetic
+    from guardrail.train.synth import make_synthetic
 
     docs = [(f"filler/{i}", d, "What happened in the district?")
             for i, d in enumerate(filler_documents(8, seed))]
@@ -85,7 +85,7 @@ def synthetic_set(n: int, seed: int):
 
 
 def load_set(spec: DataSpec, split: dict, limit: int, seed: int):
-    from guardrail.detector.data import load_any, split_by_source
+    from guardrail.train.data import load_any, split_by_source
 
     examples = load_any(spec.path, spec.format)
     if spec.split == "dev":
@@ -114,8 +114,8 @@ def _row(name: str, spec_split: str, total: int, results: dict[int, dict]) -> di
 
 
 def run(cfg: QualityBenchConfig, *, log: Callable[[str], None] = lambda s: None) -> dict:
-    from guardrail.detector import Detector
-    from guardrail.detector.evaluate import evaluate
+    from guardrail.model import Detector
+    from guardrail.train.evaluate import evaluate
 
     det = Detector.from_pretrained(cfg.model, device=cfg.device)
     exits = sorted(set(min(e, det.n_layers) for e in

@@ -33,49 +33,16 @@ states the targets.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, replace
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 from guardrail.bench import (SCHEMA_VERSION, Target, bench_documents, filler_documents,
                              find_data_dir, machine_info, ratio)
 from guardrail.bench.stream_clients import Harness
+from guardrail.bench.stream_config import StreamBenchConfig
 from guardrail.bench.stream_delays import BEHIND_GROWTH_S, BEHIND_SLOPE
 from guardrail.bench.stream_proxy import ABLATIONS, VARIANTS, ProxyProcess
 from guardrail.bench.stream_workload import (TimedUpstream, Workload, build_workloads,
                                              fake_script, probe_body)
-
-
-@dataclass(frozen=True)
-class StreamBenchConfig:
-    """The load and which variants run; how checks run is the shipped config's."""
-
-    streams: tuple[int, ...] = (1, 4, 16, 64)
-    rate: float = 30.0                       # upstream tokens (word pieces) per second
-    context_tokens: tuple[int, ...] = (4096,)
-    answer_tokens: int = 240                 # pieces per answer (~8 s at 30 tok/s)
-    hallucination_rate: float = 0.1          # share of answer sentences not in the context
-    naive_streams: tuple[int, ...] = (1, 16)
-    ablations: tuple[str, ...] = ABLATIONS
-    ablation_streams: tuple[int, ...] = (16,)
-    windows: Optional[str] = None            # override scheduler.in_flight_windows: all | topk
-    top_k: Optional[int] = None              # override scheduler.in_flight_top_k
-    final_pass: bool = True
-    admission: bool = False                  # the scheduler's 503 when its backlog is too long
-    deadline_s: float = 45.0                 # a configuration's streams are cut after this
-    throughput_tokens: int = 2000            # pieces per unthrottled pass-through stream
-    probe_repeats: int = 10
-    stagger_s: float = 0.5                   # stream starts spread over this
-    model: Optional[str] = None
-    device: Optional[str] = None
-    data_dir: Optional[str] = None
-    seed: int = 0
-
-    @classmethod
-    def quick(cls, **kw: Any) -> "StreamBenchConfig":
-        base = cls(streams=(1, 2), rate=40.0, context_tokens=(256,), answer_tokens=36,
-                   naive_streams=(1,), ablations=("no_batching",), ablation_streams=(2,),
-                   deadline_s=30.0, throughput_tokens=200, probe_repeats=3, stagger_s=0.1)
-        return replace(base, **kw)
 
 
 # -- the benchmark ----------------------------------------------------------------------------
@@ -177,8 +144,9 @@ async def _run(cfg: StreamBenchConfig, log: Callable[[str], None]) -> dict:
     import httpx
     from transformers import AutoTokenizer
 
-    from guardrail.detector.detector import DEFAULT_MODEL
-    from guardrail.fake_upstream import ServerThread, create_fake_upstream, split_pieces
+    from guardrail.model.detector import DEFAULT_MODEL
+    from guardrail.testing.fake_upstream import (ServerThread, create_fake_upstream,
+                                                 split_pieces)
 
     tokenizer = AutoTokenizer.from_pretrained(str(cfg.model or DEFAULT_MODEL))
     tokenizer.model_max_length = 1 << 30
@@ -297,4 +265,4 @@ def _f(x: Optional[float], digits: int = 1) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
 
 
-__all__ = ["StreamBenchConfig", "child_main", "run", "summary"]
+__all__ = ["StreamBenchConfig", "run", "summary"]

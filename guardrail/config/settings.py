@@ -1,0 +1,379 @@
+"""Typed, documented settings: one section per pipeline stage.
+
+Sources, lowest precedence first: defaults < YAML file < ``GUARDRAIL_*`` environment
+variables < explicit overrides (CLI flags).  Environment variables name a field as
+``GUARDRAIL_<SECTION>__<FIELD>`` (double underscore between levels), e.g.
+``GUARDRAIL_UPSTREAM__BASE_URL=http://llm:8000/v1`` or
+``GUARDRAIL_POLICY__REGENERATE__MAX_ATTEMPTS=3``; values are parsed as YAML scalars,
+so ``true``, ``0.7`` and ``[a, b]`` get their natural types.
+
+Every field carries its documentation as the docstring under it (pydantic turns
+those into ``description``), so ``GuardrailConfig.model_json_schema()`` is the
+reference.  Unknown keys are errors, so a typo in a YAML file fails loudly.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal, Mapping, Optional
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+
+from guardrail.config.cache import CacheConfig
+from guardrail.config.scheduler import DEFAULT_TENANT, SchedulerConfig
+from guardrail.types import Action
+
+ENV_PREFIX = "GUARDRAIL_"
+
+DEFAULT_REGENERATE_PROMPT = """\
+Rewrite one sentence of an answer so that it states only what the documents support.
+
+Documents:
+{context}
+
+Question: {question}
+
+Answer so far:
+{answer_so_far}
+
+Sentence to rewrite:
+{sentence}
+
+Reply with the rewritten sentence only. If the documents do not support any version \
+of it, reply with an empty line."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, frozen=True)
+
+
+class ServerConfig(_Section):
+    host: str = "127.0.0.1"
+    """Interface uvicorn binds to."""
+    port: int = Field(8080, ge=0, le=65535)
+    """TCP port (0 picks a free one)."""
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    """uvicorn and guardrail log level."""
+    max_concurrent_requests: int = Field(256, ge=1)
+    """Chat requests in flight beyond this are answered 503 with Retry-After."""
+    max_body_bytes: int = Field(4 * 1024 * 1024, ge=1024)
+    """Largest accepted request body; larger bodies are answered 413."""
+    ping_interval_s: float = Field(15.0, ge=0)
+    """SSE keep-alive comment interval while a stream waits on checks (0 disables)."""
+    require_api_key: Optional[bool] = None
+    """Whether a client must send a key listed under ``tenants`` (else 401).  None: yes
+    as soon as a tenant lists ``api_keys``; false lets clients without a known key in
+    as the ``default`` tenant; without tenants everyone is the ``default`` tenant."""
+    overload_status: Literal[429, 503] = 503
+    """Status of a request refused for load (verification backlog over
+    ``scheduler.latency_budget_s``, pending checks at ``scheduler.max_pending_checks``,
+    ``max_concurrent_requests`` reached); it always carries ``Retry-After``."""
+
+
+class UpstreamConfig(_Section):
+    base_url: str = "http://127.0.0.1:8000/v1"
+    """Base URL of the OpenAI-compatible LLM server, including ``/v1``."""
+    api_key: Optional[SecretStr] = None
+    """Key guardrail sends upstream as ``Authorization: Bearer``. Clients never see it."""
+    forward_client_key: bool = False
+    """Send the client's own ``Authorization`` header upstream instead of ``api_key``."""
+    connect_timeout_s: float = Field(5.0, gt=0)
+    """Time to open a connection to the upstream."""
+    read_timeout_s: float = Field(120.0, gt=0)
+    """Longest silence between two reads from the upstream (per chunk, not per answer)."""
+    write_timeout_s: float = Field(30.0, gt=0)
+    """Time to send the request body."""
+    pool_timeout_s: float = Field(5.0, gt=0)
+    """Time to wait for a free pooled connection."""
+    max_connections: int = Field(200, ge=1)
+    """Connection pool size."""
+    max_keepalive_connections: int = Field(50, ge=0)
+    """Idle connections kept open for reuse."""
+    max_error_body_bytes: int = Field(64 * 1024, ge=256)
+    """An upstream error body is read up to this size, then cut."""
+    max_response_bytes: int = Field(16 * 1024 * 1024, ge=1024)
+    """Largest non-streaming upstream body guardrail reads."""
+
+    @model_validator(mode="after")
+    def _check_url(self) -> "UpstreamConfig":
+        if not self.base_url.startswith(("http://", "https://")):
+            raise ValueError(f"upstream.base_url must start with http:// or https://, "
+                             f"got {self.base_url!r}")
+        if self.max_keepalive_connections > self.max_connections:
+            raise ValueError(
+                f"upstream.max_keepalive_connections ({self.max_keepalive_connections}) "
+                f"exceeds upstream.max_connections ({self.max_connections})")
+        return self
+
+
+class DetectorConfig(_Section):
+    model: Optional[str] = None
+    """Detector weights: a local path or Hugging Face id; None is the shipped default."""
+    device: Optional[str] = None
+    """Torch device (``cpu``, ``cuda``, ``cuda:1``); None picks CUDA when available."""
+
+
+class RegenerateConfig(_Section):
+    max_attempts: int = Field(2, ge=0, le=10)
+    """Rewrites tried per flagged sentence before falling back to redaction."""
+    hook: Optional[str] = None
+    """None: built-in upstream rewrite. ``module:function`` (sync or async callable
+    taking a ``RegenerateRequest`` and returning the new sentence) or an
+    ``http(s)://`` URL receiving the request as JSON and answering ``{"text": ...}``."""
+    prompt: str = DEFAULT_REGENERATE_PROMPT
+    """Built-in rewrite prompt; fields ``{context} {question} {answer_so_far} {sentence}``."""
+    model: Optional[str] = None
+    """Upstream model for the rewrite; None uses the request's model."""
+    temperature: float = Field(0.0, ge=0, le=2)
+    """Sampling temperature of the rewrite call."""
+    max_tokens: int = Field(200, ge=1)
+    """Token cap of the rewrite call."""
+    timeout_s: float = Field(30.0, gt=0)
+    """Deadline of one rewrite call (hook or upstream)."""
+
+    @model_validator(mode="after")
+    def _check_hook(self) -> "RegenerateConfig":
+        h = self.hook
+        if h is not None and not h.startswith(("http://", "https://")):
+            mod, sep, fn = h.partition(":")
+            if not (sep and mod and fn.isidentifier()):
+                raise ValueError(f"policy.regenerate.hook must be 'module:function' or an "
+                                 f"http(s) URL, got {h!r}")
+        for name in ("context", "question", "answer_so_far", "sentence"):
+            if "{" + name + "}" not in self.prompt:
+                raise ValueError(f"policy.regenerate.prompt lacks the {{{name}}} field")
+        return self
+
+
+class PolicyConfig(_Section):
+    action: Action = Action.REDACT
+    """What happens to a sentence whose score reaches the threshold."""
+    threshold: Optional[float] = Field(None, ge=0, le=1)
+    """Hallucination probability at which a sentence is flagged; None: the detector's."""
+    hold: bool = True
+    """Hold each sentence until its verdict (no unchecked text reaches the client).
+    False streams text at once and only annotates or blocks afterwards."""
+    redact_mode: Literal["spans", "sentence"] = "spans"
+    """Redact only the unsupported spans, or the whole sentence."""
+    redact_marker: str = "[unsupported]"
+    """Text that replaces redacted content."""
+    regenerate: RegenerateConfig = RegenerateConfig()
+    """Settings of the ``regenerate`` action."""
+
+    @model_validator(mode="after")
+    def _check_hold(self) -> "PolicyConfig":
+        check_hold_action(self.hold, self.action)
+        return self
+
+
+def check_hold_action(hold: bool, action: Action) -> None:
+    """Text already sent cannot be rewritten: without hold only release/annotate/block."""
+    if not hold and action in (Action.REDACT, Action.REGENERATE):
+        raise ValueError(f"policy.hold=false cannot be combined with action={action.value}: "
+                         "sentences are sent before their verdict; use annotate or block")
+
+
+class PolicyOverride(_Section):
+    """A partial policy: from a tenant's config or a request's ``guardrail.policy``."""
+
+    action: Optional[Action] = None
+    """Replaces ``policy.action``."""
+    threshold: Optional[float] = Field(None, ge=0, le=1)
+    """Replaces ``policy.threshold``."""
+    hold: Optional[bool] = None
+    """Replaces ``policy.hold``."""
+    redact_mode: Optional[Literal["spans", "sentence"]] = None
+    """Replaces ``policy.redact_mode``."""
+    max_attempts: Optional[int] = Field(None, ge=0, le=10)
+    """Replaces ``policy.regenerate.max_attempts``."""
+
+
+class PolicyLimits(_Section):
+    """What a request may change through ``guardrail.policy`` (tenant config is not limited)."""
+
+    allow_override: bool = True
+    """False rejects any request-level policy (400)."""
+    allowed_actions: tuple[Action, ...] = tuple(Action)
+    """Actions a request may choose."""
+    min_threshold: float = Field(0.0, ge=0, le=1)
+    """Lowest threshold a request may set."""
+    max_threshold: float = Field(1.0, ge=0, le=1)
+    """Highest threshold a request may set (a high one lets more through)."""
+    allow_hold_off: bool = False
+    """Whether a request may turn hold off (and so see unchecked text)."""
+    max_regenerate_attempts: int = Field(3, ge=0, le=10)
+    """Most rewrite attempts a request may ask for."""
+
+    @model_validator(mode="after")
+    def _check_range(self) -> "PolicyLimits":
+        if self.min_threshold > self.max_threshold:
+            raise ValueError(f"limits.min_threshold ({self.min_threshold}) exceeds "
+                             f"limits.max_threshold ({self.max_threshold})")
+        return self
+
+
+class VerificationConfig(_Section):
+    """What a stream does with its checks.  How checks are run (exits, context windows,
+    batching, left context, queue bounds, timeouts) is the ``scheduler`` section."""
+
+    engine: Literal["scheduler", "local"] = "scheduler"
+    """``scheduler``: every check of every stream goes through one batching scheduler
+    with the context cache (``guardrail.scheduler``).  ``local``: one check at a time,
+    no batching, no prepared-context cache (``LocalVerifier``; a baseline)."""
+    on_error: Literal["closed", "open"] = "closed"
+    """Detector failure: ``closed`` ends the stream with an error event; ``open``
+    releases the sentence unchecked and marks it in the guardrail object."""
+    final_pass: bool = True
+    """Run the full-depth pass over the whole answer at the end of the stream."""
+    max_sentences_in_flight: int = Field(64, ge=1)
+    """Per stream: sentences awaiting release before upstream reading pauses."""
+    other_choices: Literal["reject", "pass"] = "reject"
+    """Requests with ``n>1`` and context: only choice 0 is checked.  ``reject`` answers
+    400; ``pass`` forwards choices >= 1 unchecked and lists them as unchecked."""
+
+
+class ContextConfig(_Section):
+    tool_messages: bool = True
+    """Use ``role: tool`` (and legacy ``function``) message contents as documents."""
+    system_message: Literal["off", "documents", "whole"] = "off"
+    """System message as grounding: ``documents`` takes the text inside
+    ``document_tags``; ``whole`` takes the entire system message."""
+    document_tags: tuple[str, ...] = ("document", "context")
+    """Tag names whose ``<tag>...</tag>`` bodies are documents in ``documents`` mode."""
+    max_documents: int = Field(64, ge=1)
+    """More documents than this in one request is a 400."""
+    max_context_chars: int = Field(400_000, ge=1)
+    """More grounding characters than this in one request is a 400."""
+
+
+class TenantConfig(_Section):
+    api_keys: tuple[SecretStr, ...] = ()
+    """Client keys (``Authorization: Bearer``) that identify this tenant."""
+    policy: PolicyOverride = PolicyOverride()
+    """The tenant's changes to the default policy (not subject to ``limits``)."""
+
+
+class GuardrailConfig(_Section):
+    server: ServerConfig = ServerConfig()
+    upstream: UpstreamConfig = UpstreamConfig()
+    detector: DetectorConfig = DetectorConfig()
+    policy: PolicyConfig = PolicyConfig()
+    """The default policy for every request."""
+    limits: PolicyLimits = PolicyLimits()
+    """Bounds on per-request policy overrides."""
+    verification: VerificationConfig = VerificationConfig()
+    scheduler: SchedulerConfig = SchedulerConfig()
+    """How sentence checks run: exits, context windows, cross-stream batching, left
+    context, admission."""
+    cache: CacheConfig = CacheConfig()
+    """Prepared-context cache and the context store (``PUT /v1/contexts``): an
+    in-process LRU, in front of Redis when ``redis_url`` is set."""
+    context: ContextConfig = ContextConfig()
+    tenants: dict[str, TenantConfig] = {}
+    """Named tenants, each recognised by its API keys.  Every cached or stored context
+    is namespaced by tenant.  The name ``default`` is reserved for requests without
+    a tenant."""
+
+    @property
+    def keys_required(self) -> bool:
+        """Whether requests need a tenant's key (``server.require_api_key``, resolved)."""
+        has_keys = any(t.api_keys for t in self.tenants.values())
+        req = self.server.require_api_key
+        return has_keys if req is None else req
+
+    @model_validator(mode="after")
+    def _cross_checks(self) -> "GuardrailConfig":
+        t = self.policy.threshold
+        seen: dict[str, str] = {}
+        if DEFAULT_TENANT in self.tenants:
+            raise ValueError(f"tenants.{DEFAULT_TENANT}: the name is reserved for requests "
+                             "without a tenant; choose another")
+        for name, tenant in self.tenants.items():
+            for key in tenant.api_keys:
+                other = seen.setdefault(key.get_secret_value(), name)
+                if other != name:
+                    raise ValueError(f"tenants {other!r} and {name!r} share an API key")
+            hold = self.policy.hold if tenant.policy.hold is None else tenant.policy.hold
+            action = tenant.policy.action or self.policy.action
+            try:
+                check_hold_action(hold, action)
+            except ValueError as e:
+                raise ValueError(f"tenants.{name}: {e}") from None
+        if self.server.require_api_key and not seen:
+            raise ValueError("server.require_api_key=true but no tenant lists api_keys")
+        if t is not None and not (self.limits.min_threshold <= t <= self.limits.max_threshold):
+            # not an error for the operator's own default, but almost always a mistake
+            raise ValueError(f"policy.threshold ({t}) lies outside limits "
+                             f"[{self.limits.min_threshold}, {self.limits.max_threshold}]")
+        return self
+
+    def tenant_for_key(self, key: Optional[str]) -> Optional[str]:
+        """Name of the tenant owning ``key``, or None."""
+        if not key:
+            return None
+        for name, tenant in self.tenants.items():
+            if any(k.get_secret_value() == key for k in tenant.api_keys):
+                return name
+        return None
+
+
+def _parse_env_value(raw: str) -> Any:
+    try:
+        return yaml.safe_load(raw) if raw.strip() else raw
+    except yaml.YAMLError:
+        return raw
+
+
+def _set_path(tree: dict, path: list[str], value: Any) -> None:
+    for part in path[:-1]:
+        node = tree.get(part)
+        if not isinstance(node, dict):
+            node = tree[part] = {}
+        tree = node
+    tree[path[-1]] = value
+
+
+def env_overrides(env: Mapping[str, str]) -> dict:
+    """``GUARDRAIL_A__B=v`` -> ``{"a": {"b": v}}``."""
+    tree: dict = {}
+    for name, raw in env.items():
+        if not name.startswith(ENV_PREFIX) or "__" not in name:
+            continue
+        path = [p.lower() for p in name[len(ENV_PREFIX):].split("__")]
+        if all(path):
+            _set_path(tree, path, _parse_env_value(raw))
+    return tree
+
+
+def _merge(base: dict, top: Mapping) -> dict:
+    out = dict(base)
+    for k, v in top.items():
+        out[k] = _merge(out[k], v) if isinstance(v, Mapping) and isinstance(out.get(k), dict) \
+            else v
+    return out
+
+
+def load_config(path: Optional[str | Path] = None, *, env: Optional[Mapping[str, str]] = None,
+                overrides: Optional[Mapping[str, Any]] = None) -> GuardrailConfig:
+    """Build the config from a YAML file, ``GUARDRAIL_*`` env vars and dotted overrides
+    (``{"upstream.base_url": ...}``; None values are skipped).  Raises ``ValueError``."""
+    tree: dict = {}
+    if path is not None:
+        try:
+            loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        except OSError as e:
+            raise ValueError(f"cannot read config file {path}: {e.strerror}") from None
+        except yaml.YAMLError as e:
+            raise ValueError(f"config file {path} is not valid YAML: {e}") from None
+        if loaded is not None and not isinstance(loaded, dict):
+            raise ValueError(f"config file {path} must hold a mapping, got "
+                             f"{type(loaded).__name__}")
+        tree = loaded or {}
+    tree = _merge(tree, env_overrides(os.environ if env is None else env))
+    dotted: dict = {}
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            _set_path(dotted, key.split("."), value)
+    return GuardrailConfig.model_validate(_merge(tree, dotted))

@@ -1,0 +1,42 @@
+"""Building the engine ``verification.engine`` names; torch is imported here, lazily."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional
+
+from guardrail.config import GuardrailConfig
+from guardrail.engine.local import LocalVerifier
+from guardrail.engine.seam import Verifier
+
+if TYPE_CHECKING:
+    from guardrail.contexts import ContextStore
+    from guardrail.engine.prepared import PreparedContextCache
+
+
+def load_detector(config: GuardrailConfig) -> Any:
+    """The configured detector (torch is imported here, not at module import)."""
+    from guardrail.model import Detector
+
+    return Detector.from_pretrained(config.detector.model, device=config.detector.device)
+
+
+def load_local_verifier(config: GuardrailConfig) -> LocalVerifier:
+    """A ``LocalVerifier`` around the configured detector (``guardrail check``, demo)."""
+    return LocalVerifier(load_detector(config), config.scheduler,
+                         model_name=config.detector.model or "default")
+
+
+def build_verifier(config: GuardrailConfig, *, detector: Any = None,
+                   contexts: "Optional[PreparedContextCache]" = None,
+                   store: "Optional[ContextStore]" = None) -> Verifier:
+    """The verifier ``verification.engine`` names, around ``detector`` (default: the
+    configured one, loaded here).  The scheduler uses ``contexts`` (default: its own
+    in-process cache) and resolves bare context ids with ``store``."""
+    detector = detector if detector is not None else load_detector(config)
+    name = config.detector.model or "default"
+    if config.verification.engine == "local":
+        return LocalVerifier(detector, config.scheduler, model_name=name)
+    from guardrail.engine.scheduler import Scheduler
+
+    return Scheduler(detector, config.scheduler, contexts=contexts, store=store,
+                     model_name=name)

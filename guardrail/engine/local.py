@@ -1,0 +1,160 @@
+"""``LocalVerifier``: one detector, one check at a time in a worker thread.
+
+The simple baseline engine (``verification.engine: local``): a priority queue in
+front of one worker thread (in-flight sentence checks before end-of-stream passes),
+``abort(stream_id)`` dropping a stream's queued checks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import heapq
+import itertools
+from concurrent.futures import ThreadPoolExecutor
+from typing import Optional
+
+from guardrail.config import SchedulerConfig
+from guardrail.engine.checks import shift_detection, trim_left, window_selectors
+from guardrail.engine.seam import DetectorLike
+from guardrail.errors import DetectorError, GuardrailError, Overloaded
+from guardrail.types import CheckRequest, Detection, Priority
+
+
+@dataclasses.dataclass(order=True)
+class _Job:
+    priority: int
+    seq: int
+    req: CheckRequest = dataclasses.field(compare=False)
+    future: "asyncio.Future[Detection]" = dataclasses.field(compare=False)
+
+
+class LocalVerifier:
+    def __init__(self, detector: DetectorLike, cfg: SchedulerConfig = SchedulerConfig(), *,
+                 model_name: str = "default"):
+        """``cfg``: the ``scheduler`` section (in-flight exit, context windows, left
+        context, queue bound, timeout; batching fields do not apply).  Window selection
+        needs a detector with ``detect_batch(..., selector=)`` (the real one); a stand-in
+        with only ``detect`` scores whatever it scores."""
+        self.detector, self.cfg, self.model_name = detector, cfg, model_name
+        layer = cfg.in_flight_exit
+        if layer is not None and layer not in detector.exit_layers and layer != detector.n_layers:
+            raise ValueError(f"scheduler.in_flight_exit={layer} is not an exit of the "
+                             f"detector (exits {list(detector.exit_layers)}, depth "
+                             f"{detector.n_layers})")
+        self.shallow_layer = layer if layer is not None else \
+            (max(detector.exit_layers) if detector.exit_layers else None)
+        self._selectors = window_selectors(cfg) if hasattr(detector, "detect_batch") else None
+        self._heap: list[_Job] = []
+        self._seq = itertools.count()
+        self._running: Optional[_Job] = None
+        self._wakeup: Optional[asyncio.Event] = None
+        self._worker: Optional[asyncio.Task] = None
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="guardrail-check")
+
+    # -- the Protocol ---------------------------------------------------------------------
+    async def verify(self, req: CheckRequest) -> Detection:
+        if self.queue_depth() >= self.cfg.max_pending_checks:
+            raise Overloaded(f"{self.queue_depth()} checks are queued; retry later")
+        loop = asyncio.get_running_loop()
+        job = _Job(int(req.priority), next(self._seq), req, loop.create_future())
+        heapq.heappush(self._heap, job)
+        self._ensure_worker().set()
+        try:
+            return await asyncio.wait_for(asyncio.shield(job.future), self.cfg.check_timeout_s)
+        except asyncio.TimeoutError:
+            raise DetectorError(f"check timed out after {self.cfg.check_timeout_s}s",
+                                code="check_timeout") from None
+        finally:
+            if not job.future.done():
+                job.future.cancel()  # the worker skips it, or discards its result
+
+    def abort(self, stream_id: str) -> None:
+        for job in self._heap:
+            if job.req.stream_id == stream_id and not job.future.done():
+                job.future.cancel()
+
+    def queue_depth(self) -> int:
+        return sum(1 for j in self._heap if not j.future.done()) + (self._running is not None)
+
+    def admit(self) -> None:
+        if self.queue_depth() >= self.cfg.max_pending_checks:
+            raise Overloaded(f"{self.queue_depth()} checks are queued; retry later")
+
+    def info(self) -> dict:
+        d = self.detector
+        return {"model": self.model_name, "n_layers": d.n_layers,
+                "exit_layers": list(d.exit_layers), "shallow_exit_layer": self.shallow_layer,
+                "threshold": d.threshold, "scheduler": "local"}
+
+    async def aclose(self) -> None:
+        if self._worker is not None:
+            self._worker.cancel()
+            try:
+                await self._worker
+            except asyncio.CancelledError:
+                pass
+            self._worker = None
+        for job in self._heap:
+            job.future.cancel()
+        self._heap.clear()
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+    # -- the worker -----------------------------------------------------------------------
+    def _ensure_worker(self) -> asyncio.Event:
+        loop = asyncio.get_running_loop()
+        if self._worker is None or self._worker.done() or self._worker.get_loop() is not loop:
+            # (re)start on this loop: a verifier may outlive the server loop it first ran in
+            self._heap = [j for j in self._heap if j.future.get_loop() is loop]
+            heapq.heapify(self._heap)
+            self._wakeup = asyncio.Event()
+            self._worker = loop.create_task(self._work(self._wakeup), name="guardrail-verifier")
+        assert self._wakeup is not None
+        return self._wakeup
+
+    async def _work(self, wakeup: asyncio.Event) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            while not self._heap:
+                wakeup.clear()
+                await wakeup.wait()
+            job = heapq.heappop(self._heap)
+            if job.future.done():  # aborted or its caller gave up
+                continue
+            self._running = job
+            try:
+                det = await loop.run_in_executor(self._executor, self._check, job.req)
+            except Exception as e:  # delivered to the caller, the worker lives on
+                if not job.future.done():
+                    job.future.set_exception(e)
+            else:
+                if not job.future.done():
+                    job.future.set_result(det)
+            finally:
+                self._running = None
+
+    def _exit_layer(self, req: CheckRequest) -> Optional[int]:
+        if req.exit_layer is not None:
+            return req.exit_layer
+        return self.shallow_layer if req.priority == Priority.IN_FLIGHT else None
+
+    def _check(self, req: CheckRequest) -> Detection:
+        """Runs in the worker thread."""
+        end = len(req.response) if req.target_end is None else req.target_end
+        cut = trim_left(req.response, req.target_start, self.cfg.left_context_chars)
+        g = req.grounding
+        text, layer = req.response[cut:end], self._exit_layer(req)
+        try:
+            if self._selectors is None:
+                det = self.detector.detect(g.documents, g.question, text, exit_layer=layer)
+            else:
+                from guardrail.model import DetectInput
+
+                det = self.detector.detect_batch(
+                    [DetectInput(g.documents, g.question, text)], exit_layer=layer,
+                    selector=self._selectors[req.priority])[0]
+        except GuardrailError:
+            raise
+        except Exception as e:
+            raise DetectorError(f"the detector failed: {type(e).__name__}: {e}") from e
+        return shift_detection(det, req.response, cut)

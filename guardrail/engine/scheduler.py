@@ -1,0 +1,420 @@
+"""Cross-stream verification scheduler: every sentence check of every stream, batched.
+
+One per process, behind the ``Verifier`` seam (``verify``/``abort``).  A check travels
+through three stages joined by bounded queues (see docs/ARCHITECTURE.md)::
+
+    verify(req)  -- prepare task: context from the cache, det.prepare (prepare thread)
+                 -> WorkQueue lanes (in-flight before end-of-stream, never starving it)
+                 -> batch loop: cut a batch under a token budget within max_wait_ms
+                 -> det.forward in ONE model thread (the model is not thread-safe)
+                 -> det.finish in the post-process thread when a check's last sequence
+                    returns -> the check's future -> verify returns the Detection
+
+Cancellation: the caller's task being cancelled (a timeout, its stream's task group)
+or ``abort(stream_id)`` drops the check's waiting sequences; the model thread skips
+sequences of dropped checks even in a batch already handed to it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, Optional
+
+from guardrail.config.scheduler import DEFAULT_TENANT, SchedulerConfig
+from guardrail.contexts import ContextStore
+from guardrail.engine.batching import Batch, WorkQueue
+from guardrail.engine.checks import shift_detection, trim_left, window_selectors
+from guardrail.engine.prepared import PreparedContextCache
+from guardrail.engine.seam import TenantVerifier
+from guardrail.engine.stats import SchedulerStats
+from guardrail.errors import DetectorError, InputError, Overloaded
+from guardrail.model import DetectInput
+from guardrail.types import CheckRequest, Detection, Priority
+
+log = logging.getLogger(__name__)
+__all__ = ["DEFAULT_TENANT", "Scheduler", "SchedulerConfig", "SchedulerStats", "TenantVerifier"]
+
+
+@dataclass(eq=False)
+class _Check:
+    req: CheckRequest
+    tenant: str
+    base: int                    # where the detector's text starts in req.response
+    text: str                    # req.response[base:target_end]
+    exit_layer: Optional[int]    # requested; None = full depth
+    future: asyncio.Future
+    task: Optional[asyncio.Task] = None  # the prepare stage
+    prep: Any = None
+    probs: list = field(default_factory=list)
+    remaining: int = 0
+    dropped: bool = False        # read by the model thread: skip its sequences
+
+
+class Scheduler:
+    def __init__(self, detector: Any, config: SchedulerConfig = SchedulerConfig(), *,
+                 contexts: Optional[PreparedContextCache] = None,
+                 store: Optional[ContextStore] = None, model_name: str = "default"):
+        """``contexts``: the prepared-context cache (default: an in-process one, owned and
+        closed by the scheduler); ``store``: resolves a Grounding that carries only a
+        ``context_id``.  Window selection follows the check's priority
+        (``config.in_flight_windows`` / ``final_windows``)."""
+        self.det, self.config, self.model_name = detector, config, model_name
+        self.selectors = window_selectors(config)
+        self.store = store
+        self._ladder: list[Optional[int]] = [*sorted(detector.exit_layers), None]
+        self.in_flight_exit = self._normal_exit(
+            config.in_flight_exit if config.in_flight_exit is not None
+            else (max(detector.exit_layers) if detector.exit_layers else None),
+            "scheduler.in_flight_exit")
+        if config.max_batch_tokens < detector.max_length:
+            raise ValueError(f"scheduler.max_batch_tokens ({config.max_batch_tokens}) is below "
+                             f"the detector's max_length ({detector.max_length})")
+        self._owns_contexts = contexts is None
+        self.contexts = contexts or PreparedContextCache()
+        self._model_key = getattr(getattr(detector, "tokenizer", None), "name_or_path", "")
+        self._queue = WorkQueue(max_batch_tokens=config.max_batch_tokens,
+                                max_batch_size=config.max_batch_size, eos_every=config.eos_every)
+        self._streams: dict[str, set[_Check]] = {}
+        self._pending = 0
+        self._in_forward: set[asyncio.Future] = set()
+        self._rate = config.initial_layer_tokens_per_s
+        self._measured = False
+        self._c: Counter = Counter()
+        self._batch_sizes: Counter = Counter()
+        self._exits: Counter = Counter()
+        self._wake: Optional[asyncio.Event] = None
+        self._loop_task: Optional[asyncio.Task] = None
+        self._closed = False
+        self._prepare_pool = ThreadPoolExecutor(config.prepare_threads, "guardrail-prepare")
+        self._model_pool = ThreadPoolExecutor(1, "guardrail-forward")
+        self._post_pool = ThreadPoolExecutor(1, "guardrail-finish")
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    async def start(self) -> None:
+        self._ensure_started()  # verify() also starts it on first use
+
+    async def __aenter__(self) -> "Scheduler":
+        self._ensure_started()
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.aclose()
+
+    def _ensure_started(self) -> asyncio.Event:
+        if self._closed:
+            raise Overloaded("the verification scheduler is shutting down", retry_after=1.0)
+        if self._wake is None:
+            self._wake = asyncio.Event()
+        if self._loop_task is None or self._loop_task.done():
+            self._loop_task = asyncio.get_running_loop().create_task(
+                self._batch_loop(), name="guardrail-batch-loop")
+            self._loop_task.add_done_callback(self._loop_ended)
+        return self._wake
+
+    def _loop_ended(self, task: asyncio.Task) -> None:
+        """A crashed batch loop fails every pending check with its exception (the next
+        ``verify`` starts a new loop) instead of leaving them to time out."""
+        if task.cancelled() or task.exception() is None:
+            return
+        log.error("the batch loop crashed", exc_info=task.exception())
+        for check in self._checks():
+            if not check.future.done():
+                check.future.set_exception(task.exception())
+
+    def _checks(self) -> list[_Check]:
+        return [c for checks in self._streams.values() for c in checks]
+
+    async def aclose(self) -> None:
+        """Stop: pending checks are cancelled, the running batch is waited for."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._loop_task is not None:
+            self._loop_task.cancel()
+            await asyncio.gather(self._loop_task, return_exceptions=True)
+        for check in self._checks():
+            self._drop(check)
+        await asyncio.gather(*self._in_forward, return_exceptions=True)
+        for pool in (self._prepare_pool, self._model_pool, self._post_pool):
+            pool.shutdown(wait=False, cancel_futures=True)  # idle threads exit
+        if self._owns_contexts:
+            await self.contexts.aclose()
+
+    close = aclose
+
+    # -- the Verifier seam ---------------------------------------------------------------------
+    async def verify(self, req: CheckRequest, *, tenant: str = DEFAULT_TENANT) -> Detection:
+        """Check ``req.response[target_start:target_end]`` with the last
+        ``left_context_chars`` before it; the Detection's offsets index ``req.response``."""
+        wake = self._ensure_started()
+        if self._pending >= self.config.max_pending_checks:
+            self._c["rejected"] += 1
+            raise Overloaded(f"{self._pending} checks are pending; retry later",
+                             retry_after=self.retry_after())
+        end = len(req.response) if req.target_end is None else req.target_end
+        if not 0 <= req.target_start < end <= len(req.response):
+            raise InputError(f"target range [{req.target_start}, {req.target_end}) is empty or "
+                             f"outside the response ({len(req.response)} characters)")
+        requested = req.exit_layer if req.exit_layer is not None else (
+            self.in_flight_exit if req.priority == Priority.IN_FLIGHT else None)
+        base = trim_left(req.response, req.target_start, self.config.left_context_chars)
+        check = _Check(req, tenant, base, req.response[base:end],
+                       self._normal_exit(requested, "exit_layer"),
+                       asyncio.get_running_loop().create_future())
+        self._pending += 1
+        self._streams.setdefault(req.stream_id, set()).add(check)
+        check.task = asyncio.get_running_loop().create_task(self._prepare(check, wake))
+        try:
+            async with asyncio.timeout(self.config.check_timeout_s):
+                return await check.future
+        except TimeoutError:
+            self._c["timed_out"] += 1
+            raise DetectorError(f"check timed out after {self.config.check_timeout_s}s",
+                                code="check_timeout") from None
+        finally:
+            self._drop(check)
+
+    def abort(self, stream_id: str) -> None:
+        """Drop every check of the stream; its awaiting callers get ``CancelledError``."""
+        for check in list(self._streams.get(stream_id, ())):
+            self._drop(check)
+
+    async def warm_context(self, documents, *, tenant: str = DEFAULT_TENANT) -> int:
+        """Prepare ``documents`` into the tenant's cache now (``PUT /v1/contexts``), so
+        the first check that uses them finds them ready; returns their token count."""
+        ctx = await self.contexts.get_or_prepare(tenant, list(documents),
+                                                 self._prepare_context, model=self._model_key)
+        return ctx.n_tokens
+
+    def for_tenant(self, tenant: str) -> "TenantVerifier":
+        """A ``Verifier`` whose checks use ``tenant``'s context cache namespace."""
+        return TenantVerifier(self, tenant)
+
+    def queue_depth(self) -> int:
+        """Checks pending (preparing, queued or in the model), across streams."""
+        return self._pending
+
+    def info(self) -> dict:
+        d = self.det
+        return {"model": self.model_name, "n_layers": d.n_layers,
+                "exit_layers": list(d.exit_layers), "shallow_exit_layer": self.in_flight_exit,
+                "threshold": getattr(d, "threshold", None), "scheduler": "batching"}
+
+    # -- admission control -----------------------------------------------------------------------
+    def drain_time_s(self) -> float:
+        """Estimated seconds to run every queued sequence at the measured throughput."""
+        return self._queue.work / max(self._rate, 1.0)
+
+    def is_overloaded(self) -> bool:
+        return self._pending >= self.config.max_pending_checks or \
+            self.drain_time_s() > self.config.latency_budget_s
+
+    def retry_after(self) -> float:
+        """Whole seconds a rejected client should wait: the backlog's drain time."""
+        return float(max(1, math.ceil(self.drain_time_s())))
+
+    def admit(self) -> None:
+        """Raise ``Overloaded`` (503/429 + Retry-After) when a new request should be refused."""
+        if self.is_overloaded():
+            self._c["rejected"] += 1
+            if self._pending >= self.config.max_pending_checks:
+                why = f"{self._pending} checks are pending (limit " \
+                    f"{self.config.max_pending_checks})"
+            else:
+                why = f"the verification backlog (~{self.drain_time_s():.1f}s) exceeds " \
+                    f"the latency budget ({self.config.latency_budget_s:g}s)"
+            raise Overloaded(f"{why}; retry later", retry_after=self.retry_after())
+
+    def stats(self) -> SchedulerStats:
+        q, c = self._queue, self._c
+        return SchedulerStats(
+            pending_checks=self._pending, queued_in_flight=q.queued(Priority.IN_FLIGHT),
+            queued_end_of_stream=q.queued(Priority.END_OF_STREAM), queued_tokens=q.tokens,
+            batches_in_model=len(self._in_forward), batches=c["batches"],
+            sequences=c["sequences"], real_tokens=c["real_tokens"],
+            padded_tokens=c["padded_tokens"], batch_sizes=dict(self._batch_sizes),
+            exits_used=dict(self._exits), checks_done=c["done"], checks_failed=c["failed"],
+            checks_dropped=c["dropped"], checks_rejected=c["rejected"],
+            checks_timed_out=c["timed_out"], shallower_exits=c["shallower"],
+            skipped_sequences=c["skipped"], queue_wait_s=c["queue_wait_s"],
+            model_s=c["model_s"], in_flight_batches=c["in_flight_batches"],
+            in_flight_queue_wait_s=c["in_flight_queue_wait_s"],
+            in_flight_model_s=c["in_flight_model_s"], layer_tokens_per_s=self._rate,
+            drain_time_s=self.drain_time_s(), contexts=self.contexts.stats())
+
+    # -- stage 1: prepare -----------------------------------------------------------------------
+    async def _prepare(self, check: _Check, wake: asyncio.Event) -> None:
+        loop = asyncio.get_running_loop()
+        g = check.req.grounding
+        try:
+            docs = g.documents
+            if g.empty and g.context_id is not None and self.store is not None:
+                docs = (await self.store.get(check.tenant, g.context_id)).documents
+            ctx = await self.contexts.get_or_prepare(check.tenant, docs, self._prepare_context,
+                                                     model=self._model_key)
+            prep = await loop.run_in_executor(
+                self._prepare_pool, self.det.prepare,
+                DetectInput(ctx, g.question, check.text), self.selectors[check.req.priority])
+        except Exception as e:
+            if not check.future.done():
+                check.future.set_exception(e)
+            return
+        if check.dropped:
+            return
+        check.prep, check.remaining = prep, len(prep.sequences)
+        check.probs = [None] * len(prep.sequences)
+        check.exit_layer = self._adapt(check)
+        layers = check.exit_layer or self.det.n_layers
+        self._queue.push(check, check.req.priority, check.exit_layer, prep.sequences, layers,
+                         time.monotonic())
+        wake.set()
+
+    async def _prepare_context(self, documents):
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._prepare_pool, self.det.prepare_context,
+                                          list(documents))
+
+    def _adapt(self, check: _Check) -> Optional[int]:
+        """Adaptive depth: deep in-flight queues step in-flight checks to shallower exits."""
+        if check.req.priority != Priority.IN_FLIGHT:
+            return check.exit_layer
+        depth = self._queue.queued(Priority.IN_FLIGHT)
+        steps = sum(depth >= t for t in self.config.depth_ladder)
+        i = self._ladder.index(check.exit_layer)
+        chosen = self._ladder[max(0, i - steps)]
+        if chosen != check.exit_layer:
+            self._c["shallower"] += 1
+        return chosen
+
+    # -- stage 2: batches through the model ------------------------------------------------------
+    async def _batch_loop(self) -> None:
+        wake, cfg = self._wake, self.config
+        while True:
+            wake.clear()
+            lane = self._queue.next_lane()
+            if lane is None or len(self._in_forward) >= cfg.max_batches_in_flight:
+                await wake.wait()
+                continue
+            delay = self._queue.wait_time(lane, time.monotonic(), cfg.max_wait_ms / 1000)
+            if delay > 0:
+                try:
+                    async with asyncio.timeout(delay):
+                        await wake.wait()
+                except TimeoutError:
+                    pass
+                continue
+            batch = self._queue.take(lane)
+            fut = asyncio.get_running_loop().run_in_executor(
+                self._model_pool, self._forward, batch)
+            self._in_forward.add(fut)
+            fut.add_done_callback(partial(self._forwarded, batch))
+
+    def _forward(self, batch: Batch) -> tuple[list, list, float, float]:
+        """Runs in the model thread; skips sequences whose check was dropped meanwhile.
+        Returns the live items, their probabilities, the forward's seconds and the mean
+        seconds its sequences waited (queued -> now, behind other batches included)."""
+        live = [it for it in batch.items if not it.job.dropped]
+        if not live:
+            return [], [], 0.0, 0.0
+        now = time.monotonic()  # the clock of Item.enqueued
+        waited = sum(now - it.enqueued for it in live) / len(live)
+        t0 = time.perf_counter()
+        probs = self.det.forward([it.seq for it in live], batch.exit_layer)
+        return live, probs, time.perf_counter() - t0, waited
+
+    def _forwarded(self, batch: Batch, fut: asyncio.Future) -> None:
+        self._in_forward.discard(fut)
+        if self._wake is not None:
+            self._wake.set()
+        if fut.cancelled():
+            return
+        exc = fut.exception()
+        if exc is not None:
+            for check in {id(it.job): it.job for it in batch.items}.values():
+                if not check.future.done():
+                    check.future.set_exception(exc)
+            return
+        live, probs, seconds, waited = fut.result()
+        self._c["skipped"] += len(batch.items) - len(live)
+        if not live:
+            return
+        padded = len(live) * max(it.length for it in live)
+        self._c.update(batches=1, sequences=len(live), padded_tokens=padded,
+                       real_tokens=sum(it.length for it in live), queue_wait_s=waited,
+                       model_s=seconds)
+        if batch.priority == Priority.IN_FLIGHT:
+            self._c.update(in_flight_batches=1, in_flight_queue_wait_s=waited,
+                           in_flight_model_s=seconds)
+        self._batch_sizes[len(live)] += 1
+        if seconds > 0:
+            sample = padded * live[0].layers / seconds
+            self._rate = sample if not self._measured else 0.8 * self._rate + 0.2 * sample
+            self._measured = True
+        for it, p in zip(live, probs):
+            check = it.job
+            if check.future.done():
+                continue
+            check.probs[it.index] = p
+            check.remaining -= 1
+            if check.remaining == 0:
+                done = asyncio.get_running_loop().run_in_executor(
+                    self._post_pool, self._finish, check)
+                done.add_done_callback(partial(self._resolve, check))
+
+    # -- stage 3: post-process ---------------------------------------------------------------------
+    def _finish(self, check: _Check) -> Detection:
+        """Runs in the post-process thread."""
+        d = self.det.finish(check.prep, check.probs, check.exit_layer)
+        return shift_detection(d, check.req.response, check.base)
+
+    def _resolve(self, check: _Check, fut: asyncio.Future) -> None:
+        if check.future.done():
+            return
+        if fut.cancelled():
+            check.future.cancel()
+        elif fut.exception() is not None:
+            check.future.set_exception(fut.exception())
+        else:
+            d = fut.result()
+            self._exits[d.exit_layer] += 1
+            check.future.set_result(d)
+
+    # -- bookkeeping -----------------------------------------------------------------------------
+    def _drop(self, check: _Check) -> None:
+        """Forget a check (idempotent): its waiting sequences leave the queue."""
+        if check.dropped:
+            return
+        check.dropped = True
+        self._pending -= 1
+        self._queue.drop(check)
+        if check.task is not None and not check.task.done():
+            check.task.cancel()
+        fut = check.future
+        if not fut.done():
+            fut.cancel()
+        if fut.cancelled():
+            self._c["dropped"] += 1
+        else:
+            self._c["done" if fut.exception() is None else "failed"] += 1
+        checks = self._streams.get(check.req.stream_id)
+        if checks is not None:
+            checks.discard(check)
+            if not checks:
+                del self._streams[check.req.stream_id]
+
+    def _normal_exit(self, layer: Optional[int], what: str) -> Optional[int]:
+        if layer is None or layer >= self.det.n_layers:
+            return None
+        if layer not in self.det.exit_layers:
+            raise (InputError if what == "exit_layer" else ValueError)(
+                f"{what}={layer} is not an exit of the detector (exits "
+                f"{list(self.det.exit_layers)}, depth {self.det.n_layers})")
+        return layer
+

@@ -1,0 +1,11 @@
+"""The detector at serving time: inputs, windows, spans, and the encoder's layer loop.
+
+Token-level hallucination detection with early exits; imports torch.
+"""
+
+from guardrail.model.detector import DEFAULT_MODEL, DetectInput, Detector, PreparedInput
+from guardrail.model.encoder import EarlyExitModel, ExitAdapter
+from guardrail.model.inputs import PreparedContext
+
+__all__ = ["DEFAULT_MODEL", "DetectInput", "Detector", "EarlyExitModel", "ExitAdapter",
+           "PreparedContext", "PreparedInput"]

@@ -1,0 +1,265 @@
+"""Which context windows to score for a response.
+
+A response token counts as supported if *any* scored window supports it (the
+hallucination probability is the minimum over windows), so scoring fewer windows
+can only make the detector stricter, never let more through.  Selection is
+pluggable: score all windows (exact), only the first (plain truncation, the
+baseline), or the ``k`` most relevant ones (:class:`TopKWindows`, BM25).
+
+Why BM25 runs over fixed token *blocks* and not over the windows themselves: the
+window size depends on the length of the response piece
+(``InputBuilder.context_size``), so every sentence of a stream cuts the same
+context into slightly different windows.  An index over the windows would be
+rebuilt for nearly every sentence; an index over blocks is built once per context
+(cached by ``PreparedContext.key``) and a window's score is the sum of the block
+scores it covers (a block cut by a window edge counts pro rata).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Optional, Protocol, Sequence
+
+import numpy as np
+
+from guardrail.model.inputs import PreparedContext, Window
+
+
+class WindowSelector(Protocol):
+    def select(self, context: PreparedContext, windows: Sequence[Window], question: str,
+               response: str) -> list[Window]:
+        """Return the windows to score (a non-empty subset, in any order)."""
+        ...
+
+
+class AllWindows:
+    """Score every window: exact any-window semantics."""
+
+    name = "all"
+
+    def select(self, context, windows, question, response):
+        return list(windows)
+
+
+class FirstWindow:
+    """Score only the first window: what truncating the context to the model does."""
+
+    name = "truncate"
+
+    def select(self, context, windows, question, response):
+        return [windows[0]]
+
+
+# -- BM25 over blocks ---------------------------------------------------------------------
+
+_WORD = re.compile(r"\w+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"”’')\]]*\s+|\n+")
+STOPWORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being
+below between both but by can could did do does doing down during each few for from further
+had has have having he her here hers herself him himself his how i if in into is it its itself
+just me more most my myself no nor not now of off on once only or other our ours ourselves out
+over own same she should so some such than that the their theirs them themselves then there
+these they this those through to too under until up very was we were what when where which
+while who whom why will with would you your yours yourself yourselves also may might must
+shall passage
+""".split())
+
+
+def terms(text: str) -> list[str]:
+    """Lower-cased word terms of ``text``, minus stopwords and one-letter words."""
+    out = []
+    for m in _WORD.finditer(text):
+        w = m.group().lower()
+        if len(w) > 1 and w not in STOPWORDS:
+            out.append(w)
+    return out
+
+
+def split_sentences(text: str) -> list[str]:
+    """Rough sentence split (enough to form one query per sentence)."""
+    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+
+
+@dataclass(frozen=True)
+class BlockIndex:
+    """BM25 over a context cut into consecutive blocks of ``block_tokens`` tokens.
+
+    Postings are stored by term (CSR): term ``t`` occurs in ``blocks[ptr[t]:ptr[t+1]]``
+    with the BM25 weights ``weights[ptr[t]:ptr[t+1]]`` (idf times saturated tf).
+    """
+
+    block_tokens: int
+    n_tokens: int
+    vocab: dict[str, int]
+    ptr: np.ndarray      # int64 [V + 1]
+    blocks: np.ndarray   # int32 [postings]
+    weights: np.ndarray  # float32 [postings]
+
+    @property
+    def n_blocks(self) -> int:
+        return max(1, math.ceil(self.n_tokens / self.block_tokens))
+
+    @classmethod
+    def build(cls, context: PreparedContext, block_tokens: int = 64, k1: float = 1.2,
+              b: float = 0.75) -> "BlockIndex":
+        if block_tokens <= 0:
+            raise ValueError(f"block_tokens must be positive, got {block_tokens}")
+        n = context.n_tokens
+        n_blocks = max(1, math.ceil(n / block_tokens))
+        first_char = context.tokens.offsets[::block_tokens, 0] if n else np.zeros(1, np.int32)
+        vocab: dict[str, int] = {}
+        starts, ids = [], []
+        for m in _WORD.finditer(context.text):
+            w = m.group().lower()
+            if len(w) > 1 and w not in STOPWORDS:
+                starts.append(m.start())
+                ids.append(vocab.setdefault(w, len(vocab)))
+        n_terms = len(vocab)
+        if not ids:
+            return cls(block_tokens, n, vocab, np.zeros(1, np.int64), np.zeros(0, np.int32),
+                       np.zeros(0, np.float32))
+        block_of = np.searchsorted(first_char, np.asarray(starts), side="right") - 1
+        block_of = np.clip(block_of, 0, n_blocks - 1)
+        pairs, tf = np.unique(block_of.astype(np.int64) * n_terms + np.asarray(ids), return_counts=True)
+        blk, term = pairs // n_terms, pairs % n_terms
+        dl = np.bincount(block_of, minlength=n_blocks).astype(np.float64)
+        df = np.bincount(term, minlength=n_terms).astype(np.float64)
+        idf = np.log1p((n_blocks - df + 0.5) / (df + 0.5))  # Lucene's idf: never negative
+        norm = k1 * (1 - b + b * dl[blk] / max(dl.mean(), 1.0))
+        weights = idf[term] * tf * (k1 + 1) / (tf + norm)
+        order = np.argsort(term, kind="stable")
+        ptr = np.concatenate([[0], np.cumsum(np.bincount(term, minlength=n_terms))])
+        return cls(block_tokens, n, vocab, ptr.astype(np.int64), blk[order].astype(np.int32),
+                   weights[order].astype(np.float32))
+
+    def block_scores(self, query: str) -> np.ndarray:
+        """BM25 score of every block for ``query`` (each distinct term counted once)."""
+        out = np.zeros(self.n_blocks, np.float64)
+        for term in set(terms(query)):
+            t = self.vocab.get(term)
+            if t is not None:
+                a, z = self.ptr[t], self.ptr[t + 1]
+                np.add.at(out, self.blocks[a:z], self.weights[a:z])
+        return out
+
+    def window_scores(self, block_scores: np.ndarray, windows: Sequence[Window]) -> np.ndarray:
+        """Sum of the block scores a window covers; a block cut by an edge counts pro rata."""
+        bt = self.block_tokens
+        sizes = np.full(self.n_blocks, bt, np.float64)
+        sizes[-1] = max(1, self.n_tokens - bt * (self.n_blocks - 1))
+        cum = np.concatenate([[0.0], np.cumsum(block_scores)])
+
+        def upto(pos: np.ndarray) -> np.ndarray:  # total score of tokens [0, pos)
+            blk = np.minimum(pos // bt, self.n_blocks - 1)
+            part = np.minimum((pos - blk * bt) / sizes[blk], 1.0)
+            return cum[blk] + part * block_scores[blk]
+
+        starts = np.fromiter((w.start for w in windows), np.int64, len(windows))
+        ends = np.fromiter((w.end for w in windows), np.int64, len(windows))
+        return upto(ends) - upto(starts)
+
+
+class IndexCache:
+    """A small thread-safe LRU of :class:`BlockIndex` by ``(context.key, block_tokens)``.
+
+    The same context is checked once per streamed sentence, so its index is built
+    once and reused; ``builds`` counts the indexes built (for tests and stats).
+    """
+
+    def __init__(self, maxsize: int = 64):
+        if maxsize < 1:
+            raise ValueError(f"maxsize must be at least 1, got {maxsize}")
+        self.maxsize = maxsize
+        self.builds = 0
+        self._items: OrderedDict[tuple[str, int], BlockIndex] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, context: PreparedContext, block_tokens: int) -> BlockIndex:
+        key = (context.key, block_tokens)
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        index = BlockIndex.build(context, block_tokens)  # outside the lock: may take ms
+        with self._lock:
+            self.builds += 1
+            self._items[key] = index
+            self._items.move_to_end(key)
+            while len(self._items) > self.maxsize:
+                self._items.popitem(last=False)
+        return index
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+class TopKWindows:
+    """Score the ``k`` windows most relevant to the response (BM25), at most ``k``.
+
+    Each sentence of the response is one query (plus ``question_weight`` times the
+    question's score, which helps sentences that say "it" for the subject).  Sentences
+    take turns picking their best window not yet chosen, starting with the LAST one:
+    a streamed check's text ends with the sentence being checked (what comes before
+    it is left context), so that sentence gets the first pick, and an end-of-stream
+    pass over the whole answer still gives every sentence its best window when ``k``
+    is at least the number of sentences.  Windows no query matches fill the
+    remaining places in order of combined score, so a check always costs ``k``
+    windows.  Use a larger ``k`` for the end-of-stream pass than in flight; two
+    selectors may share one :class:`IndexCache`.
+    """
+
+    name = "topk"
+
+    def __init__(self, k: int = 2, *, question_weight: float = 0.5, block_tokens: int = 64,
+                 max_queries: int = 32, cache: Optional[IndexCache] = None):
+        if k < 1:
+            raise ValueError(f"k must be at least 1, got {k}")
+        self.k = k
+        self.question_weight = question_weight
+        self.block_tokens = block_tokens
+        self.max_queries = max_queries
+        self.cache = cache if cache is not None else IndexCache()
+
+    def select(self, context, windows, question, response):
+        if len(windows) <= self.k:
+            return list(windows)
+        index = self.cache.get(context, self.block_tokens)
+        base = np.zeros(len(windows))
+        if question and self.question_weight:
+            base = self.question_weight * index.window_scores(index.block_scores(question), windows)
+        queries = split_sentences(response)[::-1][:self.max_queries]
+        scores = [index.window_scores(index.block_scores(q), windows) + base for q in queries]
+        ranked = [[int(i) for i in np.argsort(-s, kind="stable") if s[i] > 0] for s in scores]
+        chosen: list[int] = []
+        taken: set[int] = set()
+        while len(chosen) < self.k and any(ranked):
+            for r in ranked:
+                while r and r[0] in taken:
+                    r.pop(0)
+                if r and len(chosen) < self.k:
+                    chosen.append(r[0])
+                    taken.add(r.pop(0))
+        total = np.sum(scores, axis=0) if scores else base
+        for i in np.argsort(-total, kind="stable"):
+            if len(chosen) >= self.k:
+                break
+            if int(i) not in taken:
+                chosen.append(int(i))
+                taken.add(int(i))
+        return [windows[i] for i in sorted(chosen)]
+
+
+def make_selector(name: str, k: int = 2, cache: Optional[IndexCache] = None) -> WindowSelector:
+    """``all`` | ``truncate`` | ``topk`` (with ``k``) by name, as the CLI spells them."""
+    if name == "all":
+        return AllWindows()
+    if name == "truncate":
+        return FirstWindow()
+    if name == "topk":
+        return TopKWindows(k, cache=cache)
+    raise ValueError(f"window selection must be all, truncate or topk, got {name!r}")

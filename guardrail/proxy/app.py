@@ -1,0 +1,155 @@
+"""The HTTP face: a Starlette app, OpenAI-compatible.
+
+    POST /v1/chat/completions   streaming and not; checked when the request has grounding
+    GET  /v1/models             passed through from the upstream
+    POST /v1/verify             check (context, question, answer) without an upstream
+    PUT|GET|DELETE /v1/contexts stored grounding contexts, per tenant (contexts_api.py)
+    GET  /healthz               liveness plus the loaded model's facts
+    GET  /metrics               Prometheus (metrics.py)
+
+The server knows one seam, the ``Verifier``; it never imports torch.  Without an
+injected verifier, the lifespan builds the one ``verification.engine`` names (by
+default the cross-stream ``Scheduler`` with the prepared-context cache) in a worker
+thread, sharing one Redis client with the context store.  Per request: the tenant
+from ``Authorization`` (401), admission (``verifier.admit()``: 503/429 +
+Retry-After), ``guardrail.context_id`` resolved in the tenant's namespace (404), then
+the stream runs against ``verifier.for_tenant(tenant)``.  Every ``GuardrailError``
+becomes ``{"error": {...}}`` with its status; mid-stream errors are SSE error events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any, AsyncIterator, Callable, Optional
+
+import httpx
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from guardrail.config import GuardrailConfig
+from guardrail.contexts import ContextStore, RedisStore
+from guardrail.engine.build import build_verifier
+from guardrail.engine.prepared import PreparedContextCache
+from guardrail.engine.seam import Verifier
+from guardrail.errors import GuardrailError, Overloaded, StoreUnavailable
+from guardrail.proxy import contexts_api
+from guardrail.proxy.chat import chat_completions, verify
+from guardrail.proxy.hooks import RegeneratorFactory
+from guardrail.proxy.metrics import Metrics
+from guardrail.proxy.state import AppState, state_of
+from guardrail.proxy.tenants import Tenants
+from guardrail.proxy.upstream import UpstreamClient
+
+log = logging.getLogger(__name__)
+__all__ = ["create_app"]
+
+
+async def models(request: Request) -> Response:
+    st = state_of(request)
+    reply = await st.upstream.request("GET", "models",
+                                      client_auth=request.headers.get("authorization"))
+    return Response(reply.content, reply.status, media_type=reply.content_type)
+
+
+async def healthz(request: Request) -> Response:
+    st = state_of(request)
+    redis = st.store.redis
+    return JSONResponse({"status": "ok", "verifier": st.verifier.info(),
+                         "upstream": st.config.upstream.base_url, "in_flight": st.in_flight,
+                         "tenants": "single" if st.tenants.single else len(st.tenants.names),
+                         "context_cache": "in-process" if redis is None else
+                         ("redis" if redis.available else "in-process (redis unavailable)")})
+
+
+async def metrics(request: Request) -> Response:
+    body, content_type = state_of(request).metrics.render()
+    return Response(body, media_type=content_type)
+
+
+async def _guardrail_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, GuardrailError)
+    st = state_of(request)
+    st.metrics.error(exc.type)
+    status, headers = exc.status, None
+    if isinstance(exc, Overloaded):
+        headers = {"retry-after": str(max(1, round(exc.retry_after)))}
+        if not isinstance(exc, StoreUnavailable):
+            status = st.config.server.overload_status
+    return JSONResponse(exc.to_json(), status, headers=headers)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    return JSONResponse({"error": {"message": exc.detail, "type": "invalid_request_error",
+                                   "code": exc.status_code}}, exc.status_code)
+
+
+def create_app(config: Optional[GuardrailConfig] = None, verifier: Optional[Verifier] = None,
+               upstream_transport: Optional[httpx.AsyncBaseTransport] = None, *,
+               verifier_factory: Optional[Callable[[GuardrailConfig], Verifier]] = None,
+               contexts: Optional[ContextStore] = None, detector: Any = None) -> Starlette:
+    """The app.  Without ``verifier``, one is built at start-up: ``verifier_factory(config)``
+    or, by default, ``build_verifier`` around ``detector`` (default: the configured
+    detector, loaded then).  ``contexts``: the context store (default: one built from
+    ``config.cache``).  What the app builds it closes; what it is given it does not."""
+    config = config or GuardrailConfig()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        c = config.cache
+        redis = RedisStore(c.redis_url, prefix=c.key_prefix, socket_timeout_s=c.socket_timeout_s,
+                           connect_timeout_s=c.connect_timeout_s,
+                           down_cooldown_s=c.down_cooldown_s) \
+            if contexts is None and c.redis_url else None
+        store = contexts if contexts is not None else ContextStore(c, redis=redis)
+        prepared = PreparedContextCache(c, redis=store.redis)  # one Redis client for both
+        if verifier is not None:
+            v = verifier
+        elif verifier_factory is not None:
+            v = await asyncio.to_thread(verifier_factory, config)
+        else:
+            v = await asyncio.to_thread(build_verifier, config, detector=detector,
+                                        contexts=prepared, store=store)
+        tenants = Tenants(config)
+        log.info("guardrail: %s", tenants.describe())
+        log.info("guardrail: verifier %s; context cache: %s", v.info().get("scheduler", "custom"),
+                 f"redis at {_redacted(c.redis_url)} + in-process LRU" if store.redis
+                 else "in-process LRU only (no cache.redis_url)")
+        upstream = UpstreamClient(config.upstream, transport=upstream_transport)
+        regenerators = RegeneratorFactory(config.policy.regenerate, upstream)
+        meters = Metrics(v.queue_depth)
+        inner = getattr(v, "contexts", None)  # the scheduler's prepared-context cache
+        meters.watch(v, lambda: (store.redis, getattr(inner, "redis", None)))
+        app.state.guardrail = AppState(config, upstream, v, regenerators, meters, store,
+                                       tenants)
+        try:
+            yield
+        finally:
+            await regenerators.aclose()
+            await upstream.aclose()
+            if verifier is None:
+                await v.aclose()
+            await prepared.flush()
+            if redis is not None:
+                await redis.aclose()
+
+    routes = [Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+              Route("/v1/models", models, methods=["GET"]),
+              Route("/v1/verify", verify, methods=["POST"]),
+              *contexts_api.routes,
+              Route("/healthz", healthz, methods=["GET"]),
+              Route("/metrics", metrics, methods=["GET"])]
+    return Starlette(routes=routes, lifespan=lifespan,
+                     exception_handlers={GuardrailError: _guardrail_error,
+                                         HTTPException: _http_error})
+
+
+def _redacted(url: Optional[str]) -> str:
+    """A Redis URL without its password, for logs."""
+    parsed = httpx.URL(url or "")
+    return str(parsed.copy_with(password="***")) if parsed.password else str(parsed)

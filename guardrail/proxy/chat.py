@@ -1,0 +1,160 @@
+"""The checked routes: ``POST /v1/chat/completions`` and ``POST /v1/verify``.
+
+Per request: the tenant from ``Authorization`` (401), the body parsed and validated
+(400/413), admission (``engine.admit()``: 503/429 + Retry-After, nothing sent
+upstream), ``guardrail.context_id`` resolved in the tenant's namespace (404), then the
+stream runs through ``guardrail.stream`` against the engine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from typing import AsyncIterator, Optional
+
+from sse_starlette import EventSourceResponse
+from starlette.background import BackgroundTask
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from guardrail.config import PolicyOverride
+from guardrail.engine.seam import Verifier
+from guardrail.errors import BadRequest
+from guardrail.proxy.requests import (ChatRequest, parse_chat_request, parse_extension,
+                                      parse_json_object, read_body)
+from guardrail.proxy.state import AppState, _Admission, state_of
+from guardrail.proxy.upstream import UpstreamStream
+from guardrail.stream.answer import GuardSettings
+from guardrail.stream.chunks import passthrough_stream
+from guardrail.stream.pipeline import guarded_completion, guarded_stream
+from guardrail.stream.policy import resolve_policy
+from guardrail.types import Grounding
+
+
+async def _grounding(st: AppState, g: Grounding, tenant: str) -> Grounding:
+    """Stored documents of ``context_id`` (in the tenant's namespace) before the inline
+    ones; unknown or expired is NotFound (404), a Redis-only id while Redis is down
+    StoreUnavailable (503).  Resolved before anything goes upstream."""
+    if g.context_id is None:
+        return g
+    stored = await st.store.get(tenant, g.context_id)
+    return Grounding(tuple(stored.documents) + g.documents, g.question, g.context_id)
+
+
+async def _settings(st: AppState, grounding: Grounding, override: Optional[PolicyOverride],
+                    tenant: str, auth: Optional[str], *, n: int = 1,
+                    model: str = "") -> GuardSettings:
+    cfg = st.config
+    if n > 1 and cfg.verification.other_choices == "reject":
+        raise BadRequest(f"'n'={n} with grounding context: only choice 0 can be checked "
+                         "and this server rejects n>1 (verification.other_choices=reject)")
+    policy = resolve_policy(cfg, st.tenants.policy_name(tenant), override)
+    return GuardSettings(await _grounding(st, grounding, tenant), policy, cfg.verification,
+                         stream_id=f"gr-{uuid.uuid4().hex}", model=model,
+                         regenerator=st.regenerators.for_request(auth),
+                         observer=st.metrics,
+                         left_context_chars=cfg.scheduler.left_context_chars)
+
+
+def _verifier_for(st: AppState, tenant: str) -> Verifier:
+    """The seam bound to the tenant when the verifier is tenant-aware (the scheduler)."""
+    bind = getattr(st.verifier, "for_tenant", None)
+    return bind(tenant) if bind is not None else st.verifier
+
+
+async def _streaming(body: AsyncIterator[bytes], slot: _Admission) -> AsyncIterator[bytes]:
+    try:
+        async with contextlib.aclosing(body):
+            async for out in body:
+                yield out
+    finally:
+        await slot.release()  # closes the upstream: it learns the client has gone
+
+
+async def chat_completions(request: Request) -> Response:
+    st = state_of(request)
+    auth = request.headers.get("authorization")
+    tenant = st.tenants.resolve(auth)
+    raw = await read_body(request.stream(), st.config.server.max_body_bytes)
+    req = parse_chat_request(raw, st.config.context)
+    settings = None
+    if req.checked:
+        st.verifier.admit()  # refuse early (503) rather than fail mid-stream
+        settings = await _settings(st, req.grounding, req.policy, tenant, auth, n=req.n,
+                                   model=req.model)
+    st.metrics.request("stream" if req.stream else "json", settings is not None)
+    slot = _Admission(st)
+    if not req.stream:
+        try:
+            return await _complete(st, req, settings, auth, _verifier_for(st, tenant))
+        finally:
+            await slot.release()
+    try:
+        up: UpstreamStream = await st.upstream.open_stream("chat/completions",
+                                                           req.forward_bytes, auth)
+    except BaseException:
+        await slot.release()
+        raise
+    slot.up = up
+    if settings is None:
+        body, headers = passthrough_stream(up.chunks()), {"x-guardrail-verified": "false"}
+    else:
+        body = guarded_stream(up.chunks(), settings, _verifier_for(st, tenant))
+        headers = {"x-guardrail-verified": "true", "x-guardrail-stream-id": settings.stream_id}
+    return EventSourceResponse(_streaming(body, slot), headers=headers,
+                               ping=st.config.server.ping_interval_s,
+                               background=BackgroundTask(slot.release))
+
+
+async def _complete(st: AppState, req: ChatRequest, settings: Optional[GuardSettings],
+                    auth: Optional[str], verifier: Verifier) -> Response:
+    reply = await st.upstream.request("POST", "chat/completions", req.forward_bytes, auth)
+    if settings is None:
+        return Response(reply.content, reply.status, media_type=reply.content_type,
+                        headers={"x-guardrail-verified": "false"})
+    result = await guarded_completion(reply.json(), settings, verifier)
+    headers = {"x-guardrail-verified": "true",
+               "x-guardrail-hallucination": str(result.detected).lower(),
+               "x-guardrail-spans": str(result.span_count),
+               "x-guardrail-action": result.action.value}
+    if result.blocked is not None:
+        return JSONResponse({**result.blocked.to_json(), "guardrail": result.report},
+                            result.blocked.status, headers=headers)
+    return JSONResponse(result.body, headers=headers)
+
+
+def _verify_input(body: dict) -> tuple[Grounding, str, Optional[PolicyOverride]]:
+    unknown = sorted(set(body) - {"context", "question", "answer", "policy"})
+    if unknown:
+        raise BadRequest(f"unknown field(s) {', '.join(unknown)}; known: answer, context, "
+                         "policy, question")
+    docs = body.get("context")
+    docs = [docs] if isinstance(docs, str) else docs
+    if not isinstance(docs, list) or not all(isinstance(d, str) for d in docs) \
+            or not any(d.strip() for d in docs):
+        raise BadRequest("'context' must be a non-empty string or array of strings")
+    _, _, policy = parse_extension({"context": docs, "policy": body.get("policy")})
+    question = body.get("question", "")
+    if not isinstance(question, str):
+        raise BadRequest("'question' must be a string")
+    answer = body.get("answer")
+    if not isinstance(answer, str) or not answer.strip():
+        raise BadRequest("'answer' must be a non-empty string")
+    return Grounding(tuple(docs), question), answer, policy
+
+
+async def verify(request: Request) -> Response:
+    """Check a (context, question, answer) triple as a non-streaming answer would be."""
+    st = state_of(request)
+    tenant = st.tenants.resolve(request.headers.get("authorization"))
+    body = parse_json_object(await read_body(request.stream(), st.config.server.max_body_bytes))
+    grounding, answer, override = _verify_input(body)
+    settings = await _settings(st, grounding, override, tenant, None)
+    st.metrics.request("verify", True)
+    completion = {"choices": [{"index": 0, "message": {"role": "assistant", "content": answer}}]}
+    result = await guarded_completion(completion, settings, _verifier_for(st, tenant))
+    return JSONResponse({"object": "guardrail.verification",
+                         "hallucination_detected": result.detected,
+                         "span_count": result.span_count, "action": result.action.value,
+                         "released": result.body["choices"][0]["message"]["content"],
+                         "guardrail": result.report})

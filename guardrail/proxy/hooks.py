@@ -1,0 +1,122 @@
+"""Regenerate hooks: who rewrites a flagged sentence (all the I/O of regeneration).
+
+Three ``Regenerator``s: the built-in upstream rewrite (``UpstreamRegenerator``), a
+``module:function`` callable and an HTTP hook; ``RegeneratorFactory`` picks one from
+``policy.regenerate.hook`` once per app and binds the client's key per request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+from typing import Awaitable, Callable, Optional, Protocol
+
+import httpx
+
+from guardrail.config import RegenerateConfig
+from guardrail.errors import UpstreamProtocolError
+from guardrail.stream.policy import RegenerateRequest, Regenerator
+
+
+def fill_prompt(template: str, req: RegenerateRequest) -> str:
+    """Substitute the four fields without ``str.format`` (documents hold braces)."""
+    fields = {"context": req.grounding.text, "question": req.grounding.question,
+              "answer_so_far": req.answer_so_far.strip() or "(nothing yet)",
+              "sentence": req.sentence}
+    out = template
+    for name, value in fields.items():
+        out = out.replace("{" + name + "}", value)
+    return out
+
+
+class UpstreamRegenerator:
+    """The built-in rewrite: one non-streaming call to the upstream LLM."""
+
+    def __init__(self, upstream: "ChatClient", cfg: RegenerateConfig,
+                 client_auth: Optional[str] = None):
+        self.upstream, self.cfg, self.client_auth = upstream, cfg, client_auth
+
+    async def rewrite(self, req: RegenerateRequest) -> str:
+        body = {"model": self.cfg.model or req.model, "stream": False,
+                "temperature": self.cfg.temperature, "max_tokens": self.cfg.max_tokens,
+                "messages": [{"role": "user", "content": fill_prompt(self.cfg.prompt, req)}]}
+        reply = await self.upstream.chat(body, self.client_auth, timeout=self.cfg.timeout_s)
+        try:
+            content = reply["choices"][0]["message"].get("content") or ""
+        except (KeyError, IndexError, TypeError, AttributeError):
+            raise UpstreamProtocolError("the rewrite reply has no choices[0].message") from None
+        return str(content)
+
+
+class CallableRegenerator:
+    """A ``module:function`` hook, sync (run in a thread) or async."""
+
+    def __init__(self, fn: Callable[[RegenerateRequest], "str | Awaitable[str]"],
+                 timeout_s: float):
+        self.fn, self.timeout_s = fn, timeout_s
+
+    async def rewrite(self, req: RegenerateRequest) -> str:
+        if inspect.iscoroutinefunction(self.fn):
+            result = await asyncio.wait_for(self.fn(req), self.timeout_s)
+        else:
+            result = await asyncio.wait_for(asyncio.to_thread(self.fn, req), self.timeout_s)
+        if not isinstance(result, str):
+            raise TypeError(f"regenerate hook returned {type(result).__name__}, not str")
+        return result
+
+
+class HttpRegenerator:
+    """An HTTP hook: POST ``RegenerateRequest.to_json()``, expect ``{"text": "..."}``."""
+
+    def __init__(self, url: str, client: httpx.AsyncClient, timeout_s: float):
+        self.url, self.client, self.timeout_s = url, client, timeout_s
+
+    async def rewrite(self, req: RegenerateRequest) -> str:
+        r = await self.client.post(self.url, json=req.to_json(), timeout=self.timeout_s)
+        r.raise_for_status()
+        data = r.json()
+        if not isinstance(data, dict) or not isinstance(data.get("text"), str):
+            raise ValueError(f"regenerate hook {self.url} must answer {{\"text\": str}}")
+        return data["text"]
+
+
+def load_callable(path: str) -> Callable:
+    """Import ``module:function``; raises ValueError naming what is missing."""
+    module_name, _, attr = path.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise ValueError(f"regenerate hook {path!r}: cannot import {module_name!r}: {e}") \
+            from None
+    fn = getattr(module, attr, None)
+    if not callable(fn):
+        raise ValueError(f"regenerate hook {path!r}: {module_name} has no callable {attr!r}")
+    return fn
+
+
+class RegeneratorFactory:
+    """Built once per app (a bad hook fails at start-up); ``for_request`` binds the
+    client's key for the built-in upstream rewrite."""
+
+    def __init__(self, cfg: RegenerateConfig, upstream: "ChatClient"):
+        self.cfg, self.upstream = cfg, upstream
+        self._hook: Optional[Regenerator] = None
+        self._client: Optional[httpx.AsyncClient] = None
+        if cfg.hook and cfg.hook.startswith(("http://", "https://")):
+            self._client = httpx.AsyncClient(timeout=cfg.timeout_s)
+            self._hook = HttpRegenerator(cfg.hook, self._client, cfg.timeout_s)
+        elif cfg.hook:
+            self._hook = CallableRegenerator(load_callable(cfg.hook), cfg.timeout_s)
+
+    def for_request(self, client_auth: Optional[str] = None) -> Regenerator:
+        return self._hook or UpstreamRegenerator(self.upstream, self.cfg, client_auth)
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+
+
+class ChatClient(Protocol):
+    async def chat(self, body: dict, client_auth: Optional[str] = None,
+                   timeout: Optional[float] = None) -> dict: ...

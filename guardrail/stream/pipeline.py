@@ -1,0 +1,205 @@
+"""One request's stream: upstream bytes in, checked SSE bytes out.
+
+    bytes -> chat_chunks -> split_chunk -> segmenter -> AnswerGuard.start (check task per
+    sentence, overlapping the upstream) -> in-order release (AnswerGuard.judge: policy,
+    regeneration) -> final full-depth pass -> final chunk with ``guardrail`` -> [DONE]
+
+Three shapes share the stages:
+
+* ``passthrough_stream``: no grounding; upstream bytes are forwarded unchanged, only
+  validated (a malformed or cut stream still ends with an error event and [DONE]).
+* ``guarded_stream`` with hold (default): a producer task reads the upstream, segments
+  choice 0 and starts a check for each finished sentence; the generator releases the
+  queue strictly in order, each sentence after its verdict.  No unchecked text of
+  choice 0 reaches the client, not even on errors.
+* ``guarded_stream`` without hold: chunks are forwarded at once; verdicts are collected
+  in order as they complete and may still block the rest of the stream.
+
+``n>1``: only choice 0 is checked.  Chunks of other choices (allowed only with
+``verification.other_choices=pass``) are forwarded unchanged, in order, and listed
+as ``unchecked_choices``.  Choice 0's ``logprobs`` are dropped in hold mode (they
+describe tokens that may have been rewritten).
+
+Cancellation: the generator's ``finally`` cancels the producer and every pending
+check and calls ``verifier.abort(stream_id)``; the caller closes the upstream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass
+from typing import AsyncIterator, Optional, Union
+
+import anyio
+
+from guardrail.engine.seam import Verifier
+from guardrail.errors import Blocked, GuardrailError, UpstreamProtocolError
+from guardrail.stream.answer import AnswerGuard, GuardSettings
+from guardrail.stream.chunks import META_KEYS, chat_chunks, content_chunk, split_chunk
+from guardrail.stream.sse import DONE, encode_event
+from guardrail.types import Action
+
+CLEANUP_TIMEOUT_S = 5.0  # bound on cancelling checks and the producer at stream end
+
+# -- the guarded stream -----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Pass:
+    chunk: dict
+
+
+@dataclass(frozen=True)
+class _Failed:
+    error: Exception
+
+
+_Item = Union[_Pass, _Failed, int, None]  # int: index of a sentence record; None: the end
+
+
+class _Stream:
+    """State of one guarded stream; one small method per stage."""
+
+    def __init__(self, raw: AsyncIterator[bytes], settings: GuardSettings, verifier: Verifier):
+        self.raw, self.settings = raw, settings
+        self.guard = AnswerGuard(settings, verifier)
+        self.queue: asyncio.Queue[_Item] = asyncio.Queue(
+            settings.verification.max_sentences_in_flight)
+        self.meta: dict = {"object": "chat.completion.chunk"}
+
+    async def produce(self) -> None:
+        """Read the upstream, start a check per finished sentence, queue everything."""
+        try:
+            async for chunk in chat_chunks(self.raw):
+                part = split_chunk(chunk)
+                self.meta.update({k: chunk[k] for k in META_KEYS if k in chunk})
+                self.guard.note_other_choices(part.other_choices)
+                for rec in self.guard.feed(part.text):
+                    await self.queue.put(rec)
+                if part.finished:
+                    for rec in self.guard.flush():
+                        await self.queue.put(rec)
+                if part.rest is not None:
+                    await self.queue.put(_Pass(part.rest))
+            for rec in self.guard.flush():
+                await self.queue.put(rec)
+            await self.queue.put(None)
+        except Exception as e:  # delivered in order, after the sentences already queued
+            await self.queue.put(_Failed(e))
+
+    async def release_in_order(self) -> AsyncIterator[bytes]:
+        while True:
+            item = await self.queue.get()
+            if item is None:
+                return
+            if isinstance(item, _Failed):
+                raise item.error
+            if isinstance(item, _Pass):
+                yield encode_event(item.chunk)
+                continue
+            verdict = await self.guard.judge(item)
+            if verdict.released:
+                yield encode_event(content_chunk(self.meta, verdict.released))
+
+    async def forward_at_once(self) -> AsyncIterator[bytes]:
+        """Hold off: forward every chunk now, judge sentences as their checks finish."""
+        pending: list[int] = []
+        async for chunk in chat_chunks(self.raw):
+            part = split_chunk(chunk)
+            self.meta.update({k: chunk[k] for k in META_KEYS if k in chunk})
+            self.guard.note_other_choices(part.other_choices)
+            pending += self.guard.feed(part.text)
+            if part.finished:
+                pending += self.guard.flush()
+            yield encode_event(chunk)
+            while pending and self.guard.check_done(pending[0]):
+                await self.guard.judge(pending.pop(0))
+        pending += self.guard.flush()
+        for rec in pending:
+            await self.guard.judge(rec)
+
+    def final_chunk(self) -> bytes:
+        return encode_event({**{k: self.meta[k] for k in META_KEYS if k in self.meta},
+                             "choices": [], "guardrail": self.guard.report()})
+
+    def error_bytes(self, err: GuardrailError) -> bytes:
+        return encode_event({**err.to_json(), "guardrail": self.guard.report(partial=True)})
+
+
+async def guarded_stream(raw: AsyncIterator[bytes], settings: GuardSettings,
+                         verifier: Verifier) -> AsyncIterator[bytes]:
+    """Check choice 0 sentence by sentence; end with the ``guardrail`` chunk and [DONE]."""
+    s = _Stream(raw, settings, verifier)
+    producer: Optional[asyncio.Task] = None
+    try:
+        if settings.policy.hold:
+            producer = asyncio.create_task(s.produce(), name=f"produce-{settings.stream_id}")
+            body = s.release_in_order()
+        else:
+            body = s.forward_at_once()
+        async with contextlib.aclosing(body):
+            async for out in body:
+                yield out
+        await s.guard.final_pass()
+        yield s.final_chunk() + DONE
+    except GuardrailError as e:
+        yield s.error_bytes(e) + DONE
+    except Exception as e:  # a bug must not leave the client hanging without [DONE]
+        yield s.error_bytes(GuardrailError(f"internal error: {type(e).__name__}")) + DONE
+        raise
+    finally:
+        # Shielded: under sse-starlette's (anyio) cancellation every await here would be
+        # cancelled again; cleanup must run, bounded.
+        with anyio.move_on_after(CLEANUP_TIMEOUT_S, shield=True):
+            if producer is not None:
+                producer.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await producer
+            await s.guard.aclose()
+
+
+# -- non-streaming ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CompletionResult:
+    body: dict                        # the completion to return, ``guardrail`` included
+    report: dict
+    detected: bool
+    span_count: int
+    action: Action
+    blocked: Optional[Blocked] = None
+
+
+async def guarded_completion(completion: dict, settings: GuardSettings,
+                             verifier: Verifier) -> CompletionResult:
+    """Check choice 0 of a complete (non-streaming) answer the same way."""
+    choices = completion.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict) \
+            or not isinstance(choices[0].get("message"), dict):
+        raise UpstreamProtocolError("upstream completion has no choices[0].message")
+    guard = AnswerGuard(settings, verifier)
+    guard.note_other_choices(tuple(c.get("index", i) for i, c in enumerate(choices) if i))
+    content = choices[0]["message"].get("content")
+    blocked = None
+    try:
+        records = guard.feed(content) + guard.flush() if isinstance(content, str) else []
+        try:
+            for i in records:
+                await guard.judge(i)
+            await guard.final_pass()
+        except Blocked as e:
+            blocked = e
+    finally:
+        with anyio.move_on_after(CLEANUP_TIMEOUT_S, shield=True):
+            await guard.aclose()
+    report = guard.report(partial=blocked is not None)
+    message = {**choices[0]["message"]}
+    if isinstance(content, str):
+        message["content"] = guard.released_text
+    body = {**completion, "choices": [{**choices[0], "message": message}, *choices[1:]],
+            "guardrail": report}
+    detected, spans, action = guard.summary()
+    return CompletionResult(body, report, detected, spans, action, blocked)
+
+
+__all__ = ["CLEANUP_TIMEOUT_S", "CompletionResult", "guarded_completion", "guarded_stream"]

@@ -1,0 +1,238 @@
+"""Verdict -> action: what the client receives in place of a checked sentence.
+
+    resolve_policy(config, tenant, request override) -> EffectivePolicy   (limits enforced)
+    assess(detection, start, end, threshold)           -> Assessment       (sentence score, spans)
+    redact(text, spans, mode, marker)                  -> str
+    apply_policy(sentence, assessment, policy, ...)    -> Outcome          (may regenerate)
+
+Regeneration is FLARE-style: a ``Regenerator`` rewrites one flagged sentence from the
+context and the released answer so far; the rewrite is checked again; after
+``max_attempts`` failures the sentence is redacted.  Three regenerators: the built-in
+upstream rewrite (``UpstreamRegenerator``), a ``module:function`` callable and an HTTP
+hook; ``build_regenerator`` picks one from ``policy.regenerate.hook``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Awaitable, Callable, Literal, Optional, Protocol
+
+from guardrail.config import GuardrailConfig, PolicyOverride, check_hold_action
+from guardrail.errors import BadRequest
+from guardrail.types import Action, Detection, Grounding, Span
+
+
+@dataclass(frozen=True)
+class EffectivePolicy:
+    """The policy one request runs under, after tenant and request overrides."""
+
+    action: Action
+    threshold: Optional[float]          # None: the detector's (per exit) threshold
+    hold: bool
+    redact_mode: Literal["spans", "sentence"]
+    redact_marker: str
+    max_attempts: int
+    tenant: Optional[str] = None
+
+    def to_json(self) -> dict:
+        return {"action": self.action.value, "threshold": self.threshold, "hold": self.hold,
+                "redact_mode": self.redact_mode, "max_attempts": self.max_attempts,
+                "tenant": self.tenant}
+
+
+def _merge(p: EffectivePolicy, o: PolicyOverride) -> EffectivePolicy:
+    return EffectivePolicy(
+        action=o.action if o.action is not None else p.action,
+        threshold=o.threshold if o.threshold is not None else p.threshold,
+        hold=o.hold if o.hold is not None else p.hold,
+        redact_mode=o.redact_mode or p.redact_mode, redact_marker=p.redact_marker,
+        max_attempts=o.max_attempts if o.max_attempts is not None else p.max_attempts,
+        tenant=p.tenant)
+
+
+def _check_limits(o: PolicyOverride, cfg: GuardrailConfig) -> None:
+    lim = cfg.limits
+    if not lim.allow_override:
+        raise BadRequest("'guardrail.policy' is not allowed by this server", code="policy_limit")
+    if o.action is not None and o.action not in lim.allowed_actions:
+        raise BadRequest(f"'guardrail.policy.action' {o.action.value!r} is not allowed; "
+                         f"allowed: {', '.join(a.value for a in lim.allowed_actions)}",
+                         code="policy_limit")
+    if o.threshold is not None and not lim.min_threshold <= o.threshold <= lim.max_threshold:
+        raise BadRequest(f"'guardrail.policy.threshold' {o.threshold} is outside the allowed "
+                         f"range [{lim.min_threshold}, {lim.max_threshold}]", code="policy_limit")
+    if o.hold is False and not lim.allow_hold_off:
+        raise BadRequest("'guardrail.policy.hold' cannot be turned off on this server",
+                         code="policy_limit")
+    if o.max_attempts is not None and o.max_attempts > lim.max_regenerate_attempts:
+        raise BadRequest(f"'guardrail.policy.max_attempts' {o.max_attempts} exceeds the limit "
+                         f"{lim.max_regenerate_attempts}", code="policy_limit")
+
+
+def resolve_policy(cfg: GuardrailConfig, tenant: Optional[str] = None,
+                   request: Optional[PolicyOverride] = None) -> EffectivePolicy:
+    """Default policy, then the tenant's changes, then the request's (within limits)."""
+    p = cfg.policy
+    policy = EffectivePolicy(p.action, p.threshold, p.hold, p.redact_mode, p.redact_marker,
+                             p.regenerate.max_attempts, tenant)
+    if tenant is not None and tenant in cfg.tenants:
+        policy = _merge(policy, cfg.tenants[tenant].policy)
+    if request is not None:
+        _check_limits(request, cfg)
+        policy = _merge(policy, request)
+    try:
+        check_hold_action(policy.hold, policy.action)
+    except ValueError as e:
+        raise BadRequest(f"'guardrail.policy': {e}", code="policy_conflict") from None
+    return policy
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """A sentence's result from one check; spans are relative to the sentence."""
+
+    score: float
+    spans: tuple[Span, ...]
+    flagged: bool
+    exit_layer: int
+
+
+def _spans_from_tokens(det: Detection, start: int, end: int, threshold: float
+                       ) -> tuple[Span, ...]:
+    """Runs of adjacent tokens at or above ``threshold`` inside ``[start, end)``."""
+    runs: list[list[float | int]] = []  # [start, end, max prob]
+    for (s, e), p in zip(det.token_offsets, det.token_probs):
+        if p < threshold or e <= start or s >= end:
+            continue
+        s, e = max(s, start), min(e, end)
+        if runs and not det.response[int(runs[-1][1]):s].strip():
+            runs[-1][1], runs[-1][2] = e, max(runs[-1][2], p)
+        else:
+            runs.append([s, e, p])
+    return tuple(Span(int(s) - start, int(e) - start, det.response[int(s):int(e)], float(p))
+                 for s, e, p in runs)
+
+
+def assess(det: Detection, start: int, end: int, threshold: Optional[float] = None
+           ) -> Assessment:
+    """Score ``det.response[start:end]``; flagged when its score reaches the threshold
+    (the policy's if set, else the detector's for the exit that ran)."""
+    t = det.threshold if threshold is None else threshold
+    score = det.score_in(start, end)
+    spans = det.spans_in(start, end) if t == det.threshold \
+        else _spans_from_tokens(det, start, end, t)
+    return Assessment(score, spans, score >= t, det.exit_layer)
+
+
+def _word_bounds(text: str, start: int, end: int) -> tuple[int, int]:
+    """Widen ``[start, end)`` to whole words: never leave half a word behind a marker."""
+    while start > 0 and text[start - 1].isalnum():
+        start -= 1
+    while end < len(text) and text[end].isalnum():
+        end += 1
+    return start, end
+
+
+def redact(text: str, spans: tuple[Span, ...], mode: str, marker: str) -> str:
+    """Replace the spans, widened to whole words (or, in ``sentence`` mode or without
+    spans, the whole sentence) with ``marker``; surrounding whitespace is kept."""
+    core = text.strip()
+    if not core:
+        return text
+    lead = text[:len(text) - len(text.lstrip())]
+    trail = text[len(text.rstrip()):]
+    if mode == "sentence" or not spans:
+        return lead + marker + trail
+    out, pos = [], 0
+    for sp in sorted(spans, key=lambda s: s.start):
+        s, e = _word_bounds(text, sp.start, sp.end)
+        s = max(s, pos)
+        if s >= e:
+            continue
+        if out and out[-1] == marker and not any(c.isalnum() for c in text[pos:s]):
+            pos = e  # two spans apart only by spaces or punctuation: one marker
+            continue
+        out += [text[pos:s], marker]
+        pos = e
+    out.append(text[pos:])
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class RegenerateRequest:
+    """What a regeneration hook gets; it returns the rewritten sentence."""
+
+    grounding: Grounding
+    answer_so_far: str   # text already released before this sentence
+    sentence: str        # the flagged sentence, without surrounding whitespace
+    spans: tuple[Span, ...]
+    attempt: int         # 1-based
+    previous: tuple[str, ...] = ()  # earlier rejected rewrites
+    model: str = ""
+
+    def to_json(self) -> dict:
+        return {"context": list(self.grounding.documents), "question": self.grounding.question,
+                "answer_so_far": self.answer_so_far, "sentence": self.sentence,
+                "spans": [s.to_json() for s in self.spans], "attempt": self.attempt,
+                "previous": list(self.previous), "model": self.model}
+
+
+class Regenerator(Protocol):
+    async def rewrite(self, req: RegenerateRequest) -> str: ...
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The policy's result for one sentence."""
+
+    action: Action
+    released: str
+    attempts: int = 0
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+Recheck = Callable[[str], Awaitable[Assessment]]
+
+
+async def _regenerate(text: str, a: Assessment, policy: EffectivePolicy, regen: Regenerator,
+                      recheck: Recheck, base: RegenerateRequest) -> Outcome:
+    lead = text[:len(text) - len(text.lstrip())]
+    trail = text[len(text.rstrip()):]
+    previous: list[str] = []
+    notes: list[str] = []
+    attempts = 0
+    while attempts < policy.max_attempts:
+        attempts += 1
+        req = RegenerateRequest(base.grounding, base.answer_so_far, text.strip(), a.spans,
+                                attempts, tuple(previous), base.model)
+        try:
+            new = (await regen.rewrite(req)).strip()
+        except Exception as e:  # a hook failing is a failed attempt, not a failed stream
+            notes.append(f"attempt {attempts}: {type(e).__name__}: {e}")
+            continue
+        if not new:  # the rewriter says nothing of it is supported
+            notes.append(f"attempt {attempts}: the rewrite was empty")
+            break
+        if not (await recheck(lead + new)).flagged:
+            return Outcome(Action.REGENERATE, lead + new + trail, attempts, tuple(notes))
+        previous.append(new)
+        notes.append(f"attempt {attempts}: the rewrite was flagged too")
+    return Outcome(Action.REDACT, redact(text, a.spans, policy.redact_mode, policy.redact_marker),
+                   attempts, tuple(notes))
+
+
+async def apply_policy(text: str, a: Assessment, policy: EffectivePolicy, *,
+                       regenerator: Optional[Regenerator] = None,
+                       recheck: Optional[Recheck] = None,
+                       base: Optional[RegenerateRequest] = None) -> Outcome:
+    """Decide what to send for sentence ``text``; BLOCK is returned, not raised."""
+    if not a.flagged or policy.action is Action.RELEASE:
+        return Outcome(Action.RELEASE, text)
+    if policy.action is Action.ANNOTATE:
+        return Outcome(Action.ANNOTATE, text)
+    if policy.action is Action.BLOCK:
+        return Outcome(Action.BLOCK, "")
+    if policy.action is Action.REGENERATE and regenerator is not None and recheck is not None \
+            and base is not None and policy.max_attempts > 0:
+        return await _regenerate(text, a, policy, regenerator, recheck, base)
+    return Outcome(Action.REDACT, redact(text, a.spans, policy.redact_mode, policy.redact_marker))

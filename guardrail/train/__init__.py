@@ -1,0 +1,2 @@
+"""Making and measuring detectors: data loaders, synthetic data, training, evaluation,
+scores and long-context tools."""

@@ -1,0 +1,67 @@
+"""Run a detector over labelled examples and score it (``guardrail eval``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Optional, Sequence
+
+from tqdm.auto import tqdm
+
+from guardrail.model.detector import DetectInput, Detector
+from guardrail.model.spans import merge_spans
+from guardrail.model.windows import WindowSelector
+from guardrail.train import scores as metrics
+from guardrail.train.data import Example
+from guardrail.types import Detection
+
+
+def detect_all(det: Detector, examples: Sequence[Example], *, exit_layer: Optional[int] = None,
+               chunk: int = 16, selector: Optional[WindowSelector] = None,
+               progress: bool = True) -> tuple[list[Detection], float]:
+    """Detections for every example, and the seconds the checking took."""
+    out: list[Detection] = []
+    start = time.perf_counter()
+    with tqdm(total=len(examples), desc=f"eval@{det.model.resolve(exit_layer)}",
+              disable=not progress) as bar:
+        for i in range(0, len(examples), chunk):
+            part = examples[i:i + chunk]
+            out.extend(det.detect_batch(
+                [DetectInput(ex.context, ex.question, ex.response) for ex in part],
+                exit_layer=exit_layer, selector=selector))
+            bar.update(len(part))
+    return out, time.perf_counter() - start
+
+
+def rethreshold(d: Detection, threshold: float) -> Detection:
+    """The same detection decided at another threshold (no model run)."""
+    return dataclasses.replace(d, threshold=threshold, spans=merge_spans(
+        d.response, d.token_offsets, d.token_probs, threshold))
+
+
+def evaluate(det: Detector, examples: Sequence[Example], *, exit_layer: Optional[int] = None,
+             selector: Optional[WindowSelector] = None, progress: bool = True) -> dict:
+    detections, seconds = detect_all(det, examples, exit_layer=exit_layer, selector=selector,
+                                     progress=progress)
+    result = metrics.evaluate(list(examples), detections, seconds)
+    result["exit_layer"] = det.model.resolve(exit_layer)
+    result["threshold"] = det.threshold_for(exit_layer)
+    result["response_split"] = sum(d.response_split for d in detections)
+    result["windowed"] = sum(d.windows_total > 1 for d in detections)
+    return result
+
+
+def calibrate(det: Detector, examples: Sequence[Example], layers: Sequence[int],
+              progress: bool = True, unit: str = "example") -> dict[int, tuple[float, float]]:
+    """Best F1 threshold per exit layer on ``examples``: {layer: (t, f1)}, F1 counted per
+    example or per sentence (``unit``, see :func:`metrics.best_threshold`).
+
+    Empty when there is nothing to calibrate on (the thresholds then stay as they are).
+    """
+    found: dict[int, tuple[float, float]] = {}
+    if not examples:
+        return found
+    for layer in layers:
+        detections, _ = detect_all(det, examples, exit_layer=layer, progress=progress)
+        found[layer] = metrics.best_threshold(list(examples), detections, unit)
+    return found

