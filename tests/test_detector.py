@@ -213,7 +213,7 @@ def test_exit_hidden_states_match_the_full_forward(det):
 
 
 def test_an_exit_does_not_run_the_layers_above(det):
-    from guardrail.model.encoder import encoder_layers
+    from guardrail.model.layers import encoder_layers
 
     calls = []
     layers = encoder_layers(det.model.backbone)

@@ -12,7 +12,7 @@ import torch
 from transformers import AutoTokenizer, ModernBertConfig, ModernBertForTokenClassification
 
 from guardrail.model import Detector
-from guardrail.model.encoder import encoder_layers
+from guardrail.model.layers import encoder_layers
 from guardrail.train.train import minilm_path
 
 

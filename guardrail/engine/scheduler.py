@@ -6,7 +6,8 @@ through three stages joined by bounded queues (see docs/ARCHITECTURE.md)::
     verify(req)  -- prepare task: context from the cache, det.prepare (prepare thread)
                  -> WorkQueue lanes (in-flight before end-of-stream, never starving it)
                  -> batch loop: cut a batch under a token budget within max_wait_ms
-                 -> det.forward in ONE model thread (the model is not thread-safe)
+                 -> det.forward in ONE model thread (forwards could run in parallel;
+                    one thread keeps the cores for the big matmuls and the order exact)
                  -> det.finish in the post-process thread when a check's last sequence
                     returns -> the check's future -> verify returns the Detection
 

@@ -6,22 +6,23 @@ hidden states after one encoder layer:
 
     logits_k = Linear(GELU(Linear(LayerNorm(h_k))))      (bottleneck 256)
 
-``forward(..., exit_layer=k)`` runs the embeddings and layers 1..k only: a forward
-hook on layer k captures ``h_k`` and raises ``_ExitReached``, so the layers above
-never run.  Using the model's own forward keeps masks, RoPE and attention
-implementation exactly as the architecture defines them, for every family.
-Hooks live on shared modules, so forwards are serialised by a lock.
+The forward is our own loop (``guardrail.model.layers``): embeddings, layers 1..k,
+then exit k's adapter, or every layer and the model's head at full depth.  The
+layers above an exit never run; nothing is hooked or locked, so forwards from
+several threads run at once.
 """
 
 from __future__ import annotations
 
 import json
-import threading
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Iterable, Optional
 
 import torch
 from torch import nn
+
+from guardrail.model.layers import HiddenStatesLoop, layer_loop
 
 EXITS_FILE = "exits.safetensors"
 EXITS_CONFIG = "exits.json"
@@ -42,27 +43,12 @@ class ExitAdapter(nn.Module):
         return self.up(self.act(self.down(self.norm(hidden))))
 
 
-class _ExitReached(Exception):
-    def __init__(self, hidden: torch.Tensor):
-        self.hidden = hidden
+@dataclass
+class EncoderPass:
+    """What one run of the loop produced."""
 
-
-def encoder_layers(model: nn.Module) -> nn.ModuleList:
-    """The backbone's list of encoder layers, whatever the family calls it."""
-    n = model.config.num_hidden_layers
-    for path in ("bert.encoder.layer", "roberta.encoder.layer", "deberta.encoder.layer",
-                 "electra.encoder.layer", "model.layers", "encoder.layer", "layers"):
-        mod: Optional[nn.Module] = model
-        for part in path.split("."):
-            mod = getattr(mod, part, None)
-            if mod is None:
-                break
-        if isinstance(mod, nn.ModuleList) and len(mod) == n:
-            return mod
-    for mod in model.modules():  # unknown family: the first ModuleList of the right length
-        if isinstance(mod, nn.ModuleList) and len(mod) == n:
-            return mod
-    raise ValueError(f"cannot find the {n} encoder layers of {type(model).__name__}")
+    hidden: dict[int, torch.Tensor]   # hidden states after each kept layer (1-based)
+    logits: Optional[torch.Tensor]    # the full-depth head's, when every layer ran
 
 
 class EarlyExitModel(nn.Module):
@@ -76,8 +62,7 @@ class EarlyExitModel(nn.Module):
         self.num_labels = backbone.config.num_labels
         self.bottleneck = bottleneck
         self.exits = nn.ModuleDict()
-        self._layers = encoder_layers(backbone)
-        self._lock = threading.RLock()
+        self.loop = layer_loop(backbone)
         for layer in exit_layers:
             self.add_exit(layer)
 
@@ -107,27 +92,33 @@ class EarlyExitModel(nn.Module):
         return exit_layer
 
     # -- forward -----------------------------------------------------------------
-    def hidden_at(self, layer: int, **inputs) -> torch.Tensor:
+    def run(self, depth: Optional[int] = None, keep: Iterable[int] = (),
+            **inputs: torch.Tensor) -> EncoderPass:
+        """Embeddings and layers ``1..depth`` (default: all, then the head); the hidden
+        states after each layer in ``keep`` are returned too."""
+        depth = self.n_layers if depth is None else depth
+        keep = set(keep)
+        hidden, state = self.loop.embed(inputs)
+        kept: dict[int, torch.Tensor] = {}
+        for i in range(depth):
+            hidden = self.loop.layer(i, hidden, state)
+            if i + 1 in keep:
+                kept[i + 1] = hidden
+        logits = None
+        if depth == self.n_layers:
+            logits = state.logits if isinstance(self.loop, HiddenStatesLoop) \
+                else self.loop.head(hidden)
+        return EncoderPass(kept, logits)
+
+    def hidden_at(self, layer: int, **inputs: torch.Tensor) -> torch.Tensor:
         """Hidden states after ``layer`` (1-based) without running the layers above."""
-        def hook(_module, _args, output):
-            raise _ExitReached(output[0] if isinstance(output, tuple) else output)
+        return self.run(layer, keep=(layer,), **inputs).hidden[layer]
 
-        with self._lock:
-            handle = self._layers[layer - 1].register_forward_hook(hook)
-            try:
-                self.backbone(**inputs)
-            except _ExitReached as stop:
-                return stop.hidden
-            finally:
-                handle.remove()
-        raise RuntimeError("the exit hook never fired")  # pragma: no cover
-
-    def forward(self, exit_layer: Optional[int] = None, **inputs) -> torch.Tensor:
+    def forward(self, exit_layer: Optional[int] = None, **inputs: torch.Tensor) -> torch.Tensor:
         """Token logits ``[batch, seq, num_labels]`` from ``exit_layer`` (None = full depth)."""
         layer = self.resolve(exit_layer)
         if layer == self.n_layers:
-            with self._lock:
-                return self.backbone(**inputs).logits
+            return self.run(**inputs).logits
         return self.exits[str(layer)](self.hidden_at(layer, **inputs))
 
     # -- persistence ---------------------------------------------------------------

@@ -199,7 +199,7 @@ def train_detector(det: Detector, train: Sequence, out: str | Path, cfg: TrainCo
     named = {k: p for k, p in model.named_parameters() if p.requires_grad}
 
     def loss_fn(batch):
-        logits = model(**det.collate(batch)).logits
+        logits = det.model(exit_layer=None, **det.collate(batch))  # the serving loop
         return F.cross_entropy(logits.flatten(0, 1).float(), labels_tensor(det, batch).flatten(),
                                ignore_index=IGNORE)
 
@@ -229,13 +229,14 @@ def train_exits(det: Detector, train: Sequence, out: str | Path, cfg: TrainConfi
 
     def loss_fn(batch):
         with torch.no_grad():
-            outp = det.model.backbone(**det.collate(batch), output_hidden_states=True)
+            # one pass of the serving loop: the exits' inputs and the teacher's logits
+            outp = det.model.run(keep=layers, **det.collate(batch))
             teacher = F.log_softmax(outp.logits.float() / t, dim=-1)
         labels = labels_tensor(det, batch)
         mask = labels != IGNORE
         total = 0.0
         for layer in layers:
-            logits = det.model.exits[str(layer)](outp.hidden_states[layer]).float()
+            logits = det.model.exits[str(layer)](outp.hidden[layer]).float()
             ce = F.cross_entropy(logits[mask], labels[mask])
             kl = F.kl_div(F.log_softmax(logits[mask] / t, dim=-1), teacher[mask],
                           log_target=True, reduction="batchmean") * t * t
