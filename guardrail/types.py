@@ -11,6 +11,9 @@ import enum
 from dataclasses import dataclass, field
 from typing import Optional
 
+DEFAULT_TENANT = "default"
+"""The tenant of every request when no tenant is configured with API keys."""
+
 
 class Action(str, enum.Enum):
     """What the policy does with a checked sentence."""
@@ -145,7 +148,8 @@ class CheckRequest:
     target_end: Optional[int] = None
     stream_id: str = ""
     priority: Priority = Priority.IN_FLIGHT
-    exit_layer: Optional[int] = None  # None: the verifier's configured default for the priority
+    exit_layer: Optional[int] = None  # None: the engine's configured default for the priority
+    tenant: str = DEFAULT_TENANT      # whose cached and stored contexts the check may use
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,9 @@ import asyncio
 import re
 from typing import Optional
 
+from guardrail.engine.stats import EngineInfo, EngineStats
 from guardrail.errors import Overloaded
-from guardrail.types import CheckRequest, Detection, Priority, Span
+from guardrail.types import DEFAULT_TENANT, CheckRequest, Detection, Priority, Span
 
 
 class ScriptedVerifier:
@@ -47,15 +48,18 @@ class ScriptedVerifier:
     def abort(self, stream_id: str) -> None:
         self.aborted.append(stream_id)
 
-    def queue_depth(self) -> int:
-        return 0
+    async def warm(self, documents, *, tenant: str = DEFAULT_TENANT) -> Optional[int]:
+        return None
+
+    def stats(self) -> EngineStats:
+        return EngineStats(pending_checks=0)
 
     def admit(self) -> None:
         if self.overloaded:
             raise Overloaded("busy", retry_after=3)
 
-    def info(self) -> dict:
-        return {}
+    def info(self) -> EngineInfo:
+        return EngineInfo("scripted", "scripted", 6, (2,), 2, 0.5)
 
     async def aclose(self) -> None:
         pass

@@ -8,6 +8,7 @@ shipped default detector and compare with ``Detector.detect``.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 
 import numpy as np
@@ -277,10 +278,10 @@ async def test_context_id_is_resolved_per_tenant_and_prepared_contexts_are_names
     async with Scheduler(det, cfg(), store=store) as s:
         by_id = CheckRequest(Grounding((), "q?", context_id=stored.context_id), "bad claim",
                              stream_id="x")
-        d = await s.for_tenant("acme").verify(by_id)
+        d = await s.verify(dataclasses.replace(by_id, tenant="acme"))
         assert d.hallucinated and d.response == "bad claim"
         with pytest.raises(NotFound):  # another tenant cannot use acme's context id
-            await s.for_tenant("globex").verify(by_id)
+            await s.verify(dataclasses.replace(by_id, tenant="globex"))
         await s.verify(req("ok"))       # no tenant given: the default namespace
         lru = s.contexts.local
         assert lru.tenant_bytes("acme") > 0 and lru.tenant_bytes("default") > 0

@@ -102,7 +102,7 @@ async def test_exit_layers_per_priority_and_explicit():
     await v.verify(req("A.", priority=Priority.END_OF_STREAM))
     await v.verify(CheckRequest(G, "A.", exit_layer=4))
     assert [c[1] for c in d.calls] == [2, None, 4]
-    assert v.info()["shallow_exit_layer"] == 2
+    assert v.info().shallow_exit_layer == 2
     with pytest.raises(ValueError, match="in_flight_exit=3 is not an exit"):
         LocalVerifier(d, SchedulerConfig(in_flight_exit=3))
     await v.aclose()

@@ -23,6 +23,8 @@ from collections import Counter
 from dataclasses import asdict
 from typing import Any, Optional
 
+from guardrail.types import DEFAULT_TENANT
+
 VARIANTS = {
     "guarded": "what `guardrail serve` runs (build_verifier with the shipped scheduler "
                "section): shallow in-flight exit, top-k context windows in flight, "
@@ -102,8 +104,8 @@ class CountingVerifier:
     def abort(self, stream_id: str) -> None:
         self.inner.abort(stream_id)
 
-    def queue_depth(self) -> int:
-        return self.inner.queue_depth()
+    async def warm(self, documents, *, tenant: str = DEFAULT_TENANT):
+        return await self.inner.warm(documents, tenant=tenant)
 
     def admit(self) -> None:
         try:
@@ -112,22 +114,23 @@ class CountingVerifier:
             self.rejected += 1
             raise
 
-    def info(self) -> dict:
+    def info(self):
         return self.inner.info()
+
+    def stats(self):
+        return self.inner.stats()
 
     async def aclose(self) -> None:
         await self.inner.aclose()
         if self.contexts is not None:
             await self.contexts.aclose()
 
-    def stats(self) -> dict:
-        out: dict = {"exits": dict(self.exits), "failed": self.failed, "rejected": self.rejected,
-                     "queue_depth": self.inner.queue_depth(), "info": self.inner.info()}
-        if hasattr(self.inner, "stats"):
-            s = self.inner.stats()
-            out["scheduler"] = {**{k: v for k, v in asdict(s).items() if k != "contexts"},
-                                "contexts": asdict(s.contexts) if s.contexts else None}
-        return out
+    def bench_stats(self) -> dict:
+        s = self.inner.stats()
+        return {"exits": dict(self.exits), "failed": self.failed, "rejected": self.rejected,
+                "queue_depth": s.pending_checks, "info": self.inner.info().to_json(),
+                "scheduler": {**{k: v for k, v in asdict(s).items() if k != "contexts"},
+                              "contexts": asdict(s.contexts) if s.contexts else None}}
 
 
 class BenchApp:
@@ -146,7 +149,7 @@ class BenchApp:
             if not m.get("more_body"):
                 break
         if scope["path"] == "/bench/stats":
-            out = self.verifier.stats()
+            out = self.verifier.bench_stats()
         else:
             out = await asyncio.to_thread(self.probe, json.loads(body))
         data = json.dumps(out).encode()
@@ -209,7 +212,7 @@ async def _child(spec: dict) -> None:
             raise RuntimeError("a proxy server failed to start")
         await asyncio.sleep(0.02)
     ports = {k: s.servers[0].sockets[0].getsockname()[1] for k, s in servers.items()}
-    info = verifiers[0].info() if verifiers else {}
+    info = verifiers[0].info().to_json() if verifiers else {}
     first = configs.get("guarded") or next(iter(configs.values()), None)
     print(json.dumps({
         "ports": ports, "n_layers": det.n_layers, "exit_layers": list(det.exit_layers),

@@ -1,10 +1,7 @@
-"""Settings, statistics and the per-tenant view of the verification scheduler.
+"""The ``scheduler`` section: how sentence checks run.
 
-Kept apart from ``guardrail.scheduler`` so ``guardrail.config`` and the server can
-import them without importing the detector (torch).  ``SchedulerConfig`` is the
-``scheduler`` section of ``GuardrailConfig`` and the one place that says how checks
-run (exits, context windows, batching, left context, admission, timeouts), for
-``Scheduler`` and ``LocalVerifier`` alike.
+``SchedulerConfig`` is the one place that says how checks run (exits, context
+windows, batching, left context, admission, timeouts), for every engine.
 """
 
 from __future__ import annotations
@@ -13,7 +10,9 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-DEFAULT_TENANT = "default"
+from guardrail.types import DEFAULT_TENANT
+
+__all__ = ["DEFAULT_TENANT", "SchedulerConfig"]
 
 
 class SchedulerConfig(BaseModel):

@@ -33,6 +33,8 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 
+from guardrail.config import CacheConfig
+
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
@@ -142,6 +144,16 @@ class RedisStore:
         self._get_touch = self._client.register_script(_GET_TOUCH)
         self._delete = self._client.register_script(_DELETE)
         self._entries = self._client.register_script(_ENTRIES)
+
+    @classmethod
+    def from_config(cls, config: CacheConfig) -> Optional["RedisStore"]:
+        """The client ``cache`` describes (None without ``cache.redis_url``)."""
+        if not config.redis_url:
+            return None
+        return cls(config.redis_url, prefix=config.key_prefix,
+                   socket_timeout_s=config.socket_timeout_s,
+                   connect_timeout_s=config.connect_timeout_s,
+                   down_cooldown_s=config.down_cooldown_s)
 
     # -- keys ------------------------------------------------------------------------------
     def key(self, kind: str, tenant: str, key: str) -> str:

@@ -74,12 +74,7 @@ class ContextStore:
     def __init__(self, config: CacheConfig = CacheConfig(), *,
                  redis: Optional[RedisStore] = None, clock: Callable[[], float] = time.time):
         self.config = config
-        if redis is None and config.redis_url:
-            redis = RedisStore(config.redis_url, prefix=config.key_prefix,
-                               socket_timeout_s=config.socket_timeout_s,
-                               connect_timeout_s=config.connect_timeout_s,
-                               down_cooldown_s=config.down_cooldown_s)
-        self.redis = redis
+        self.redis = redis if redis is not None else RedisStore.from_config(config)
         self.clock = clock
         self.local: LRUCache[_Local] = LRUCache(config.local_max_bytes,
                                                 config.local_tenant_max_bytes, clock=clock)

@@ -4,7 +4,7 @@ re-indexing a Detection computed on a slice of the response."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Optional
 
 from guardrail.config import SchedulerConfig
 from guardrail.types import Detection, Priority
@@ -38,3 +38,23 @@ def shift_detection(det: Detection, full_response: str, offset: int) -> Detectio
     return dataclasses.replace(
         det, response=full_response, spans=tuple(s.shifted(offset) for s in det.spans),
         token_offsets=tuple((s + offset, e + offset) for s, e in det.token_offsets))
+
+
+def normal_exit(detector: Any, layer: Optional[int], what: str,
+                error: type[Exception] = ValueError) -> Optional[int]:
+    """``layer`` as an engine runs it: None (full depth) for None or any layer at or
+    past the detector's depth; else it must be one of the detector's exits."""
+    if layer is None or layer >= detector.n_layers:
+        return None
+    if layer not in detector.exit_layers:
+        raise error(f"{what}={layer} is not an exit of the detector (exits "
+                    f"{list(detector.exit_layers)}, depth {detector.n_layers})")
+    return layer
+
+
+def shallow_exit(detector: Any, cfg: SchedulerConfig) -> Optional[int]:
+    """The exit of in-flight checks: ``scheduler.in_flight_exit``, else the detector's
+    deepest early exit (None: full depth, for a detector without exits)."""
+    layer = cfg.in_flight_exit if cfg.in_flight_exit is not None else \
+        max(detector.exit_layers, default=None)
+    return normal_exit(detector, layer, "scheduler.in_flight_exit")

@@ -11,14 +11,16 @@ import asyncio
 import dataclasses
 import heapq
 import itertools
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from typing import Optional
+from typing import Optional, Sequence
 
 from guardrail.config import SchedulerConfig
-from guardrail.engine.checks import shift_detection, trim_left, window_selectors
+from guardrail.engine.checks import shallow_exit, shift_detection, trim_left, window_selectors
 from guardrail.engine.seam import DetectorLike
+from guardrail.engine.stats import EngineInfo, EngineStats
 from guardrail.errors import DetectorError, GuardrailError, Overloaded
-from guardrail.types import CheckRequest, Detection, Priority
+from guardrail.types import DEFAULT_TENANT, CheckRequest, Detection, Priority
 
 
 @dataclasses.dataclass(order=True)
@@ -37,13 +39,9 @@ class LocalVerifier:
         needs a detector with ``detect_batch(..., selector=)`` (the real one); a stand-in
         with only ``detect`` scores whatever it scores."""
         self.detector, self.cfg, self.model_name = detector, cfg, model_name
-        layer = cfg.in_flight_exit
-        if layer is not None and layer not in detector.exit_layers and layer != detector.n_layers:
-            raise ValueError(f"scheduler.in_flight_exit={layer} is not an exit of the "
-                             f"detector (exits {list(detector.exit_layers)}, depth "
-                             f"{detector.n_layers})")
-        self.shallow_layer = layer if layer is not None else \
-            (max(detector.exit_layers) if detector.exit_layers else None)
+        self.shallow_layer = shallow_exit(detector, cfg)
+        self._c: Counter = Counter()
+        self._exits: Counter = Counter()
         self._selectors = window_selectors(cfg) if hasattr(detector, "detect_batch") else None
         self._heap: list[_Job] = []
         self._seq = itertools.count()
@@ -54,18 +52,26 @@ class LocalVerifier:
 
     # -- the Protocol ---------------------------------------------------------------------
     async def verify(self, req: CheckRequest) -> Detection:
-        if self.queue_depth() >= self.cfg.max_pending_checks:
-            raise Overloaded(f"{self.queue_depth()} checks are queued; retry later")
+        self.admit()
         loop = asyncio.get_running_loop()
         job = _Job(int(req.priority), next(self._seq), req, loop.create_future())
         heapq.heappush(self._heap, job)
         self._ensure_worker().set()
+        outcome = "failed"
         try:
-            return await asyncio.wait_for(asyncio.shield(job.future), self.cfg.check_timeout_s)
+            det = await asyncio.wait_for(asyncio.shield(job.future), self.cfg.check_timeout_s)
+            outcome = "done"
+            self._exits[det.exit_layer] += 1
+            return det
         except asyncio.TimeoutError:
+            outcome = "timed_out"
             raise DetectorError(f"check timed out after {self.cfg.check_timeout_s}s",
                                 code="check_timeout") from None
+        except asyncio.CancelledError:
+            outcome = "dropped"
+            raise
         finally:
+            self._c[outcome] += 1
             if not job.future.done():
                 job.future.cancel()  # the worker skips it, or discards its result
 
@@ -79,13 +85,25 @@ class LocalVerifier:
 
     def admit(self) -> None:
         if self.queue_depth() >= self.cfg.max_pending_checks:
+            self._c["rejected"] += 1
             raise Overloaded(f"{self.queue_depth()} checks are queued; retry later")
 
-    def info(self) -> dict:
+    async def warm(self, documents: Sequence[str], *,
+                   tenant: str = DEFAULT_TENANT) -> Optional[int]:
+        """Nothing to warm: this engine keeps no prepared contexts."""
+        return None
+
+    def stats(self) -> EngineStats:
+        c = self._c
+        return EngineStats(pending_checks=self.queue_depth(), exits_used=dict(self._exits),
+                           checks_done=c["done"], checks_failed=c["failed"],
+                           checks_dropped=c["dropped"], checks_rejected=c["rejected"],
+                           checks_timed_out=c["timed_out"])
+
+    def info(self) -> EngineInfo:
         d = self.detector
-        return {"model": self.model_name, "n_layers": d.n_layers,
-                "exit_layers": list(d.exit_layers), "shallow_exit_layer": self.shallow_layer,
-                "threshold": d.threshold, "scheduler": "local"}
+        return EngineInfo("local", self.model_name, d.n_layers, tuple(d.exit_layers),
+                          self.shallow_layer or d.n_layers, d.threshold)
 
     async def aclose(self) -> None:
         if self._worker is not None:

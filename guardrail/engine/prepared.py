@@ -56,12 +56,7 @@ class PreparedContextCache:
     def __init__(self, config: CacheConfig = CacheConfig(), *,
                  redis: Optional[RedisStore] = None):
         self.config = config
-        if redis is None and config.redis_url:
-            redis = RedisStore(config.redis_url, prefix=config.key_prefix,
-                               socket_timeout_s=config.socket_timeout_s,
-                               connect_timeout_s=config.connect_timeout_s,
-                               down_cooldown_s=config.down_cooldown_s)
-        self.redis = redis
+        self.redis = redis if redis is not None else RedisStore.from_config(config)
         self.local: LRUCache["PreparedContext"] = LRUCache(config.local_max_bytes,
                                                          config.local_tenant_max_bytes)
         self._flights: dict[tuple[str, str], "asyncio.Future[PreparedContext]"] = {}

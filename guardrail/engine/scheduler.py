@@ -28,25 +28,24 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Optional
 
-from guardrail.config.scheduler import DEFAULT_TENANT, SchedulerConfig
+from guardrail.config import SchedulerConfig
 from guardrail.contexts import ContextStore
 from guardrail.engine.batching import Batch, WorkQueue
-from guardrail.engine.checks import shift_detection, trim_left, window_selectors
+from guardrail.engine.checks import (normal_exit, shallow_exit, shift_detection, trim_left,
+                                     window_selectors)
 from guardrail.engine.prepared import PreparedContextCache
-from guardrail.engine.seam import TenantVerifier
-from guardrail.engine.stats import SchedulerStats
+from guardrail.engine.stats import EngineInfo, EngineStats
 from guardrail.errors import DetectorError, InputError, Overloaded
 from guardrail.model import DetectInput
-from guardrail.types import CheckRequest, Detection, Priority
+from guardrail.types import DEFAULT_TENANT, CheckRequest, Detection, Priority
 
 log = logging.getLogger(__name__)
-__all__ = ["DEFAULT_TENANT", "Scheduler", "SchedulerConfig", "SchedulerStats", "TenantVerifier"]
+__all__ = ["Scheduler"]
 
 
 @dataclass(eq=False)
 class _Check:
     req: CheckRequest
-    tenant: str
     base: int                    # where the detector's text starts in req.response
     text: str                    # req.response[base:target_end]
     exit_layer: Optional[int]    # requested; None = full depth
@@ -70,10 +69,7 @@ class Scheduler:
         self.selectors = window_selectors(config)
         self.store = store
         self._ladder: list[Optional[int]] = [*sorted(detector.exit_layers), None]
-        self.in_flight_exit = self._normal_exit(
-            config.in_flight_exit if config.in_flight_exit is not None
-            else (max(detector.exit_layers) if detector.exit_layers else None),
-            "scheduler.in_flight_exit")
+        self.in_flight_exit = shallow_exit(detector, config)
         if config.max_batch_tokens < detector.max_length:
             raise ValueError(f"scheduler.max_batch_tokens ({config.max_batch_tokens}) is below "
                              f"the detector's max_length ({detector.max_length})")
@@ -151,9 +147,10 @@ class Scheduler:
     close = aclose
 
     # -- the Verifier seam ---------------------------------------------------------------------
-    async def verify(self, req: CheckRequest, *, tenant: str = DEFAULT_TENANT) -> Detection:
+    async def verify(self, req: CheckRequest) -> Detection:
         """Check ``req.response[target_start:target_end]`` with the last
-        ``left_context_chars`` before it; the Detection's offsets index ``req.response``."""
+        ``left_context_chars`` before it, against contexts of ``req.tenant``; the
+        Detection's offsets index ``req.response``."""
         wake = self._ensure_started()
         if self._pending >= self.config.max_pending_checks:
             self._c["rejected"] += 1
@@ -166,8 +163,8 @@ class Scheduler:
         requested = req.exit_layer if req.exit_layer is not None else (
             self.in_flight_exit if req.priority == Priority.IN_FLIGHT else None)
         base = trim_left(req.response, req.target_start, self.config.left_context_chars)
-        check = _Check(req, tenant, base, req.response[base:end],
-                       self._normal_exit(requested, "exit_layer"),
+        check = _Check(req, base, req.response[base:end],
+                       normal_exit(self.det, requested, "exit_layer", InputError),
                        asyncio.get_running_loop().create_future())
         self._pending += 1
         self._streams.setdefault(req.stream_id, set()).add(check)
@@ -187,26 +184,21 @@ class Scheduler:
         for check in list(self._streams.get(stream_id, ())):
             self._drop(check)
 
-    async def warm_context(self, documents, *, tenant: str = DEFAULT_TENANT) -> int:
+    async def warm(self, documents, *, tenant: str = DEFAULT_TENANT) -> int:
         """Prepare ``documents`` into the tenant's cache now (``PUT /v1/contexts``), so
         the first check that uses them finds them ready; returns their token count."""
         ctx = await self.contexts.get_or_prepare(tenant, list(documents),
                                                  self._prepare_context, model=self._model_key)
         return ctx.n_tokens
 
-    def for_tenant(self, tenant: str) -> "TenantVerifier":
-        """A ``Verifier`` whose checks use ``tenant``'s context cache namespace."""
-        return TenantVerifier(self, tenant)
-
     def queue_depth(self) -> int:
         """Checks pending (preparing, queued or in the model), across streams."""
         return self._pending
 
-    def info(self) -> dict:
+    def info(self) -> EngineInfo:
         d = self.det
-        return {"model": self.model_name, "n_layers": d.n_layers,
-                "exit_layers": list(d.exit_layers), "shallow_exit_layer": self.in_flight_exit,
-                "threshold": getattr(d, "threshold", None), "scheduler": "batching"}
+        return EngineInfo("batching", self.model_name, d.n_layers, tuple(d.exit_layers),
+                          self.in_flight_exit or d.n_layers, getattr(d, "threshold", None))
 
     # -- admission control -----------------------------------------------------------------------
     def drain_time_s(self) -> float:
@@ -233,10 +225,10 @@ class Scheduler:
                     f"the latency budget ({self.config.latency_budget_s:g}s)"
             raise Overloaded(f"{why}; retry later", retry_after=self.retry_after())
 
-    def stats(self) -> SchedulerStats:
+    def stats(self) -> EngineStats:
         q, c = self._queue, self._c
-        return SchedulerStats(
-            pending_checks=self._pending, queued_in_flight=q.queued(Priority.IN_FLIGHT),
+        return EngineStats(
+            pending_checks=self._pending, batching=True, queued_in_flight=q.queued(Priority.IN_FLIGHT),
             queued_end_of_stream=q.queued(Priority.END_OF_STREAM), queued_tokens=q.tokens,
             batches_in_model=len(self._in_forward), batches=c["batches"],
             sequences=c["sequences"], real_tokens=c["real_tokens"],
@@ -257,8 +249,9 @@ class Scheduler:
         try:
             docs = g.documents
             if g.empty and g.context_id is not None and self.store is not None:
-                docs = (await self.store.get(check.tenant, g.context_id)).documents
-            ctx = await self.contexts.get_or_prepare(check.tenant, docs, self._prepare_context,
+                docs = (await self.store.get(check.req.tenant, g.context_id)).documents
+            ctx = await self.contexts.get_or_prepare(check.req.tenant, docs,
+                                                     self._prepare_context,
                                                      model=self._model_key)
             prep = await loop.run_in_executor(
                 self._prepare_pool, self.det.prepare,
@@ -409,13 +402,3 @@ class Scheduler:
             checks.discard(check)
             if not checks:
                 del self._streams[check.req.stream_id]
-
-    def _normal_exit(self, layer: Optional[int], what: str) -> Optional[int]:
-        if layer is None or layer >= self.det.n_layers:
-            return None
-        if layer not in self.det.exit_layers:
-            raise (InputError if what == "exit_layer" else ValueError)(
-                f"{what}={layer} is not an exit of the detector (exits "
-                f"{list(self.det.exit_layers)}, depth {self.det.n_layers})")
-        return layer
-

@@ -1,34 +1,36 @@
-"""The seam between the server and the model: ``Verifier``.
+"""The seam between the proxy and the model: ``Verifier``, the engine's one face.
 
-The server and the pipeline know only this Protocol (as vLLM's API layer knows only
-``generate``/``abort``).  Two implementations:
+The proxy and the stream stages know only this Protocol, as vLLM's API layer knows only
+its ``EngineClient``: ``verify``, ``abort``, ``admit``, ``warm``, ``stats``, ``info``,
+``aclose``, and nothing behind them.  Two engines implement it:
 
-* ``guardrail.scheduler.Scheduler`` (the default, ``verification.engine: scheduler``):
-  every check of every stream batched across streams, contexts prepared once and cached;
-* ``LocalVerifier`` (``engine: local``): one detector, one ``detect`` at a time in a
-  dedicated worker thread, a priority queue in front of it (in-flight sentence checks
-  before end-of-stream passes), ``abort(stream_id)`` dropping a stream's queued checks.
-  The simple baseline.
+* ``engine.scheduler.Scheduler`` (the default, ``verification.engine: scheduler``):
+  every check of every stream batched across streams, contexts prepared once and
+  cached per tenant;
+* ``engine.local.LocalVerifier`` (``engine: local``): one detector, one check at a
+  time in a worker thread; the simple baseline.
 
-Both read the ``scheduler`` section (``SchedulerConfig``) for exits, context windows
-(``window_selectors``), left context, queue bound and timeout.  ``build_verifier`` picks one; it imports
-``guardrail.detector`` (torch) lazily, so the server never imports torch.
+Both read the ``scheduler`` section (``SchedulerConfig``).  ``engine.build`` picks one
+and is the only place that loads the model (torch), so the proxy never imports it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional, Protocol, Sequence
+from typing import Optional, Protocol, Sequence, runtime_checkable
 
-from guardrail.types import CheckRequest, Detection
+from guardrail.engine.stats import EngineInfo, EngineStats
+from guardrail.types import DEFAULT_TENANT, CheckRequest, Detection
 
-if TYPE_CHECKING:
-    pass
+__all__ = ["DetectorLike", "EngineInfo", "EngineStats", "Verifier"]
 
 
+@runtime_checkable
 class Verifier(Protocol):
     async def verify(self, req: CheckRequest) -> Detection:
-        """Check ``req.response[target_start:target_end]`` given the text before it;
-        offsets of the returned Detection index ``req.response``."""
+        """Check ``req.response[target_start:target_end]`` given the text before it,
+        against ``req.grounding`` in ``req.tenant``'s namespace; offsets of the returned
+        Detection index ``req.response``.  Raises ``Overloaded`` when the queue is
+        full, ``DetectorError`` when the check fails or times out."""
         ...
 
     def abort(self, stream_id: str) -> None:
@@ -36,19 +38,29 @@ class Verifier(Protocol):
         ``CancelledError``); a check already running finishes and is discarded."""
         ...
 
-    def queue_depth(self) -> int:
-        """Checks queued or running, across streams (for metrics and overload)."""
-        ...
-
     def admit(self) -> None:
-        """Raise ``Overloaded`` when a new checked request should be refused (503)."""
+        """Raise ``Overloaded`` (503/429 + Retry-After) when a new checked request
+        should be refused rather than queued."""
         ...
 
-    def info(self) -> dict:
-        """Static facts for ``/healthz``: model, layers, exits, threshold."""
+    async def warm(self, documents: Sequence[str], *,
+                   tenant: str = DEFAULT_TENANT) -> Optional[int]:
+        """Prepare ``documents`` now (``PUT /v1/contexts``) so the first check that
+        uses them finds them ready; their token count, or None for an engine that
+        keeps no prepared contexts."""
         ...
 
-    async def aclose(self) -> None: ...
+    def stats(self) -> EngineStats:
+        """Counters and queue state, read at scrape time."""
+        ...
+
+    def info(self) -> EngineInfo:
+        """Static facts for ``/healthz`` and the start-up log."""
+        ...
+
+    async def aclose(self) -> None:
+        """Stop: pending checks are cancelled; what the engine built it closes."""
+        ...
 
 
 class DetectorLike(Protocol):
@@ -58,25 +70,3 @@ class DetectorLike(Protocol):
 
     def detect(self, context: "str | Sequence[str]", question: str, response: str, *,
                exit_layer: Optional[int] = None) -> Detection: ...
-
-
-class TenantVerifier:
-    """``Verifier`` view of the scheduler bound to one tenant (what a pipeline holds)."""
-
-    def __init__(self, scheduler: Any, tenant: str):
-        self.scheduler, self.tenant = scheduler, tenant
-
-    async def verify(self, req: CheckRequest) -> Detection:
-        return await self.scheduler.verify(req, tenant=self.tenant)
-
-    def abort(self, stream_id: str) -> None:
-        self.scheduler.abort(stream_id)
-
-    def queue_depth(self) -> int:
-        return self.scheduler.queue_depth()
-
-    def info(self) -> dict:
-        return self.scheduler.info()
-
-    async def aclose(self) -> None:
-        """The scheduler is shared: closing a view closes nothing."""

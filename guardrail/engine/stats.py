@@ -1,42 +1,63 @@
-"""What the engine reports of itself: ``SchedulerStats`` for /metrics and benchmarks."""
+"""What an engine reports of itself: ``EngineInfo`` (static facts, for /healthz) and
+``EngineStats`` (counters and queue state, for /metrics, admission and benchmarks)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Optional
 
 
 @dataclass(frozen=True)
-class SchedulerStats:
-    """A snapshot for /metrics and benchmarks."""
+class EngineInfo:
+    """What the engine serves."""
+
+    engine: str                      # "batching" (the scheduler), "local", or a custom name
+    model: str
+    n_layers: int
+    exit_layers: tuple[int, ...]
+    shallow_exit_layer: int          # the layer in-flight checks exit at (n_layers: full depth)
+    threshold: Optional[float]
+
+    def to_json(self) -> dict:
+        return {"model": self.model, "n_layers": self.n_layers,
+                "exit_layers": list(self.exit_layers),
+                "shallow_exit_layer": self.shallow_exit_layer, "threshold": self.threshold,
+                "scheduler": self.engine}
+
+
+@dataclass(frozen=True)
+class EngineStats:
+    """A snapshot for /metrics and benchmarks (an engine without batches reports zeros
+    for the batch fields)."""
 
     pending_checks: int          # preparing, queued or in the model
-    queued_in_flight: int        # sequences waiting, by class
-    queued_end_of_stream: int
-    queued_tokens: int
-    batches_in_model: int
-    batches: int                 # forwards run
-    sequences: int               # sequences forwarded
-    real_tokens: int
-    padded_tokens: int           # batch size x longest, summed over batches
-    batch_sizes: dict[int, int]  # sequences per batch -> batches
-    exits_used: dict[int, int]   # Detection.exit_layer -> checks
-    checks_done: int
-    checks_failed: int
-    checks_dropped: int          # aborted, cancelled or timed out
-    checks_rejected: int         # Overloaded at admission or verify
-    checks_timed_out: int
-    shallower_exits: int         # in-flight checks moved to a shallower exit under load
-    skipped_sequences: int       # handed to the model thread but dropped before running
+    batching: bool = False       # the engine batches (the batch and queue fields mean something)
+    queued_in_flight: int = 0        # sequences waiting, by class
+    queued_end_of_stream: int = 0
+    queued_tokens: int = 0
+    batches_in_model: int = 0
+    batches: int = 0                 # forwards run
+    sequences: int = 0               # sequences forwarded
+    real_tokens: int = 0
+    padded_tokens: int = 0           # batch size x longest, summed over batches
+    batch_sizes: dict[int, int] = field(default_factory=dict)  # sequences per batch -> batches
+    exits_used: dict[int, int] = field(default_factory=dict)   # Detection.exit_layer -> checks
+    checks_done: int = 0
+    checks_failed: int = 0
+    checks_dropped: int = 0          # aborted, cancelled or timed out
+    checks_rejected: int = 0         # Overloaded at admission or verify
+    checks_timed_out: int = 0
+    shallower_exits: int = 0         # in-flight checks moved to a shallower exit under load
+    skipped_sequences: int = 0       # handed to the model thread but dropped before running
     # time per batch, summed over batches: queueing (mean over the batch's sequences of
     # queued -> forward starts, waiting behind other batches included) and the forward
-    queue_wait_s: float
-    model_s: float
-    in_flight_batches: int       # the same three for in-flight batches only
-    in_flight_queue_wait_s: float
-    in_flight_model_s: float
-    layer_tokens_per_s: float
-    drain_time_s: float
+    queue_wait_s: float = 0.0
+    model_s: float = 0.0
+    in_flight_batches: int = 0       # the same three for in-flight batches only
+    in_flight_queue_wait_s: float = 0.0
+    in_flight_model_s: float = 0.0
+    layer_tokens_per_s: float = 0.0
+    drain_time_s: float = 0.0
     contexts: Any = None         # the context cache's CacheStats
 
     @property

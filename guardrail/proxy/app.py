@@ -59,7 +59,7 @@ async def models(request: Request) -> Response:
 async def healthz(request: Request) -> Response:
     st = state_of(request)
     redis = st.store.redis
-    return JSONResponse({"status": "ok", "verifier": st.verifier.info(),
+    return JSONResponse({"status": "ok", "verifier": st.verifier.info().to_json(),
                          "upstream": st.config.upstream.base_url, "in_flight": st.in_flight,
                          "tenants": "single" if st.tenants.single else len(st.tenants.names),
                          "context_cache": "in-process" if redis is None else
@@ -102,10 +102,7 @@ def create_app(config: Optional[GuardrailConfig] = None, verifier: Optional[Veri
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         c = config.cache
-        redis = RedisStore(c.redis_url, prefix=c.key_prefix, socket_timeout_s=c.socket_timeout_s,
-                           connect_timeout_s=c.connect_timeout_s,
-                           down_cooldown_s=c.down_cooldown_s) \
-            if contexts is None and c.redis_url else None
+        redis = RedisStore.from_config(c) if contexts is None else None
         store = contexts if contexts is not None else ContextStore(c, redis=redis)
         prepared = PreparedContextCache(c, redis=store.redis)  # one Redis client for both
         if verifier is not None:
@@ -117,14 +114,13 @@ def create_app(config: Optional[GuardrailConfig] = None, verifier: Optional[Veri
                                         contexts=prepared, store=store)
         tenants = Tenants(config)
         log.info("guardrail: %s", tenants.describe())
-        log.info("guardrail: verifier %s; context cache: %s", v.info().get("scheduler", "custom"),
+        log.info("guardrail: verifier %s; context cache: %s", v.info().engine,
                  f"redis at {_redacted(c.redis_url)} + in-process LRU" if store.redis
                  else "in-process LRU only (no cache.redis_url)")
         upstream = UpstreamClient(config.upstream, transport=upstream_transport)
         regenerators = RegeneratorFactory(config.policy.regenerate, upstream)
-        meters = Metrics(v.queue_depth)
-        inner = getattr(v, "contexts", None)  # the scheduler's prepared-context cache
-        meters.watch(v, lambda: (store.redis, getattr(inner, "redis", None)))
+        meters = Metrics(v)
+        meters.watch(v, (store.redis, prepared.redis))
         app.state.guardrail = AppState(config, upstream, v, regenerators, meters, store,
                                        tenants)
         try:

@@ -52,14 +52,8 @@ async def _settings(st: AppState, grounding: Grounding, override: Optional[Polic
     return GuardSettings(await _grounding(st, grounding, tenant), policy, cfg.verification,
                          stream_id=f"gr-{uuid.uuid4().hex}", model=model,
                          regenerator=st.regenerators.for_request(auth),
-                         observer=st.metrics,
+                         observer=st.metrics, tenant=tenant,
                          left_context_chars=cfg.scheduler.left_context_chars)
-
-
-def _verifier_for(st: AppState, tenant: str) -> Verifier:
-    """The seam bound to the tenant when the verifier is tenant-aware (the scheduler)."""
-    bind = getattr(st.verifier, "for_tenant", None)
-    return bind(tenant) if bind is not None else st.verifier
 
 
 async def _streaming(body: AsyncIterator[bytes], slot: _Admission) -> AsyncIterator[bytes]:
@@ -86,7 +80,7 @@ async def chat_completions(request: Request) -> Response:
     slot = _Admission(st)
     if not req.stream:
         try:
-            return await _complete(st, req, settings, auth, _verifier_for(st, tenant))
+            return await _complete(st, req, settings, auth, st.verifier)
         finally:
             await slot.release()
     try:
@@ -99,7 +93,7 @@ async def chat_completions(request: Request) -> Response:
     if settings is None:
         body, headers = passthrough_stream(up.chunks()), {"x-guardrail-verified": "false"}
     else:
-        body = guarded_stream(up.chunks(), settings, _verifier_for(st, tenant))
+        body = guarded_stream(up.chunks(), settings, st.verifier)
         headers = {"x-guardrail-verified": "true", "x-guardrail-stream-id": settings.stream_id}
     return EventSourceResponse(_streaming(body, slot), headers=headers,
                                ping=st.config.server.ping_interval_s,
@@ -152,7 +146,7 @@ async def verify(request: Request) -> Response:
     settings = await _settings(st, grounding, override, tenant, None)
     st.metrics.request("verify", True)
     completion = {"choices": [{"index": 0, "message": {"role": "assistant", "content": answer}}]}
-    result = await guarded_completion(completion, settings, _verifier_for(st, tenant))
+    result = await guarded_completion(completion, settings, st.verifier)
     return JSONResponse({"object": "guardrail.verification",
                          "hallucination_detected": result.detected,
                          "span_count": result.span_count, "action": result.action.value,

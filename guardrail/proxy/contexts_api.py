@@ -87,12 +87,13 @@ async def put_context(request: Request) -> Response:
     docs, ttl = parse_put(body, st.config.context.max_documents)
     ctx = await st.store.put(tenant, docs, ttl_s=ttl)
     out = _stored_json(ctx)
-    warm = getattr(st.verifier, "warm_context", None)
-    if warm is not None:  # the scheduler: tokenize now, not on the first chat turn
-        try:
-            out["tokens"] = await warm(ctx.documents, tenant=tenant)
-        except GuardrailError as e:  # the chat that uses it will report it
-            log.warning("context %s stored but not prepared: %s", ctx.context_id, e.message)
+    try:  # tokenized now, not on the first chat turn that uses it
+        tokens = await st.verifier.warm(ctx.documents, tenant=tenant)
+    except GuardrailError as e:  # the chat that uses it will report it
+        log.warning("context %s stored but not prepared: %s", ctx.context_id, e.message)
+    else:
+        if tokens is not None:
+            out["tokens"] = tokens
     return JSONResponse(out)
 
 

@@ -1,7 +1,7 @@
 """Prometheus metrics of one app (``GET /metrics``).
 
 ``Metrics`` counts what the server sees (requests, errors, sentences, check latency)
-and is the pipeline's ``StreamObserver``.  ``VerifierCollector`` reads the
+and is the pipeline's ``StreamObserver``.  ``EngineCollector`` reads the
 scheduler's and the caches' own counters at scrape time, so nothing is counted twice
 and the hot path pays nothing for them:
 
@@ -18,21 +18,22 @@ Each app has a registry of its own, so several apps in one process never clash.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Iterator, Optional
+from typing import Any, Iterable, Iterator, Optional
 
 from prometheus_client import (CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge,
                                Histogram, generate_latest)
 from prometheus_client.core import (CounterMetricFamily, GaugeMetricFamily,
                                     HistogramMetricFamily, Metric)
 
-from guardrail.engine.stats import SchedulerStats
+from guardrail.engine.seam import Verifier
+from guardrail.engine.stats import EngineStats
 from guardrail.types import Action
 
 BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
 
 class Metrics:
-    def __init__(self, queue_depth: Callable[[], int]):
+    def __init__(self, engine: Verifier):
         self.registry = CollectorRegistry()
         r = self.registry
         self.requests = Counter("guardrail_requests", "Requests by route kind and whether "
@@ -45,7 +46,7 @@ class Metrics:
                                 "included) by exit layer", ["exit_layer"], registry=r,
                                 buckets=(.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10))
         self.queue = Gauge("guardrail_queue_depth", "Checks queued or running", registry=r)
-        self.queue.set_function(lambda: float(queue_depth()))
+        self.queue.set_function(lambda: float(engine.stats().pending_checks))
 
     def request(self, mode: str, checked: bool) -> None:
         self.requests.labels(mode, str(checked).lower()).inc()
@@ -59,28 +60,28 @@ class Metrics:
     def on_check(self, seconds: float, exit_layer: Optional[int]) -> None:
         self.checks.labels(str(exit_layer)).observe(seconds)
 
-    def watch(self, verifier: Any, redis_stores: Callable[[], Iterable[Any]]) -> None:
-        """Also export the verifier's scheduler/cache stats and the Redis error counts."""
-        self.registry.register(VerifierCollector(verifier, redis_stores))
+    def watch(self, engine: Verifier, redis_stores: Iterable[Any]) -> None:
+        """Also export the engine's scheduler/cache stats and the Redis error counts."""
+        self.registry.register(EngineCollector(engine, redis_stores))
 
     def render(self) -> tuple[bytes, str]:
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
 
 
-class VerifierCollector:
-    """Scheduler and cache counters, read at scrape time."""
+class EngineCollector:
+    """Engine and cache counters, read at scrape time."""
 
-    def __init__(self, verifier: Any, redis_stores: Callable[[], Iterable[Any]]):
-        self.verifier, self.redis_stores = verifier, redis_stores
+    def __init__(self, engine: Verifier, redis_stores: Iterable[Any]):
+        self.engine = engine
+        self.redis_stores = {id(s): s for s in redis_stores if s is not None}.values()
 
     def collect(self) -> Iterator[Metric]:
-        stats_fn = getattr(self.verifier, "stats", None)
-        stats = stats_fn() if callable(stats_fn) else None
-        if isinstance(stats, SchedulerStats):
+        stats = self.engine.stats()
+        if stats.batching:  # the local engine's counters are the app's own request metrics
             yield from _scheduler_metrics(stats)
-            if stats.contexts is not None:
-                yield from _cache_metrics(stats.contexts)
-        stores = {id(s): s for s in self.redis_stores() if s is not None}.values()
+        if stats.contexts is not None:
+            yield from _cache_metrics(stats.contexts)
+        stores = self.redis_stores
         yield CounterMetricFamily("guardrail_cache_redis_errors", "Failed Redis calls "
                                   "(the request went on from the in-process tier)",
                                   value=sum(s.errors for s in stores))
@@ -98,7 +99,7 @@ def _by_label(family: type, name: str, doc: str, label: str,
     return metric
 
 
-def _scheduler_metrics(s: SchedulerStats) -> Iterator[Metric]:
+def _scheduler_metrics(s: EngineStats) -> Iterator[Metric]:
     yield _by_label(GaugeMetricFamily, "guardrail_scheduler_queued_sequences", "Model "
                     "sequences waiting for a batch, by priority class", "priority",
                     (("in_flight", s.queued_in_flight), ("end_of_stream", s.queued_end_of_stream)))

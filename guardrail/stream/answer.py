@@ -25,8 +25,8 @@ from guardrail.errors import Blocked, DetectorError, GuardrailError, InputError
 from guardrail.stream.policy import (Assessment, EffectivePolicy, RegenerateRequest,
                                      Regenerator, apply_policy, assess)
 from guardrail.stream.segmenter import SentenceSegmenter
-from guardrail.types import (Action, CheckRequest, Detection, Grounding, Priority, Sentence,
-                             SentenceVerdict)
+from guardrail.types import (DEFAULT_TENANT, Action, CheckRequest, Detection, Grounding,
+                             Priority, Sentence, SentenceVerdict)
 
 SEVERITY = (Action.RELEASE, Action.ANNOTATE, Action.REDACT, Action.REGENERATE, Action.BLOCK)
 
@@ -93,6 +93,8 @@ class GuardSettings:
     regenerator: Optional[Regenerator] = None
     observer: StreamObserver = field(default_factory=NullObserver)
     segmenter_factory: Callable[[], Segmenter] = SentenceSegmenter
+    tenant: str = DEFAULT_TENANT
+    """Whose cached and stored contexts the checks may use."""
     left_context_chars: int = SchedulerConfig.model_fields["left_context_chars"].default
     """The verifier's left-context budget (``scheduler.left_context_chars``): how much
     of the answer so far a check and a rewrite prompt get."""
@@ -152,7 +154,7 @@ class AnswerGuard:
         if s.checkable and s.text.strip():
             req = CheckRequest(self.s.grounding, self._answer.slice(base, s.end),
                                s.start - base, s.end - base, self.s.stream_id,
-                               Priority.IN_FLIGHT)
+                               Priority.IN_FLIGHT, tenant=self.s.tenant)
             task = asyncio.create_task(self._timed(req))
         self.records.append(_Record(s, task, base))
         return len(self.records) - 1
@@ -241,7 +243,7 @@ class AnswerGuard:
         try:
             det = await self._timed(CheckRequest(
                 self.s.grounding, left + text, len(left), None, self.s.stream_id,
-                Priority.IN_FLIGHT))
+                Priority.IN_FLIGHT, tenant=self.s.tenant))
         except asyncio.CancelledError:
             raise
         except Exception as e:
@@ -258,7 +260,8 @@ class AnswerGuard:
             return
         try:
             det = await self.verifier.verify(CheckRequest(
-                self.s.grounding, answer, 0, None, self.s.stream_id, Priority.END_OF_STREAM))
+                self.s.grounding, answer, 0, None, self.s.stream_id, Priority.END_OF_STREAM,
+                tenant=self.s.tenant))
         except asyncio.CancelledError:
             raise
         except Exception as e:
