@@ -101,12 +101,15 @@ class Detection:
 
 @dataclass(frozen=True)
 class Delta:
-    """One piece of upstream output for one choice."""
+    """One upstream chat chunk, split for the stream: choice 0's new text (to check) and
+    the rest of the chunk (passed through as is: role, tool calls, finish_reason, other
+    choices, usage)."""
 
-    choice: int
-    text: str = ""
-    finish_reason: Optional[str] = None
-    raw: Optional[dict] = None  # the upstream chunk it came from (tool calls, usage, ...)
+    chunk: dict                       # the upstream chunk as it came
+    text: str = ""                    # choice 0's new content ("" if none)
+    rest: Optional[dict] = None       # the chunk without that text; None if nothing is left
+    finished: bool = False            # choice 0 has its finish_reason
+    other_choices: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -187,4 +190,57 @@ class SentenceVerdict:
                 "spans": [s.to_json() for s in self.final_spans],
                 "missed_by_shallow": self.missed_by_shallow,
             },
+        }
+
+
+@dataclass(frozen=True)
+class FinalVerdict:
+    """The end-of-stream full-depth pass over the whole answer."""
+
+    exit_layer: int
+    n_layers: int
+    score: float
+    hallucinated: bool
+    spans: tuple[Span, ...]
+    context_truncated: bool
+    response_split: bool
+
+    def to_json(self) -> dict:
+        return {"exit_layer": self.exit_layer, "n_layers": self.n_layers,
+                "score": round(self.score, 4), "hallucinated": self.hallucinated,
+                "spans": [sp.to_json() for sp in self.spans],
+                "context_truncated": self.context_truncated,
+                "response_split": self.response_split}
+
+
+@dataclass(frozen=True)
+class Report:
+    """The ``guardrail`` object that ends every checked answer."""
+
+    partial: bool                        # the answer was cut short (blocked, failed)
+    hallucination_detected: bool
+    action: Action                       # the most severe action taken
+    span_count: int
+    policy: dict                         # the effective policy, as sent
+    sentences: tuple[SentenceVerdict, ...]
+    final: Optional[FinalVerdict]
+    missed_by_shallow: tuple[int, ...]   # sentences the full-depth pass flags, released as is
+    unchecked_choices: tuple[int, ...]
+    errors: tuple[str, ...]
+    stream_id: str
+
+    def to_json(self) -> dict:
+        return {
+            "verified": True,
+            "partial": self.partial,
+            "hallucination_detected": self.hallucination_detected,
+            "action": self.action.value,
+            "span_count": self.span_count,
+            "policy": dict(self.policy),
+            "sentences": [v.to_json() for v in self.sentences],
+            "final": None if self.final is None else self.final.to_json(),
+            "missed_by_shallow": list(self.missed_by_shallow),
+            "unchecked_choices": list(self.unchecked_choices),
+            "errors": list(self.errors),
+            "stream_id": self.stream_id,
         }

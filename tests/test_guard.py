@@ -10,7 +10,7 @@ from scripted import ScriptedVerifier, detection
 from test_pipeline import ANSWER, answer_stream, collect, content, events, raw, settings
 
 from guardrail.errors import UpstreamProtocolError
-from guardrail.stream.answer import TextLog
+from guardrail.stream.textlog import TextLog, trim_left
 from guardrail.stream.pipeline import guarded_completion, guarded_stream
 from guardrail.types import Action, Priority
 
@@ -35,7 +35,7 @@ async def test_guarded_completion_redacts_and_reports():
 async def test_guarded_completion_block_and_no_content():
     r = await guarded_completion(completion("".join(ANSWER)), settings(Action.BLOCK),
                                  ScriptedVerifier())
-    assert r.blocked is not None and r.report["partial"] is True
+    assert r.blocked is not None and r.report.partial is True
     empty = completion("")
     empty["choices"][0]["message"]["content"] = None
     r = await guarded_completion(empty, settings(), ScriptedVerifier())
@@ -58,6 +58,27 @@ def test_text_log_slices_like_a_string():
     assert log.tail(9) == full[-9:] and log.slice(0) == full and len(log) == len(full)
 
 
+def test_trim_left_cuts_at_a_word_boundary():
+    text = "alpha beta gamma delta. Target."
+    assert trim_left(text, 24, 100) == 0
+    cut = trim_left(text, 24, 10)
+    assert text[cut:24] == "delta. " and cut >= 24 - 10
+
+
+def test_left_context_of_a_text_log_is_trim_left_of_the_whole_text():
+    """The log reads only a window, yet cuts exactly where ``trim_left`` cuts the
+    whole text, for every sentence start and budget (one rule, one place)."""
+    full = "One two three, four five six. Seven eight nine ten. Eleven twelve."
+    log = TextLog()
+    for i in range(0, len(full), 5):
+        log.append(full[i:i + 5])
+    for budget in (0, 1, 4, 9, 30, 200):
+        for start in range(len(full)):
+            base, text = log.left_context(start, len(full), budget)
+            assert base == trim_left(full, start, budget), (budget, start)
+            assert text == full[base:]
+
+
 async def test_checks_read_a_bounded_window_of_a_long_answer():
     pieces = [f" Sentence number {i} is here." for i in range(150)]
     v = ScriptedVerifier(bad=())
@@ -66,7 +87,11 @@ async def test_checks_read_a_bounded_window_of_a_long_answer():
     assert content(events(out)) == "".join(pieces)
     inflight = [r for r in v.requests if r.priority == Priority.IN_FLIGHT]
     assert len(inflight) == 150
-    assert max(len(r.response) for r in inflight) <= 100 + 256 + 30
+    answer = "".join(pieces)
+    for r in inflight:  # the left context: within the budget, cut between words
+        base = answer.index(r.response)
+        assert r.target_start <= 100 and (base == 0 or answer[base - 1] == " ")
+    assert max(len(r.response) for r in inflight) <= 100 + 30
     last = inflight[-1]
     assert last.response[last.target_start:last.target_end] == "Sentence number 149 is here."
 

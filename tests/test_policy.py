@@ -1,4 +1,5 @@
-"""guardrail.policy: limits, assessment, redaction, regeneration and its hooks."""
+"""guardrail.stream.policy (pure: limits, assessment, redaction, decide), the answer's
+regenerate loop (stream.regenerate) and the hooks (proxy.hooks)."""
 
 import re
 import sys
@@ -11,8 +12,9 @@ from guardrail.config import GuardrailConfig, PolicyOverride, RegenerateConfig
 from guardrail.errors import BadRequest
 from guardrail.proxy.hooks import (CallableRegenerator, HttpRegenerator, RegeneratorFactory,
                                    UpstreamRegenerator, fill_prompt, load_callable)
-from guardrail.stream.policy import (Assessment, EffectivePolicy, RegenerateRequest,
-                                     apply_policy, assess, redact, resolve_policy)
+from guardrail.stream.policy import (Assessment, EffectivePolicy, RegenerateRequest, assess,
+                                     decide, redact, resolve_policy)
+from guardrail.stream.regenerate import regenerate
 from guardrail.types import Action, Detection, Grounding, Span
 
 
@@ -105,7 +107,7 @@ def test_redact_spans_sentence_and_whitespace():
     assert redact("  \n", spans, "spans", "[x]") == "  \n"
 
 
-# -- apply_policy -----------------------------------------------------------------------
+# -- decide (pure) and the answer's regenerate loop -----------------------------------------------------------------------
 
 FLAGGED = Assessment(0.9, (Span(13, 17, "1950", 0.9),), True, 2)
 CLEAN = Assessment(0.1, (), False, 2)
@@ -138,20 +140,26 @@ def rechecker(bad: set[str]):
     (Action.BLOCK, Action.BLOCK, ""),
     (Action.REDACT, Action.REDACT, "It opened in [unsupported]. "),
 ])
-async def test_actions(action, expected_action, released):
-    out = await apply_policy(SENT, FLAGGED, policy(action=action))
+def test_actions(action, expected_action, released):
+    out = decide(SENT, FLAGGED, policy(action=action))
     assert (out.action, out.released) == (expected_action, released)
 
 
-async def test_clean_sentence_is_released_whatever_the_action():
-    out = await apply_policy(SENT, CLEAN, policy(action=Action.BLOCK))
+def test_clean_sentence_is_released_whatever_the_action():
+    out = decide(SENT, CLEAN, policy(action=Action.BLOCK))
     assert (out.action, out.released) == (Action.RELEASE, SENT)
+
+
+def test_regenerate_is_left_to_the_answer_unless_no_attempt_is_allowed():
+    assert decide(SENT, FLAGGED, policy(action=Action.REGENERATE)).action is Action.REGENERATE
+    out = decide(SENT, FLAGGED, policy(action=Action.REGENERATE, max_attempts=0))
+    assert (out.action, out.released) == (Action.REDACT, "It opened in [unsupported]. ")
 
 
 async def test_regenerate_succeeds_on_second_attempt():
     regen = Scripted("It opened in 1951.", "  It opened in 1889.  ")
-    out = await apply_policy(SENT, FLAGGED, policy(action=Action.REGENERATE),
-                             regenerator=regen, recheck=rechecker({"1950", "1951"}), base=BASE)
+    out = await regenerate(SENT, FLAGGED, policy(action=Action.REGENERATE), regen,
+                           rechecker({"1950", "1951"}), BASE)
     assert (out.action, out.released, out.attempts) == \
         (Action.REGENERATE, "It opened in 1889. ", 2)
     assert regen.seen[0].sentence == "It opened in 1950." and regen.seen[0].attempt == 1
@@ -161,8 +169,8 @@ async def test_regenerate_succeeds_on_second_attempt():
 
 async def test_regenerate_falls_back_to_redact():
     regen = Scripted(RuntimeError("hook down"), "It opened in 1950 still.")
-    out = await apply_policy(SENT, FLAGGED, policy(action=Action.REGENERATE),
-                             regenerator=regen, recheck=rechecker({"1950"}), base=BASE)
+    out = await regenerate(SENT, FLAGGED, policy(action=Action.REGENERATE), regen,
+                           rechecker({"1950"}), BASE)
     assert (out.action, out.released, out.attempts) == \
         (Action.REDACT, "It opened in [unsupported]. ", 2)
     assert "RuntimeError: hook down" in out.notes[0]
@@ -170,14 +178,14 @@ async def test_regenerate_falls_back_to_redact():
 
 async def test_empty_rewrite_stops_retrying():
     regen = Scripted("", "never asked")
-    out = await apply_policy(SENT, FLAGGED, policy(action=Action.REGENERATE),
-                             regenerator=regen, recheck=rechecker(set()), base=BASE)
+    out = await regenerate(SENT, FLAGGED, policy(action=Action.REGENERATE), regen,
+                           rechecker(set()), BASE)
     assert out.action is Action.REDACT and out.attempts == 1 and len(regen.replies) == 1
 
 
 async def test_regenerate_with_zero_attempts_redacts():
-    out = await apply_policy(SENT, FLAGGED, policy(action=Action.REGENERATE, max_attempts=0),
-                             regenerator=Scripted(), recheck=rechecker(set()), base=BASE)
+    out = await regenerate(SENT, FLAGGED, policy(action=Action.REGENERATE, max_attempts=0),
+                           Scripted(), rechecker(set()), BASE)
     assert out.action is Action.REDACT and out.attempts == 0
 
 

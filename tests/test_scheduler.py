@@ -418,22 +418,21 @@ async def test_scheduled_results_equal_detect(detector, exit_layer):
                                   exit_layer=exit_layer))
 
 
-async def test_left_context_is_trimmed_and_offsets_map_back(detector):
-    so_far = " ".join(f"Sentence number {i} says the tower is in Paris." for i in range(30))
+async def test_the_engine_reads_what_it_is_given_and_offsets_map_back(detector):
+    """The stream bounds the left context (stream.textlog); the engine checks the
+    given response up to the target's end and indexes its Detection into it."""
+    so_far = " ".join(f"Sentence number {i} says the tower is in Paris." for i in range(3))
     sentence = " It is 500 metres tall and was painted gold."
-    response = so_far + sentence
-    start = len(so_far)
-    async with Scheduler(detector, SchedulerConfig(left_context_chars=120)) as s:
+    response = so_far + sentence + " More text after it."
+    start, end = len(so_far), len(so_far) + len(sentence)
+    async with Scheduler(detector, SchedulerConfig(left_context_chars=20)) as s:
         got = await s.verify(CheckRequest(Grounding(CONTEXTS[0]), response, target_start=start,
-                                          stream_id="t", priority=EOS))
-    base = response.index(" ", start - 121) + 1  # the first word start within the budget
-    assert 0 < start - base <= 120
-    ref = detector.detect(CONTEXTS[0], "", response[base:], exit_layer=None)
+                                          target_end=end, stream_id="t", priority=EOS))
+    ref = detector.detect(CONTEXTS[0], "", response[:end], exit_layer=None)
     assert got.response == response
-    assert got.token_offsets == tuple((a + base, b + base) for a, b in ref.token_offsets)
+    assert got.token_offsets == ref.token_offsets
     np.testing.assert_allclose(got.token_probs, ref.token_probs, atol=1e-4)
-    want = ref.spans_in(start - base, len(response) - base)
-    assert got.spans_in(start, len(response)) == want
+    assert got.spans_in(start, end) == ref.spans_in(start, end)
     for sp in got.spans:
         assert response[sp.start:sp.end] == sp.text
 

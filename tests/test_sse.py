@@ -7,8 +7,9 @@ import json
 import pytest
 
 from guardrail.errors import Blocked, UpstreamProtocolError
-from guardrail.stream.sse import (DONE, ChatStreamDecoder, SSEDecoder, SSEEvent, encode_event,
-                                  error_event, parse_chat_chunk)
+from guardrail.stream.chunks import ChatStreamDecoder, parse_chat_chunk
+from guardrail.stream.sse import (DONE, SSEDecoder, SSEEvent, encode_event,
+                                  error_event)
 
 
 def _chunk(content: str, finish: str | None = None) -> dict:

@@ -9,7 +9,6 @@ import threading
 import pytest
 
 from guardrail.config.scheduler import SchedulerConfig
-from guardrail.engine.checks import trim_left
 from guardrail.engine.local import LocalVerifier
 from guardrail.errors import DetectorError, InputError, Overloaded
 from guardrail.types import CheckRequest, Detection, Grounding, Priority, Span
@@ -72,22 +71,18 @@ async def until_queued(v: LocalVerifier, n: int) -> None:
         await asyncio.sleep(0)
 
 
-def test_trim_left_cuts_at_a_word_boundary():
-    text = "alpha beta gamma delta. Target."
-    assert trim_left(text, 24, 100) == 0
-    cut = trim_left(text, 24, 10)
-    assert text[cut:24] == "delta. " and cut >= 24 - 10
-
-
-async def test_left_context_budget_and_offsets_into_the_full_response():
+async def test_the_engine_reads_the_text_it_is_given_and_offsets_index_it():
+    """Left context is the stream's to bound (stream.textlog): the engine checks the
+    whole response up to the target's end, whatever ``left_context_chars`` says."""
     d = FakeDetector()
     v = LocalVerifier(d, SchedulerConfig(left_context_chars=12))
-    response = "One two three four five six. It was built in 1950."
+    response = "One two three four five six. It was built in 1950. Later text."
     start = response.index("It")
-    det = await v.verify(req(response, start))
+    end = response.index(" Later")
+    det = await v.verify(CheckRequest(G, response, start, end))
     sent, layer, thread = d.calls[0]
     # in-flight default: the deepest early exit
-    assert sent == "five six. It was built in 1950." and layer == 4
+    assert sent == response[:end] and layer == 4
     assert thread.startswith("guardrail-check") and thread != threading.current_thread().name
     assert det.response == response
     assert [response[s.start:s.end] for s in det.spans] == ["1950"]

@@ -126,7 +126,7 @@ class TimedUpstream:
 def probe_body(w: Workload, exits: list[int], repeats: int, left_context_chars: int) -> dict:
     """The check a scheduler runs for one mid-answer sentence: its left context trimmed
     as the scheduler trims it, against the stream's whole context."""
-    from guardrail.engine.checks import trim_left
+    from guardrail.stream.textlog import trim_left
 
     ends = [m.end() for m in re.finditer(r"[.!?](?=\s|$)", w.answer)] or [len(w.answer)]
     k = min(3, len(ends) - 1)

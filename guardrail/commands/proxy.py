@@ -105,12 +105,12 @@ def check(
         typer.echo(f"error: {e.message}", err=True)
         raise typer.Exit(2) from None
     if as_json:
-        typer.echo(json.dumps(result.report, indent=2, ensure_ascii=False))
+        typer.echo(json.dumps(result.report.to_json(), indent=2, ensure_ascii=False))
     else:
         from rich.console import Console
 
         console = Console()
-        console.print(verdict_table(result.report))
+        console.print(verdict_table(result.report.to_json()))
         console.print(f"released: {result.body['choices'][0]['message']['content']}")
     raise typer.Exit(1 if result.detected else 0)
 
@@ -213,7 +213,8 @@ def _stream_chunks(url: str, messages: list, model: str):
     needs no client SDK); an error event is yielded like a chunk and ends the stream."""
     import httpx
 
-    from guardrail.stream.sse import SSEDecoder, parse_chat_chunk
+    from guardrail.stream.chunks import parse_chat_chunk
+    from guardrail.stream.sse import SSEDecoder
 
     decoder = SSEDecoder()
     with httpx.stream("POST", url + "/v1/chat/completions", timeout=120,

@@ -43,8 +43,8 @@ class SchedulerConfig(BaseModel):
     one exit shallower per threshold reached (e.g. 4 -> 2 from 64 queued), never below
     the detector's first exit.  End-of-stream checks keep their depth.  Empty: off."""
     left_context_chars: int = Field(600, ge=0)
-    """Characters of the answer so far kept before the checked sentence (cut at a
-    word boundary); the returned Detection still indexes the whole response."""
+    """Characters of the answer so far that a sentence check reads before the sentence
+    (cut at a word boundary, by the stream: the engine checks the text it is given)."""
     max_pending_checks: int = Field(1024, ge=1)
     """Checks pending across streams (the queue bound): new checked requests are
     refused at it, and ``verify`` beyond it raises Overloaded."""

@@ -1,4 +1,4 @@
-"""Helpers every engine shares: window selectors per priority, left-context trimming,
+"""Helpers every engine shares: window selectors per priority, which exit runs, and
 re-indexing a Detection computed on a slice of the response."""
 
 from __future__ import annotations
@@ -18,17 +18,6 @@ def window_selectors(cfg: SchedulerConfig) -> "dict[Priority, Any]":
     cache = IndexCache()
     return {Priority.IN_FLIGHT: make_selector(cfg.in_flight_windows, cfg.in_flight_top_k, cache),
             Priority.END_OF_STREAM: make_selector(cfg.final_windows, cfg.final_top_k, cache)}
-
-
-def trim_left(response: str, start: int, budget: int) -> int:
-    """Where the detector input begins: at most ``budget`` characters before ``start``,
-    moved forward to a word boundary so the model never sees half a word."""
-    cut = start - budget
-    if cut <= 0:
-        return 0
-    while cut < start and not response[cut - 1].isspace():
-        cut += 1
-    return cut
 
 
 def shift_detection(det: Detection, full_response: str, offset: int) -> Detection:

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Optional, Sequence
 
 from guardrail.config import SchedulerConfig
-from guardrail.engine.checks import shallow_exit, shift_detection, trim_left, window_selectors
+from guardrail.engine.checks import shallow_exit, shift_detection, window_selectors
 from guardrail.engine.seam import DetectorLike
 from guardrail.engine.stats import EngineInfo, EngineStats
 from guardrail.errors import DetectorError, GuardrailError, Overloaded
@@ -159,9 +159,8 @@ class LocalVerifier:
     def _check(self, req: CheckRequest) -> Detection:
         """Runs in the worker thread."""
         end = len(req.response) if req.target_end is None else req.target_end
-        cut = trim_left(req.response, req.target_start, self.cfg.left_context_chars)
         g = req.grounding
-        text, layer = req.response[cut:end], self._exit_layer(req)
+        text, layer = req.response[:end], self._exit_layer(req)
         try:
             if self._selectors is None:
                 det = self.detector.detect(g.documents, g.question, text, exit_layer=layer)
@@ -175,4 +174,4 @@ class LocalVerifier:
             raise
         except Exception as e:
             raise DetectorError(f"the detector failed: {type(e).__name__}: {e}") from e
-        return shift_detection(det, req.response, cut)
+        return shift_detection(det, req.response, 0)

@@ -31,8 +31,7 @@ from typing import Any, Optional
 from guardrail.config import SchedulerConfig
 from guardrail.contexts import ContextStore
 from guardrail.engine.batching import Batch, WorkQueue
-from guardrail.engine.checks import (normal_exit, shallow_exit, shift_detection, trim_left,
-                                     window_selectors)
+from guardrail.engine.checks import normal_exit, shallow_exit, shift_detection, window_selectors
 from guardrail.engine.prepared import PreparedContextCache
 from guardrail.engine.stats import EngineInfo, EngineStats
 from guardrail.errors import DetectorError, InputError, Overloaded
@@ -46,8 +45,7 @@ __all__ = ["Scheduler"]
 @dataclass(eq=False)
 class _Check:
     req: CheckRequest
-    base: int                    # where the detector's text starts in req.response
-    text: str                    # req.response[base:target_end]
+    text: str                    # req.response[:target_end]: what the detector reads
     exit_layer: Optional[int]    # requested; None = full depth
     future: asyncio.Future
     task: Optional[asyncio.Task] = None  # the prepare stage
@@ -148,8 +146,8 @@ class Scheduler:
 
     # -- the Verifier seam ---------------------------------------------------------------------
     async def verify(self, req: CheckRequest) -> Detection:
-        """Check ``req.response[target_start:target_end]`` with the last
-        ``left_context_chars`` before it, against contexts of ``req.tenant``; the
+        """Check ``req.response[target_start:target_end]`` with the text before it as
+        left context (the stream bounds it), against contexts of ``req.tenant``; the
         Detection's offsets index ``req.response``."""
         wake = self._ensure_started()
         if self._pending >= self.config.max_pending_checks:
@@ -162,8 +160,7 @@ class Scheduler:
                              f"outside the response ({len(req.response)} characters)")
         requested = req.exit_layer if req.exit_layer is not None else (
             self.in_flight_exit if req.priority == Priority.IN_FLIGHT else None)
-        base = trim_left(req.response, req.target_start, self.config.left_context_chars)
-        check = _Check(req, base, req.response[base:end],
+        check = _Check(req, req.response[:end],
                        normal_exit(self.det, requested, "exit_layer", InputError),
                        asyncio.get_running_loop().create_future())
         self._pending += 1
@@ -366,7 +363,7 @@ class Scheduler:
     def _finish(self, check: _Check) -> Detection:
         """Runs in the post-process thread."""
         d = self.det.finish(check.prep, check.probs, check.exit_layer)
-        return shift_detection(d, check.req.response, check.base)
+        return shift_detection(d, check.req.response, 0)
 
     def _resolve(self, check: _Check, fut: asyncio.Future) -> None:
         if check.future.done():

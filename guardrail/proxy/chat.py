@@ -112,7 +112,8 @@ async def _complete(st: AppState, req: ChatRequest, settings: Optional[GuardSett
                "x-guardrail-spans": str(result.span_count),
                "x-guardrail-action": result.action.value}
     if result.blocked is not None:
-        return JSONResponse({**result.blocked.to_json(), "guardrail": result.report},
+        return JSONResponse({**result.blocked.to_json(),
+                             "guardrail": result.report.to_json()},
                             result.blocked.status, headers=headers)
     return JSONResponse(result.body, headers=headers)
 
@@ -151,4 +152,4 @@ async def verify(request: Request) -> Response:
                          "hallucination_detected": result.detected,
                          "span_count": result.span_count, "action": result.action.value,
                          "released": result.body["choices"][0]["message"]["content"],
-                         "guardrail": result.report})
+                         "guardrail": result.report.to_json()})

@@ -1,20 +1,82 @@
-"""Upstream bytes -> chat chunks -> (choice 0's text, what passes through), and back.
+"""The OpenAI chat stream on top of SSE: events -> chunk objects -> typed ``Delta``s.
 
-``chat_chunks`` decodes an OpenAI chat stream; ``split_chunk`` separates the text to
-check from what is forwarded as is; ``content_chunk`` builds a downstream chunk of
-released text; ``passthrough_stream`` forwards an unchecked stream event-aligned.
+    chat_chunks(raw bytes)  -> chunk dicts  (``[DONE]`` ends it; a cut stream raises)
+    split_chunk(chunk)      -> Delta        (choice 0's text to check, the rest to forward)
+    deltas(raw bytes)       -> Delta ...    (the two joined: the pipeline's input stage)
+    content_chunk(...)      -> dict         (a downstream chunk of released text)
+
+``passthrough_stream`` forwards an unchecked stream event-aligned, validating it.
+All parsing of upstream chunks lives here; ``stream.sse`` is only the codec.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import AsyncIterator, Optional
+import json
+from typing import Any, AsyncIterator, Optional
 
 from guardrail.errors import UpstreamProtocolError
-from guardrail.stream.sse import (DONE, ChatStreamDecoder, SSEDecoder, error_event,
-                                  parse_chat_chunk)
+from guardrail.stream.sse import DEFAULT_MAX_LINE, DONE, SSEDecoder, SSEEvent, error_event
+from guardrail.types import Delta
 
 META_KEYS = ("id", "object", "created", "model", "system_fingerprint", "service_tier")
+
+
+# -- events -> chunks -------------------------------------------------------------
+
+def parse_chat_chunk(event: SSEEvent) -> Optional[dict[str, Any]]:
+    """The JSON object an OpenAI stream event carries; ``None`` for ``[DONE]``.
+
+    Raises :class:`UpstreamProtocolError` if the data is not JSON or not an object.
+    """
+    data = event.data
+    if data.strip() == "[DONE]":
+        return None
+    try:
+        chunk = json.loads(data)
+    except ValueError as exc:
+        raise UpstreamProtocolError(
+            f"upstream sent an event that is not valid JSON ({exc.msg} at char {exc.pos}): "
+            f"{_preview(data)}") from None
+    if not isinstance(chunk, dict):
+        raise UpstreamProtocolError(
+            f"upstream sent a {type(chunk).__name__} where a JSON object was expected: "
+            f"{_preview(data)}")
+    return chunk
+
+
+class ChatStreamDecoder:
+    """Bytes of an OpenAI chat stream in, chunk objects out: ``feed(bytes) -> [dict]``.
+
+    After ``[DONE]``, :attr:`done` is True and anything further is ignored.
+    ``flush()`` raises :class:`UpstreamProtocolError` if the stream ended in the
+    middle of an event (the bytes stop before the blank line that ends it).
+    """
+
+    def __init__(self, max_line: int = DEFAULT_MAX_LINE) -> None:
+        self._sse = SSEDecoder(max_line=max_line)
+        self.done = False
+
+    def feed(self, data: bytes) -> list[dict[str, Any]]:
+        if self.done:
+            return []
+        chunks: list[dict[str, Any]] = []
+        for event in self._sse.feed(data):
+            chunk = parse_chat_chunk(event)
+            if chunk is None:
+                self.done = True
+                break
+            chunks.append(chunk)
+        return chunks
+
+    def flush(self) -> list[dict[str, Any]]:
+        if not self.done and self._sse.has_pending:
+            raise UpstreamProtocolError("upstream stream ended in the middle of an event")
+        self._sse.flush()
+        return []
+
+
+def _preview(text: str, limit: int = 200) -> str:
+    return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
 # -- stage: bytes -> chunks -------------------------------------------------------------
@@ -69,15 +131,7 @@ def _finish_reason(chunk: dict) -> Optional[str]:
     return None
 
 
-@dataclass(frozen=True)
-class SplitChunk:
-    text: str                # choice 0's new content ("" if none)
-    rest: Optional[dict]     # the chunk without that content, None if nothing is left
-    finished: bool           # choice 0 has its finish_reason
-    other_choices: tuple[int, ...] = ()
-
-
-def split_chunk(chunk: dict) -> SplitChunk:
+def split_chunk(chunk: dict) -> Delta:
     """Separate choice 0's content (to be checked) from what passes through as is:
     role, tool calls, finish_reason, other choices, usage."""
     choices = chunk.get("choices")
@@ -101,11 +155,22 @@ def split_chunk(chunk: dict) -> SplitChunk:
             keep.append({**c, "delta": delta, "logprobs": None})
     extra = chunk.get("usage") is not None or not choices
     rest = {**chunk, "choices": keep} if keep or extra else None
-    return SplitChunk(text, rest, finished, tuple(others))
+    return Delta(chunk, text, rest, finished, tuple(others))
+
+
+async def deltas(raw: AsyncIterator[bytes]) -> AsyncIterator[Delta]:
+    """The typed stream the pipeline reads: every upstream chunk, split."""
+    async for chunk in chat_chunks(raw):
+        yield split_chunk(chunk)
+
+
+def meta_of(chunk: dict) -> dict:
+    """What a downstream chunk repeats of an upstream one (id, model, created, ...)."""
+    return {k: chunk[k] for k in META_KEYS if k in chunk}
 
 
 def content_chunk(meta: dict, text: str) -> dict:
     """A downstream chunk carrying released text for choice 0."""
-    return {**{k: meta[k] for k in META_KEYS if k in meta},
+    return {**meta_of(meta),
             "choices": [{"index": 0, "delta": {"content": text}, "logprobs": None,
                          "finish_reason": None}]}

@@ -1,8 +1,9 @@
 """One request's stream: upstream bytes in, checked SSE bytes out.
 
-    bytes -> chat_chunks -> split_chunk -> segmenter -> AnswerGuard.start (check task per
-    sentence, overlapping the upstream) -> in-order release (AnswerGuard.judge: policy,
-    regeneration) -> final full-depth pass -> final chunk with ``guardrail`` -> [DONE]
+    bytes -> deltas (chunks.py: typed Delta) -> AnswerGuard.feed (segmenter; a check task
+    per sentence, overlapping the upstream) -> in-order release (AnswerGuard.judge:
+    policy, regeneration) -> final full-depth pass -> final chunk with ``guardrail``
+    -> [DONE]
 
 Three shapes share the stages:
 
@@ -35,10 +36,10 @@ import anyio
 
 from guardrail.engine.seam import Verifier
 from guardrail.errors import Blocked, GuardrailError, UpstreamProtocolError
-from guardrail.stream.answer import AnswerGuard, GuardSettings
-from guardrail.stream.chunks import META_KEYS, chat_chunks, content_chunk, split_chunk
+from guardrail.stream.answer import AnswerGuard, GuardSettings, SentenceCheck
+from guardrail.stream.chunks import content_chunk, deltas, meta_of
 from guardrail.stream.sse import DONE, encode_event
-from guardrail.types import Action
+from guardrail.types import Action, Delta, Report
 
 CLEANUP_TIMEOUT_S = 5.0  # bound on cancelling checks and the producer at stream end
 
@@ -54,35 +55,37 @@ class _Failed:
     error: Exception
 
 
-_Item = Union[_Pass, _Failed, int, None]  # int: index of a sentence record; None: the end
+_Item = Union[_Pass, _Failed, SentenceCheck, None]  # None: the end
 
 
 class _Stream:
     """State of one guarded stream; one small method per stage."""
 
-    def __init__(self, raw: AsyncIterator[bytes], settings: GuardSettings, verifier: Verifier):
-        self.raw, self.settings = raw, settings
+    def __init__(self, upstream: AsyncIterator[Delta], settings: GuardSettings,
+                 verifier: Verifier):
+        self.upstream, self.settings = upstream, settings
         self.guard = AnswerGuard(settings, verifier)
         self.queue: asyncio.Queue[_Item] = asyncio.Queue(
             settings.verification.max_sentences_in_flight)
         self.meta: dict = {"object": "chat.completion.chunk"}
 
+    def _take(self, d: Delta) -> list[SentenceCheck]:
+        """Note a delta; the sentences it finishes, their checks started."""
+        self.meta.update(meta_of(d.chunk))
+        self.guard.note_other_choices(d.other_choices)
+        started = self.guard.feed(d.text)
+        return started + self.guard.flush() if d.finished else started
+
     async def produce(self) -> None:
         """Read the upstream, start a check per finished sentence, queue everything."""
         try:
-            async for chunk in chat_chunks(self.raw):
-                part = split_chunk(chunk)
-                self.meta.update({k: chunk[k] for k in META_KEYS if k in chunk})
-                self.guard.note_other_choices(part.other_choices)
-                for rec in self.guard.feed(part.text):
-                    await self.queue.put(rec)
-                if part.finished:
-                    for rec in self.guard.flush():
-                        await self.queue.put(rec)
-                if part.rest is not None:
-                    await self.queue.put(_Pass(part.rest))
-            for rec in self.guard.flush():
-                await self.queue.put(rec)
+            async for d in self.upstream:
+                for check in self._take(d):
+                    await self.queue.put(check)
+                if d.rest is not None:
+                    await self.queue.put(_Pass(d.rest))
+            for check in self.guard.flush():
+                await self.queue.put(check)
             await self.queue.put(None)
         except Exception as e:  # delivered in order, after the sentences already queued
             await self.queue.put(_Failed(e))
@@ -103,33 +106,29 @@ class _Stream:
 
     async def forward_at_once(self) -> AsyncIterator[bytes]:
         """Hold off: forward every chunk now, judge sentences as their checks finish."""
-        pending: list[int] = []
-        async for chunk in chat_chunks(self.raw):
-            part = split_chunk(chunk)
-            self.meta.update({k: chunk[k] for k in META_KEYS if k in chunk})
-            self.guard.note_other_choices(part.other_choices)
-            pending += self.guard.feed(part.text)
-            if part.finished:
-                pending += self.guard.flush()
-            yield encode_event(chunk)
-            while pending and self.guard.check_done(pending[0]):
+        pending: list[SentenceCheck] = []
+        async for d in self.upstream:
+            pending += self._take(d)
+            yield encode_event(d.chunk)
+            while pending and pending[0].done:
                 await self.guard.judge(pending.pop(0))
         pending += self.guard.flush()
-        for rec in pending:
-            await self.guard.judge(rec)
+        for check in pending:
+            await self.guard.judge(check)
 
     def final_chunk(self) -> bytes:
-        return encode_event({**{k: self.meta[k] for k in META_KEYS if k in self.meta},
-                             "choices": [], "guardrail": self.guard.report()})
+        return encode_event({**meta_of(self.meta), "choices": [],
+                             "guardrail": self.guard.report().to_json()})
 
     def error_bytes(self, err: GuardrailError) -> bytes:
-        return encode_event({**err.to_json(), "guardrail": self.guard.report(partial=True)})
+        return encode_event({**err.to_json(),
+                             "guardrail": self.guard.report(partial=True).to_json()})
 
 
 async def guarded_stream(raw: AsyncIterator[bytes], settings: GuardSettings,
                          verifier: Verifier) -> AsyncIterator[bytes]:
     """Check choice 0 sentence by sentence; end with the ``guardrail`` chunk and [DONE]."""
-    s = _Stream(raw, settings, verifier)
+    s = _Stream(deltas(raw), settings, verifier)
     producer: Optional[asyncio.Task] = None
     try:
         if settings.policy.hold:
@@ -163,11 +162,20 @@ async def guarded_stream(raw: AsyncIterator[bytes], settings: GuardSettings,
 @dataclass(frozen=True)
 class CompletionResult:
     body: dict                        # the completion to return, ``guardrail`` included
-    report: dict
-    detected: bool
-    span_count: int
-    action: Action
+    report: Report
     blocked: Optional[Blocked] = None
+
+    @property
+    def detected(self) -> bool:
+        return self.report.hallucination_detected
+
+    @property
+    def span_count(self) -> int:
+        return self.report.span_count
+
+    @property
+    def action(self) -> Action:
+        return self.report.action
 
 
 async def guarded_completion(completion: dict, settings: GuardSettings,
@@ -182,10 +190,10 @@ async def guarded_completion(completion: dict, settings: GuardSettings,
     content = choices[0]["message"].get("content")
     blocked = None
     try:
-        records = guard.feed(content) + guard.flush() if isinstance(content, str) else []
+        checks = guard.feed(content) + guard.flush() if isinstance(content, str) else []
         try:
-            for i in records:
-                await guard.judge(i)
+            for check in checks:
+                await guard.judge(check)
             await guard.final_pass()
         except Blocked as e:
             blocked = e
@@ -197,9 +205,8 @@ async def guarded_completion(completion: dict, settings: GuardSettings,
     if isinstance(content, str):
         message["content"] = guard.released_text
     body = {**completion, "choices": [{**choices[0], "message": message}, *choices[1:]],
-            "guardrail": report}
-    detected, spans, action = guard.summary()
-    return CompletionResult(body, report, detected, spans, action, blocked)
+            "guardrail": report.to_json()}
+    return CompletionResult(body, report, blocked)
 
 
 __all__ = ["CLEANUP_TIMEOUT_S", "CompletionResult", "guarded_completion", "guarded_stream"]

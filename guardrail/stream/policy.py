@@ -3,23 +3,25 @@
     resolve_policy(config, tenant, request override) -> EffectivePolicy   (limits enforced)
     assess(detection, start, end, threshold)           -> Assessment       (sentence score, spans)
     redact(text, spans, mode, marker)                  -> str
-    apply_policy(sentence, assessment, policy, ...)    -> Outcome          (may regenerate)
+    decide(sentence, assessment, policy)               -> Outcome          (pure)
 
-Regeneration is FLARE-style: a ``Regenerator`` rewrites one flagged sentence from the
-context and the released answer so far; the rewrite is checked again; after
-``max_attempts`` failures the sentence is redacted.  Three regenerators: the built-in
-upstream rewrite (``UpstreamRegenerator``), a ``module:function`` callable and an HTTP
-hook; ``build_regenerator`` picks one from ``policy.regenerate.hook``.
+Pure functions of their arguments: no I/O, no awaiting.  When ``decide`` says
+REGENERATE, the answer runs the FLARE-style rewrite loop (``stream.regenerate``) with
+a ``Regenerator`` (the hooks live in ``proxy.hooks``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable, Literal, Optional, Protocol
+from typing import Literal, Optional, Protocol
 
 from guardrail.config import GuardrailConfig, PolicyOverride, check_hold_action
 from guardrail.errors import BadRequest
 from guardrail.types import Action, Detection, Grounding, Span
+
+
+SEVERITY = (Action.RELEASE, Action.ANNOTATE, Action.REDACT, Action.REGENERATE, Action.BLOCK)
+"""Actions from mildest to most severe (the report names the most severe one taken)."""
 
 
 @dataclass(frozen=True)
@@ -191,48 +193,16 @@ class Outcome:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
-Recheck = Callable[[str], Awaitable[Assessment]]
-
-
-async def _regenerate(text: str, a: Assessment, policy: EffectivePolicy, regen: Regenerator,
-                      recheck: Recheck, base: RegenerateRequest) -> Outcome:
-    lead = text[:len(text) - len(text.lstrip())]
-    trail = text[len(text.rstrip()):]
-    previous: list[str] = []
-    notes: list[str] = []
-    attempts = 0
-    while attempts < policy.max_attempts:
-        attempts += 1
-        req = RegenerateRequest(base.grounding, base.answer_so_far, text.strip(), a.spans,
-                                attempts, tuple(previous), base.model)
-        try:
-            new = (await regen.rewrite(req)).strip()
-        except Exception as e:  # a hook failing is a failed attempt, not a failed stream
-            notes.append(f"attempt {attempts}: {type(e).__name__}: {e}")
-            continue
-        if not new:  # the rewriter says nothing of it is supported
-            notes.append(f"attempt {attempts}: the rewrite was empty")
-            break
-        if not (await recheck(lead + new)).flagged:
-            return Outcome(Action.REGENERATE, lead + new + trail, attempts, tuple(notes))
-        previous.append(new)
-        notes.append(f"attempt {attempts}: the rewrite was flagged too")
-    return Outcome(Action.REDACT, redact(text, a.spans, policy.redact_mode, policy.redact_marker),
-                   attempts, tuple(notes))
-
-
-async def apply_policy(text: str, a: Assessment, policy: EffectivePolicy, *,
-                       regenerator: Optional[Regenerator] = None,
-                       recheck: Optional[Recheck] = None,
-                       base: Optional[RegenerateRequest] = None) -> Outcome:
-    """Decide what to send for sentence ``text``; BLOCK is returned, not raised."""
+def decide(text: str, a: Assessment, policy: EffectivePolicy) -> Outcome:
+    """What to send for sentence ``text`` (pure).  BLOCK is returned, not raised;
+    REGENERATE means the answer must run its rewrite loop (``stream.regenerate``),
+    whose outcome replaces this one."""
     if not a.flagged or policy.action is Action.RELEASE:
         return Outcome(Action.RELEASE, text)
     if policy.action is Action.ANNOTATE:
         return Outcome(Action.ANNOTATE, text)
     if policy.action is Action.BLOCK:
         return Outcome(Action.BLOCK, "")
-    if policy.action is Action.REGENERATE and regenerator is not None and recheck is not None \
-            and base is not None and policy.max_attempts > 0:
-        return await _regenerate(text, a, policy, regenerator, recheck, base)
+    if policy.action is Action.REGENERATE and policy.max_attempts > 0:
+        return Outcome(Action.REGENERATE, text)
     return Outcome(Action.REDACT, redact(text, a.spans, policy.redact_mode, policy.redact_marker))

@@ -7,8 +7,7 @@ and, like httpx's ``LineDecoder``, keeps whatever it cannot finish yet between c
 stream.  It does no I/O, so a test can cut the same bytes anywhere and expect the
 same events.
 
-The OpenAI chat stream rides on top: every event's ``data`` is one JSON chunk, and
-the literal ``[DONE]`` ends the stream.
+The OpenAI chat stream that rides on top is parsed in ``stream.chunks``.
 """
 
 from __future__ import annotations
@@ -21,15 +20,7 @@ from typing import Any, Optional
 
 from guardrail.errors import GuardrailError, UpstreamProtocolError
 
-__all__ = [
-    "DONE",
-    "ChatStreamDecoder",
-    "SSEDecoder",
-    "SSEEvent",
-    "encode_event",
-    "error_event",
-    "parse_chat_chunk",
-]
+__all__ = ["DONE", "DEFAULT_MAX_LINE", "SSEDecoder", "SSEEvent", "encode_event", "error_event"]
 
 DEFAULT_MAX_LINE = 1 << 20  # characters; an upstream line longer than this is an error
 DEFAULT_MAX_EVENT = 4 << 20  # characters of data in one event
@@ -186,64 +177,6 @@ class SSEDecoder:
         self._event = ""
         self._retry = None
         self._fields_seen = False
-
-
-# -- OpenAI chat streams -------------------------------------------------------------
-
-def parse_chat_chunk(event: SSEEvent) -> Optional[dict[str, Any]]:
-    """The JSON object an OpenAI stream event carries; ``None`` for ``[DONE]``.
-
-    Raises :class:`UpstreamProtocolError` if the data is not JSON or not an object.
-    """
-    data = event.data
-    if data.strip() == "[DONE]":
-        return None
-    try:
-        chunk = json.loads(data)
-    except ValueError as exc:
-        raise UpstreamProtocolError(
-            f"upstream sent an event that is not valid JSON ({exc.msg} at char {exc.pos}): "
-            f"{_preview(data)}") from None
-    if not isinstance(chunk, dict):
-        raise UpstreamProtocolError(
-            f"upstream sent a {type(chunk).__name__} where a JSON object was expected: "
-            f"{_preview(data)}")
-    return chunk
-
-
-class ChatStreamDecoder:
-    """Bytes of an OpenAI chat stream in, chunk objects out: ``feed(bytes) -> [dict]``.
-
-    After ``[DONE]``, :attr:`done` is True and anything further is ignored.
-    ``flush()`` raises :class:`UpstreamProtocolError` if the stream ended in the
-    middle of an event (the bytes stop before the blank line that ends it).
-    """
-
-    def __init__(self, max_line: int = DEFAULT_MAX_LINE) -> None:
-        self._sse = SSEDecoder(max_line=max_line)
-        self.done = False
-
-    def feed(self, data: bytes) -> list[dict[str, Any]]:
-        if self.done:
-            return []
-        chunks: list[dict[str, Any]] = []
-        for event in self._sse.feed(data):
-            chunk = parse_chat_chunk(event)
-            if chunk is None:
-                self.done = True
-                break
-            chunks.append(chunk)
-        return chunks
-
-    def flush(self) -> list[dict[str, Any]]:
-        if not self.done and self._sse.has_pending:
-            raise UpstreamProtocolError("upstream stream ended in the middle of an event")
-        self._sse.flush()
-        return []
-
-
-def _preview(text: str, limit: int = 200) -> str:
-    return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
 # -- encoder ---------------------------------------------------------------------------

@@ -1,0 +1,47 @@
+"""The answer's FLARE-style rewrite loop for one flagged sentence.
+
+A ``Regenerator`` (``proxy.hooks``: the upstream, a callable or an HTTP hook) rewrites
+the sentence from the context and the released answer so far; ``recheck`` (the
+answer's own check of the rewrite after its supported text) accepts or rejects it;
+after ``policy.max_attempts`` failures, or an empty rewrite, the sentence is redacted.
+A hook that fails is a failed attempt, never a failed stream.
+"""
+
+from __future__ import annotations
+
+from typing import Awaitable, Callable
+
+from guardrail.stream.policy import (Assessment, EffectivePolicy, Outcome, RegenerateRequest,
+                                     Regenerator, redact)
+from guardrail.types import Action
+
+Recheck = Callable[[str], Awaitable[Assessment]]
+
+
+async def regenerate(text: str, a: Assessment, policy: EffectivePolicy, regen: Regenerator,
+                     recheck: Recheck, base: RegenerateRequest) -> Outcome:
+    """REGENERATE with the accepted rewrite (``text``'s surrounding whitespace kept), or
+    REDACT when no rewrite passes; ``notes`` says what happened to each attempt."""
+    lead = text[:len(text) - len(text.lstrip())]
+    trail = text[len(text.rstrip()):]
+    previous: list[str] = []
+    notes: list[str] = []
+    attempts = 0
+    while attempts < policy.max_attempts:
+        attempts += 1
+        req = RegenerateRequest(base.grounding, base.answer_so_far, text.strip(), a.spans,
+                                attempts, tuple(previous), base.model)
+        try:
+            new = (await regen.rewrite(req)).strip()
+        except Exception as e:  # a hook failing is a failed attempt, not a failed stream
+            notes.append(f"attempt {attempts}: {type(e).__name__}: {e}")
+            continue
+        if not new:  # the rewriter says nothing of it is supported
+            notes.append(f"attempt {attempts}: the rewrite was empty")
+            break
+        if not (await recheck(lead + new)).flagged:
+            return Outcome(Action.REGENERATE, lead + new + trail, attempts, tuple(notes))
+        previous.append(new)
+        notes.append(f"attempt {attempts}: the rewrite was flagged too")
+    return Outcome(Action.REDACT, redact(text, a.spans, policy.redact_mode, policy.redact_marker),
+                   attempts, tuple(notes))
