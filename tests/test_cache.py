@@ -319,3 +319,12 @@ async def wait_for_redis(url: str) -> None:
         raise AssertionError(f"redis-server at {url} did not start")
     finally:
         await client.aclose()
+
+
+def test_redis_urls_are_logged_without_their_password():
+    from guardrail.contexts.redis_store import redacted_url
+
+    assert redacted_url("redis://127.0.0.1:6379/0") == "redis://127.0.0.1:6379/0"
+    assert redacted_url("redis://:s3cret@h:1/0") == "redis://:***@h:1/0"
+    assert redacted_url("rediss://user:s3cret@h/0") == "rediss://user:***@h/0"
+    assert redacted_url(None) is None

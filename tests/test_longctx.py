@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from guardrail.cli import app
 from guardrail.model.inputs import tokenize
-from guardrail.train import longctx
+from guardrail.train import longctx, longctx_eval
 from guardrail.train.data import Example, in_dev, load_any
 from guardrail.train.train import minilm_path
 
@@ -159,20 +159,20 @@ def test_written_set_reads_back_through_the_ragtruth_loader(tmp_path, tok):
     loaded, = load_any(tmp_path)
     assert loaded.context == context and loaded.question == ex.question
     assert loaded.spans == ((17, 21),) and loaded.response[17:21] == "1932"
-    fields = longctx.read_fields(tmp_path)
+    fields = longctx_eval.read_fields(tmp_path)
     assert fields == {loaded.id: {"depth": 0.5, "length": 800, "n_tokens": le.n_tokens,
                                   "evidence": (start, start + len(EVIDENCE))}}
     assert context[slice(*fields[loaded.id]["evidence"])] == EVIDENCE
     row = json.loads((tmp_path / "source_info.jsonl").read_text())
     assert row["distractors"] == list(used) and row["origin_id"] == "ragtruth/7"
     with pytest.raises(ValueError):
-        longctx.groups([loaded], {}, ["depth"])
+        longctx_eval.groups([loaded], {}, ["depth"])
 
 
 def test_coverage_of_the_evidence():
-    assert longctx.coverage((10, 20), [(0, 12), (18, 30)]) == pytest.approx(0.4)
-    assert longctx.coverage((10, 20), [(0, 15), (12, 25)]) == 1.0
-    assert longctx.coverage((10, 20), [(30, 40)]) == 0.0
+    assert longctx_eval.coverage((10, 20), [(0, 12), (18, 30)]) == pytest.approx(0.4)
+    assert longctx_eval.coverage((10, 20), [(0, 15), (12, 25)]) == 1.0
+    assert longctx_eval.coverage((10, 20), [(30, 40)]) == 0.0
 
 
 @needs_data

@@ -10,9 +10,9 @@ import pytest
 
 from guardrail.train.data import (Example, load_faithbench, load_ragtruth, source_ids,
                                   split_by_source)
-from guardrail.train.synth import (KINDS, _content, documents_from, find_names, find_numbers,
-                                   make_synthetic, perturb_negation, perturb_number, rephrase,
-                                   split_sentences)
+from guardrail.train.perturb import (find_names, find_numbers, perturb_negation,
+                                     perturb_number, rephrase, split_sentences)
+from guardrail.train.synth import KINDS, _content, documents_from, make_synthetic
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

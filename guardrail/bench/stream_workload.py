@@ -58,7 +58,7 @@ def build_workloads(tokenizer, docs: list[str], n: int, context_tokens: int, ans
     in turn from ``docs``) and an answer of its sentences, a ``hallucination_rate``
     share of them replaced by sentences of documents outside the context."""
     from guardrail.testing.fake_upstream import split_pieces
-    from guardrail.train.synth import split_sentences, usable
+    from guardrail.train.perturb import split_sentences, usable
 
     rng = random.Random(seed * 1000 + context_tokens)
     out = []

@@ -262,7 +262,7 @@ def register(app: typer.Typer) -> None:
         """Example/token/span precision, recall, F1, AUROC and examples/s."""
         from guardrail.model import Detector
         from guardrail.model.windows import make_selector
-        from guardrail.train import longctx
+        from guardrail.train import longctx_eval
         from guardrail.train.data import load_any, split_by_source
         from guardrail.train.evaluate import evaluate
         from guardrail.train.scores import format_report
@@ -291,19 +291,19 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter(f"no examples to evaluate in {data} (split={split})")
         fields = {}
         if fields_by or compare_windows:
-            fields = longctx.read_fields(data)
+            fields = longctx_eval.read_fields(data)
             try:
-                longctx.groups(examples, fields, ["length", "depth"] if compare_windows else fields_by)
+                longctx_eval.groups(examples, fields, ["length", "depth"] if compare_windows else fields_by)
             except ValueError as exc:
                 raise typer.BadParameter(str(exc)) from exc
         if compare_windows:
-            result = longctx.compare(det, examples, fields, ks=ks, exit_layer=exit_layer,
+            result = longctx_eval.compare(det, examples, fields, ks=ks, exit_layer=exit_layer,
                                      progress=progress)
-            text = longctx.format_compare(result)
+            text = longctx_eval.format_compare(result)
         elif fields_by:
-            result = longctx.evaluate_by(det, examples, fields, fields_by, exit_layer=exit_layer,
+            result = longctx_eval.evaluate_by(det, examples, fields, fields_by, exit_layer=exit_layer,
                                          selector=selector, progress=progress)
-            text = longctx.format_by(result, fields_by)
+            text = longctx_eval.format_by(result, fields_by)
         else:
             result = evaluate(det, examples, exit_layer=exit_layer, selector=selector,
                               progress=progress)

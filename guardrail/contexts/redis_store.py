@@ -126,6 +126,17 @@ def tenant_tag(tenant: str) -> str:
     return "~" + hashlib.sha256(tenant.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
+def redacted_url(url: Optional[str]) -> Optional[str]:
+    """A Redis URL with its password replaced by ``***``, for logs and reports."""
+    if not url or "@" not in url:
+        return url
+    scheme, _, rest = url.partition("://")
+    auth, host = rest.rsplit("@", 1)
+    if ":" not in auth:
+        return url
+    return f"{scheme}://{auth.split(':', 1)[0]}:***@{host}"
+
+
 class RedisStore:
     def __init__(self, url: str, *, prefix: str = "guardrail", socket_timeout_s: float = 0.25,
                  connect_timeout_s: float = 0.25, down_cooldown_s: float = 5.0):

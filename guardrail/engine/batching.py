@@ -193,3 +193,13 @@ class WorkQueue:
                 self._per_job[id(it.job)] = left
             else:
                 del self._per_job[id(it.job)]
+
+
+def shallower_under_load(ladder: Sequence[Optional[int]], requested: Optional[int],
+                         queued: int, thresholds: Sequence[int]) -> Optional[int]:
+    """Adaptive depth: one step down ``ladder`` (exits, shallow to full depth = None)
+    from ``requested`` per threshold that ``queued`` in-flight sequences reach, never
+    below the first exit."""
+    steps = sum(queued >= t for t in thresholds)
+    i = list(ladder).index(requested)
+    return ladder[max(0, i - steps)]

@@ -30,7 +30,7 @@ from typing import Any, Optional
 
 from guardrail.config import SchedulerConfig
 from guardrail.contexts import ContextStore
-from guardrail.engine.batching import Batch, WorkQueue
+from guardrail.engine.batching import Batch, WorkQueue, shallower_under_load
 from guardrail.engine.checks import normal_exit, shallow_exit, shift_detection, window_selectors
 from guardrail.engine.prepared import PreparedContextCache
 from guardrail.engine.stats import EngineInfo, EngineStats
@@ -276,10 +276,9 @@ class Scheduler:
         """Adaptive depth: deep in-flight queues step in-flight checks to shallower exits."""
         if check.req.priority != Priority.IN_FLIGHT:
             return check.exit_layer
-        depth = self._queue.queued(Priority.IN_FLIGHT)
-        steps = sum(depth >= t for t in self.config.depth_ladder)
-        i = self._ladder.index(check.exit_layer)
-        chosen = self._ladder[max(0, i - steps)]
+        chosen = shallower_under_load(self._ladder, check.exit_layer,
+                                      self._queue.queued(Priority.IN_FLIGHT),
+                                      self.config.depth_ladder)
         if chosen != check.exit_layer:
             self._c["shallower"] += 1
         return chosen

@@ -33,6 +33,7 @@ from starlette.routing import Route
 
 from guardrail.config import GuardrailConfig
 from guardrail.contexts import ContextStore, RedisStore
+from guardrail.contexts.redis_store import redacted_url
 from guardrail.engine.build import build_verifier
 from guardrail.engine.prepared import PreparedContextCache
 from guardrail.engine.seam import Verifier
@@ -115,7 +116,7 @@ def create_app(config: Optional[GuardrailConfig] = None, verifier: Optional[Veri
         tenants = Tenants(config)
         log.info("guardrail: %s", tenants.describe())
         log.info("guardrail: verifier %s; context cache: %s", v.info().engine,
-                 f"redis at {_redacted(c.redis_url)} + in-process LRU" if store.redis
+                 f"redis at {redacted_url(c.redis_url)} + in-process LRU" if store.redis
                  else "in-process LRU only (no cache.redis_url)")
         upstream = UpstreamClient(config.upstream, transport=upstream_transport)
         regenerators = RegeneratorFactory(config.policy.regenerate, upstream)
@@ -143,9 +144,3 @@ def create_app(config: Optional[GuardrailConfig] = None, verifier: Optional[Veri
     return Starlette(routes=routes, lifespan=lifespan,
                      exception_handlers={GuardrailError: _guardrail_error,
                                          HTTPException: _http_error})
-
-
-def _redacted(url: Optional[str]) -> str:
-    """A Redis URL without its password, for logs."""
-    parsed = httpx.URL(url or "")
-    return str(parsed.copy_with(password="***")) if parsed.password else str(parsed)

@@ -20,8 +20,8 @@ from starlette.responses import JSONResponse, Response
 from guardrail.config import PolicyOverride
 from guardrail.engine.seam import Verifier
 from guardrail.errors import BadRequest
-from guardrail.proxy.requests import (ChatRequest, parse_chat_request, parse_extension,
-                                      parse_json_object, read_body)
+from guardrail.proxy.requests import (ChatRequest, documents_list, parse_chat_request,
+                                      parse_extension, parse_json_object, read_body)
 from guardrail.proxy.state import AppState, _Admission, state_of
 from guardrail.proxy.upstream import UpstreamStream
 from guardrail.stream.answer import GuardSettings
@@ -123,12 +123,8 @@ def _verify_input(body: dict) -> tuple[Grounding, str, Optional[PolicyOverride]]
     if unknown:
         raise BadRequest(f"unknown field(s) {', '.join(unknown)}; known: answer, context, "
                          "policy, question")
-    docs = body.get("context")
-    docs = [docs] if isinstance(docs, str) else docs
-    if not isinstance(docs, list) or not all(isinstance(d, str) for d in docs) \
-            or not any(d.strip() for d in docs):
-        raise BadRequest("'context' must be a non-empty string or array of strings")
-    _, _, policy = parse_extension({"context": docs, "policy": body.get("policy")})
+    docs = documents_list(body.get("context"), "context", require_text=True)
+    _, _, policy = parse_extension({"policy": body.get("policy")})
     question = body.get("question", "")
     if not isinstance(question, str):
         raise BadRequest("'question' must be a string")

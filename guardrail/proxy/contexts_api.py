@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Optional
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -26,7 +26,7 @@ from starlette.routing import Route
 
 from guardrail.contexts import ContextInfo, StoredContext
 from guardrail.errors import BadRequest, GuardrailError
-from guardrail.proxy.requests import parse_json_object, read_body
+from guardrail.proxy.requests import documents_list, parse_json_object, read_body
 
 if TYPE_CHECKING:
     from guardrail.proxy.state import AppState
@@ -50,13 +50,7 @@ def parse_put(body: dict, max_documents: int) -> tuple[list[str], Optional[float
         raise BadRequest("give the documents as exactly one of 'documents' or 'context'",
                          code="invalid_documents")
     field = given[0]
-    docs: Any = body[field]
-    docs = [docs] if isinstance(docs, str) else docs
-    if not isinstance(docs, list) or not all(isinstance(d, str) for d in docs):
-        raise BadRequest(f"'{field}' must be a string or an array of strings",
-                         code="invalid_documents")
-    if not any(d.strip() for d in docs):
-        raise BadRequest(f"'{field}' holds no text", code="invalid_documents")
+    docs = documents_list(body[field], field, require_text=True, code="invalid_documents")
     if len(docs) > max_documents:
         raise BadRequest(f"'{field}' has {len(docs)} documents; the limit is {max_documents}",
                          code="context_too_large")

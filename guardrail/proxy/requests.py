@@ -146,6 +146,18 @@ def _system_documents(text: str, cfg: ContextConfig) -> list[str]:
     return []
 
 
+def documents_list(value: Any, field: str, *, require_text: bool = False,
+                   code: Optional[str] = None) -> list[str]:
+    """Grounding documents as a client sends them: a string or an array of strings
+    (``BadRequest`` naming ``field``); with ``require_text``, at least one holds text."""
+    docs = [value] if isinstance(value, str) else value
+    if not isinstance(docs, list) or not all(isinstance(d, str) for d in docs):
+        raise BadRequest(f"'{field}' must be a string or an array of strings", code=code)
+    if require_text and not any(d.strip() for d in docs):
+        raise BadRequest(f"'{field}' holds no text", code=code)
+    return docs
+
+
 def parse_extension(ext: Any) -> tuple[list[str], Optional[str], Optional[PolicyOverride]]:
     if not isinstance(ext, dict):
         raise BadRequest(f"'guardrail' must be an object, got {_kind(ext)}")
@@ -153,11 +165,7 @@ def parse_extension(ext: Any) -> tuple[list[str], Optional[str], Optional[Policy
     if unknown:
         raise BadRequest(f"'guardrail' has unknown field(s) {', '.join(unknown)}; "
                          f"known: {', '.join(sorted(_EXTENSION_KEYS))}")
-    docs = ext.get("context", [])
-    if isinstance(docs, str):
-        docs = [docs]
-    if not isinstance(docs, list) or not all(isinstance(d, str) for d in docs):
-        raise BadRequest("'guardrail.context' must be a string or an array of strings")
+    docs = documents_list(ext.get("context", []), "guardrail.context")
     context_id = ext.get("context_id")
     if context_id is not None and (not isinstance(context_id, str) or not context_id):
         raise BadRequest("'guardrail.context_id' must be a non-empty string")

@@ -37,13 +37,10 @@ next whitespace, and at ``2 * max_chars`` even without one, so one runaway
 from __future__ import annotations
 
 import enum
-import functools
 import re
-from importlib import resources
 from typing import Iterable, Optional
 
-from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
-
+from guardrail.stream.punkt import build_punkt, final_abbreviations, load_abbreviations
 from guardrail.types import Sentence
 
 __all__ = ["SentenceSegmenter", "build_punkt", "load_abbreviations"]
@@ -115,49 +112,6 @@ def _classify(text: str, i: int, final: bool) -> Optional[tuple[_Kind, str]]:
     return _Kind.PLAIN, ""
 
 
-class _NoInsertDict(dict):
-    """``ortho_context`` that answers 0 for unseen words without storing them.
-
-    Punkt's own ``defaultdict`` inserts every word it is asked about, which would
-    grow a tokenizer shared by all streams without bound.
-    """
-
-    def __missing__(self, key: str) -> int:
-        return 0
-
-
-def _read_list(name: str) -> frozenset[str]:
-    text = (resources.files("guardrail") / "data" / name).read_text(encoding="utf-8")
-    return frozenset(line.strip().lower() for line in text.splitlines()
-                     if line.strip() and not line.lstrip().startswith("#"))
-
-
-@functools.lru_cache(maxsize=None)
-def load_abbreviations() -> frozenset[str]:
-    """The shipped abbreviation list (``guardrail/data/punkt_abbreviations.txt``)."""
-    return _read_list("punkt_abbreviations.txt")
-
-
-@functools.lru_cache(maxsize=None)
-def _final_abbreviations() -> frozenset[str]:
-    return _read_list("punkt_final_abbreviations.txt")
-
-
-@functools.lru_cache(maxsize=8)
-def build_punkt(abbreviations: frozenset[str]) -> PunktSentenceTokenizer:
-    """A Punkt tokenizer from an abbreviation list alone: nothing is downloaded.
-
-    Without collocations, sentence starters or orthographic statistics, Punkt's
-    decision at a period depends only on the word before it and the first
-    character of the word after it, which is what lets the segmenter decide as
-    soon as that character arrives.  Tokenizers are stateless, hence shared.
-    """
-    params = PunktParameters()
-    params.abbrev_types = set(abbreviations)
-    params.ortho_context = _NoInsertDict()
-    return PunktSentenceTokenizer(params)
-
-
 class _Mode(enum.Enum):
     PROSE = "prose"
     FENCE_OPEN = "fence_open"  # the pending text starts with an opening fence line
@@ -179,7 +133,7 @@ class SentenceSegmenter:
         abbrevs = (load_abbreviations() if abbreviations is None
                    else frozenset(a.strip().lower().rstrip(".") for a in abbreviations))
         self.tokenizer = build_punkt(abbrevs)
-        self._final_abbrevs = _final_abbreviations() & abbrevs
+        self._final_abbrevs = final_abbreviations() & abbrevs
         self._max = max_chars
         self._hard = 2 * max_chars
         self._reset()
