@@ -6,7 +6,7 @@
 Then point any OpenAI client at guardrail (default http://127.0.0.1:8080/v1) and send
 the conversation from demo.yaml.  Per-request failure modes (for trying error paths):
 add ``"fake": {"mode": "cut" | "malformed" | "end" | "hang" | "error", ...}`` to the
-request body; see guardrail/fake_upstream.py.
+request body; see guardrail/testing/fake_upstream.py.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Shared fixtures.
 
-Proxy fixtures (guardrail/fake_upstream.py + guardrail/server.py): real uvicorn servers on
+Proxy fixtures (guardrail/testing/fake_upstream.py + guardrail/proxy/app.py): real uvicorn servers on
 127.0.0.1 with free ports, each in its own thread and event loop (``ServerThread``), so
 both the sync openai SDK and async httpx clients can drive them.  ``detector`` is the
 real default detector (loaded once); ``redis_prefix`` a key namespace of one test's own

@@ -1,4 +1,4 @@
-"""guardrail.context: grounding extraction and precise 400s."""
+"""guardrail.proxy.requests: grounding extraction and precise 400s."""
 
 import json
 

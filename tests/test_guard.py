@@ -1,4 +1,4 @@
-"""guardrail.guard (AnswerGuard, TextLog) and the non-streaming path, with the scripted
+"""guardrail.stream.answer (AnswerGuard), stream.textlog and the non-streaming path, with the scripted
 Verifier; helpers shared with test_pipeline.py."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""guardrail.pipeline + guardrail.guard with a scripted Verifier (the collaborator).
+"""guardrail.stream.pipeline + stream.answer with a scripted Verifier (the collaborator).
 
 The real segmenter and SSE codec run; the verifier flags words from a set.
 """

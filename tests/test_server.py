@@ -1,4 +1,4 @@
-"""guardrail.server over real loopback HTTP (uvicorn), raw httpx as the client, the scripted
+"""guardrail.proxy over real loopback HTTP (uvicorn), raw httpx as the client, the scripted
 fake upstream, and a scripted Verifier (the collaborator) — every bad-input and
 reliability case of the proxy.  End-to-end with the real detector: test_e2e_proxy.py."""
 

@@ -1,4 +1,4 @@
-"""guardrail.upstream: pooled client, error mapping, key handling."""
+"""guardrail.proxy.upstream: pooled client, error mapping, key handling."""
 
 import json
 import socket

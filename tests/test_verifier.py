@@ -1,4 +1,4 @@
-"""guardrail.verifier.LocalVerifier with a stand-in detector (the collaborator)."""
+"""guardrail.engine.local.LocalVerifier with a stand-in detector (the collaborator)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Every variant is a ``GuardrailConfig``: the shipped defaults plus the benchmark's own
 settings (``base_overrides``: upstream, timeouts, admission off), plus the variant's
 change (``VARIANT_OVERRIDES``, one field of the shipped config per ablation).  Its
-verifier comes from ``guardrail.verifier.build_verifier`` -- exactly what
+verifier comes from ``guardrail.engine.build.build_verifier`` -- exactly what
 ``guardrail serve`` runs -- so the benchmark measures the shipped configuration, and
 a change of a default changes what is measured.  The naive baseline is the same
 config with ``verification.engine: local`` at full depth over all windows.

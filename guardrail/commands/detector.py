@@ -13,7 +13,7 @@ DATA_HELP = ("Span-labelled training data as NAME=PATH or PATH (repeatable): a R
              "directory (response.jsonl + source_info.jsonl) or FaithBench's directory.")
 
 
-DEFAULT_KINDS = "number,entity,negation,insertion,swap"  # guardrail.detector.synth.KINDS
+DEFAULT_KINDS = "number,entity,negation,insertion,swap"  # guardrail.train.synth.KINDS
 KINDS_HELP = ("Perturbations for synthetic examples, comma-separated, out of: number, entity, "
               "negation, insertion, swap, absent (opt-in: the evidence is taken out of the "
               "context).")

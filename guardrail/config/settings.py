@@ -220,7 +220,7 @@ class VerificationConfig(_Section):
 
     engine: Literal["scheduler", "local"] = "scheduler"
     """``scheduler``: every check of every stream goes through one batching scheduler
-    with the context cache (``guardrail.scheduler``).  ``local``: one check at a time,
+    with the context cache (``guardrail.engine.scheduler``).  ``local``: one check at a time,
     no batching, no prepared-context cache (``LocalVerifier``; a baseline)."""
     on_error: Literal["closed", "open"] = "closed"
     """Detector failure: ``closed`` ends the stream with an error event; ``open``

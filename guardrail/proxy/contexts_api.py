@@ -11,7 +11,7 @@ A chat request then sends ``"guardrail": {"context_id": "ctx_..."}`` instead of 
 documents.  Every route acts in the caller's tenant namespace (``guardrail.tenants``):
 another tenant's id is unknown here (404, exactly as an id that never existed, so
 nothing leaks about other tenants).  Storage, TTLs and Redis fallback:
-``guardrail.cache.ContextStore``.
+``guardrail.contexts.ContextStore``.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ def _rows(path: Path) -> Iterable[dict]:
 
 def read_fields(path: str | Path) -> dict[str, dict]:
     """``{example id: {"depth", "length", "n_tokens", "evidence"}}`` of a RAGTruth-format
-    directory, keyed as :func:`guardrail.detector.data.load_ragtruth` names examples
+    directory, keyed as :func:`guardrail.train.data.load_ragtruth` names examples
     (``evidence`` is the ``(start, end)`` of the item's passages in the context); empty
     when the rows carry none of these fields."""
     fmt, directory = detect_format(path)
@@ -67,7 +67,7 @@ def groups(examples: Sequence[Example], fields: dict[str, dict], by: Sequence[st
 
 def evaluate_by(det, examples: Sequence[Example], fields: dict[str, dict], by: Sequence[str], *,
                 exit_layer: Optional[int] = None, selector=None, progress: bool = True) -> dict:
-    """:func:`guardrail.detector.evaluate.evaluate` plus ``by_<fields>``: metrics per group."""
+    """:func:`guardrail.train.evaluate.evaluate` plus ``by_<fields>``: metrics per group."""
     from guardrail.train.evaluate import detect_all
 
     cells = groups(examples, fields, by)
