@@ -78,9 +78,11 @@ class UpstreamError(GuardrailError):
 class UpstreamStatusError(UpstreamError):
     """The upstream answered with an error status; ``body`` is its OpenAI-style error."""
 
-    def __init__(self, message: str, *, status: int, body: dict, code: str | None = None):
+    def __init__(self, message: str, *, status: int, body: dict, code: str | None = None,
+                 retry_after: str | None = None):
         super().__init__(message, status=status, code=code)
         self.body = body
+        self.retry_after = retry_after  # the upstream's Retry-After, passed on as is
 
     def to_json(self) -> dict:
         return self.body

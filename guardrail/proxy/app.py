@@ -37,7 +37,8 @@ from guardrail.contexts.redis_store import redacted_url
 from guardrail.engine.build import build_verifier
 from guardrail.engine.prepared import PreparedContextCache
 from guardrail.engine.seam import Verifier
-from guardrail.errors import GuardrailError, Overloaded, StoreUnavailable
+from guardrail.errors import (GuardrailError, Overloaded, StoreUnavailable,
+                              UpstreamStatusError)
 from guardrail.proxy import contexts_api
 from guardrail.proxy.chat import chat_completions, verify
 from guardrail.proxy.hooks import RegeneratorFactory
@@ -77,6 +78,8 @@ async def _guardrail_error(request: Request, exc: Exception) -> Response:
     st = state_of(request)
     st.metrics.error(exc.type)
     status, headers = exc.status, None
+    if isinstance(exc, UpstreamStatusError) and exc.retry_after:
+        headers = {"retry-after": exc.retry_after}
     if isinstance(exc, Overloaded):
         headers = {"retry-after": str(max(1, round(exc.retry_after)))}
         if not isinstance(exc, StoreUnavailable):
@@ -84,10 +87,19 @@ async def _guardrail_error(request: Request, exc: Exception) -> Response:
     return JSONResponse(exc.to_json(), status, headers=headers)
 
 
+ROUTES = ("POST /v1/chat/completions, GET /v1/models, POST /v1/verify, "
+          "PUT|GET /v1/contexts, GET|DELETE /v1/contexts/{id}, GET /healthz, GET /metrics")
+
+
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
-    return JSONResponse({"error": {"message": exc.detail, "type": "invalid_request_error",
-                                   "code": exc.status_code}}, exc.status_code)
+    message = exc.detail
+    if exc.status_code in (404, 405):
+        message = (f"{request.method} {request.url.path} is not served here "
+                   f"({exc.detail}); guardrail serves {ROUTES}")
+    return JSONResponse({"error": {"message": message, "type": "invalid_request_error",
+                                   "code": exc.status_code}}, exc.status_code,
+                        headers=exc.headers)
 
 
 def create_app(config: Optional[GuardrailConfig] = None, verifier: Optional[Verifier] = None,

@@ -19,12 +19,18 @@ from dataclasses import dataclass
 from typing import Any, AsyncIterator, Optional
 
 from pydantic import ValidationError
+from starlette.requests import ClientDisconnect
 
 from guardrail.config import ContextConfig, PolicyOverride
 from guardrail.errors import BadRequest
 from guardrail.types import Grounding
 
 EXTENSION_KEY = "guardrail"
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+# Sampling fields whose type every OpenAI-compatible server agrees on: refused here,
+# with the field named, rather than forwarded to fail upstream.
+_NUMBERS = ("temperature", "top_p", "presence_penalty", "frequency_penalty")
+_INTEGERS = ("max_tokens", "max_completion_tokens", "seed", "top_logprobs")
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 _EXTENSION_KEYS = {"context", "context_id", "policy"}
 
@@ -48,13 +54,18 @@ class ChatRequest:
 
 
 async def read_body(chunks: AsyncIterator[bytes], limit: int) -> bytes:
-    """A request body, refused (413) as soon as it grows past ``limit`` bytes."""
+    """A request body, refused (413) as soon as it grows past ``limit`` bytes.  A client
+    that goes away mid-upload is an ordinary 400, not a server error in the logs."""
     body = bytearray()
-    async for chunk in chunks:
-        body += chunk
-        if len(body) > limit:
-            raise BadRequest(f"request body exceeds {limit} bytes", status=413,
-                             code="body_too_large")
+    try:
+        async for chunk in chunks:
+            body += chunk
+            if len(body) > limit:
+                raise BadRequest(f"request body exceeds {limit} bytes", status=413,
+                                 code="body_too_large")
+    except ClientDisconnect:
+        raise BadRequest("the client disconnected while sending the request body",
+                         code="client_disconnected") from None
     return bytes(body)
 
 
@@ -69,6 +80,8 @@ def parse_json_object(raw: bytes) -> dict:
     except json.JSONDecodeError as e:
         raise BadRequest(f"request body is not valid JSON: {e.msg} at line {e.lineno} "
                          f"column {e.colno}", code="invalid_json") from None
+    except RecursionError:
+        raise BadRequest("request body is nested too deeply", code="invalid_json") from None
     if not isinstance(body, dict):
         raise BadRequest(f"request body must be a JSON object, got {_kind(body)}",
                          code="invalid_json")
@@ -113,7 +126,9 @@ def _check_messages(messages: Any) -> list[dict]:
         if role not in ROLES:
             raise BadRequest(f"'messages[{i}].role' must be one of {', '.join(ROLES)}; "
                              f"got {role!r}")
-        message_text(m.get("content"), f"messages[{i}].content")
+        if _LONE_SURROGATE.search(message_text(m.get("content"), f"messages[{i}].content")):
+            raise BadRequest(f"'messages[{i}].content' holds a lone UTF-16 surrogate (half "
+                             "of a character); send whole characters", code="invalid_unicode")
     return messages
 
 
@@ -129,6 +144,14 @@ def _check_scalars(body: dict) -> tuple[str, bool, int, bool]:
         n = 1
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise BadRequest(f"'n' must be a positive integer, got {n!r}")
+    for name in _NUMBERS:
+        v = body.get(name)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+            raise BadRequest(f"'{name}' must be a number, got {_kind(v)}")
+    for name in _INTEGERS:
+        v = body.get(name)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+            raise BadRequest(f"'{name}' must be an integer, got {_kind(v)}")
     opts = body.get("stream_options")
     if opts is not None and not isinstance(opts, dict):
         raise BadRequest(f"'stream_options' must be an object, got {_kind(opts)}")
@@ -155,6 +178,9 @@ def documents_list(value: Any, field: str, *, require_text: bool = False,
         raise BadRequest(f"'{field}' must be a string or an array of strings", code=code)
     if require_text and not any(d.strip() for d in docs):
         raise BadRequest(f"'{field}' holds no text", code=code)
+    if any(_LONE_SURROGATE.search(d) for d in docs):
+        raise BadRequest(f"'{field}' holds a lone UTF-16 surrogate (half of a character)",
+                         code="invalid_unicode")
     return docs
 
 
@@ -215,7 +241,10 @@ def parse_chat_request(raw: bytes, cfg: ContextConfig) -> ChatRequest:
     forward = raw
     if EXTENSION_KEY in body:
         ext_docs, context_id, policy = parse_extension(body.pop(EXTENSION_KEY))
-        forward = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+        try:
+            forward = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+        except UnicodeEncodeError:  # a lone surrogate outside the messages: escape it as sent
+            forward = json.dumps(body, separators=(",", ":")).encode()
     grounding = extract_grounding(messages, ext_docs, cfg, context_id)
     return ChatRequest(body=body, forward_bytes=forward, model=model, stream=stream, n=n,
                        grounding=grounding, policy=policy, include_usage=include_usage)

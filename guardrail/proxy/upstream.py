@@ -17,6 +17,7 @@ The upstream key comes from the config, never from the client, unless
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from typing import AsyncIterator, Optional
 
@@ -25,6 +26,8 @@ import httpx
 from guardrail.config import UpstreamConfig
 from guardrail.errors import (Overloaded, UpstreamError, UpstreamProtocolError,
                               UpstreamStatusError, UpstreamUnreachable)
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -47,17 +50,21 @@ class UpstreamReply:
 
 
 def _map_transport_error(exc: httpx.HTTPError, base_url: str) -> Exception:
+    """The client-facing error for a transport failure.  Its message never names the
+    upstream's address (an internal URL); the log line does."""
+    log.warning("upstream %s: %s: %s", base_url, type(exc).__name__, exc)
     if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
-        return UpstreamUnreachable(f"upstream {base_url} is unreachable: "
-                                   f"{type(exc).__name__}: {exc}")
+        return UpstreamUnreachable(f"the upstream LLM server is unreachable "
+                                   f"({type(exc).__name__})")
     if isinstance(exc, httpx.PoolTimeout):
         return Overloaded("no free upstream connection; retry later", retry_after=1.0)
     if isinstance(exc, httpx.ReadTimeout):
-        return UpstreamError(f"upstream {base_url} did not answer in time", status=504,
+        return UpstreamError("the upstream LLM server did not answer in time", status=504,
                              code="upstream_timeout")
     if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)):
-        return UpstreamProtocolError(f"upstream closed the connection: {exc}")
-    return UpstreamError(f"upstream request failed: {type(exc).__name__}: {exc}")
+        return UpstreamProtocolError("the upstream LLM server closed the connection "
+                                     f"({type(exc).__name__})")
+    return UpstreamError(f"upstream request failed ({type(exc).__name__})")
 
 
 def _error_body(status: int, content: bytes) -> dict:
@@ -136,7 +143,8 @@ class UpstreamClient:
             await response.aclose()
         body = _error_body(response.status_code, bytes(content))
         raise UpstreamStatusError(str(body["error"].get("message", "upstream error")),
-                                  status=response.status_code, body=body)
+                                  status=response.status_code, body=body,
+                                  retry_after=response.headers.get("retry-after"))
 
     async def open_stream(self, path: str, body: bytes,
                           client_auth: Optional[str] = None) -> UpstreamStream:

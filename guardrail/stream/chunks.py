@@ -11,10 +11,12 @@ All parsing of upstream chunks lives here; ``stream.sse`` is only the codec.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 from typing import Any, AsyncIterator, Optional
 
-from guardrail.errors import UpstreamProtocolError
+from guardrail.errors import GuardrailError, UpstreamProtocolError, UpstreamStatusError
 from guardrail.stream.sse import DEFAULT_MAX_LINE, DONE, SSEDecoder, SSEEvent, error_event
 from guardrail.types import Delta
 
@@ -61,6 +63,8 @@ class ChatStreamDecoder:
             return []
         chunks: list[dict[str, Any]] = []
         for event in self._sse.feed(data):
+            if not event.data.strip():  # an empty ``data:`` line carries nothing
+                continue
             chunk = parse_chat_chunk(event)
             if chunk is None:
                 self.done = True
@@ -103,7 +107,8 @@ async def passthrough_stream(raw: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
     pending = bytearray()
     try:
         async for data in raw:
-            done = any(parse_chat_chunk(e) is None for e in decoder.feed(data))
+            done = any(parse_chat_chunk(e) is None for e in decoder.feed(data)
+                       if e.data.strip())
             pending += data  # appended after validation: bad bytes are never forwarded
             cut = _last_boundary(pending) if decoder.has_pending else len(pending)
             if cut:
@@ -112,7 +117,7 @@ async def passthrough_stream(raw: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
             if done:
                 return
         raise UpstreamProtocolError("upstream closed the stream without [DONE]")
-    except UpstreamProtocolError as e:
+    except GuardrailError as e:  # malformed, cut, or silent past read_timeout_s
         yield error_event(e) + DONE
 
 
@@ -136,8 +141,12 @@ def split_chunk(chunk: dict) -> Delta:
     role, tool calls, finish_reason, other choices, usage."""
     choices = chunk.get("choices")
     if not isinstance(choices, list):
+        error = chunk.get("error")
+        if isinstance(error, dict):  # the upstream failed mid-stream: pass its error on
+            raise UpstreamStatusError(f"upstream error: {error.get('message', error)}",
+                                      status=502, body={"error": error})
         raise UpstreamProtocolError("upstream chunk has no 'choices' array")
-    text, keep, others, finished = "", [], [], False
+    text, keep, others, finished, calls = "", [], [], False, False
     for c in choices:
         if not isinstance(c, dict) or not isinstance(c.get("delta", {}), dict):
             raise UpstreamProtocolError("upstream chunk has a malformed choice")
@@ -151,17 +160,40 @@ def split_chunk(chunk: dict) -> Delta:
             text = content
             delta.pop("content")
         finished = c.get("finish_reason") is not None
+        calls = calls or any(delta.get(k) for k in ("tool_calls", "function_call"))
         if finished or any(v is not None for k, v in delta.items() if k != "content"):
             keep.append({**c, "delta": delta, "logprobs": None})
     extra = chunk.get("usage") is not None or not choices
     rest = {**chunk, "choices": keep} if keep or extra else None
-    return Delta(chunk, text, rest, finished, tuple(others))
+    return Delta(chunk, text, rest, finished, tuple(others), calls)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def whole_characters(text: str) -> str:
+    """Join UTF-16 surrogate pairs (an upstream may send an emoji as two JSON escapes)
+    into the characters they encode; a lone surrogate becomes U+FFFD."""
+    if not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 async def deltas(raw: AsyncIterator[bytes]) -> AsyncIterator[Delta]:
-    """The typed stream the pipeline reads: every upstream chunk, split."""
+    """The typed stream the pipeline reads: every upstream chunk, split.  A high
+    surrogate that ends a delta's text waits for the low one in the next delta, so no
+    character is ever cut in two (its chunk could not be encoded)."""
+    held = ""
     async for chunk in chat_chunks(raw):
-        yield split_chunk(chunk)
+        d = split_chunk(chunk)
+        text, held = held + d.text, ""
+        if text and "\ud800" <= text[-1] <= "\udbff" and not d.finished:
+            text, held = text[:-1], text[-1]
+        if text != d.text or _SURROGATE.search(text):
+            d = dataclasses.replace(d, text=whole_characters(text))
+        yield d
+    if held:
+        yield Delta({}, "\ufffd")
 
 
 def meta_of(chunk: dict) -> dict:

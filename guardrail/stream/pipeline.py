@@ -82,6 +82,9 @@ class _Stream:
             async for d in self.upstream:
                 for check in self._take(d):
                     await self.queue.put(check)
+                if d.tool_call:  # upstream order: the text before a tool call goes first
+                    for check in self.guard.flush():
+                        await self.queue.put(check)
                 if d.rest is not None:
                     await self.queue.put(_Pass(d.rest))
             for check in self.guard.flush():

@@ -200,7 +200,13 @@ def encode_event(data: dict[str, Any] | str, event: Optional[str] = None) -> byt
     for line in _LINE_END.split(text):
         parts.append(f"data: {line}\n")
     parts.append("\n")
-    return "".join(parts).encode("utf-8")
+    try:
+        return "".join(parts).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: JSON escapes say exactly what it is
+        if isinstance(data, str):
+            return "".join(parts).encode("utf-8", "replace")
+        return encode_event(json.dumps(data, ensure_ascii=True, separators=(",", ":")),
+                            event)
 
 
 def error_event(err: GuardrailError) -> bytes:

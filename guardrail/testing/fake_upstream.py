@@ -12,6 +12,9 @@ which guardrail forwards like any unknown field (the openai SDK sends it through
     "fake": {"mode": "malformed", "after": 3}  # send a data: line that is not JSON
     "fake": {"mode": "hang", "after": 3}       # stop sending, keep the connection open
     "fake": {"mode": "slow", "delay": 0.2}     # per-piece delay for this request
+    "fake": {"mode": "raw", "events": [...]}   # send these ``data:`` payloads verbatim
+                                               # (strings; a hostile upstream), then stop
+    "fake": {"mode": "error", "status": 429, "headers": {"retry-after": "7"}}
 
 Every request is appended to ``app.state.log`` (``FakeCall``), and a stream the
 client abandoned is marked ``cancelled``: tests read both.
@@ -183,6 +186,15 @@ async def _stream(script: FakeScript, rule: Rule, body: dict, call: FakeCall,
         raise
 
 
+async def _raw(fake: dict, call: FakeCall) -> AsyncIterator[bytes]:
+    """A hostile upstream: each of ``fake["events"]`` as one ``data:`` event, as is."""
+    for payload in fake.get("events", []):
+        if fake.get("delay"):
+            await asyncio.sleep(float(fake["delay"]))
+        yield b"data: " + payload.encode("utf-8", "surrogatepass") + b"\n\n"
+    call.finished = True
+
+
 def _usage(body: dict, reply: str, n: int) -> dict:
     prompt = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
     completion = len(split_pieces(reply)) * n
@@ -220,7 +232,9 @@ def create_fake_upstream(script: Optional[FakeScript] = None) -> Starlette:
             status = int(fake.get("status", 500))
             return JSONResponse({"error": {"message": fake.get("message", "scripted failure"),
                                            "type": "server_error", "code": "fake_error"}},
-                                status_code=status)
+                                status_code=status, headers=fake.get("headers"))
+        if fake.get("mode") == "raw" and stream:
+            return StreamingResponse(_raw(fake, call), media_type="text/event-stream")
         rule = script.rule_for(body)
         if not stream:
             if fake.get("delay"):
