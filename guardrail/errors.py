@@ -3,6 +3,9 @@
     GuardrailError
     ├── BadRequest              the client's request is malformed      -> HTTP 400
     │   └── InputError          a detector input cannot be checked     -> HTTP 400 / CLI error
+    │       └── ContextError    the grounding itself cannot be used    -> 400; mid-stream, the
+    │                           (empty, over the token limit)             fail policy (never
+    │                                                                     "checked")
     ├── NotFound                unknown model, context id, route       -> HTTP 404
     ├── Unauthorized            missing or unknown API key             -> HTTP 401
     ├── Overloaded              the backlog would break the budget     -> HTTP 429/503 + Retry-After
@@ -45,6 +48,12 @@ class BadRequest(GuardrailError):
 
 class InputError(BadRequest):
     type = "invalid_input"
+
+
+class ContextError(InputError):
+    """The grounding cannot be prepared: no sentence of the answer can be checked."""
+
+    type = "invalid_context"
 
 
 class NotFound(GuardrailError):

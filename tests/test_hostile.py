@@ -220,3 +220,50 @@ def test_the_eiffel_tool_context_still_checks_normally(fake_upstream):
     evs = events(text)
     assert status == 200 and evs[-1] == "[DONE]"
     assert "[unsupported]" in content(evs)  # the scripted 1950 sentence, redacted
+
+
+# -- 1: a stored context that cannot be used is refused, never "verified" -----------------
+
+BIG = "The archive lists one more record of the regional library network. " * 13_000
+
+
+def test_a_stored_context_over_the_inline_limit_is_refused(fake_upstream):
+    with proxy(fake_upstream, context={"max_context_chars": 50_000}) as c:
+        r = c.put("/v1/contexts", json={"documents": [BIG]})
+        listed = c.get("/v1/contexts").json()["data"]
+    assert r.status_code == 400 and r.json()["error"]["code"] == "context_too_large"
+    assert listed == []
+
+
+def test_a_context_over_the_token_limit_is_not_stored(fake_upstream, detector):
+    """Under the character limit (raised here) but over the detector's 131,072 tokens:
+    the PUT prepares it, fails, and keeps nothing."""
+    c_cfg = cfg(fake_upstream.url, context={"max_context_chars": 2_000_000},
+                server={"max_body_bytes": 4_000_000})
+    with serve(create_app(c_cfg, detector=detector)) as s, \
+            httpx.Client(base_url=s.url, timeout=120) as c:
+        r = c.put("/v1/contexts", json={"documents": [BIG]})
+        listed = c.get("/v1/contexts").json()["data"]
+    assert r.status_code == 400, r.text
+    assert r.json()["error"]["type"] == "invalid_context"
+    assert "tokens, more than the configured maximum" in r.json()["error"]["message"]
+    assert listed == []
+
+
+def test_an_unpreparable_context_at_check_time_follows_the_fail_policy(fake_upstream,
+                                                                        detector):
+    """The local engine keeps no prepared contexts, so its PUT cannot test the context;
+    the chat that names it then fails closed: nothing unchecked is released."""
+    c_cfg = cfg(fake_upstream.url, context={"max_context_chars": 2_000_000},
+                server={"max_body_bytes": 4_000_000}, verification={"engine": "local"})
+    with serve(create_app(c_cfg, detector=detector)) as s, \
+            httpx.Client(base_url=s.url, timeout=120) as c:
+        put = c.put("/v1/contexts", json={"documents": [BIG]})
+        assert put.status_code == 200 and "tokens" not in put.json()
+        r = c.post("/v1/chat/completions",
+                   json=body(guardrail={"context_id": put.json()["context_id"]}))
+    evs = events(r.text)
+    assert evs[-1] == "[DONE]"
+    assert evs[-2]["error"]["type"] == "invalid_context"
+    assert content(evs) == ""
+    assert evs[-2]["guardrail"]["partial"] is True

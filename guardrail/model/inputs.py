@@ -25,7 +25,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from guardrail.errors import InputError
+from guardrail.errors import ContextError, InputError
 
 IGNORE = -100
 
@@ -120,11 +120,12 @@ def prepare_context(tokenizer, documents: str | Sequence[str], tokenizer_name: s
     docs = [documents] if isinstance(documents, str) else list(documents)
     text = clean_text(join_documents(docs))
     if not text.strip():
-        raise InputError("the context is empty: there is nothing to check the response against")
+        raise ContextError("the context is empty: there is nothing to check the response "
+                           "against", code="context_empty")
     toks = tokenize(tokenizer, text)
     if max_tokens is not None and len(toks) > max_tokens:
-        raise InputError(f"the context has {len(toks)} tokens, more than the configured "
-                         f"maximum of {max_tokens}")
+        raise ContextError(f"the context has {len(toks)} tokens, more than the configured "
+                           f"maximum of {max_tokens}", code="context_too_large")
     return PreparedContext(context_key(docs, tokenizer_name), text, toks, tokenizer_name)
 
 

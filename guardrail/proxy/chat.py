@@ -20,8 +20,9 @@ from starlette.responses import JSONResponse, Response
 from guardrail.config import PolicyOverride
 from guardrail.engine.seam import Verifier
 from guardrail.errors import BadRequest
-from guardrail.proxy.requests import (ChatRequest, documents_list, parse_chat_request,
-                                      parse_extension, parse_json_object, read_body)
+from guardrail.proxy.requests import (ChatRequest, check_size, documents_list,
+                                      parse_chat_request, parse_extension,
+                                      parse_json_object, read_body)
 from guardrail.proxy.state import AppState, _Admission, state_of
 from guardrail.proxy.upstream import UpstreamStream
 from guardrail.stream.answer import GuardSettings
@@ -38,7 +39,9 @@ async def _grounding(st: AppState, g: Grounding, tenant: str) -> Grounding:
     if g.context_id is None:
         return g
     stored = await st.store.get(tenant, g.context_id)
-    return Grounding(tuple(stored.documents) + g.documents, g.question, g.context_id)
+    docs = tuple(stored.documents) + g.documents
+    check_size(docs, st.config.context)  # a context stored under other limits
+    return Grounding(docs, g.question, g.context_id)
 
 
 async def _settings(st: AppState, grounding: Grounding, override: Optional[PolicyOverride],

@@ -25,8 +25,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from guardrail.contexts import ContextInfo, StoredContext
-from guardrail.errors import BadRequest, GuardrailError
-from guardrail.proxy.requests import documents_list, parse_json_object, read_body
+from guardrail.errors import BadRequest, ContextError, GuardrailError
+from guardrail.proxy.requests import check_size, documents_list, parse_json_object, read_body
 
 if TYPE_CHECKING:
     from guardrail.proxy.state import AppState
@@ -79,11 +79,15 @@ async def put_context(request: Request) -> Response:
     tenant = st.tenants.resolve(request.headers.get("authorization"))
     body = parse_json_object(await read_body(request.stream(), st.config.server.max_body_bytes))
     docs, ttl = parse_put(body, st.config.context.max_documents)
+    check_size(docs, st.config.context, "the context")  # as if it were sent inline
     ctx = await st.store.put(tenant, docs, ttl_s=ttl)
     out = _stored_json(ctx)
     try:  # tokenized now, not on the first chat turn that uses it
         tokens = await st.verifier.warm(ctx.documents, tenant=tenant)
-    except GuardrailError as e:  # the chat that uses it will report it
+    except ContextError:  # it can never be checked against: not stored
+        await st.store.delete(tenant, ctx.context_id)
+        raise
+    except GuardrailError as e:  # e.g. overloaded: the chat that uses it prepares it
         log.warning("context %s stored but not prepared: %s", ctx.context_id, e.message)
     else:
         if tokens is not None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Optional
+from typing import Any, AsyncIterator, Optional, Sequence
 
 from pydantic import ValidationError
 from starlette.requests import ClientDisconnect
@@ -221,14 +221,20 @@ def extract_grounding(messages: list[dict], ext_docs: list[str], cfg: ContextCon
             docs.extend(_system_documents(text, cfg))
         elif role == "user":
             question = text
+    check_size(docs, cfg)
+    return Grounding(documents=tuple(docs), question=question, context_id=context_id)
+
+
+def check_size(docs: Sequence[str], cfg: ContextConfig, what: str = "grounding") -> None:
+    """The one size rule for grounding, inline, stored or both (``context_too_large``)."""
     if len(docs) > cfg.max_documents:
-        raise BadRequest(f"grounding has {len(docs)} documents; the limit is "
+        raise BadRequest(f"{what} has {len(docs)} documents; the limit is "
                          f"{cfg.max_documents}", code="context_too_large")
     total = sum(len(d) for d in docs)
     if total > cfg.max_context_chars:
-        raise BadRequest(f"grounding has {total} characters; the limit is "
-                         f"{cfg.max_context_chars}", code="context_too_large")
-    return Grounding(documents=tuple(docs), question=question, context_id=context_id)
+        raise BadRequest(f"{what} has {total} characters; the limit is "
+                         f"{cfg.max_context_chars} (context.max_context_chars)",
+                         code="context_too_large")
 
 
 def parse_chat_request(raw: bytes, cfg: ContextConfig) -> ChatRequest:

@@ -27,7 +27,8 @@ from typing import Callable, Optional, Protocol
 
 from guardrail.config import SchedulerConfig, VerificationConfig
 from guardrail.engine.seam import Verifier
-from guardrail.errors import Blocked, DetectorError, GuardrailError, InputError
+from guardrail.errors import (Blocked, ContextError, DetectorError, GuardrailError,
+                              InputError)
 from guardrail.stream.policy import (SEVERITY, Assessment, EffectivePolicy, Outcome,
                                      RegenerateRequest, Regenerator, assess, decide, redact)
 from guardrail.stream.regenerate import regenerate
@@ -153,9 +154,9 @@ class AnswerGuard:
     # -- verdicts -------------------------------------------------------------------------
     def _failed(self, err: BaseException, what: str) -> None:
         """Fail closed (raise) or open (note it and go on)."""
-        if isinstance(err, InputError):
+        if isinstance(err, InputError) and not isinstance(err, ContextError):
             self.errors.append(f"{what}: not checkable: {err.message}")
-            return
+            return  # this sentence only (e.g. no token the model reads): released
         if self.s.verification.on_error == "closed":
             if isinstance(err, GuardrailError):
                 raise err
