@@ -165,7 +165,10 @@ def test_tool_call_deltas_and_usage_pass_through_a_checked_stream(client):
     assert "".join(tc.function.arguments or "" for tc in calls) == '{"city": "Paris"}'
     assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "tool_calls"
     assert [c.usage.total_tokens for c in chunks if c.usage]
-    assert chunks[-1].model_extra["guardrail"]["sentences"] == []
+    assert chunks[-1].usage is not None and not chunks[-1].choices  # usage stays last
+    reports = [c for c in chunks if "guardrail" in (c.model_extra or {})]
+    assert len(reports) == 1 and reports[0].choices[0].finish_reason == "tool_calls"
+    assert reports[0].model_extra["guardrail"]["sentences"] == []
 
 
 def test_verify_endpoint(proxy):

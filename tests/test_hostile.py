@@ -267,3 +267,28 @@ def test_an_unpreparable_context_at_check_time_follows_the_fail_policy(fake_upst
     assert evs[-2]["error"]["type"] == "invalid_context"
     assert content(evs) == ""
     assert evs[-2]["guardrail"]["partial"] is True
+
+
+# -- 9: the openai quickstart loop ----------------------------------------------------------
+
+def test_the_openai_quickstart_loop_runs_to_the_end_and_reads_the_report(fake_upstream):
+    import openai
+
+    with proxy(fake_upstream) as c:
+        client = openai.OpenAI(base_url=f"{str(c.base_url).rstrip('/')}/v1", api_key="k",
+                               max_retries=0)
+        stream = client.chat.completions.create(model="fake-llm", stream=True,
+                                                messages=TOOL_MSGS)
+        printed, report = [], None
+        for chunk in stream:  # the loop of the openai docs: choices[0] on every chunk
+            printed.append(chunk.choices[0].delta.content or "")
+            report = (chunk.model_extra or {}).get("guardrail", report)
+        assert "[unsupported]" in "".join(printed)
+        assert report is not None and report["action"] == "redact"
+
+        chunks = list(client.chat.completions.create(
+            model="fake-llm", stream=True, messages=TOOL_MSGS,
+            stream_options={"include_usage": True}))
+    assert chunks[-1].usage is not None and chunks[-1].choices == []  # usage stays last
+    with_report = [ch for ch in chunks if "guardrail" in (ch.model_extra or {})]
+    assert len(with_report) == 1 and with_report[0].choices[0].finish_reason == "stop"

@@ -166,7 +166,8 @@ async def test_hold_releases_checked_sentences_in_order_with_final_object():
     finish = [e for e in evs[:-1] if e["choices"] and e["choices"][0]["finish_reason"]]
     assert finish[0]["choices"][0]["finish_reason"] == "stop"
     g = evs[-2]["guardrail"]
-    assert evs[-2]["choices"] == [] and evs[-2]["id"] == "chatcmpl-1"
+    # the report rides on choice 0's finish chunk, the last one before [DONE]
+    assert evs[-2]["choices"][0]["finish_reason"] == "stop" and evs[-2]["id"] == "chatcmpl-1"
     assert [s["action"] for s in g["sentences"]] == ["release", "redact", "release"]
     s1 = g["sentences"][1]
     assert s1["original"] == "It was built in 1950. " and s1["spans"][0]["text"] == "1950"
@@ -318,7 +319,11 @@ async def test_tool_calls_usage_and_other_choices_pass_through():
                tool["choices"][0]["delta"]["tool_calls"] for e in evs[:-1])
     assert any(e.get("usage") == usage["usage"] for e in evs[:-1])
     assert any(e["choices"] and e["choices"][0]["index"] == 1 for e in evs[:-1])
-    assert evs[-2]["guardrail"]["unchecked_choices"] == [1]
+    # the report rides on choice 0's finish chunk; the usage chunk stays last
+    report = [e for e in evs[:-1] if "guardrail" in e]
+    assert len(report) == 1 and report[0]["choices"][0]["finish_reason"] == "tool_calls"
+    assert report[0]["guardrail"]["unchecked_choices"] == [1]
+    assert evs[-2].get("usage") == usage["usage"]
 
 
 async def test_client_disconnect_cancels_upstream_producer_and_checks():

@@ -16,6 +16,11 @@ Three shapes share the stages:
 * ``guarded_stream`` without hold: chunks are forwarded at once; verdicts are collected
   in order as they complete and may still block the rest of the stream.
 
+Both end with choice 0's finish chunk carrying the ``guardrail`` report (held until the
+final pass), then the usage chunk if the client asked for one, then ``[DONE]``: the
+loop of the openai quickstart (``chunk.choices[0]``) never meets an empty ``choices``
+it did not ask for.
+
 ``n>1``: only choice 0 is checked.  Chunks of other choices (allowed only with
 ``verification.other_choices=pass``) are forwarded unchanged, in order, and listed
 as ``unchecked_choices``.  Choice 0's ``logprobs`` are dropped in hold mode (they
@@ -48,6 +53,7 @@ CLEANUP_TIMEOUT_S = 5.0  # bound on cancelling checks and the producer at stream
 @dataclass(frozen=True)
 class _Pass:
     chunk: dict
+    finishes: bool = False  # carries choice 0's finish_reason
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,9 @@ class _Stream:
         self.queue: asyncio.Queue[_Item] = asyncio.Queue(
             settings.verification.max_sentences_in_flight)
         self.meta: dict = {"object": "chat.completion.chunk"}
+        # choice 0's finish chunk and everything after it (usage) wait for the final
+        # pass: the report rides on the finish chunk, and usage stays last
+        self.tail: list[dict] = []
 
     def _take(self, d: Delta) -> list[SentenceCheck]:
         """Note a delta; the sentences it finishes, their checks started."""
@@ -86,7 +95,7 @@ class _Stream:
                     for check in self.guard.flush():
                         await self.queue.put(check)
                 if d.rest is not None:
-                    await self.queue.put(_Pass(d.rest))
+                    await self.queue.put(_Pass(d.rest, d.finished))
             for check in self.guard.flush():
                 await self.queue.put(check)
             await self.queue.put(None)
@@ -101,7 +110,10 @@ class _Stream:
             if isinstance(item, _Failed):
                 raise item.error
             if isinstance(item, _Pass):
-                yield encode_event(item.chunk)
+                if item.finishes or self.tail:
+                    self.tail.append(item.chunk)
+                else:
+                    yield encode_event(item.chunk)
                 continue
             verdict = await self.guard.judge(item)
             if verdict.released:
@@ -112,16 +124,25 @@ class _Stream:
         pending: list[SentenceCheck] = []
         async for d in self.upstream:
             pending += self._take(d)
-            yield encode_event(d.chunk)
+            if d.finished or self.tail:
+                self.tail.append(d.chunk)
+            else:
+                yield encode_event(d.chunk)
             while pending and pending[0].done:
                 await self.guard.judge(pending.pop(0))
         pending += self.guard.flush()
         for check in pending:
             await self.guard.judge(check)
 
-    def final_chunk(self) -> bytes:
-        return encode_event({**meta_of(self.meta), "choices": [],
-                             "guardrail": self.guard.report().to_json()})
+    def final_chunks(self) -> bytes:
+        """The finish chunk with the report on it, then whatever followed it (usage).
+        Every client tolerates a chunk with a choice; ``choices: []`` only with usage."""
+        report = self.guard.report().to_json()
+        if not self.tail:  # no finish_reason came (a stream of other choices only)
+            return encode_event({**meta_of(self.meta), "choices": [], "guardrail": report})
+        first, *rest = self.tail
+        return b"".join([encode_event({**first, "guardrail": report}),
+                         *(encode_event(c) for c in rest)])
 
     def error_bytes(self, err: GuardrailError) -> bytes:
         return encode_event({**err.to_json(),
@@ -143,7 +164,7 @@ async def guarded_stream(raw: AsyncIterator[bytes], settings: GuardSettings,
             async for out in body:
                 yield out
         await s.guard.final_pass()
-        yield s.final_chunk() + DONE
+        yield s.final_chunks() + DONE
     except GuardrailError as e:
         yield s.error_bytes(e) + DONE
     except Exception as e:  # a bug must not leave the client hanging without [DONE]
