@@ -139,10 +139,14 @@ def test_regenerate_asks_upstream_then_falls_back(client, fake_upstream):
     assert "[unsupported]" in text
 
 
-def test_block_raises_in_the_sdk(client):
-    with pytest.raises(openai.APIError, match="blocks the answer"):
-        stream_answer(client, extra_body={"guardrail": {"policy": {
-            "threshold": 0.0, "action": "block"}}})
+def test_block_ends_the_stream_as_a_content_filter_in_the_sdk(client):
+    """Not an error a client or router would retry: the convention of a filtered answer."""
+    text, g, chunks = stream_answer(client, extra_body={"guardrail": {"policy": {
+        "threshold": 0.0, "action": "block"}}})
+    assert text == ""  # threshold 0: the first sentence is blocked, nothing leaks
+    assert chunks[-1].choices[0].finish_reason == "content_filter"
+    assert g["partial"] is True and g["sentences"][-1]["action"] == "block"
+    assert any("blocks the answer" in e for e in g["errors"])
 
 
 def test_no_context_passes_through_unverified(client, fake_upstream):

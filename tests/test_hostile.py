@@ -292,3 +292,17 @@ def test_the_openai_quickstart_loop_runs_to_the_end_and_reads_the_report(fake_up
     assert chunks[-1].usage is not None and chunks[-1].choices == []  # usage stays last
     with_report = [ch for ch in chunks if "guardrail" in (ch.model_extra or {})]
     assert len(with_report) == 1 and with_report[0].choices[0].finish_reason == "stop"
+
+
+# -- 12: a block is a filtered answer, not a retryable server error -------------------------
+
+def test_a_block_mid_stream_ends_with_content_filter_not_an_error(fake_upstream):
+    with proxy(fake_upstream) as c:
+        r = c.post("/v1/chat/completions",
+                   json=checked(guardrail={"policy": {"action": "block"}}))
+    evs = events(r.text)
+    assert r.status_code == 200 and evs[-1] == "[DONE]"
+    assert not any("error" in e for e in evs if isinstance(e, dict))
+    assert evs[-2]["choices"][0]["finish_reason"] == "content_filter"
+    assert evs[-2]["guardrail"]["action"] == "block"
+    assert "1950" not in content(evs)  # the scripted hallucination never leaks

@@ -219,15 +219,16 @@ async def test_regenerate_uses_released_answer_and_rechecks():
     assert recheck.response == "The tower is in Paris. It was built in 1889."
 
 
-async def test_block_stops_with_error_event_and_done():
+async def test_block_stops_with_a_content_filter_finish_and_done():
     v = ScriptedVerifier()
     evs = events(await collect(guarded_stream(raw(answer_stream()), settings(Action.BLOCK), v)))
     assert content(evs) == "The tower is in Paris. "
     assert evs[-1] == "[DONE]"
-    err = evs[-2]
-    assert err["error"]["type"] == "guardrail_blocked" and "sentence 1" in err["error"]["message"]
-    assert err["guardrail"]["partial"] is True
-    assert err["guardrail"]["sentences"][-1]["action"] == "block"
+    end = evs[-2]
+    assert end["choices"][0]["finish_reason"] == "content_filter" and "error" not in end
+    assert any("sentence 1" in e for e in end["guardrail"]["errors"])
+    assert end["guardrail"]["partial"] is True
+    assert end["guardrail"]["sentences"][-1]["action"] == "block"
 
 
 @pytest.mark.parametrize("error, where", [
@@ -364,4 +365,4 @@ async def test_hold_off_block_stops_the_rest():
     evs = events(await collect(guarded_stream(raw(answer_stream(pieces)),
                                               settings(Action.BLOCK, hold=False),
                                               ScriptedVerifier())))
-    assert evs[-2]["error"]["type"] == "guardrail_blocked" and evs[-1] == "[DONE]"
+    assert evs[-2]["choices"][0]["finish_reason"] == "content_filter" and evs[-1] == "[DONE]"

@@ -19,7 +19,9 @@ Three shapes share the stages:
 Both end with choice 0's finish chunk carrying the ``guardrail`` report (held until the
 final pass), then the usage chunk if the client asked for one, then ``[DONE]``: the
 loop of the openai quickstart (``chunk.choices[0]``) never meets an empty ``choices``
-it did not ask for.
+it did not ask for.  A ``block`` ends the stream the same way, with
+``finish_reason: "content_filter"`` and the (partial) report: clients and routers know
+a filtered answer and do not retry it as a server error.
 
 ``n>1``: only choice 0 is checked.  Chunks of other choices (allowed only with
 ``verification.other_choices=pass``) are forwarded unchanged, in order, and listed
@@ -144,6 +146,16 @@ class _Stream:
         return b"".join([encode_event({**first, "guardrail": report}),
                          *(encode_event(c) for c in rest)])
 
+    def blocked_chunk(self, err: Blocked) -> bytes:
+        """A block ends the answer the way clients know a filter stops one
+        (``finish_reason: "content_filter"``), not as an error a router would retry."""
+        report = self.guard.report(partial=True).to_json()
+        report["errors"].append(f"blocked: {err.message}")
+        usage = [c for c in self.tail if c.get("usage") is not None]  # asked for: kept
+        return b"".join([encode_event({**meta_of(self.meta), "choices": [
+            {"index": 0, "delta": {}, "logprobs": None, "finish_reason": "content_filter"}],
+            "guardrail": report}), *(encode_event({**c, "choices": []}) for c in usage)])
+
     def error_bytes(self, err: GuardrailError) -> bytes:
         return encode_event({**err.to_json(),
                              "guardrail": self.guard.report(partial=True).to_json()})
@@ -165,6 +177,8 @@ async def guarded_stream(raw: AsyncIterator[bytes], settings: GuardSettings,
                 yield out
         await s.guard.final_pass()
         yield s.final_chunks() + DONE
+    except Blocked as e:
+        yield s.blocked_chunk(e) + DONE
     except GuardrailError as e:
         yield s.error_bytes(e) + DONE
     except Exception as e:  # a bug must not leave the client hanging without [DONE]
