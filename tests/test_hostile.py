@@ -306,3 +306,43 @@ def test_a_block_mid_stream_ends_with_content_filter_not_an_error(fake_upstream)
     assert evs[-2]["choices"][0]["finish_reason"] == "content_filter"
     assert evs[-2]["guardrail"]["action"] == "block"
     assert "1950" not in content(evs)  # the scripted hallucination never leaks
+
+
+# -- 10: a client that drops the report chunk reads it back by stream id -------------------
+
+def test_the_report_can_be_fetched_by_stream_id_with_the_same_key_only(fake_upstream):
+    tenants = {"acme": {"api_keys": ["key-acme"]}, "globex": {"api_keys": ["key-globex"]}}
+    with proxy(fake_upstream, tenants=tenants) as c:
+        acme = {"authorization": "Bearer key-acme"}
+        r = c.post("/v1/chat/completions", json=checked(), headers=acme)
+        sid = r.headers["x-guardrail-stream-id"]
+        sent = [e for e in events(r.text) if isinstance(e, dict) and "guardrail" in e][0]
+        got = c.get(f"/v1/guardrail/reports/{sid}", headers=acme)
+        other = c.get(f"/v1/guardrail/reports/{sid}",
+                      headers={"authorization": "Bearer key-globex"})
+        nobody = c.get(f"/v1/guardrail/reports/{sid}")
+        unknown = c.get("/v1/guardrail/reports/gr-" + "0" * 32, headers=acme)
+        plain = c.post("/v1/chat/completions", json=checked(stream=False), headers=acme)
+        plain_report = c.get(f"/v1/guardrail/reports/{plain.headers['x-guardrail-stream-id']}",
+                             headers=acme)
+    assert got.status_code == 200 and got.json()["guardrail"] == sent["guardrail"]
+    assert got.json()["guardrail"]["stream_id"] == sid
+    assert other.status_code == 404 and nobody.status_code == 401
+    assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "report_not_found"
+    assert plain_report.status_code == 200
+    assert plain_report.json()["guardrail"] == plain.json()["guardrail"]
+
+
+def test_reports_are_shared_through_redis_by_two_replicas(fake_upstream, redis_prefix):
+    """Two proxies on one Redis behave as one service: a report written by one is read
+    by the other."""
+    cache = {"redis_url": "redis://127.0.0.1:6379/0", "key_prefix": redis_prefix}
+    with proxy(fake_upstream, cache=cache) as one, proxy(fake_upstream, cache=cache) as two:
+        r = one.post("/v1/chat/completions", json=checked())
+        sid = r.headers["x-guardrail-stream-id"]
+        deadline = time.monotonic() + 5
+        got = two.get(f"/v1/guardrail/reports/{sid}")
+        while got.status_code == 404 and time.monotonic() < deadline:  # written behind
+            time.sleep(0.05)
+            got = two.get(f"/v1/guardrail/reports/{sid}")
+    assert got.status_code == 200 and got.json()["guardrail"]["stream_id"] == sid

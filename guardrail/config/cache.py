@@ -30,6 +30,12 @@ class CacheConfig(BaseModel):
     """In-process LRU tier, one tenant (so one tenant cannot flush the others)."""
     max_context_bytes: int = Field(8 * 2**20, ge=1)
     """Largest context (UTF-8 bytes of all documents) a PUT may store."""
+    report_ttl_s: float = Field(3600.0, gt=0)
+    """How long a finished stream's ``guardrail`` report stays readable by its stream id
+    (``GET /v1/guardrail/reports/{stream_id}``), for clients whose SDK drops it."""
+    report_tenant_max_bytes: int = Field(32 * 2**20, ge=1024)
+    """Report bytes kept per tenant (in-process, and in Redis when configured); past it
+    the oldest go first."""
     socket_timeout_s: float = Field(0.25, gt=0)
     """Redis read/write timeout: a slow Redis costs a request at most about this."""
     connect_timeout_s: float = Field(0.25, gt=0)

@@ -8,7 +8,8 @@ and the in-process tier carries on.  ``ContextStore`` keeps contexts stored by i
 
 from guardrail.contexts.lru import LRUCache
 from guardrail.contexts.redis_store import RedisEntry, RedisStore, tenant_tag
+from guardrail.contexts.reports import ReportStore
 from guardrail.contexts.stored import ContextInfo, ContextStore, StoredContext, context_id_for
 
 __all__ = ["ContextInfo", "ContextStore", "LRUCache", "RedisEntry", "RedisStore",
-           "StoredContext", "context_id_for", "tenant_tag"]
+           "ReportStore", "StoredContext", "context_id_for", "tenant_tag"]

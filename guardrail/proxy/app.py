@@ -32,7 +32,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from guardrail.config import GuardrailConfig
-from guardrail.contexts import ContextStore, RedisStore
+from guardrail.contexts import ContextStore, RedisStore, ReportStore
 from guardrail.contexts.redis_store import redacted_url
 from guardrail.engine.build import build_verifier
 from guardrail.engine.prepared import PreparedContextCache
@@ -40,7 +40,7 @@ from guardrail.engine.seam import Verifier
 from guardrail.errors import (GuardrailError, Overloaded, StoreUnavailable,
                               UpstreamStatusError)
 from guardrail.proxy import contexts_api
-from guardrail.proxy.chat import chat_completions, verify
+from guardrail.proxy.chat import chat_completions, report, verify
 from guardrail.proxy.hooks import RegeneratorFactory
 from guardrail.proxy.metrics import Metrics
 from guardrail.proxy.state import AppState, state_of
@@ -88,7 +88,8 @@ async def _guardrail_error(request: Request, exc: Exception) -> Response:
 
 
 ROUTES = ("POST /v1/chat/completions, GET /v1/models, POST /v1/verify, "
-          "PUT|GET /v1/contexts, GET|DELETE /v1/contexts/{id}, GET /healthz, GET /metrics")
+          "PUT|GET /v1/contexts, GET|DELETE /v1/contexts/{id}, "
+          "GET /v1/guardrail/reports/{stream_id}, GET /healthz, GET /metrics")
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
@@ -117,7 +118,8 @@ def create_app(config: Optional[GuardrailConfig] = None, verifier: Optional[Veri
         c = config.cache
         redis = RedisStore.from_config(c) if contexts is None else None
         store = contexts if contexts is not None else ContextStore(c, redis=redis)
-        prepared = PreparedContextCache(c, redis=store.redis)  # one Redis client for both
+        prepared = PreparedContextCache(c, redis=store.redis)  # one Redis client for all
+        reports = ReportStore(c, redis=store.redis)
         if verifier is not None:
             v = verifier
         elif verifier_factory is not None:
@@ -135,7 +137,7 @@ def create_app(config: Optional[GuardrailConfig] = None, verifier: Optional[Veri
         meters = Metrics(v)
         meters.watch(v, (store.redis, prepared.redis))
         app.state.guardrail = AppState(config, upstream, v, regenerators, meters, store,
-                                       tenants)
+                                       tenants, reports)
         try:
             yield
         finally:
@@ -144,12 +146,14 @@ def create_app(config: Optional[GuardrailConfig] = None, verifier: Optional[Veri
             if verifier is None:
                 await v.aclose()
             await prepared.flush()
+            await reports.flush()
             if redis is not None:
                 await redis.aclose()
 
     routes = [Route("/v1/chat/completions", chat_completions, methods=["POST"]),
               Route("/v1/models", models, methods=["GET"]),
               Route("/v1/verify", verify, methods=["POST"]),
+              Route("/v1/guardrail/reports/{stream_id}", report, methods=["GET"]),
               *contexts_api.routes,
               Route("/healthz", healthz, methods=["GET"]),
               Route("/metrics", metrics, methods=["GET"])]

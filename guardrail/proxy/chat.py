@@ -9,6 +9,7 @@ stream runs through ``guardrail.stream`` against the engine.
 from __future__ import annotations
 
 import contextlib
+import re
 import uuid
 from typing import AsyncIterator, Optional
 
@@ -19,7 +20,7 @@ from starlette.responses import JSONResponse, Response
 
 from guardrail.config import PolicyOverride
 from guardrail.engine.seam import Verifier
-from guardrail.errors import BadRequest
+from guardrail.errors import BadRequest, NotFound
 from guardrail.proxy.requests import (ChatRequest, check_size, documents_list,
                                       parse_chat_request, parse_extension,
                                       parse_json_object, read_body)
@@ -52,10 +53,12 @@ async def _settings(st: AppState, grounding: Grounding, override: Optional[Polic
         raise BadRequest(f"'n'={n} with grounding context: only choice 0 can be checked "
                          "and this server rejects n>1 (verification.other_choices=reject)")
     policy = resolve_policy(cfg, st.tenants.policy_name(tenant), override)
+    stream_id = f"gr-{uuid.uuid4().hex}"
     return GuardSettings(await _grounding(st, grounding, tenant), policy, cfg.verification,
-                         stream_id=f"gr-{uuid.uuid4().hex}", model=model,
+                         stream_id=stream_id, model=model,
                          regenerator=st.regenerators.for_request(auth),
                          observer=st.metrics, tenant=tenant,
+                         on_report=lambda r: st.reports.put(tenant, stream_id, r),
                          left_context_chars=cfg.scheduler.left_context_chars)
 
 
@@ -110,7 +113,7 @@ async def _complete(st: AppState, req: ChatRequest, settings: Optional[GuardSett
         return Response(reply.content, reply.status, media_type=reply.content_type,
                         headers={"x-guardrail-verified": "false"})
     result = await guarded_completion(reply.json(), settings, verifier)
-    headers = {"x-guardrail-verified": "true",
+    headers = {"x-guardrail-verified": "true", "x-guardrail-stream-id": settings.stream_id,
                "x-guardrail-hallucination": str(result.detected).lower(),
                "x-guardrail-spans": str(result.span_count),
                "x-guardrail-action": result.action.value}
@@ -152,3 +155,22 @@ async def verify(request: Request) -> Response:
                          "span_count": result.span_count, "action": result.action.value,
                          "released": result.body["choices"][0]["message"]["content"],
                          "guardrail": result.report.to_json()})
+
+
+_STREAM_ID = re.compile(r"gr-[0-9a-f]{32}")
+
+
+async def report(request: Request) -> Response:
+    """``GET /v1/guardrail/reports/{stream_id}``: a finished answer's report, for a client
+    whose SDK dropped the report chunk (it has the ``x-guardrail-stream-id`` header).
+    The caller's tenant only; unknown, expired and other tenants' ids are all 404."""
+    st = state_of(request)
+    tenant = st.tenants.resolve(request.headers.get("authorization"))
+    stream_id = request.path_params["stream_id"]
+    found = await st.reports.get(tenant, stream_id) if _STREAM_ID.fullmatch(stream_id) \
+        else None
+    if found is None:
+        raise NotFound(f"no report for stream {stream_id!r} (unknown, unfinished or "
+                       f"expired)", code="report_not_found")
+    return JSONResponse({"object": "guardrail.report", "stream_id": stream_id,
+                         "guardrail": found})

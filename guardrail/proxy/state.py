@@ -9,7 +9,7 @@ import anyio
 from starlette.requests import Request
 
 from guardrail.config import GuardrailConfig
-from guardrail.contexts import ContextStore
+from guardrail.contexts import ContextStore, ReportStore
 from guardrail.engine.seam import Verifier
 from guardrail.errors import Overloaded
 from guardrail.proxy.hooks import RegeneratorFactory
@@ -28,6 +28,7 @@ class AppState:
     metrics: Metrics
     store: ContextStore
     tenants: Tenants
+    reports: ReportStore
     in_flight: int = 0
 
 

@@ -74,6 +74,9 @@ class GuardSettings:
     segmenter_factory: Callable[[], Segmenter] = SentenceSegmenter
     tenant: str = DEFAULT_TENANT
     """Whose cached and stored contexts the checks may use."""
+    on_report: Optional[Callable[[dict], None]] = None
+    """Called once with the ``guardrail`` report as sent, when the answer ends (finished,
+    blocked or failed): the proxy keeps it for ``GET /v1/guardrail/reports/{id}``."""
     left_context_chars: int = SchedulerConfig.model_fields["left_context_chars"].default
     """The left-context budget (``scheduler.left_context_chars``): how much of the
     answer so far a check and a rewrite prompt read."""

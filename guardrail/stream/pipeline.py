@@ -139,7 +139,7 @@ class _Stream:
     def final_chunks(self) -> bytes:
         """The finish chunk with the report on it, then whatever followed it (usage).
         Every client tolerates a chunk with a choice; ``choices: []`` only with usage."""
-        report = self.guard.report().to_json()
+        report = self._reported(self.guard.report().to_json())
         if not self.tail:  # no finish_reason came (a stream of other choices only)
             return encode_event({**meta_of(self.meta), "choices": [], "guardrail": report})
         first, *rest = self.tail
@@ -151,14 +151,20 @@ class _Stream:
         (``finish_reason: "content_filter"``), not as an error a router would retry."""
         report = self.guard.report(partial=True).to_json()
         report["errors"].append(f"blocked: {err.message}")
+        self._reported(report)
         usage = [c for c in self.tail if c.get("usage") is not None]  # asked for: kept
         return b"".join([encode_event({**meta_of(self.meta), "choices": [
             {"index": 0, "delta": {}, "logprobs": None, "finish_reason": "content_filter"}],
             "guardrail": report}), *(encode_event({**c, "choices": []}) for c in usage)])
 
     def error_bytes(self, err: GuardrailError) -> bytes:
-        return encode_event({**err.to_json(),
-                             "guardrail": self.guard.report(partial=True).to_json()})
+        report = self._reported(self.guard.report(partial=True).to_json())
+        return encode_event({**err.to_json(), "guardrail": report})
+
+    def _reported(self, report: dict) -> dict:
+        if self.settings.on_report is not None:
+            self.settings.on_report(report)
+        return report
 
 
 async def guarded_stream(raw: AsyncIterator[bytes], settings: GuardSettings,
@@ -244,6 +250,8 @@ async def guarded_completion(completion: dict, settings: GuardSettings,
         message["content"] = guard.released_text
     body = {**completion, "choices": [{**choices[0], "message": message}, *choices[1:]],
             "guardrail": report.to_json()}
+    if settings.on_report is not None:
+        settings.on_report(body["guardrail"])
     return CompletionResult(body, report, blocked)
 
 
