@@ -229,6 +229,11 @@ class VerificationConfig(_Section):
     """Run the full-depth pass over the whole answer at the end of the stream."""
     max_sentences_in_flight: int = Field(64, ge=1)
     """Per stream: sentences awaiting release before upstream reading pauses."""
+    no_grounding: Literal["pass", "refuse"] = "pass"
+    """A request in which no grounding was found (no tool result, no
+    ``guardrail.context``/``context_id``, no system documents): ``pass`` forwards it
+    unchecked (``x-guardrail-verified: false``, ``x-guardrail-grounding: none``, counted
+    in ``guardrail_ungrounded_requests_total``); ``refuse`` answers 400."""
     other_choices: Literal["reject", "pass"] = "reject"
     """Requests with ``n>1`` and context: only choice 0 is checked.  ``reject`` answers
     400; ``pass`` forwards choices >= 1 unchecked and lists them as unchecked."""
@@ -237,9 +242,15 @@ class VerificationConfig(_Section):
 class ContextConfig(_Section):
     tool_messages: bool = True
     """Use ``role: tool`` (and legacy ``function``) message contents as documents."""
-    system_message: Literal["off", "documents", "whole"] = "off"
+    system_message: Literal["auto", "off", "documents", "whole"] = "auto"
     """System message as grounding: ``documents`` takes the text inside
-    ``document_tags``; ``whole`` takes the entire system message."""
+    ``document_tags``; ``whole`` takes the entire system message; ``auto`` (the
+    most common RAG layout, checked by default) takes the tagged documents if there
+    are any, else the whole system message when it hands the model material to answer
+    from (a ``Context:``/``Documents:`` line, or "use the following context", "the
+    documents below", ... and at least ``auto_min_chars``); ``off`` ignores it."""
+    auto_min_chars: int = Field(200, ge=0)
+    """``auto``: a shorter system message is an instruction, never grounding."""
     document_tags: tuple[str, ...] = ("document", "context")
     """Tag names whose ``<tag>...</tag>`` bodies are documents in ``documents`` mode."""
     max_documents: int = Field(64, ge=1)

@@ -71,6 +71,20 @@ async def _streaming(body: AsyncIterator[bytes], slot: _Admission) -> AsyncItera
         await slot.release()  # closes the upstream: it learns the client has gone
 
 
+UNGROUNDED = {"x-guardrail-verified": "false", "x-guardrail-grounding": "none"}
+
+
+def _no_grounding(st: AppState) -> None:
+    """No grounding was found: refused (``verification.no_grounding: refuse``) or
+    counted and passed through unchecked, saying so in the headers."""
+    if st.config.verification.no_grounding == "refuse":
+        raise BadRequest("no grounding found in the request: send tool results, "
+                         "'guardrail.context' or 'guardrail.context_id', or documents in "
+                         "the system message; this server refuses unchecked answers "
+                         "(verification.no_grounding: refuse)", code="no_grounding")
+    st.metrics.ungrounded.inc()
+
+
 async def chat_completions(request: Request) -> Response:
     st = state_of(request)
     auth = request.headers.get("authorization")
@@ -82,6 +96,8 @@ async def chat_completions(request: Request) -> Response:
         st.verifier.admit()  # refuse early (503) rather than fail mid-stream
         settings = await _settings(st, req.grounding, req.policy, tenant, auth, n=req.n,
                                    model=req.model)
+    else:
+        _no_grounding(st)
     st.metrics.request("stream" if req.stream else "json", settings is not None)
     slot = _Admission(st)
     if not req.stream:
@@ -97,7 +113,7 @@ async def chat_completions(request: Request) -> Response:
         raise
     slot.up = up
     if settings is None:
-        body, headers = passthrough_stream(up.chunks()), {"x-guardrail-verified": "false"}
+        body, headers = passthrough_stream(up.chunks()), dict(UNGROUNDED)
     else:
         body = guarded_stream(up.chunks(), settings, st.verifier)
         headers = {"x-guardrail-verified": "true", "x-guardrail-stream-id": settings.stream_id}
@@ -111,7 +127,7 @@ async def _complete(st: AppState, req: ChatRequest, settings: Optional[GuardSett
     reply = await st.upstream.request("POST", "chat/completions", req.forward_bytes, auth)
     if settings is None:
         return Response(reply.content, reply.status, media_type=reply.content_type,
-                        headers={"x-guardrail-verified": "false"})
+                        headers=UNGROUNDED)
     result = await guarded_completion(reply.json(), settings, verifier)
     headers = {"x-guardrail-verified": "true", "x-guardrail-stream-id": settings.stream_id,
                "x-guardrail-hallucination": str(result.detected).lower(),

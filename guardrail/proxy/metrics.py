@@ -40,6 +40,9 @@ class Metrics:
                                 "they are checked", ["mode", "checked"], registry=r)
         self.errors = Counter("guardrail_errors", "Error responses by type", ["type"],
                               registry=r)
+        self.ungrounded = Counter("guardrail_ungrounded_requests", "Chat requests in which "
+                                  "no grounding was found (passed through unchecked)",
+                                  registry=r)
         self.sentences = Counter("guardrail_sentences", "Sentences by action",
                                  ["action", "checked"], registry=r)
         self.checks = Histogram("guardrail_check_seconds", "Check latency (queueing "

@@ -159,13 +159,37 @@ def _check_scalars(body: dict) -> tuple[str, bool, int, bool]:
     return model, stream, n, include_usage
 
 
+# "Context:" on a line of its own, or "use the following context", "the documents
+# below", "the provided sources": a system message that hands over material to answer from
+_MATERIAL = re.compile(
+    r"^\s*(?:#+\s*)?(?:context|documents?|sources?|passages?|references?|knowledge|"
+    r"search results|retrieved \w+)\s*:|"
+    r"\b(?:following|below|provided|given|attached|these|retrieved)\s+(?:\w+\s+){0,2}"
+    r"(?:context|documents?|sources?|passages?|excerpts?|articles?|search results|"
+    r"information|facts|records|data)\b|"
+    r"\b(?:context|documents?|sources?|passages?|excerpts?)\s+(?:\w+\s+){0,2}"
+    r"(?:below|above|provided)\b", re.IGNORECASE | re.MULTILINE)
+
+
+def _tagged(text: str, cfg: ContextConfig) -> list[str]:
+    if not cfg.document_tags:
+        return []
+    tags = "|".join(re.escape(t) for t in cfg.document_tags)
+    pattern = re.compile(rf"<({tags})(?:\s[^>]*)?>(.*?)</\1\s*>", re.DOTALL | re.IGNORECASE)
+    return [m.group(2).strip() for m in pattern.finditer(text) if m.group(2).strip()]
+
+
 def _system_documents(text: str, cfg: ContextConfig) -> list[str]:
     if cfg.system_message == "whole":
         return [text] if text.strip() else []
-    if cfg.system_message == "documents" and cfg.document_tags:
-        tags = "|".join(re.escape(t) for t in cfg.document_tags)
-        pattern = re.compile(rf"<({tags})(?:\s[^>]*)?>(.*?)</\1\s*>", re.DOTALL | re.IGNORECASE)
-        return [m.group(2).strip() for m in pattern.finditer(text) if m.group(2).strip()]
+    if cfg.system_message == "documents":
+        return _tagged(text, cfg)
+    if cfg.system_message == "auto":
+        tagged = _tagged(text, cfg)
+        if tagged:
+            return tagged
+        if len(text.strip()) >= cfg.auto_min_chars and _MATERIAL.search(text):
+            return [text]
     return []
 
 
