@@ -70,8 +70,9 @@ class Overloaded(GuardrailError):
     status = 503
     type = "overloaded"
 
-    def __init__(self, message: str, *, retry_after: float = 1.0, status: int | None = None):
-        super().__init__(message, status=status)
+    def __init__(self, message: str, *, retry_after: float = 1.0, status: int | None = None,
+                 code: str | None = None):
+        super().__init__(message, status=status, code=code)
         self.retry_after = retry_after
 
 

@@ -69,8 +69,50 @@ def serve(
     typer.echo(f"guardrail: proxying {cfg.upstream.base_url} on "
                f"http://{cfg.server.host}:{cfg.server.port}/v1 (loading the detector...)",
                err=True)
-    uvicorn.run(create_app(cfg), host=cfg.server.host, port=cfg.server.port,
-                log_level=cfg.server.log_level)
+    app = create_app(cfg)
+    server = _DrainingServer(uvicorn.Config(
+        app, host=cfg.server.host, port=cfg.server.port, log_level=cfg.server.log_level,
+        timeout_graceful_shutdown=cfg.server.drain_grace_s + 10))
+    server.run()
+
+
+def _draining_server():
+    import asyncio
+
+    import uvicorn
+
+    from sse_starlette.sse import AppStatus
+
+    # sse-starlette ends every SSE response the moment uvicorn sees a signal (no [DONE]);
+    # the app's own drain ends them instead, and sse-starlette's is the backstop
+    AppStatus.disable_automatic_graceful_drain()
+
+    class DrainingServer(uvicorn.Server):
+        """uvicorn, plus: SIGTERM/SIGINT start the app's drain (see proxy.state.Drain)
+        before uvicorn stops accepting and waits for the connections."""
+
+        def handle_exit(self, sig, frame) -> None:
+            state = getattr(self.config.app.state, "guardrail", None)
+            if state is not None and self._loop is not None:
+                grace = state.drain.grace_s
+                self._loop.call_soon_threadsafe(state.drain.begin)
+                self._loop.call_soon_threadsafe(
+                    self._loop.call_later, grace + 5, setattr, AppStatus, "should_exit", True)
+            else:
+                AppStatus.should_exit = True
+            super().handle_exit(sig, frame)
+
+        async def serve(self, sockets=None) -> None:
+            self._loop = asyncio.get_running_loop()
+            await super().serve(sockets)
+
+        _loop = None
+
+    return DrainingServer
+
+
+def _DrainingServer(config):  # noqa: N802 - a class, built lazily (uvicorn import)
+    return _draining_server()(config)
 
 
 def _read(text: str) -> str:

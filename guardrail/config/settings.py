@@ -56,6 +56,9 @@ class ServerConfig(_Section):
     """TCP port (0 picks a free one)."""
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     """uvicorn and guardrail log level."""
+    drain_grace_s: float = Field(30.0, ge=0)
+    """On SIGTERM (``guardrail serve``): stop accepting, let streams in flight finish for
+    this long, then end each with an error event (``shutting_down``) and ``[DONE]``."""
     max_concurrent_requests: int = Field(256, ge=1)
     """Chat requests in flight beyond this are answered 503 with Retry-After."""
     max_body_bytes: int = Field(4 * 1024 * 1024, ge=1024)

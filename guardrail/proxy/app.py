@@ -43,7 +43,7 @@ from guardrail.proxy import contexts_api
 from guardrail.proxy.chat import chat_completions, report, verify
 from guardrail.proxy.hooks import RegeneratorFactory
 from guardrail.proxy.metrics import Metrics
-from guardrail.proxy.state import AppState, state_of
+from guardrail.proxy.state import AppState, Drain, state_of
 from guardrail.proxy.tenants import Tenants
 from guardrail.proxy.upstream import UpstreamClient
 
@@ -68,6 +68,15 @@ async def healthz(request: Request) -> Response:
                          ("redis" if redis.available else "in-process (redis unavailable)")})
 
 
+async def readyz(request: Request) -> Response:
+    """Readiness: 200 once the engine is built (the app answers nothing before), 503
+    while draining, so a load balancer stops sending new requests."""
+    st = state_of(request)
+    if st.drain.started:
+        return JSONResponse({"status": "draining"}, 503)
+    return JSONResponse({"status": "ready", "in_flight": st.in_flight})
+
+
 async def metrics(request: Request) -> Response:
     body, content_type = state_of(request).metrics.render()
     return Response(body, media_type=content_type)
@@ -89,7 +98,7 @@ async def _guardrail_error(request: Request, exc: Exception) -> Response:
 
 ROUTES = ("POST /v1/chat/completions, GET /v1/models, POST /v1/verify, "
           "PUT|GET /v1/contexts, GET|DELETE /v1/contexts/{id}, "
-          "GET /v1/guardrail/reports/{stream_id}, GET /healthz, GET /metrics")
+          "GET /v1/guardrail/reports/{stream_id}, GET /healthz, GET /readyz, GET /metrics")
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
@@ -137,7 +146,7 @@ def create_app(config: Optional[GuardrailConfig] = None, verifier: Optional[Veri
         meters = Metrics(v)
         meters.watch(v, (store.redis, prepared.redis))
         app.state.guardrail = AppState(config, upstream, v, regenerators, meters, store,
-                                       tenants, reports)
+                                       tenants, reports, Drain(config.server.drain_grace_s))
         try:
             yield
         finally:
@@ -156,6 +165,7 @@ def create_app(config: Optional[GuardrailConfig] = None, verifier: Optional[Veri
               Route("/v1/guardrail/reports/{stream_id}", report, methods=["GET"]),
               *contexts_api.routes,
               Route("/healthz", healthz, methods=["GET"]),
+              Route("/readyz", readyz, methods=["GET"]),
               Route("/metrics", metrics, methods=["GET"])]
     return Starlette(routes=routes, lifespan=lifespan,
                      exception_handlers={GuardrailError: _guardrail_error,

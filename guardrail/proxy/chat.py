@@ -111,7 +111,7 @@ async def chat_completions(request: Request) -> Response:
     except BaseException:
         await slot.release()
         raise
-    slot.up = up
+    slot.streaming(up)
     if settings is None:
         body, headers = passthrough_stream(up.chunks()), dict(UNGROUNDED)
     else:

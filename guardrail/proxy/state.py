@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from dataclasses import dataclass
 from typing import Optional
 
@@ -29,6 +31,7 @@ class AppState:
     store: ContextStore
     tenants: Tenants
     reports: ReportStore
+    drain: "Drain"
     in_flight: int = 0
 
 
@@ -40,6 +43,9 @@ class _Admission:
     """One in-flight slot; released exactly once, by the stream end or the background."""
 
     def __init__(self, st: AppState):
+        if st.drain.started:
+            raise Overloaded("the server is shutting down; retry (on another replica)",
+                             code="shutting_down")
         limit = st.config.server.max_concurrent_requests
         if st.in_flight >= limit:
             raise Overloaded(f"{st.in_flight} requests in flight (limit {limit})")
@@ -47,7 +53,15 @@ class _Admission:
         self.up: Optional[UpstreamStream] = None
         st.in_flight += 1
 
+    def streaming(self, up: UpstreamStream) -> None:
+        """The request now streams from ``up``: a drain may have to end it."""
+        self.up = up
+        assert self.st is not None
+        self.st.drain.streams.add(up)
+
     async def release(self) -> None:
+        if self.up is not None and self.st is not None:
+            self.st.drain.streams.discard(self.up)
         if self.st is not None:
             self.st.in_flight -= 1
             self.st = None
@@ -56,3 +70,25 @@ class _Admission:
             # shielded: this runs while the response is being cancelled (disconnect)
             with anyio.move_on_after(CLEANUP_TIMEOUT_S, shield=True):
                 await up.aclose()
+
+
+class Drain:
+    """Graceful shutdown.  ``begin()`` (on SIGTERM) refuses new requests (503
+    ``shutting_down``, ``/readyz`` 503); after ``grace_s`` every stream still running
+    is stopped at its upstream, so it ends the way an upstream failure ends it: the
+    sentences already checked, then an error event and ``[DONE]``."""
+
+    def __init__(self, grace_s: float):
+        self.grace_s = grace_s
+        self.started: Optional[float] = None
+        self.streams: set[UpstreamStream] = set()
+
+    def begin(self) -> None:
+        if self.started is None:
+            self.started = time.monotonic()
+            asyncio.get_running_loop().call_later(self.grace_s, self._expire)
+
+    def _expire(self) -> None:
+        for up in list(self.streams):
+            up.stop(Overloaded("the server is shutting down; the answer was cut at the end "
+                               "of its grace period", code="shutting_down"))

@@ -16,6 +16,7 @@ The upstream key comes from the config, never from the client, unless
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from dataclasses import dataclass
@@ -86,15 +87,29 @@ class UpstreamStream:
     def __init__(self, response: httpx.Response, base_url: str):
         self.response = response
         self._base_url = base_url
+        self._stopped: Optional[Exception] = None
+        self._closing: Optional[asyncio.Task] = None
 
     async def chunks(self) -> AsyncIterator[bytes]:
         """Raw body bytes as they arrive; transport failures become guardrail errors."""
         try:
             async for chunk in self.response.aiter_bytes():
+                if self._stopped is not None:
+                    break
                 if chunk:
                     yield chunk
         except httpx.HTTPError as e:
-            raise _map_transport_error(e, self._base_url) from e
+            if self._stopped is None:
+                raise _map_transport_error(e, self._base_url) from e
+        if self._stopped is not None:
+            raise self._stopped
+
+    def stop(self, reason: Exception) -> None:
+        """End the stream from outside (a server shutting down): the reader gets
+        ``reason``, as from a failed upstream, and ends the client's stream cleanly."""
+        if self._stopped is None:
+            self._stopped = reason
+            self._closing = asyncio.get_running_loop().create_task(self.response.aclose())
 
     async def aclose(self) -> None:
         """Idempotent; closing an unfinished stream drops the upstream connection,

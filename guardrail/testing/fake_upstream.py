@@ -268,9 +268,14 @@ class ServerThread:
         self.server = uvicorn.Server(uvicorn.Config(app, host=host, port=port,
                                                     log_level=log_level, lifespan="on",
                                                     timeout_graceful_shutdown=2))
-        self.thread = threading.Thread(target=lambda: asyncio.run(self.server.serve()),
+        self.loop: Optional[asyncio.AbstractEventLoop] = None  # the server's, once started
+        self.thread = threading.Thread(target=lambda: asyncio.run(self._serve()),
                                        daemon=True, name="uvicorn")
         self.host, self.port = host, port
+
+    async def _serve(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        await self.server.serve()
 
     def __enter__(self) -> "ServerThread":
         self.thread.start()
