@@ -293,3 +293,9 @@ class ServerThread:
     @property
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
+
+
+def demo_upstream() -> Starlette:
+    """The demo's scripted LLM, as an app factory (``uvicorn --factory
+    guardrail.testing.fake_upstream:demo_upstream``; deploy/compose.yaml runs it)."""
+    return create_fake_upstream(FakeScript.from_dict(DEMO))
