@@ -92,3 +92,25 @@ def test_wait_time_zero_when_full_or_old_enough():
 def test_invalid_limits_are_rejected():
     with pytest.raises(ValueError, match="eos_every"):
         WorkQueue(max_batch_tokens=10, max_batch_size=1, eos_every=0)
+
+
+def test_a_check_with_many_sequences_shares_each_batch_with_the_others():
+    """A final pass over a huge context (many windows) arrives first; a small check of
+    another stream arrives after it.  The small one rides in the very first batch
+    instead of waiting behind every window of the big one."""
+    wq = q(max_batch_tokens=80, max_batch_size=8)
+    wq.push("big", EOS, None, [Seq(10)] * 40, 6, now=0.0)
+    wq.push("small", EOS, None, [Seq(10)] * 2, 6, now=1.0)
+    first = wq.take((EOS, None))
+    jobs = [it.job for it in first.items]
+    assert jobs.count("small") == 2 and jobs.count("big") == 4   # 8 fit; an equal share each
+    assert first.padded_tokens <= 80
+    second = wq.take((EOS, None))  # alone now: the big check gets whole batches again
+    assert [it.job for it in second.items] == ["big"] * 8
+    assert len(wq) == 40 - 4 - 8
+
+
+def test_one_check_alone_is_cut_as_before():
+    wq = q(max_batch_tokens=80, max_batch_size=8)
+    wq.push("only", EOS, None, [Seq(10)] * 20, 6, now=0.0)
+    assert len(wq.take((EOS, None)).items) == 8

@@ -355,7 +355,13 @@ async def test_window_selector_follows_the_priority():
         await s.verify(req("a b", priority=IF))
         await s.verify(req("a b", priority=EOS))
     fly, end = det.selectors
-    assert isinstance(fly, TopKWindows) and fly.k == 3 and isinstance(end, AllWindows)
+    # "all" within the budget: top-64 scores every window of a context of 64 or fewer
+    assert isinstance(fly, TopKWindows) and fly.k == 3
+    assert isinstance(end, TopKWindows) and end.k == 64
+    det = FakeDetector()
+    async with Scheduler(det, cfg(final_max_windows=None)) as s:  # no budget: every window
+        await s.verify(req("a b", priority=EOS))
+    assert isinstance(det.selectors[0], AllWindows)
     det = FakeDetector()
     async with Scheduler(det, cfg(in_flight_windows="all", final_windows="topk",
                                   final_top_k=5)) as s:

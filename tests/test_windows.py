@@ -183,3 +183,25 @@ def test_topk_through_the_detector_scores_k_windows():
     assert len({s.window for s in prep.sequences}) == 2
     text = det.tokenizer.decode(np.concatenate([s.input_ids for s in prep.sequences]))
     assert "zorblat bridge over the mira river" in text
+
+
+def test_the_final_pass_budget_scores_all_windows_up_to_it_and_the_best_beyond(detector):
+    """``scheduler.final_max_windows``: a context within the budget is scored whole
+    (the same detection as every window); a larger one scores the budget's worth of the
+    most relevant windows and says so (``context_truncated``)."""
+    from guardrail.config import SchedulerConfig
+    from guardrail.engine.checks import final_selector
+    from guardrail.model import DetectInput
+    from guardrail.model.windows import AllWindows, IndexCache
+
+    filler = "The committee met on Tuesdays to review the library budget. " * 120
+    context = filler + "The Eiffel Tower is 330 metres tall. " + filler
+    inp = [DetectInput(context, "How tall?", "The tower is 330 metres tall.")]
+    whole = detector.detect_batch(inp, selector=AllWindows())[0]
+    assert whole.windows_total > 3
+    roomy = final_selector(SchedulerConfig(final_max_windows=whole.windows_total), IndexCache())
+    same = detector.detect_batch(inp, selector=roomy)[0]
+    assert same.token_probs == whole.token_probs and not same.context_truncated
+    tight = final_selector(SchedulerConfig(final_max_windows=2), IndexCache())
+    cut = detector.detect_batch(inp, selector=tight)[0]
+    assert cut.windows_scored == 2 and cut.context_truncated

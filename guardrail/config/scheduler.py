@@ -73,6 +73,11 @@ class SchedulerConfig(BaseModel):
     ``in_flight_windows``); ``all`` keeps the final verdict exact."""
     final_top_k: int = Field(8, ge=1)
     """Windows per end-of-stream check with ``final_windows: topk``."""
+    final_max_windows: Optional[int] = Field(64, ge=1)
+    """The budget of one end-of-stream pass with ``final_windows: all``: a context of
+    more windows (64 x 512 tokens is ~25K tokens) scores the most relevant this many
+    (BM25), and the report says ``context_truncated``; a stream's cost stays bounded
+    and its neighbours keep their latency.  None: every window, whatever the size."""
 
     @model_validator(mode="after")
     def _check_ladder(self) -> "SchedulerConfig":

@@ -4,13 +4,16 @@ A plain data structure (no asyncio, no threads, no clock of its own) so that the
 scheduling policy is tested directly and the scheduler stays about plumbing.
 
 Sequences wait in *lanes*, one per ``(priority, exit layer)``, because one forward
-runs one exit.  The next lane is chosen by three rules:
+runs one exit.  The next lane is chosen by rules 1-3, a batch cut by rule 4:
 
 1. in-flight lanes before end-of-stream lanes: a stream waits on them to release a
    sentence, while end-of-stream passes are throughput work;
 2. starvation-free: after ``eos_every`` consecutive batches taken while end-of-stream
    work was waiting, the next batch is end-of-stream work, however busy streaming is;
-3. among lanes of one class, the lane whose oldest sequence is oldest.
+3. among lanes of one class, the lane whose oldest sequence is oldest;
+4. fair share: when several checks wait in a lane, a batch takes at most an equal
+   share of its room from each (their oldest sequences), so one check's hundreds of
+   windows delay the others by one batch, not by all of them.
 
 A batch is cut from a lane around its *oldest* sequence (so nothing waits forever):
 the sequences closest to it in length join while ``count * longest`` stays within the
@@ -139,9 +142,10 @@ class WorkQueue:
         return max(0.0, lane[0].enqueued + max_wait - now)
 
     def take(self, key: LaneKey) -> Batch:
-        """Cut one batch from the lane, around its oldest sequence."""
+        """Cut one batch from the lane, around its oldest sequence, with at most a fair
+        share of it from any one check (rule 4)."""
         lane = self._lanes[key]
-        by_len = sorted(lane, key=lambda it: (it.length, it.order))
+        by_len = sorted(self._fair_share(lane), key=lambda it: (it.length, it.order))
         anchor = min(range(len(by_len)), key=lambda i: by_len[i].order)
         lo = hi = anchor
         longest = by_len[anchor].length
@@ -174,6 +178,26 @@ class WorkQueue:
         return Batch(key[0], key[1], tuple(chosen))
 
     # -- internals -------------------------------------------------------------------------
+    def _fair_share(self, lane: list[Item]) -> list[Item]:
+        """The candidates of the next batch: each check's oldest sequences, at most an
+        equal share of what fits one batch (by the oldest sequence's length), so a
+        check with hundreds of windows cannot hold the lane while others wait."""
+        jobs = {id(it.job) for it in lane}
+        if len(jobs) == 1:
+            return lane
+        oldest = lane[0]
+        fit = min(self.max_batch_size, max(1, self.max_batch_tokens // max(oldest.length, 1)))
+        share = max(1, -(-fit // len(jobs)))
+        taken: dict[int, int] = {}
+        out = []
+        for it in lane:  # lanes are kept in arrival order
+            n = taken.get(id(it.job), 0)
+            if n < share:
+                out.append(it)
+                taken[id(it.job)] = n + 1
+        return out
+
+
     def _oldest(self, priority: Priority) -> Optional[LaneKey]:
         keys = [k for k in self._lanes if k[0] == priority]
         return min(keys, key=lambda k: self._lanes[k][0].order, default=None)

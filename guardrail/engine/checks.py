@@ -17,7 +17,17 @@ def window_selectors(cfg: SchedulerConfig) -> "dict[Priority, Any]":
 
     cache = IndexCache()
     return {Priority.IN_FLIGHT: make_selector(cfg.in_flight_windows, cfg.in_flight_top_k, cache),
-            Priority.END_OF_STREAM: make_selector(cfg.final_windows, cfg.final_top_k, cache)}
+            Priority.END_OF_STREAM: final_selector(cfg, cache)}
+
+
+def final_selector(cfg: SchedulerConfig, cache: Any) -> Any:
+    """``final_windows``, with ``all`` bounded by ``final_max_windows`` (the top-k
+    selector scores every window of a context that has no more than k)."""
+    from guardrail.model.windows import make_selector
+
+    if cfg.final_windows == "all" and cfg.final_max_windows is not None:
+        return make_selector("topk", cfg.final_max_windows, cache)
+    return make_selector(cfg.final_windows, cfg.final_top_k, cache)
 
 
 def shift_detection(det: Detection, full_response: str, offset: int) -> Detection:
