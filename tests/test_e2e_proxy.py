@@ -19,7 +19,7 @@ import time
 import httpx
 import openai
 import pytest
-from conftest import EIFFEL_ANSWER, EIFFEL_REWRITE, EIFFEL_TOOL, serve
+from conftest import EIFFEL_ANSWER, EIFFEL_REWRITE, EIFFEL_TOOL, proxy_config, serve
 
 from guardrail.config import GuardrailConfig
 from guardrail.proxy.app import create_app
@@ -38,8 +38,7 @@ def placeholder(detector) -> bool:
 
 
 def config(upstream: str, **sections) -> GuardrailConfig:
-    return GuardrailConfig.model_validate(
-        {"upstream": {"base_url": upstream + "/v1", "api_key": "sk-upstream"}, **sections})
+    return proxy_config(upstream, **sections)
 
 
 @pytest.fixture(scope="module")

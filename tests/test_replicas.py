@@ -29,7 +29,8 @@ def _free_port() -> int:
 @contextmanager
 def replica(upstream: str, prefix: str) -> Iterator[str]:
     port = _free_port()
-    env = {**os.environ, "GUARDRAIL_CACHE__KEY_PREFIX": prefix,
+    env = {**os.environ, "GUARDRAIL_SCHEDULER__LATENCY_BUDGET_S": "120",
+           "GUARDRAIL_CACHE__KEY_PREFIX": prefix,
            "GUARDRAIL_TENANTS__ACME__API_KEYS": "[key-acme]",
            "GUARDRAIL_TENANTS__GLOBEX__API_KEYS": "[key-globex]"}
     proc = subprocess.Popen([sys.executable, "-m", "guardrail.cli", "serve", "--upstream",

@@ -169,7 +169,7 @@ async def test_overload_when_the_queue_is_full():
     v = LocalVerifier(d, SchedulerConfig(max_pending_checks=2))
     tasks = [asyncio.create_task(v.verify(req(f"s{i}."))) for i in range(2)]
     await until_queued(v, 2)
-    with pytest.raises(Overloaded, match="2 checks are queued"):
+    with pytest.raises(Overloaded, match="2 checks are pending"):
         await v.verify(req("one too many."))
     with pytest.raises(Overloaded):
         v.admit()

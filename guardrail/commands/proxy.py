@@ -69,6 +69,7 @@ def serve(
     typer.echo(f"guardrail: proxying {cfg.upstream.base_url} on "
                f"http://{cfg.server.host}:{cfg.server.port}/v1 (loading the detector...)",
                err=True)
+    _fixed_mmap_threshold()
     app = create_app(cfg)
     server = _DrainingServer(uvicorn.Config(
         app, host=cfg.server.host, port=cfg.server.port, log_level=cfg.server.log_level,
@@ -109,6 +110,24 @@ def _draining_server():
         _loop = None
 
     return DrainingServer
+
+
+def _fixed_mmap_threshold(threshold: int = 128 * 1024) -> bool:
+    """glibc raises its mmap threshold each time a large block is freed, so the model's
+    big, short-lived buffers end up in the heap, where freed memory is seldom returned:
+    RSS grew from 561 MB to 1.46 GB under 32 streams, and stayed flat with
+    ``MALLOC_MMAP_THRESHOLD_`` set (issue #14).  The same, at start-up, unless the
+    operator set it; False where there is no glibc."""
+    import ctypes
+    import os
+
+    if "MALLOC_MMAP_THRESHOLD_" in os.environ or not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        return bool(libc.mallopt(-3, threshold))  # M_MMAP_THRESHOLD
+    except (OSError, AttributeError):
+        return False
 
 
 def _DrainingServer(config):  # noqa: N802 - a class, built lazily (uvicorn import)

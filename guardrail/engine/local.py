@@ -11,11 +11,13 @@ import asyncio
 import dataclasses
 import heapq
 import itertools
+import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from typing import Optional, Sequence
 
 from guardrail.config import SchedulerConfig
+from guardrail.engine.admission import Admission
 from guardrail.engine.checks import shallow_exit, shift_detection, window_selectors
 from guardrail.engine.seam import DetectorLike
 from guardrail.engine.stats import EngineInfo, EngineStats
@@ -40,6 +42,7 @@ class LocalVerifier:
         with only ``detect`` scores whatever it scores."""
         self.detector, self.cfg, self.model_name = detector, cfg, model_name
         self.shallow_layer = shallow_exit(detector, cfg)
+        self.admission = Admission(cfg)
         self._c: Counter = Counter()
         self._exits: Counter = Counter()
         self._selectors = window_selectors(cfg) if hasattr(detector, "detect_batch") else None
@@ -57,10 +60,12 @@ class LocalVerifier:
         job = _Job(int(req.priority), next(self._seq), req, loop.create_future())
         heapq.heappush(self._heap, job)
         self._ensure_worker().set()
-        outcome = "failed"
+        outcome, t0 = "failed", time.monotonic()
         try:
             det = await asyncio.wait_for(asyncio.shield(job.future), self.cfg.check_timeout_s)
             outcome = "done"
+            if req.priority == Priority.IN_FLIGHT:
+                self.admission.observe(time.monotonic() - t0)
             self._exits[det.exit_layer] += 1
             return det
         except asyncio.TimeoutError:
@@ -84,9 +89,10 @@ class LocalVerifier:
         return sum(1 for j in self._heap if not j.future.done()) + (self._running is not None)
 
     def admit(self) -> None:
-        if self.queue_depth() >= self.cfg.max_pending_checks:
+        refusal = self.admission.refusal(self.queue_depth(), 0.0)
+        if refusal is not None:
             self._c["rejected"] += 1
-            raise Overloaded(f"{self.queue_depth()} checks are queued; retry later")
+            raise Overloaded(f"{refusal[0]}; retry later", retry_after=refusal[1])
 
     async def warm(self, documents: Sequence[str], *,
                    tenant: str = DEFAULT_TENANT) -> Optional[int]:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -30,6 +29,7 @@ from typing import Any, Optional
 
 from guardrail.config import SchedulerConfig
 from guardrail.contexts import ContextStore
+from guardrail.engine.admission import Admission
 from guardrail.engine.batching import Batch, WorkQueue, shallower_under_load
 from guardrail.engine.checks import normal_exit, shallow_exit, shift_detection, window_selectors
 from guardrail.engine.prepared import PreparedContextCache
@@ -71,6 +71,7 @@ class Scheduler:
         if config.max_batch_tokens < detector.max_length:
             raise ValueError(f"scheduler.max_batch_tokens ({config.max_batch_tokens}) is below "
                              f"the detector's max_length ({detector.max_length})")
+        self.admission = Admission(config)
         self._owns_contexts = contexts is None
         self.contexts = contexts or PreparedContextCache()
         self._model_key = getattr(getattr(detector, "tokenizer", None), "name_or_path", "")
@@ -166,9 +167,13 @@ class Scheduler:
         self._pending += 1
         self._streams.setdefault(req.stream_id, set()).add(check)
         check.task = asyncio.get_running_loop().create_task(self._prepare(check, wake))
+        t0 = time.monotonic()
         try:
             async with asyncio.timeout(self.config.check_timeout_s):
-                return await check.future
+                det = await check.future
+            if req.priority == Priority.IN_FLIGHT:
+                self.admission.observe(time.monotonic() - t0)
+            return det
         except TimeoutError:
             self._c["timed_out"] += 1
             raise DetectorError(f"check timed out after {self.config.check_timeout_s}s",
@@ -203,24 +208,19 @@ class Scheduler:
         return self._queue.work / max(self._rate, 1.0)
 
     def is_overloaded(self) -> bool:
-        return self._pending >= self.config.max_pending_checks or \
-            self.drain_time_s() > self.config.latency_budget_s
+        return self.admission.refusal(self._pending, self.drain_time_s()) is not None
 
     def retry_after(self) -> float:
-        """Whole seconds a rejected client should wait: the backlog's drain time."""
-        return float(max(1, math.ceil(self.drain_time_s())))
+        """Whole seconds a rejected client should wait (see ``engine.admission``)."""
+        refusal = self.admission.refusal(self._pending, self.drain_time_s())
+        return refusal[1] if refusal else 1.0
 
     def admit(self) -> None:
         """Raise ``Overloaded`` (503/429 + Retry-After) when a new request should be refused."""
-        if self.is_overloaded():
+        refusal = self.admission.refusal(self._pending, self.drain_time_s())
+        if refusal is not None:
             self._c["rejected"] += 1
-            if self._pending >= self.config.max_pending_checks:
-                why = f"{self._pending} checks are pending (limit " \
-                    f"{self.config.max_pending_checks})"
-            else:
-                why = f"the verification backlog (~{self.drain_time_s():.1f}s) exceeds " \
-                    f"the latency budget ({self.config.latency_budget_s:g}s)"
-            raise Overloaded(f"{why}; retry later", retry_after=self.retry_after())
+            raise Overloaded(f"{refusal[0]}; retry later", retry_after=refusal[1])
 
     def stats(self) -> EngineStats:
         q, c = self._queue, self._c

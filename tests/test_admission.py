@@ -1,0 +1,77 @@
+"""Admission control (engine.admission): the queue bound, the backlog, and the checks'
+real latency over the last seconds, each refusing with a Retry-After it implies."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+from guardrail.config import SchedulerConfig
+from guardrail.engine.admission import Admission
+from guardrail.engine.local import LocalVerifier
+from guardrail.errors import Overloaded
+from guardrail.types import CheckRequest, Detection, Grounding
+
+
+class Clock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_each_signal_refuses_with_its_own_retry_after():
+    clock = Clock()
+    a = Admission(SchedulerConfig(max_pending_checks=10, latency_budget_s=2.0), clock=clock)
+    assert a.refusal(0, 0.0) is None
+    assert a.refusal(10, 0.5) == ("10 checks are pending (limit 10)", 1.0)
+    why, wait = a.refusal(0, 4.2)
+    assert "backlog (~4.2s) exceeds the latency budget (2s)" in why and wait == 5.0
+    for latency in (1.0, 3.5, 3.6):
+        a.observe(latency)
+    why, wait = a.refusal(0, 0.0)
+    assert "checks take 3.5s" in why and wait == 4.0
+
+
+def test_latency_refusals_end_when_checks_are_fast_again_or_none_is_recent():
+    clock = Clock()
+    a = Admission(SchedulerConfig(latency_budget_s=2.0), window_s=10.0, clock=clock)
+    a.observe(5.0)
+    assert a.refusal(0, 0.0) is not None
+    clock.now += 11  # nothing recent: nothing says the engine is slow
+    assert a.recent_latency_s() is None and a.refusal(0, 0.0) is None
+    a.observe(5.0)
+    for _ in range(3):
+        a.observe(0.2)
+    assert a.refusal(0, 0.0) is None  # the median is back under the budget
+
+
+class SlowDetector:
+    n_layers, exit_layers, threshold = 6, (2, 4), 0.5
+
+    def __init__(self):
+        self.release = threading.Event()
+
+    def detect(self, context, question, response, *, exit_layer=None):
+        self.release.wait(5)
+        return Detection(response, (), ((0, len(response)),), (0.1,), 0.5, exit_layer or 6, 6)
+
+
+async def test_an_engine_whose_checks_are_slow_refuses_new_streams():
+    """Streams admitted together fall behind before their backlog shows: the checks'
+    own latency refuses the next stream, with a Retry-After."""
+    det = SlowDetector()
+    v = LocalVerifier(det, SchedulerConfig(latency_budget_s=0.05))
+    try:
+        v.admit()  # nothing measured yet: admitted
+        g = Grounding(("The tower is 330 metres tall.",), "How tall?")
+        asyncio.get_running_loop().call_later(0.2, det.release.set)
+        await v.verify(CheckRequest(g, "It is 330 metres tall."))
+        with pytest.raises(Overloaded, match="over the latency budget") as refused:
+            v.admit()
+        assert refused.value.retry_after >= 1 and v.stats().checks_rejected == 1
+    finally:
+        await v.aclose()
