@@ -1,4 +1,4 @@
-"""`guardrail serve | demo | check | train | eval | bench`.
+"""`guardrail serve | demo | check | train | eval | judge | bench`.
 
 Each command group lives in its own module under ``guardrail/commands/`` and
 registers itself on the one Typer app; heavy imports (torch) happen inside the
@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import typer
 
-from guardrail.commands import bench, detector, proxy
+from guardrail.commands import bench, detector, judge, proxy
 from guardrail.errors import GuardrailError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Streaming hallucination guardrail for OpenAI-compatible LLM servers.")
 
-for module in (proxy, detector, bench):
+for module in (proxy, detector, judge, bench):
     module.register(app)
 
 

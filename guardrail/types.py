@@ -157,6 +157,19 @@ class CheckRequest:
 
 
 @dataclass(frozen=True)
+class Explanation:
+    """Why a sentence is flagged: the context says otherwise (``contradicted``) or says
+    nothing of it (``unverifiable``), how bad it is, and the context line it is closest to."""
+
+    kind: str        # "contradicted" | "unverifiable"
+    severity: str    # "low" | "medium" | "high"
+    evidence: Optional[str] = None
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "severity": self.severity, "evidence": self.evidence}
+
+
+@dataclass(frozen=True)
 class SentenceVerdict:
     """What happened to one sentence, as reported in the final ``guardrail`` object."""
 
@@ -173,6 +186,8 @@ class SentenceVerdict:
     final_hallucinated: Optional[bool] = None
     final_spans: tuple[Span, ...] = field(default_factory=tuple)
     missed_by_shallow: bool = False        # full depth flags what the shallow check released
+    explanation: Optional[Explanation] = None  # why it was flagged (with a sentence judge)
+    claim: bool = True                     # False: it makes no claim and passed unchecked
 
     def to_json(self) -> dict:
         return {
@@ -185,6 +200,8 @@ class SentenceVerdict:
             "spans": [s.to_json() for s in self.spans],
             "exit_layer": self.exit_layer,
             "attempts": self.attempts,
+            "claim": self.claim,
+            "explanation": self.explanation.to_json() if self.explanation else None,
             "final": None if self.final_score is None else {
                 "score": round(self.final_score, 4),
                 "hallucinated": self.final_hallucinated,

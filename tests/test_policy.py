@@ -13,6 +13,7 @@ from guardrail.errors import BadRequest
 from guardrail.proxy.hooks import (CallableRegenerator, HttpRegenerator, RegeneratorFactory,
                                    UpstreamRegenerator, fill_prompt, load_callable)
 from guardrail.stream.policy import (Assessment, EffectivePolicy, RegenerateRequest, assess,
+                                     clean_span,
                                      decide, redact, resolve_policy)
 from guardrail.stream.regenerate import regenerate
 from guardrail.types import Action, Detection, Grounding, Span
@@ -93,18 +94,30 @@ def test_assess_with_a_policy_threshold_recomputes_spans():
     assert not lax.flagged and lax.spans == ()
 
 
-def test_redact_spans_sentence_and_whitespace():
+def test_redact_one_clean_span_or_the_whole_sentence():
     text = "It opened in 1950 by Bob.\n\n"
-    spans = (Span(13, 17, "1950", 0.9), Span(21, 25, "Bob.", 0.9))
-    assert redact(text, spans, "spans", "[x]") == "It opened in [x] by [x]\n\n"
-    assert redact(text, spans, "sentence", "[x]") == "[x]\n\n"
+    one = (Span(13, 17, "1950", 0.9),)
+    assert redact(text, one, "spans", "[x]") == "It opened in [x] by Bob.\n\n"
+    # two fragments apart by words read as nonsense: the sentence goes whole
+    two = (Span(13, 17, "1950", 0.9), Span(21, 25, "Bob.", 0.9))
+    assert redact(text, two, "spans", "[x]") == "[x]\n\n"
+    assert redact(text, one, "sentence", "[x]") == "[x]\n\n"
     assert redact(text, (), "spans", "[x]") == "[x]\n\n"
-    near = (Span(3, 9, "opened", 0.9), Span(10, 12, "in", 0.8))
+    near = (Span(3, 9, "opened", 0.9), Span(10, 12, "in", 0.8))  # apart by a space: one span
     assert redact(text, near, "spans", "[x]") == "It [x] 1950 by Bob.\n\n"
-    parts = "A wrought-iron tower."  # half words widen to whole words; "-" joins markers
+    parts = "A wrought-iron lattice tower stands in Paris."  # half words widen; "-" joins
     assert redact(parts, (Span(4, 8, "ough", 0.9), Span(9, 11, "ir", 0.9)), "spans",
-                  "[x]") == "A [x] tower."
-    assert redact("  \n", spans, "spans", "[x]") == "  \n"
+                  "[x]") == "A [x] lattice tower stands in Paris."
+    assert redact("  \n", two, "spans", "[x]") == "  \n"
+
+
+def test_a_span_on_punctuation_alone_redacts_nothing_but_the_sentence():
+    text = "The tower is 330 meters."
+    stop = (Span(23, 24, ".", 0.9),)
+    assert clean_span(text, stop) is None  # not "The tower is 330 [x]"
+    assert redact(text, stop, "spans", "[x]") == "[x]"
+    most = (Span(0, 16, "The tower is 330", 0.9),)  # most of the sentence: all of it
+    assert redact(text, most, "spans", "[x]") == "[x]"
 
 
 # -- decide (pure) and the answer's regenerate loop -----------------------------------------------------------------------

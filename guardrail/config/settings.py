@@ -7,9 +7,8 @@ variables < explicit overrides (CLI flags).  Environment variables name a field 
 ``GUARDRAIL_POLICY__REGENERATE__MAX_ATTEMPTS=3``; values are parsed as YAML scalars,
 so ``true``, ``0.7`` and ``[a, b]`` get their natural types.
 
-Every field carries its documentation as the docstring under it (pydantic turns
-those into ``description``), so ``GuardrailConfig.model_json_schema()`` is the
-reference.  Unknown keys are errors, so a typo in a YAML file fails loudly.
+Every field carries its documentation as the docstring under it, so
+``GuardrailConfig.model_json_schema()`` is the reference.  Unknown keys are errors.
 """
 
 from __future__ import annotations
@@ -162,12 +161,15 @@ class PolicyConfig(_Section):
     """Redact only the unsupported spans, or the whole sentence."""
     redact_marker: str = "[unsupported]"
     """Text that replaces redacted content."""
+    by_kind: dict[Literal["contradicted", "unverifiable"], Action] = {}
+    """Another action per kind of flag, e.g. ``{"unverifiable": "annotate"}``."""
     regenerate: RegenerateConfig = RegenerateConfig()
     """Settings of the ``regenerate`` action."""
 
     @model_validator(mode="after")
     def _check_hold(self) -> "PolicyConfig":
-        check_hold_action(self.hold, self.action)
+        for action in (self.action, *self.by_kind.values()):
+            check_hold_action(self.hold, action)
         return self
 
 
@@ -191,6 +193,8 @@ class PolicyOverride(_Section):
     """Replaces ``policy.redact_mode``."""
     max_attempts: Optional[int] = Field(None, ge=0, le=10)
     """Replaces ``policy.regenerate.max_attempts``."""
+    by_kind: Optional[dict[Literal["contradicted", "unverifiable"], Action]] = None
+    """Replaces ``policy.by_kind``."""
 
 
 class PolicyLimits(_Section):
@@ -237,6 +241,9 @@ class VerificationConfig(_Section):
     ``guardrail.context``/``context_id``, no system documents): ``pass`` forwards it
     unchecked (``x-guardrail-verified: false``, ``x-guardrail-grounding: none``, counted
     in ``guardrail_ungrounded_requests_total``); ``refuse`` answers 400."""
+    sentence_judge: bool = True
+    """Decide per sentence with the model's judge (``guardrail.evidence``), if it has
+    one; False: a sentence is flagged when any token reaches the threshold."""
     other_choices: Literal["reject", "pass"] = "reject"
     """Requests with ``n>1`` and context: only choice 0 is checked.  ``reject`` answers
     400; ``pass`` forwards choices >= 1 unchecked and lists them as unchecked."""

@@ -109,7 +109,8 @@ class LocalVerifier:
     def info(self) -> EngineInfo:
         d = self.detector
         return EngineInfo("local", self.model_name, d.n_layers, tuple(d.exit_layers),
-                          self.shallow_layer or d.n_layers, d.threshold)
+                          self.shallow_layer or d.n_layers, d.threshold,
+                          getattr(d, "meta", {}).get("judge"))
 
     async def aclose(self) -> None:
         if self._worker is not None:

@@ -200,7 +200,8 @@ class Scheduler:
     def info(self) -> EngineInfo:
         d = self.det
         return EngineInfo("batching", self.model_name, d.n_layers, tuple(d.exit_layers),
-                          self.in_flight_exit or d.n_layers, getattr(d, "threshold", None))
+                          self.in_flight_exit or d.n_layers, getattr(d, "threshold", None),
+                          getattr(d, "meta", {}).get("judge"))
 
     # -- admission control -----------------------------------------------------------------------
     def drain_time_s(self) -> float:
@@ -389,10 +390,8 @@ class Scheduler:
         fut = check.future
         if not fut.done():
             fut.cancel()
-        if fut.cancelled():
-            self._c["dropped"] += 1
-        else:
-            self._c["done" if fut.exception() is None else "failed"] += 1
+        self._c["dropped" if fut.cancelled() else
+                "done" if fut.exception() is None else "failed"] += 1
         checks = self._streams.get(check.req.stream_id)
         if checks is not None:
             checks.discard(check)

@@ -17,6 +17,7 @@ class EngineInfo:
     exit_layers: tuple[int, ...]
     shallow_exit_layer: int          # the layer in-flight checks exit at (n_layers: full depth)
     threshold: Optional[float]
+    judge: Optional[dict] = None     # the sentence judge's parameters (evidence.judge), if any
 
     def to_json(self) -> dict:
         return {"model": self.model, "n_layers": self.n_layers,

@@ -59,6 +59,7 @@ async def _settings(st: AppState, grounding: Grounding, override: Optional[Polic
                          regenerator=st.regenerators.for_request(auth),
                          observer=st.metrics, tenant=tenant,
                          on_report=lambda r: st.reports.put(tenant, stream_id, r),
+                         judge=st.sentence_judge(),
                          left_context_chars=cfg.scheduler.left_context_chars)
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
-from typing import Optional
+from dataclasses import dataclass, field
+from typing import Optional, Union
 
 import anyio
 from starlette.requests import Request
@@ -14,6 +14,7 @@ from guardrail.config import GuardrailConfig
 from guardrail.contexts import ContextStore, ReportStore
 from guardrail.engine.seam import Verifier
 from guardrail.errors import Overloaded
+from guardrail.evidence.judge import SentenceJudge
 from guardrail.proxy.hooks import RegeneratorFactory
 from guardrail.proxy.metrics import Metrics
 from guardrail.proxy.tenants import Tenants
@@ -33,6 +34,17 @@ class AppState:
     reports: ReportStore
     drain: "Drain"
     in_flight: int = 0
+    _judge: Union[SentenceJudge, bool, None] = field(default=None, repr=False)
+
+    def sentence_judge(self) -> Optional[SentenceJudge]:
+        """The model's sentence judge (``verification.sentence_judge``), read once from
+        the engine; None when it is off or the model ships none."""
+        if not self.config.verification.sentence_judge:
+            return None
+        if self._judge is None:
+            params = self.verifier.info().judge
+            self._judge = SentenceJudge.from_json(params) if params else False
+        return self._judge or None
 
 
 def state_of(request: Request) -> AppState:

@@ -12,6 +12,10 @@ how much of them a check reads (``TextLog.left_context``):
     final_pass()           the full-depth check over the whole original answer
     report()               the typed ``guardrail`` object
 
+With a sentence judge (``GuardSettings.judge``), a sentence that makes no claim passes
+without a check, and every assessment is the judge's (``policy.judged``): its
+probability, its flag and the flag's explanation.
+
 A sentence flagged after an earlier flagged one is confirmed by a second check against
 the *supported* answer so far (unflagged sentences and verified rewrites), because an
 unsupported claim on the left raises the scores of what follows it; rewrites are
@@ -29,8 +33,11 @@ from guardrail.config import SchedulerConfig, VerificationConfig
 from guardrail.engine.seam import Verifier
 from guardrail.errors import (Blocked, ContextError, DetectorError, GuardrailError,
                               InputError)
+from guardrail.evidence.features import ContextEvidence, is_claim
+from guardrail.evidence.judge import SentenceJudge
 from guardrail.stream.policy import (SEVERITY, Assessment, EffectivePolicy, Outcome,
-                                     RegenerateRequest, Regenerator, assess, decide, redact)
+                                     RegenerateRequest, Regenerator, assess, decide, judged,
+                                     redact)
 from guardrail.stream.regenerate import regenerate
 from guardrail.stream.segmenter import SentenceSegmenter
 from guardrail.stream.textlog import TextLog
@@ -77,6 +84,9 @@ class GuardSettings:
     on_report: Optional[Callable[[dict], None]] = None
     """Called once with the ``guardrail`` report as sent, when the answer ends (finished,
     blocked or failed): the proxy keeps it for ``GET /v1/guardrail/reports/{id}``."""
+    judge: Optional[SentenceJudge] = None
+    """The sentence judge (from the model, ``verification.sentence_judge``); None: a
+    sentence is flagged when any of its tokens reaches the threshold."""
     left_context_chars: int = SchedulerConfig.model_fields["left_context_chars"].default
     """The left-context budget (``scheduler.left_context_chars``): how much of the
     answer so far a check and a rewrite prompt read."""
@@ -112,6 +122,17 @@ class AnswerGuard:
         self.unchecked_choices: set[int] = set()
         self.final: Optional[Assessment] = None
         self._final_det: Optional[Detection] = None
+        self._evidence: Optional[ContextEvidence] = None
+
+    def _assess(self, det: Detection, start: int, end: int) -> Assessment:
+        """The sentence ``det.response[start:end]`` judged (or token-assessed)."""
+        threshold = self.s.policy.threshold
+        if self.s.judge is None:
+            return assess(det, start, end, threshold)
+        if self._evidence is None:  # built once per answer, on its first check
+            g = self.s.grounding
+            self._evidence = ContextEvidence.build(g.documents, g.question)
+        return judged(det, start, end, self.s.judge, self._evidence, threshold)
 
     # -- segmentation and check start ---------------------------------------------------
     @property
@@ -136,7 +157,7 @@ class AnswerGuard:
 
     def _start(self, s: Sentence) -> SentenceCheck:
         task, base = None, 0
-        if s.checkable and s.text.strip():
+        if s.checkable and s.text.strip() and (self.s.judge is None or is_claim(s.text)):
             base, text = self._answer.left_context(s.start, s.end, self._budget)
             task = asyncio.create_task(self._timed(self._request(text, s.start - base)))
         check = SentenceCheck(s, task, base)
@@ -170,7 +191,8 @@ class AnswerGuard:
     async def judge(self, check: SentenceCheck) -> SentenceVerdict:
         s = check.sentence
         verdict = SentenceVerdict(s.index, s.text, s.text, Action.RELEASE, 0.0, (), None,
-                                  checked=False)
+                                  checked=False, claim=self.s.judge is None or
+                                  not s.checkable or is_claim(s.text))
         if check.task is not None:
             try:
                 det = await check.task
@@ -198,7 +220,7 @@ class AnswerGuard:
 
     async def _decide(self, check: SentenceCheck, det: Detection) -> SentenceVerdict:
         s, p = check.sentence, self.s.policy
-        a = assess(det, s.start - check.base, s.end - check.base, p.threshold)
+        a = self._assess(det, s.start - check.base, s.end - check.base)
         if a.flagged and self._any_flagged:
             # The in-flight check read the upstream's answer so far, which holds an earlier
             # flagged sentence: confirm against the supported answer so far (what the
@@ -210,7 +232,8 @@ class AnswerGuard:
             out = await self._regenerate(s.text, a)
         self.errors.extend(f"sentence {s.index}: {n}" for n in out.notes)
         return SentenceVerdict(s.index, s.text, out.released, out.action, a.score, a.spans,
-                               a.exit_layer, attempts=out.attempts)
+                               a.exit_layer, attempts=out.attempts,
+                               explanation=a.explanation if a.flagged else None)
 
     async def _regenerate(self, text: str, a: Assessment) -> Outcome:
         """The rewrite loop (``stream.regenerate``) against this answer's own rechecks;
@@ -241,7 +264,7 @@ class AnswerGuard:
         except Exception as e:
             self.errors.append(f"{what} failed: {type(e).__name__}: {e}")
             return on_failure
-        return assess(det, len(left), len(left) + len(text), self.s.policy.threshold)
+        return self._assess(det, len(left), len(left) + len(text))
 
     # -- end of answer --------------------------------------------------------------------
     async def final_pass(self) -> None:
@@ -260,15 +283,18 @@ class AnswerGuard:
             self._failed(e, "final pass")
             return
         self._final_det = det
-        self.final = assess(det, 0, len(answer), self.s.policy.threshold)
+        self.final = assess(det, 0, len(answer), self.s.policy.threshold)  # token view
         for check in self.checks:
             if check.verdict is None or not check.sentence.checkable:
                 continue
             s, v = check.sentence, check.verdict
-            f = assess(det, s.start, s.end, self.s.policy.threshold)
+            if not v.claim:
+                continue
+            f = self._assess(det, s.start, s.end)
             missed = f.flagged and not check.flagged and v.released == v.original
             check.verdict = replace(v, final_score=f.score, final_hallucinated=f.flagged,
-                                    final_spans=f.spans, missed_by_shallow=missed)
+                                    final_spans=f.spans, missed_by_shallow=missed,
+                                    explanation=v.explanation or f.explanation)
 
     async def aclose(self) -> None:
         """Cancel every pending check, tell the verifier, and wait for them to end."""
@@ -287,7 +313,11 @@ class AnswerGuard:
     def summary(self) -> tuple[bool, int, Action]:
         """(hallucination detected, unsupported span count, most severe action)."""
         verdicts = [c.verdict for c in self.checks if c.verdict is not None]
-        detected = any(c.flagged for c in self.checks) or bool(self.final and self.final.flagged)
+        if self.s.judge is not None:  # the judge decides on sentences, at either depth
+            final_flag = any(v.final_hallucinated for v in verdicts)
+        else:
+            final_flag = bool(self.final and self.final.flagged)
+        detected = any(c.flagged for c in self.checks) or final_flag
         spans = len(self.final.spans) if self.final is not None \
             else sum(len(v.spans) for v in verdicts)
         action = max((v.action for v in verdicts), key=SEVERITY.index, default=Action.RELEASE)

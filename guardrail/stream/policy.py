@@ -2,7 +2,8 @@
 
     resolve_policy(config, tenant, request override) -> EffectivePolicy   (limits enforced)
     assess(detection, start, end, threshold)           -> Assessment       (sentence score, spans)
-    redact(text, spans, mode, marker)                  -> str
+    judged(detection, start, end, judge, evidence, ...) -> Assessment      (the sentence judge's)
+    redact(text, spans, mode, marker)                  -> str              (one clean span or all)
     decide(sentence, assessment, policy)               -> Outcome          (pure)
 
 Pure functions of their arguments: no I/O, no awaiting.  When ``decide`` says
@@ -17,6 +18,8 @@ from typing import Literal, Optional, Protocol
 
 from guardrail.config import GuardrailConfig, PolicyOverride, check_hold_action
 from guardrail.errors import BadRequest
+from guardrail.evidence.features import ContextEvidence
+from guardrail.evidence.judge import Explanation, SentenceJudge
 from guardrail.types import Action, Detection, Grounding, Span
 
 
@@ -35,11 +38,16 @@ class EffectivePolicy:
     redact_marker: str
     max_attempts: int
     tenant: Optional[str] = None
+    by_kind: tuple[tuple[str, Action], ...] = ()   # explanation kind -> action
+
+    def action_for(self, kind: Optional[str]) -> Action:
+        return dict(self.by_kind).get(kind, self.action) if kind else self.action
 
     def to_json(self) -> dict:
         return {"action": self.action.value, "threshold": self.threshold, "hold": self.hold,
                 "redact_mode": self.redact_mode, "max_attempts": self.max_attempts,
-                "tenant": self.tenant}
+                "tenant": self.tenant,
+                "by_kind": {k: a.value for k, a in self.by_kind} or None}
 
 
 def _merge(p: EffectivePolicy, o: PolicyOverride) -> EffectivePolicy:
@@ -49,17 +57,20 @@ def _merge(p: EffectivePolicy, o: PolicyOverride) -> EffectivePolicy:
         hold=o.hold if o.hold is not None else p.hold,
         redact_mode=o.redact_mode or p.redact_mode, redact_marker=p.redact_marker,
         max_attempts=o.max_attempts if o.max_attempts is not None else p.max_attempts,
-        tenant=p.tenant)
+        tenant=p.tenant,
+        by_kind=tuple(sorted(o.by_kind.items())) if o.by_kind is not None else p.by_kind)
 
 
 def _check_limits(o: PolicyOverride, cfg: GuardrailConfig) -> None:
     lim = cfg.limits
     if not lim.allow_override:
         raise BadRequest("'guardrail.policy' is not allowed by this server", code="policy_limit")
-    if o.action is not None and o.action not in lim.allowed_actions:
-        raise BadRequest(f"'guardrail.policy.action' {o.action.value!r} is not allowed; "
-                         f"allowed: {', '.join(a.value for a in lim.allowed_actions)}",
-                         code="policy_limit")
+    for name, action in [("action", o.action), *(
+            (f"by_kind.{k}", a) for k, a in (o.by_kind or {}).items())]:
+        if action is not None and action not in lim.allowed_actions:
+            raise BadRequest(f"'guardrail.policy.{name}' {action.value!r} is not allowed; "
+                             f"allowed: {', '.join(a.value for a in lim.allowed_actions)}",
+                             code="policy_limit")
     if o.threshold is not None and not lim.min_threshold <= o.threshold <= lim.max_threshold:
         raise BadRequest(f"'guardrail.policy.threshold' {o.threshold} is outside the allowed "
                          f"range [{lim.min_threshold}, {lim.max_threshold}]", code="policy_limit")
@@ -76,14 +87,15 @@ def resolve_policy(cfg: GuardrailConfig, tenant: Optional[str] = None,
     """Default policy, then the tenant's changes, then the request's (within limits)."""
     p = cfg.policy
     policy = EffectivePolicy(p.action, p.threshold, p.hold, p.redact_mode, p.redact_marker,
-                             p.regenerate.max_attempts, tenant)
+                             p.regenerate.max_attempts, tenant, tuple(sorted(p.by_kind.items())))
     if tenant is not None and tenant in cfg.tenants:
         policy = _merge(policy, cfg.tenants[tenant].policy)
     if request is not None:
         _check_limits(request, cfg)
         policy = _merge(policy, request)
     try:
-        check_hold_action(policy.hold, policy.action)
+        for action in (policy.action, *(a for _, a in policy.by_kind)):
+            check_hold_action(policy.hold, action)
     except ValueError as e:
         raise BadRequest(f"'guardrail.policy': {e}", code="policy_conflict") from None
     return policy
@@ -97,6 +109,8 @@ class Assessment:
     spans: tuple[Span, ...]
     flagged: bool
     exit_layer: int
+    explanation: Optional[Explanation] = None   # why it is flagged (with a sentence judge)
+    claim: bool = True                          # False: nothing to check in it
 
 
 def _spans_from_tokens(det: Detection, start: int, end: int, threshold: float
@@ -126,6 +140,25 @@ def assess(det: Detection, start: int, end: int, threshold: Optional[float] = No
     return Assessment(score, spans, score >= t, det.exit_layer)
 
 
+def judged(det: Detection, start: int, end: int, judge: SentenceJudge,
+           evidence: ContextEvidence, threshold: Optional[float] = None) -> Assessment:
+    """The sentence judge's decision on ``det.response[start:end]``: its probability is
+    the score, and a flag carries its explanation.  The spans are the detector's (at
+    its own threshold) or, when a number the context lacks is the only thing found
+    wrong, that number."""
+    text = det.response[start:end]
+    probs = [p for (s, e), p in zip(det.token_offsets, det.token_probs) if s < end and e > start]
+    j = judge.judge(evidence, text, probs, det.exit_layer, threshold)
+    if not j.flagged:
+        return Assessment(j.prob, (), False, det.exit_layer, None, j.claim)
+    spans = det.spans_in(start, end)
+    missing = j.evidence.missing_numbers if j.evidence is not None else ()
+    if len(missing) == 1 and len(spans) != 1:
+        n = missing[0]
+        spans = (Span(n.start, n.end, text[n.start:n.end], j.prob),)
+    return Assessment(j.prob, spans, True, det.exit_layer, j.explanation, True)
+
+
 def _word_bounds(text: str, start: int, end: int) -> tuple[int, int]:
     """Widen ``[start, end)`` to whole words: never leave half a word behind a marker."""
     while start > 0 and text[start - 1].isalnum():
@@ -135,29 +168,43 @@ def _word_bounds(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+MAX_SPAN_SHARE = 0.5
+"""A span covering more of a sentence's letters and digits than this redacts the sentence."""
+
+
+def clean_span(text: str, spans: tuple[Span, ...]) -> Optional[tuple[int, int]]:
+    """The one span worth redacting inside ``text``, widened to whole words; None when
+    the sentence should go whole: no span with a letter or digit in it, spans apart by
+    words (several fragment replacements read as nonsense), or one span covering most
+    of it.  A span on punctuation alone ("330 meters[.]") is no span."""
+    runs: list[list[int]] = []
+    for sp in sorted(spans, key=lambda s: s.start):
+        if not any(c.isalnum() for c in text[sp.start:sp.end]):
+            continue
+        s, e = _word_bounds(text, sp.start, sp.end)
+        if runs and not any(c.isalnum() for c in text[runs[-1][1]:s]):
+            runs[-1][1] = max(runs[-1][1], e)  # apart only by spaces or punctuation
+        else:
+            runs.append([s, e])
+    if len(runs) != 1:
+        return None
+    s, e = runs[0]
+    letters = sum(c.isalnum() for c in text)
+    return (s, e) if sum(c.isalnum() for c in text[s:e]) <= MAX_SPAN_SHARE * letters else None
+
+
 def redact(text: str, spans: tuple[Span, ...], mode: str, marker: str) -> str:
-    """Replace the spans, widened to whole words (or, in ``sentence`` mode or without
-    spans, the whole sentence) with ``marker``; surrounding whitespace is kept."""
+    """Replace one clean span (``clean_span``) with ``marker``, or the whole sentence in
+    ``sentence`` mode or when there is no clean span; surrounding whitespace is kept."""
     core = text.strip()
     if not core:
         return text
     lead = text[:len(text) - len(text.lstrip())]
     trail = text[len(text.rstrip()):]
-    if mode == "sentence" or not spans:
+    span = clean_span(text, spans) if mode == "spans" else None
+    if span is None:
         return lead + marker + trail
-    out, pos = [], 0
-    for sp in sorted(spans, key=lambda s: s.start):
-        s, e = _word_bounds(text, sp.start, sp.end)
-        s = max(s, pos)
-        if s >= e:
-            continue
-        if out and out[-1] == marker and not any(c.isalnum() for c in text[pos:s]):
-            pos = e  # two spans apart only by spaces or punctuation: one marker
-            continue
-        out += [text[pos:s], marker]
-        pos = e
-    out.append(text[pos:])
-    return "".join(out)
+    return text[:span[0]] + marker + text[span[1]:]
 
 
 @dataclass(frozen=True)
@@ -197,12 +244,13 @@ def decide(text: str, a: Assessment, policy: EffectivePolicy) -> Outcome:
     """What to send for sentence ``text`` (pure).  BLOCK is returned, not raised;
     REGENERATE means the answer must run its rewrite loop (``stream.regenerate``),
     whose outcome replaces this one."""
-    if not a.flagged or policy.action is Action.RELEASE:
+    action = policy.action_for(a.explanation.kind if a.explanation else None)
+    if not a.flagged or action is Action.RELEASE:
         return Outcome(Action.RELEASE, text)
-    if policy.action is Action.ANNOTATE:
+    if action is Action.ANNOTATE:
         return Outcome(Action.ANNOTATE, text)
-    if policy.action is Action.BLOCK:
+    if action is Action.BLOCK:
         return Outcome(Action.BLOCK, "")
-    if policy.action is Action.REGENERATE and policy.max_attempts > 0:
+    if action is Action.REGENERATE and policy.max_attempts > 0:
         return Outcome(Action.REGENERATE, text)
     return Outcome(Action.REDACT, redact(text, a.spans, policy.redact_mode, policy.redact_marker))

@@ -1,0 +1,151 @@
+"""Commands: `guardrail judge fit | eval` — the sentence-level decision (guardrail.evidence)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+DATA_HELP = ("Labelled data as PATH or PATH@SPLIT (repeatable): anything `guardrail eval` "
+             "reads, a `guardrail data toolctx` or `guardrail data fetch` JSONL.  SPLIT is "
+             "all (default), train, dev, fit or calib: the split by source recorded in the "
+             "model's training metadata (fit + calib = train).")
+SPLITS = ("all", "train", "dev", "fit", "calib")
+
+
+def load_split(spec: str, meta: dict):
+    """The examples of one ``PATH[@SPLIT]``."""
+    from guardrail.train.data import load_any, split_by_source
+
+    path, _, split = spec.rpartition("@") if "@" in spec else (spec, "", "all")
+    if split not in SPLITS:
+        raise typer.BadParameter(f"{spec!r}: the split must be one of {', '.join(SPLITS)}",
+                                 param_hint="--data")
+    try:
+        examples = load_any(path)
+    except (ValueError, OSError) as exc:
+        raise typer.BadParameter(f"{spec}: {exc}", param_hint="--data") from exc
+    if split == "all":
+        return examples
+    sp = meta.get("training", {}).get("split", {"dev_fraction": 0.2, "seed": 13})
+    train, dev = split_by_source(examples, sp["dev_fraction"], sp["seed"])
+    if split in ("train", "dev"):
+        return train if split == "train" else dev
+    fit, calib = split_by_source(train, sp.get("calib_fraction", 0.1), sp["seed"] + 1)
+    return fit if split == "fit" else calib
+
+
+def _rows(det, specs: list[str], layers: list[int], limit: Optional[int]):
+    from guardrail.train.judge import collect
+
+    rows = []
+    for spec in specs:
+        examples = load_split(spec, det.meta)[:limit] if limit else load_split(spec, det.meta)
+        if not any(ex.has_spans for ex in examples):
+            raise typer.BadParameter(f"{spec}: no span-labelled examples", param_hint="--data")
+        for layer in layers:
+            rows += collect(det, examples, None if layer >= det.n_layers else layer)
+        typer.echo(f"{spec}: {len(examples)} examples", err=True)
+    return rows
+
+
+def _layers(spec: str, det) -> list[int]:
+    try:
+        layers = sorted({int(x) for x in spec.split(",") if x.strip()})
+    except ValueError:
+        raise typer.BadParameter("--layers takes numbers, e.g. 4,6") from None
+    bad = [x for x in layers if x not in (*det.exit_layers, det.n_layers)]
+    if bad or not layers:
+        raise typer.BadParameter(f"--layers must be exit layers {list(det.exit_layers)} or "
+                                 f"the full depth {det.n_layers}")
+    return layers
+
+
+def register(app: typer.Typer) -> None:
+    judge_app = typer.Typer(help="The sentence judge: fit it, or measure what the proxy "
+                            "would do with each sentence.", no_args_is_help=True)
+    app.add_typer(judge_app, name="judge")
+
+    @judge_app.command("fit")
+    def fit_cmd(
+        data: list[str] = typer.Option(..., "--data", help=DATA_HELP),
+        model: Optional[Path] = typer.Option(None, help="Model directory whose "
+                                             "guardrail.json gets the judge (default: "
+                                             "the shipped model)."),
+        layers: str = typer.Option("", help="Exit layers to fit a head for (default: every "
+                                   "exit and full depth)."),
+        keep: float = typer.Option(0.95, min=0.5, max=0.999, help="Share of supported "
+                                   "sentences that must pass on every data set."),
+        l2: float = typer.Option(1.0, min=0.0, help="L2 regularisation."),
+        limit: Optional[int] = typer.Option(None, help="First N examples of each --data."),
+        out: Optional[Path] = typer.Option(None, help="Also write the fit's report JSON here."),
+    ) -> None:
+        """Fit a sentence judge per exit layer and write it into the model's guardrail.json."""
+        from guardrail.evidence.judge import SentenceJudge
+        from guardrail.model import DEFAULT_MODEL, Detector
+        from guardrail.train.judge import fit, format_measure, measure, rows_by_layer
+
+        directory = Path(model) if model else Path(DEFAULT_MODEL)
+        det = Detector.from_pretrained(directory)
+        rows = _rows(det, data, _layers(layers, det) if layers else
+                     [*det.exit_layers, det.n_layers], limit)
+        try:
+            heads = {layer: fit(part, keep=keep, l2=l2)
+                     for layer, part in rows_by_layer(rows).items()}
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from exc
+        judge = SentenceJudge(heads)
+        report = {layer: measure(part, judge) for layer, part in rows_by_layer(rows).items()}
+        for layer, m in report.items():
+            typer.echo(f"layer {layer} (fitted on these; threshold "
+                       f"{heads[layer].threshold:.3f}):\n{format_measure(m)}")
+        cfg_path = directory / "guardrail.json"
+        meta = json.loads(cfg_path.read_text())
+        meta["judge"] = {**judge.to_json(), "fitted_on": data, "keep": keep, "l2": l2}
+        cfg_path.write_text(json.dumps(meta, indent=2) + "\n")
+        typer.echo(f"wrote the judge into {cfg_path}")
+        if out:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps({"data": data, "keep": keep, "report": report},
+                                      indent=2, default=str) + "\n")
+
+    @judge_app.command("eval")
+    def eval_cmd(
+        data: list[str] = typer.Option(..., "--data", help=DATA_HELP),
+        model: Optional[str] = typer.Option(None, help="HF id or path (default: shipped)."),
+        layers: str = typer.Option("", help="Exit layers to measure (default: the deepest "
+                                   "exit and full depth)."),
+        tokens: bool = typer.Option(False, "--tokens", help="Measure the token rule (a "
+                                    "sentence is flagged when a token reaches the "
+                                    "detector's threshold) instead of the judge."),
+        limit: Optional[int] = typer.Option(None, help="First N examples of each --data."),
+        out: Optional[Path] = typer.Option(None, help="Write the metrics JSON here."),
+    ) -> None:
+        """Per data set: supported sentences kept, unsupported stopped, stop F1, AUROC."""
+        from guardrail.evidence.judge import SentenceJudge
+        from guardrail.model import Detector
+        from guardrail.train.judge import format_measure, measure, rows_by_layer
+
+        det = Detector.from_pretrained(model)
+        params = det.meta.get("judge")
+        if not tokens and not params:
+            raise typer.BadParameter("this model has no sentence judge: fit one with "
+                                     "`guardrail judge fit`, or pass --tokens")
+        judge = None if tokens else SentenceJudge.from_json(params)
+        chosen = _layers(layers, det) if layers else [max(det.exit_layers, default=det.n_layers),
+                                                       det.n_layers]
+        rows = _rows(det, data, chosen, limit)
+        result = {}
+        for layer, part in rows_by_layer(rows).items():
+            m = measure(part, judge, None if judge else det.threshold_for(
+                None if layer >= det.n_layers else layer))
+            result[layer] = m
+            typer.echo(f"layer {layer} ({'tokens' if tokens else 'judge'}):\n"
+                       f"{format_measure(m)}")
+        if out:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps({"data": data, "model": det.name, "rule": "tokens" if
+                                       tokens else "judge", "layers": result},
+                                      indent=2, default=str) + "\n")

@@ -1,0 +1,141 @@
+"""The sentence-level decision: is this sentence supported, and if not, why.
+
+The proxy acts on sentences, so it decides on sentences.  ``SentenceJudge`` is a small
+logistic model over the detector's token probabilities inside the sentence and the
+evidence features of ``features.py`` (numbers found, content words found, the best
+context line, names, negation), one per exit layer, fitted by ``guardrail train judge``
+on data the detector never trained on and shipped in the model's ``guardrail.json``
+under ``"judge"``.  Its threshold is chosen for the proxy's first goal: supported text
+passes untouched.
+
+Every flag is explained (HaluGate's explainer, as a label rather than a second model):
+
+* ``contradicted`` — the context speaks of the same thing and says otherwise: a number
+  the context lacks while it holds numbers, a negation its closest line does not share,
+  or most of the sentence's words standing in one context line;
+* ``unverifiable`` — the context does not speak of it at all;
+
+with a severity (``high``: a changed value, or probability >= 0.9; ``medium`` >= 0.75;
+``low`` otherwise) and the context line the sentence was closest to.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal, Mapping, Optional, Sequence
+
+from guardrail.evidence.features import ContextEvidence, SentenceEvidence, is_claim
+from guardrail.types import Explanation
+
+FEATURES = ("p_max", "p_mean", "p_frac", "logit_p_max", "has_number", "number_missing",
+            "number_missing_share", "word_precision", "best_line_recall", "name_missing",
+            "negation_mismatch", "structured", "log_words", "p_max_x_number_missing",
+            "p_max_x_word_gap", "p_max_x_structured", "no_context_numbers_x_number")
+
+Kind = Literal["contradicted", "unverifiable"]
+Severity = Literal["low", "medium", "high"]
+
+
+def feature_vector(ev: SentenceEvidence, probs: Sequence[float], structured: bool
+                   ) -> list[float]:
+    """The judge's inputs for one sentence (order: ``FEATURES``)."""
+    p_max = max(probs, default=0.0)
+    p_mean = sum(probs) / len(probs) if probs else 0.0
+    p_frac = sum(p >= 0.5 for p in probs) / len(probs) if probs else 0.0
+    p = min(max(p_max, 1e-4), 1 - 1e-4)
+    miss = float(bool(ev.missing_numbers))
+    gap = 1.0 - ev.word_precision
+    return [p_max, p_mean, p_frac, math.log(p / (1 - p)), float(ev.n_numbers > 0), miss,
+            len(ev.missing_numbers) / ev.n_numbers if ev.n_numbers else 0.0,
+            ev.word_precision, ev.best_line_recall, float(ev.missing_names > 0),
+            float(ev.negation_mismatch), float(structured), math.log1p(ev.n_words),
+            p_max * miss, p_max * gap, p_max * float(structured),
+            float(ev.n_numbers > 0 and not ev.context_has_numbers)]
+
+
+def explain(ev: SentenceEvidence, prob: float) -> Explanation:
+    changed = bool(ev.missing_numbers) and ev.context_has_numbers
+    about_it = ev.best_line_recall >= 0.5 and ev.word_precision >= 0.6
+    kind: Kind = "contradicted" if changed or ev.negation_mismatch or about_it \
+        else "unverifiable"
+    severity: Severity = "high" if changed or prob >= 0.9 else \
+        "medium" if prob >= 0.75 else "low"
+    return Explanation(kind, severity, ev.best_line)
+
+
+@dataclass(frozen=True)
+class Head:
+    """One exit's logistic model."""
+
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    weights: tuple[float, ...]
+    bias: float
+    threshold: float
+
+    def prob(self, x: Sequence[float]) -> float:
+        z = self.bias + sum(w * (v - m) / s for w, v, m, s in
+                            zip(self.weights, x, self.mean, self.scale))
+        return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
+
+    def to_json(self) -> dict:
+        return {"mean": list(self.mean), "scale": list(self.scale),
+                "weights": list(self.weights), "bias": self.bias, "threshold": self.threshold}
+
+    @classmethod
+    def from_json(cls, d: Mapping) -> "Head":
+        n = len(FEATURES)
+        if not all(len(d[k]) == n for k in ("mean", "scale", "weights")):
+            raise ValueError(f"a judge head needs {n} means, scales and weights")
+        return cls(tuple(map(float, d["mean"])), tuple(float(s) or 1.0 for s in d["scale"]),
+                   tuple(map(float, d["weights"])), float(d["bias"]), float(d["threshold"]))
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The judge's decision on one sentence."""
+
+    prob: float
+    flagged: bool
+    claim: bool
+    explanation: Optional[Explanation]
+    evidence: Optional[SentenceEvidence]
+
+
+class SentenceJudge:
+    """Heads per exit layer; a check that exited at a layer without its own head uses
+    the head of the nearest deeper layer (else the deepest)."""
+
+    def __init__(self, heads: Mapping[int, Head]):
+        if not heads:
+            raise ValueError("a judge needs at least one head")
+        self.heads = dict(sorted(heads.items()))
+
+    @classmethod
+    def from_json(cls, d: Mapping) -> "SentenceJudge":
+        if list(d.get("features", FEATURES)) != list(FEATURES):
+            raise ValueError("the judge was fitted on other features; refit it with "
+                             "`guardrail train judge`")
+        return cls({int(k): Head.from_json(v) for k, v in d["heads"].items()})
+
+    def to_json(self) -> dict:
+        return {"features": list(FEATURES),
+                "heads": {str(k): h.to_json() for k, h in self.heads.items()}}
+
+    def head(self, layer: int) -> Head:
+        for k, h in self.heads.items():
+            if k >= layer:
+                return h
+        return self.heads[max(self.heads)]
+
+    def judge(self, evidence: ContextEvidence, sentence: str, probs: Sequence[float],
+              layer: int, threshold: Optional[float] = None) -> Judgement:
+        """``threshold`` (the policy's) overrides the head's own."""
+        if not is_claim(sentence):
+            return Judgement(0.0, False, False, None, None)
+        ev = evidence.features(sentence)
+        head = self.head(layer)
+        prob = head.prob(feature_vector(ev, probs, evidence.structured))
+        flagged = prob >= (head.threshold if threshold is None else threshold)
+        return Judgement(prob, flagged, True, explain(ev, prob) if flagged else None, ev)

@@ -1,0 +1,204 @@
+"""Fit and measure the sentence judge (``guardrail.evidence.judge``).
+
+    rows = collect(detector, examples, layer)    one row per sentence the proxy would check
+    head = fit(rows, keep=0.95)                  logistic model + the threshold that keeps
+                                                 ``keep`` of the supported sentences
+    report = measure(rows, judge)                what the proxy would do, per data set
+
+A row is what the proxy sees for one sentence: the detector's token probabilities for it
+(an in-flight check reads the answer up to the sentence's end; the end-of-stream pass,
+at full depth, reads the whole answer) and the evidence features against the context.
+Sentences that make no claim are passed without a check in the proxy and are counted
+apart here (``no_claim``).  A sentence is unsupported when it overlaps a gold span.
+
+Fit on data the detector did not train on; measure on data neither saw.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Optional, Sequence
+
+import numpy as np
+
+from guardrail.evidence.features import ContextEvidence, is_claim
+from guardrail.evidence.judge import FEATURES, Head, SentenceJudge, feature_vector
+from guardrail.train.data import Example
+from guardrail.train.scores import auroc, sentence_bounds
+
+
+@dataclass(frozen=True)
+class Row:
+    dataset: str
+    example_id: str
+    sentence: str
+    gold: bool                 # overlaps a gold span
+    claim: bool
+    x: tuple[float, ...]       # FEATURES
+    layer: int
+
+
+def _probs(det, start: int, end: int) -> list[float]:
+    return [p for (s, e), p in zip(det.token_offsets, det.token_probs) if s < end and e > start]
+
+
+def collect(detector, examples: Sequence[Example], layer: Optional[int] = None, *,
+            progress: bool = False, batch: int = 16) -> list[Row]:
+    """Rows for every checkable sentence of the span-labelled examples, at ``layer``
+    (None: full depth, over the whole answer; else in-flight, up to each sentence)."""
+    from guardrail.model.detector import DetectInput
+
+    depth = layer or detector.n_layers
+    jobs: list[tuple[Example, int, int, ContextEvidence]] = []
+    for ex in examples:
+        if not ex.has_spans:
+            continue
+        ev = ContextEvidence.build([ex.context], ex.question)
+        for s, e in sentence_bounds(ex.response):
+            jobs.append((ex, s, e, ev))
+    rows: list[Row] = []
+    if layer is None or layer >= detector.n_layers:
+        whole = {}
+        todo = list({id(ex): ex for ex, *_ in jobs}.values())
+        for i in range(0, len(todo), batch):
+            part = todo[i:i + batch]
+            dets = detector.detect_batch([DetectInput(x.context, x.question, x.response)
+                                          for x in part])
+            whole.update({id(x): d for x, d in zip(part, dets)})
+        dets_for = [(whole[id(ex)], s, e) for ex, s, e, _ in jobs]
+    else:
+        dets_for = []
+        for i in range(0, len(jobs), batch):
+            part = jobs[i:i + batch]
+            dets = detector.detect_batch([DetectInput(ex.context, ex.question, ex.response[:e])
+                                          for ex, s, e, _ in part], exit_layer=layer)
+            dets_for += [(d, s, e) for d, (ex, s, e, _) in zip(dets, part)]
+        if progress:
+            print(f"  collected {len(jobs)} sentences at layer {layer}")
+    for (ex, s, e, ev), (det, _, _) in zip(jobs, dets_for):
+        text = ex.response[s:e]
+        gold = any(a < e and b > s for a, b in ex.spans)
+        x = feature_vector(ev.features(text), _probs(det, s, e), ev.structured)
+        rows.append(Row(ex.dataset, ex.id, text, gold, is_claim(text), tuple(x), depth))
+    return rows
+
+
+def _standardise(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    mean = X.mean(axis=0)
+    scale = X.std(axis=0)
+    scale[scale < 1e-6] = 1.0
+    return mean, scale
+
+
+def fit_logistic(X: np.ndarray, y: np.ndarray, l2: float = 1.0, iters: int = 50,
+                 weights: Optional[np.ndarray] = None) -> tuple[np.ndarray, float]:
+    """L2-regularised logistic regression by Newton's method (IRLS)."""
+    n, d = X.shape
+    A = np.hstack([X, np.ones((n, 1))])
+    w = np.zeros(d + 1)
+    sw = np.ones(n) if weights is None else weights
+    reg = np.full(d + 1, l2)
+    reg[-1] = 0.0
+    for _ in range(iters):
+        p = 1.0 / (1.0 + np.exp(-np.clip(A @ w, -40, 40)))
+        g = A.T @ (sw * (p - y)) + reg * w
+        H = (A * (sw * p * (1 - p))[:, None]).T @ A + np.diag(reg + 1e-9)
+        step = np.linalg.solve(H, g)
+        w -= step
+        if np.max(np.abs(step)) < 1e-8:
+            break
+    return w[:-1], float(w[-1])
+
+
+def keep_threshold(probs: np.ndarray, gold: np.ndarray, keep: float) -> float:
+    """The lowest threshold at which at least ``keep`` of the supported sentences pass."""
+    neg = np.sort(probs[~gold])
+    if len(neg) == 0:
+        return 0.5
+    k = min(len(neg) - 1, int(np.ceil(keep * len(neg))) - 1)
+    return float(min(0.999, max(0.05, neg[k] + 1e-6)))
+
+
+def fit(rows: Sequence[Row], keep: float = 0.95, l2: float = 1.0) -> Head:
+    claims = [r for r in rows if r.claim]
+    if not claims or all(r.gold for r in claims) or not any(r.gold for r in claims):
+        raise ValueError("fitting the judge needs supported and unsupported sentences")
+    X = np.asarray([r.x for r in claims], dtype=np.float64)
+    y = np.asarray([r.gold for r in claims], dtype=np.float64)
+    # each data set weighs the same, so the largest does not decide alone
+    counts: dict[str, int] = {}
+    for r in claims:
+        counts[r.dataset] = counts.get(r.dataset, 0) + 1
+    sw = np.asarray([len(claims) / (len(counts) * counts[r.dataset]) for r in claims])
+    mean, scale = _standardise(X)
+    w, b = fit_logistic((X - mean) / scale, y, l2=l2, weights=sw)
+    head = Head(tuple(mean), tuple(scale), tuple(w), b, 0.5)
+    probs = np.asarray([head.prob(x) for x in X])
+    thr = max(keep_threshold(probs[[r.dataset == d for r in claims]],
+                             y[[r.dataset == d for r in claims]].astype(bool), keep)
+              for d in counts)  # the threshold must keep ``keep`` on every data set
+    return Head(head.mean, head.scale, head.weights, head.bias, thr)
+
+
+def _group_report(rows: Sequence[Row], flagged: Sequence[bool], probs: Sequence[float]) -> dict:
+    gold = np.asarray([r.gold for r in rows], dtype=bool)
+    pred = np.asarray(flagged, dtype=bool)
+    sup, uns = ~gold, gold
+    tp, fp, fn = int(np.sum(gold & pred)), int(np.sum(~gold & pred)), int(np.sum(gold & ~pred))
+    p = tp / (tp + fp) if tp + fp else 0.0
+    r = tp / (tp + fn) if tp + fn else 0.0
+    return {
+        "sentences": len(rows), "unsupported": int(gold.sum()),
+        "no_claim": sum(1 for x in rows if not x.claim),
+        "supported_kept": round(float(np.mean(~pred[sup])), 4) if sup.any() else None,
+        "unsupported_stopped": round(float(np.mean(pred[uns])), 4) if uns.any() else None,
+        "stop_precision": round(p, 4), "stop_recall": round(r, 4),
+        "stop_f1": round(2 * p * r / (p + r), 4) if p + r else 0.0,
+        "auroc": auroc(list(gold), list(probs)),
+    }
+
+
+def measure(rows: Sequence[Row], judge: Optional[SentenceJudge],
+            threshold: Optional[float] = None) -> dict:
+    """Per data set and overall: what the proxy would do with these sentences.  Without
+    a judge, the old rule (the sentence's highest token probability >= ``threshold``)."""
+    flagged, probs = [], []
+    for r in rows:
+        if judge is None:
+            prob = r.x[FEATURES.index("p_max")]
+            flagged.append(prob >= (threshold if threshold is not None else 0.5))
+        elif not r.claim:
+            prob = 0.0
+            flagged.append(False)
+        else:
+            head = judge.head(r.layer)
+            prob = head.prob(r.x)
+            flagged.append(prob >= head.threshold)
+        probs.append(prob)
+    out = {"all": _group_report(rows, flagged, probs)}
+    for name in sorted({r.dataset for r in rows}):
+        idx = [i for i, r in enumerate(rows) if r.dataset == name]
+        out[name] = _group_report([rows[i] for i in idx], [flagged[i] for i in idx],
+                                  [probs[i] for i in idx])
+    return out
+
+
+def format_measure(result: dict) -> str:
+    lines = [f"{'data':34s} {'sent':>5s} {'unsup':>5s} {'kept':>6s} {'stopped':>7s} "
+             f"{'stopF1':>6s} {'AUROC':>6s}"]
+    for name, m in result.items():
+        lines.append(f"{name[:34]:34s} {m['sentences']:5d} {m['unsupported']:5d} "
+                     f"{_f(m['supported_kept']):>6s} {_f(m['unsupported_stopped']):>7s} "
+                     f"{_f(m['stop_f1']):>6s} {_f(m['auroc']):>6s}")
+    return "\n".join(lines)
+
+
+def _f(v: Optional[float]) -> str:
+    return "-" if v is None else f"{v:.3f}"
+
+
+def rows_by_layer(rows: Iterable[Row]) -> dict[int, list[Row]]:
+    out: dict[int, list[Row]] = {}
+    for r in rows:
+        out.setdefault(r.layer, []).append(r)
+    return out

@@ -1,0 +1,188 @@
+"""guardrail.evidence: structured contexts rendered without losing a value, the evidence
+features, the sentence judge and its explanation, and what the policy does with them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from guardrail.evidence.features import ContextEvidence, is_claim, numbers
+from guardrail.evidence.judge import FEATURES, Head, SentenceJudge, explain, feature_vector
+from guardrail.evidence.render import render, written_date
+from guardrail.stream.policy import EffectivePolicy, decide, judged
+from guardrail.types import Action, Detection
+
+TOOL = {"name": "Eiffel Tower", "city": "Paris", "completed": 1889, "height_m": 330,
+        "opened": "1889-03-31", "lit": True, "closed": None, "visitors": 1234567,
+        "share_foreign": 0.25, "architect": {"firstName": "Gustave", "lastName": "Eiffel"},
+        "tags": ["iron", "landmark"], "tickets": [{"kind": "adult", "price_eur": 29.4},
+                                                   {"kind": "child", "price_eur": 7.4}]}
+
+
+def _leaves(value):
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _leaves(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _leaves(v)
+    else:
+        yield value
+
+
+@pytest.mark.parametrize("indent", [None, 2])
+def test_json_renders_every_value_on_a_line_that_points_back_into_the_original(indent):
+    text = json.dumps(TOOL, indent=indent)
+    r = render(text)
+    assert r.format == "json" and r.structured
+    for leaf in _leaves(TOOL):
+        literal = json.dumps(leaf)
+        assert any(literal.strip('"') in line.text or str(leaf) in line.text
+                   for line in r.lines), leaf
+    for line in r.lines:
+        if line.source is not None:
+            s, e = line.source
+            assert text[s:e].strip('"') in line.text or text[s:e] in ("true", "null")
+    lines = r.text.split("\n")
+    assert "height m: 330" in lines and "architect > first name: Gustave" in lines
+    assert "opened: 1889-03-31 (March 31, 1889)" in lines
+    # a record stays together, opened by its position
+    i = lines.index("tickets 2 of 2:")
+    assert lines[i + 1:i + 3] == ["tickets 2 > kind: child", "tickets 2 > price eur: 7.4"]
+
+
+def test_tables_prose_and_odd_json_render_deterministically():
+    table = "| City | Temp (C) |\n|---|---|\n| Paris | 21 |\n| Rome | 25.5 |"
+    assert render(table).text == "city: Paris; temp (c): 21\ncity: Rome; temp (c): 25.5"
+    prose = "The tower is 330 m tall.\n\nIt opened in 1889."
+    assert render(prose).format == "text" and not render(prose).structured
+    assert render("[1, 2, 3]").text == "1\n2\n3"
+    assert render("{}").text == "(empty)"
+    assert render("{not json").format == "text"
+    deep = "[" * 100 + "]" * 100
+    assert render(deep).structured  # rendered up to a depth, never a RecursionError
+    assert render(json.dumps(TOOL)).text == render(json.dumps(TOOL)).text
+    assert written_date("2024-03-01T14:30:00Z") == "March 1, 2024, 14:30 UTC"
+    assert written_date("2024-02-30") is None
+
+
+def test_numbers_are_read_the_way_answers_write_them():
+    got = [(n.value, n.percent, n.hedged) for n in
+           numbers("About 1.2 million people, 25% of them, paid $1,234.50; it is 330 m tall.")]
+    assert got == [(1.2e6, False, True), (25.0, True, False), (1234.5, False, False),
+                   (330.0, False, False)]
+
+
+@pytest.mark.parametrize("sentence,claim", [
+    ("Here is what I found:", False),
+    ("Let me know if you need anything else.", False),
+    ("Would you like more details?", False),
+    ("Sure!", False),
+    ("Here are the flights I found for Monday:", False),
+    ("The Eiffel Tower was completed in 1889.", True),
+    ("Sure, the tower was designed by Gustave Eiffel.", True),
+    ("Here is the weather in Paris: 21 degrees and sunny.", True),
+])
+def test_a_sentence_without_a_claim_needs_no_check(sentence, claim):
+    assert is_claim(sentence) is claim
+
+
+def test_features_find_values_whatever_the_wording():
+    ev = ContextEvidence.build([json.dumps(TOOL)], "Tell me about the Eiffel Tower.")
+    assert ev.structured
+    ok = ev.features("About 1.2 million people visit, 25% of them from abroad.")
+    assert ok.n_numbers == 2 and ok.missing_numbers == ()
+    bad = ev.features("The Eiffel Tower was completed in 1950.")
+    assert [n.value for n in bad.missing_numbers] == [1950.0]
+    assert explain(bad, 0.8).kind == "contradicted" and explain(bad, 0.8).severity == "high"
+    away = ev.features("It is located in Lyon next to a famous bakery.")
+    assert away.missing_names == 1 and explain(away, 0.8).kind == "unverifiable"
+    assert explain(away, 0.95).severity == "high" and explain(away, 0.6).severity == "low"
+
+
+def _head(weight_on: str, weight: float, threshold: float = 0.5) -> Head:
+    n = len(FEATURES)
+    w = [0.0] * n
+    w[FEATURES.index(weight_on)] = weight
+    return Head((0.0,) * n, (1.0,) * n, tuple(w), -1.0, threshold)
+
+
+def _detection(response: str, prob: float) -> Detection:
+    words, pos, offsets = response.split(" "), 0, []
+    for w in words:
+        offsets.append((pos, pos + len(w)))
+        pos += len(w) + 1
+    return Detection(response, (), tuple(offsets), (prob,) * len(offsets), 0.5, 4, 6)
+
+
+def test_the_judge_round_trips_and_refuses_another_feature_set():
+    judge = SentenceJudge({4: _head("number_missing", 4.0), 6: _head("p_max", 4.0)})
+    again = SentenceJudge.from_json(json.loads(json.dumps(judge.to_json())))
+    assert again.heads == judge.heads
+    assert judge.head(2) is judge.heads[4] and judge.head(6) is judge.heads[6]
+    with pytest.raises(ValueError, match="other features"):
+        SentenceJudge.from_json({**judge.to_json(), "features": ["p_max"]})
+
+
+def test_judged_flags_a_changed_value_and_redacts_just_that_value():
+    ev = ContextEvidence.build([json.dumps(TOOL)], "When was it completed?")
+    judge = SentenceJudge({4: _head("number_missing", 4.0)})
+    text = "The Eiffel Tower was completed in 1950."
+    a = judged(_detection(text, 0.2), 0, len(text), judge, ev)
+    assert a.flagged and a.explanation.kind == "contradicted"
+    assert [(s.start, s.end) for s in a.spans] == [(34, 38)]
+    policy = EffectivePolicy(Action.REDACT, None, True, "spans", "[x]", 0)
+    assert decide(text, a, policy).released == "The Eiffel Tower was completed in [x]."
+    fine = "The Eiffel Tower was completed in 1889."
+    assert not judged(_detection(fine, 0.9), 0, len(fine), judge, ev).flagged
+    lead = "Here is what I found:"
+    none = judged(_detection(lead, 0.99), 0, len(lead), judge, ev)
+    assert not none.flagged and not none.claim
+
+
+def test_policy_acts_by_kind_of_flag():
+    ev = ContextEvidence.build([json.dumps(TOOL)], "")
+    judge = SentenceJudge({4: _head("p_max", 8.0)})
+    policy = EffectivePolicy(Action.REDACT, None, True, "spans", "[x]", 0,
+                             by_kind=(("unverifiable", Action.ANNOTATE),))
+    away = "It is located in Lyon next to a famous bakery."
+    a = judged(_detection(away, 0.95), 0, len(away), judge, ev)
+    assert a.explanation.kind == "unverifiable"
+    assert decide(away, a, policy).action is Action.ANNOTATE
+    changed = "The Eiffel Tower was completed in 1950."
+    b = judged(_detection(changed, 0.95), 0, len(changed), judge, ev)
+    assert decide(changed, b, policy).action is Action.REDACT
+
+
+def test_feature_vector_matches_the_feature_names():
+    ev = ContextEvidence.build(["The tower is 330 m tall."], "").features("It is 330 m.")
+    assert len(feature_vector(ev, [0.1, 0.9], False)) == len(FEATURES)
+    assert len(feature_vector(ev, [], True)) == len(FEATURES)
+
+
+# -- the answer, judged: a lead-in is never checked, a flag is explained ----------------
+
+async def test_a_judged_stream_skips_lead_ins_and_explains_its_flags():
+    from dataclasses import replace
+
+    from scripted import ScriptedVerifier
+    from test_pipeline import answer_stream, collect, content, events, raw, settings
+
+    from guardrail.stream.pipeline import guarded_stream
+
+    judge = SentenceJudge({6: _head("p_max", 8.0, threshold=0.5)})
+    s = replace(settings(), judge=judge)
+    v = ScriptedVerifier(bad=("1950",))
+    pieces = ["Here is what", " I found:\n\n", "The tower is in", " Paris.", " It was built in",
+              " 1950."]
+    out = events(await collect(guarded_stream(raw(answer_stream(pieces)), s, v)))
+    assert content(out) == "Here is what I found:\n\nThe tower is in Paris. It was built in [unsupported]."
+    checked = {r.response[r.target_start:r.target_end].strip() for r in v.requests}
+    assert "Here is what I found:" not in checked  # no model call for a lead-in
+    report = next(e["guardrail"] for e in out if isinstance(e, dict) and "guardrail" in e)
+    lead, paris, built = report["sentences"]
+    assert lead["claim"] is False and lead["checked"] is False
+    assert paris["explanation"] is None and paris["action"] == "release"
+    assert built["explanation"]["kind"] in ("contradicted", "unverifiable")
+    assert built["explanation"]["severity"] == "high"
