@@ -89,13 +89,14 @@ def redis_prefix() -> Iterator[str]:
 
 # The real model on 2 shared CPU cores: checks can take seconds while a test loads the
 # machine.  Tests about other things run with a latency budget that admission control
-# (engine.admission) never reaches; tests/test_admission.py tests it on purpose.
+# (engine.admission) never reaches, and a stream limit no test reaches;
+# tests/test_admission.py tests both on purpose.
 TEST_LATENCY_BUDGET_S = 120.0
 
 
 def proxy_config(upstream_url: str, **sections) -> GuardrailConfig:
     """A proxy config in front of ``upstream_url`` (the fake upstream) plus ``sections``."""
-    sections["scheduler"] = {"latency_budget_s": TEST_LATENCY_BUDGET_S,
+    sections["scheduler"] = {"latency_budget_s": TEST_LATENCY_BUDGET_S, "initial_streams": 64,
                              **sections.get("scheduler", {})}
     return GuardrailConfig.model_validate(
         {"upstream": {"base_url": upstream_url + "/v1", "api_key": "sk-upstream"}, **sections})

@@ -54,7 +54,7 @@ class ScriptedVerifier:
     def stats(self) -> EngineStats:
         return EngineStats(pending_checks=0)
 
-    def admit(self) -> None:
+    def admit(self, stream_id=None) -> None:
         if self.overloaded:
             raise Overloaded("busy", retry_after=3)
 

@@ -75,3 +75,65 @@ async def test_an_engine_whose_checks_are_slow_refuses_new_streams():
         assert refused.value.retry_after >= 1 and v.stats().checks_rejected == 1
     finally:
         await v.aclose()
+
+
+def test_the_stream_limit_grows_while_checks_are_fast_and_shrinks_when_slow():
+    clock = Clock()
+    a = Admission(SchedulerConfig(latency_budget_s=2.0, initial_streams=2, max_streams=4),
+                  clock=clock)
+    a.admitted("s1")
+    assert a.refusal(0, 0.0) is None
+    a.admitted("s2")
+    why, wait = a.refusal(0, 0.0)
+    assert "2 checked streams are running" in why and wait == 2.0
+    for _ in range(5):  # fast checks with the limit in use: +1 a second, up to the max
+        clock.now += 1.1
+        a.observe(0.3)
+        a.admitted(f"x{clock.now}")
+    assert a.limit == 4
+    clock.now += 1.1
+    a.observe(3.0)  # one check over the budget: x0.75
+    assert a.limit == 3
+    a.observe(3.0)  # within the same second: once
+    assert a.limit == 3
+
+
+def test_a_stream_holds_its_place_until_it_ends_or_its_time_runs_out():
+    clock = Clock()
+    a = Admission(SchedulerConfig(initial_streams=1), clock=clock, stream_ttl_s=60)
+    a.admitted("s1")
+    assert a.refusal(0, 0.0) is not None
+    a.ended("s1")
+    assert a.refusal(0, 0.0) is None
+    a.admitted("s2")
+    clock.now += 61  # a stream whose end was never reported is let go
+    assert a.active() == 0 and a.refusal(0, 0.0) is None
+
+
+def test_a_burst_of_checked_requests_over_http_gets_503s_beyond_the_stream_limit(
+        fake_upstream, detector):
+    """Over real HTTP with the real engine: the second checked stream is refused while
+    the first runs (503 + Retry-After), and admitted again once the first has ended."""
+    import httpx
+    from conftest import EIFFEL_TOOL, proxy_config, serve, wait_until
+
+    from guardrail.engine.build import build_verifier
+    from guardrail.proxy.app import create_app
+
+    cfg = proxy_config(fake_upstream.url, scheduler={"initial_streams": 1, "max_streams": 1})
+    body = {"model": "fake-llm", "stream": True, "guardrail": {"context": [EIFFEL_TOOL]},
+            "messages": [{"role": "user", "content": "When was it built?"}]}
+    verifier = build_verifier(cfg, detector=detector)
+    with serve(create_app(cfg, verifier=verifier)) as s, \
+            httpx.Client(base_url=s.url, timeout=60) as c:
+        with c.stream("POST", "/v1/chat/completions",
+                      json={**body, "fake": {"mode": "hang", "after": 2}}) as first:
+            lines = first.iter_lines()
+            next(lines)
+            busy = c.post("/v1/chat/completions", json=body)
+            assert busy.status_code == 503 and int(busy.headers["retry-after"]) >= 1
+            assert "checked streams are running" in busy.json()["error"]["message"]
+            assert c.post("/v1/chat/completions",  # unchecked requests are not limited
+                          json={k: v for k, v in body.items() if k != "guardrail"}
+                          ).status_code == 200
+        wait_until(lambda: c.post("/v1/chat/completions", json=body).status_code == 200)

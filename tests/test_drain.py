@@ -46,6 +46,7 @@ def _wait_ready(url: str, proc: subprocess.Popen) -> None:
 def test_sigterm_during_live_streams_ends_each_cleanly(fake_upstream):
     port = _free_port()
     env = {**os.environ, "GUARDRAIL_SCHEDULER__LATENCY_BUDGET_S": "120",
+           "GUARDRAIL_SCHEDULER__INITIAL_STREAMS": "64",
            "GUARDRAIL_SERVER__DRAIN_GRACE_S": "1.5",
            "GUARDRAIL_SERVER__PING_INTERVAL_S": "0"}
     proc = subprocess.Popen([sys.executable, "-m", "guardrail.cli", "serve", "--upstream",

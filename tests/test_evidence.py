@@ -186,3 +186,11 @@ async def test_a_judged_stream_skips_lead_ins_and_explains_its_flags():
     assert paris["explanation"] is None and paris["action"] == "release"
     assert built["explanation"]["kind"] in ("contradicted", "unverifiable")
     assert built["explanation"]["severity"] == "high"
+
+
+def test_a_count_in_words_is_checked_against_the_records():
+    ev = ContextEvidence.build([json.dumps([{"title": t} for t in ("A", "B", "C")])], "")
+    assert [n.value for n in ev.features("The lookup returned four events.").missing_numbers] \
+        == [4.0]
+    assert ev.features("The lookup returned three events.").missing_numbers == ()
+    assert ev.features("Two of them are today.").n_numbers == 0  # "two of": not a count

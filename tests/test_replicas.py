@@ -30,6 +30,7 @@ def _free_port() -> int:
 def replica(upstream: str, prefix: str) -> Iterator[str]:
     port = _free_port()
     env = {**os.environ, "GUARDRAIL_SCHEDULER__LATENCY_BUDGET_S": "120",
+           "GUARDRAIL_SCHEDULER__INITIAL_STREAMS": "64",
            "GUARDRAIL_CACHE__KEY_PREFIX": prefix,
            "GUARDRAIL_TENANTS__ACME__API_KEYS": "[key-acme]",
            "GUARDRAIL_TENANTS__GLOBEX__API_KEYS": "[key-globex]"}

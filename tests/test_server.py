@@ -30,7 +30,8 @@ TOOL_MSGS = [{"role": "user", "content": QUESTION},
 
 
 def cfg(upstream_url: str, **sections) -> GuardrailConfig:
-    sections["scheduler"] = {"latency_budget_s": 120.0, **sections.get("scheduler", {})}
+    sections["scheduler"] = {"latency_budget_s": 120.0, "initial_streams": 64,
+                             **sections.get("scheduler", {})}
     data = {"upstream": {"base_url": upstream_url + "/v1", "api_key": "sk-upstream",
                          "read_timeout_s": 30}, **sections}
     return GuardrailConfig.model_validate(data)

@@ -70,7 +70,9 @@ def base_overrides(spec: dict) -> dict[str, Any]:
         "scheduler.in_flight_windows": spec.get("windows"),
         "scheduler.in_flight_top_k": spec.get("top_k"),
         **({} if spec["admission"] else {"scheduler.latency_budget_s": 1e9,
-                                         "scheduler.max_pending_checks": 1_000_000}),
+                                         "scheduler.max_pending_checks": 1_000_000,
+                                         "scheduler.initial_streams": 100_000,
+                                         "scheduler.max_streams": 100_000}),
     }
 
 
@@ -107,9 +109,9 @@ class CountingVerifier:
     async def warm(self, documents, *, tenant: str = DEFAULT_TENANT):
         return await self.inner.warm(documents, tenant=tenant)
 
-    def admit(self) -> None:
+    def admit(self, stream_id=None) -> None:
         try:
-            self.inner.admit()
+            self.inner.admit(stream_id)
         except Exception:
             self.rejected += 1
             raise

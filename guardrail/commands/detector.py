@@ -58,6 +58,50 @@ def _split(examples, dev_fraction: float, seed: int):
     return fit, calib, dev
 
 
+def _capped(examples, n: int, seed: int) -> list:
+    """At most ``n`` examples per data set, a seeded sample, in their original order."""
+    import random
+
+    by: dict[str, list[int]] = {}
+    for i, ex in enumerate(examples):
+        by.setdefault(ex.dataset, []).append(i)
+    keep: set[int] = set()
+    for name, idx in sorted(by.items()):
+        keep.update(random.Random(f"{seed}/{name}").sample(idx, min(n, len(idx))))
+    return [ex for i, ex in enumerate(examples) if i in keep]
+
+
+def _trainable(examples, whole_response: str) -> list:
+    """Examples with token labels: a hallucinated example without spans gets the whole
+    response as its span where ``whole_response`` names its data set, else it is left
+    out (its spans are unknown; training it as supported would teach the opposite)."""
+    from dataclasses import replace
+
+    prefixes = tuple(p.strip() for p in whole_response.split(",") if p.strip())
+    out = []
+    for ex in examples:
+        if ex.hallucinated and not ex.spans:
+            if not (prefixes and ex.dataset.startswith(prefixes)):
+                continue
+            ex = replace(ex, spans=((0, len(ex.response)),), has_spans=True)
+        out.append(ex)
+    return out
+
+
+def _passages(path: Path, dev_fraction: float, seed: int) -> list[tuple[str, str, str]]:
+    """``(source_id, text, "")`` of each passage whose source falls in the training split."""
+    from guardrail.train.data import in_dev
+
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            sid = f"passage/{row['id']}"
+            if row.get("text", "").strip() and not in_dev(sid, dev_fraction, seed):
+                out.append((sid, row["text"], ""))
+    return out
+
+
 def _summary(examples) -> dict:
     from collections import Counter
 
@@ -91,6 +135,23 @@ def register(app: typer.Typer) -> None:
                                                      "fixes the dev split; change this one to "
                                                      "draw new examples on the same split)."),
         max_length: Optional[int] = typer.Option(None, help="Sequence length cap."),
+        max_per_dataset: Optional[int] = typer.Option(None, help="Train on at most this "
+                                                      "many examples of each data set "
+                                                      "(a seeded sample of its train split)."),
+        whole_response: str = typer.Option("", help="Comma-separated data set name "
+                                           "prefixes whose hallucinated examples without "
+                                           "spans are labelled hallucinated as a whole "
+                                           "(short answers, claims); elsewhere they are "
+                                           "left out, never trained as supported."),
+        synthetic_from: str = typer.Option("", help="Comma-separated data set name prefixes "
+                                           "whose training documents seed synthetic "
+                                           "examples (default: every data set)."),
+        passages: Optional[Path] = typer.Option(None, help="More documents for synthetic "
+                                                "examples: a JSONL of {id, text} (e.g. "
+                                                "`guardrail data fetch`'s passages.jsonl)."),
+        render_structured: bool = typer.Option(False, "--render-structured", help="Read "
+                                               "JSON and tables as path: value lines, in "
+                                               "training and then at serving time."),
         resume: bool = typer.Option(False, help="Continue from OUT/checkpoint-detector.pt."),
         progress: bool = typer.Option(True),
     ) -> None:
@@ -102,13 +163,20 @@ def register(app: typer.Typer) -> None:
                                            write_json)
 
         logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-        real = _load_span_data(data)
+        real = _trainable(_load_span_data(data), whole_response)
         fit, calib, dev = _split(real, dev_fraction, seed)
+        if max_per_dataset:
+            fit = _capped(fit, max_per_dataset, seed)
         kinds = _kinds(synthetic_kinds)
         synth_seed = seed if synthetic_seed is None else synthetic_seed
-        synth = make_synthetic(documents_from(fit), synthetic, synth_seed, kinds=kinds,
+        prefixes = tuple(p.strip() for p in synthetic_from.split(",") if p.strip())
+        docs = documents_from([e for e in fit if not prefixes or e.dataset.startswith(prefixes)])
+        if passages:
+            docs += _passages(passages, dev_fraction, seed)
+        synth = make_synthetic(docs, synthetic, synth_seed, kinds=kinds,
                                crop=synthetic_crop) if synthetic else []
         det = Detector.from_pretrained(backbone or minilm_path(), device="cpu")
+        det.render_structured |= render_structured
         if max_length:
             det.max_length = min(det.max_length, max_length)
             det.builder.max_length = det.max_length
@@ -315,56 +383,3 @@ def register(app: typer.Typer) -> None:
         if out:
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(json.dumps(result, indent=2, default=str) + "\n")
-
-    data_app = typer.Typer(help="Build evaluation sets.", no_args_is_help=True)
-    app.add_typer(data_app, name="data")
-
-    @data_app.command("longctx")
-    def longctx_cmd(
-        out: Path = typer.Option(..., "--out", help="Directory to write the RAGTruth-format set to."),
-        lengths: str = typer.Option("8192,16384", help="Context lengths in tokens, comma-separated."),
-        depths: str = typer.Option("0,0.5,1", help="Evidence depths in [0, 1], comma-separated."),
-        n_per_cell: int = typer.Option(8, "--n-per-cell", help="Items per (length, depth); "
-                                       "the same items in every cell, half hallucinated."),
-        seed: int = typer.Option(0),
-        hallucinations: str = typer.Option("mixed", help="real (RAGTruth's annotated ones) | "
-                                           "injected (one synthetic change) | mixed (half each)."),
-        distractors: str = typer.Option("random", help="random | similar: surround the "
-                                        "evidence with random documents, or with those "
-                                        "sharing the most terms with it (harder retrieval)."),
-        source_dir: Path = typer.Option(Path("../shared/data"), "--source-dir",
-                                        help="The shared data directory (RAGTruth QA subset, "
-                                        "FaithBench, SummEdits, TRUE)."),
-        model: Optional[str] = typer.Option(None, help="Detector whose tokenizer counts tokens "
-                                            "and whose training split picks the dev items "
-                                            "(default: shipped)."),
-    ) -> None:
-        """A long-context set: real QA evidence buried at chosen depths in other real documents."""
-        from guardrail.model import Detector
-        from guardrail.train import longctx
-
-        try:
-            lens = [int(x) for x in lengths.split(",") if x.strip()]
-            deps = [float(x) for x in depths.split(",") if x.strip()]
-        except ValueError as exc:
-            raise typer.BadParameter(f"--lengths and --depths take numbers: {exc}") from exc
-        det = Detector.from_pretrained(model)
-        sp = det.meta.get("training", {}).get("split")
-        if sp is None:
-            sp = {"dev_fraction": 0.2, "seed": 13}
-            typer.echo(f"warning: {det.name} records no training split; assuming {sp}", err=True)
-        try:
-            items, pool = longctx.load_sources(source_dir, sp["dev_fraction"], sp["seed"])
-            built = longctx.build(items, pool, det.tokenizer, lengths=lens, depths=deps,
-                                  n_per_cell=n_per_cell, seed=seed,
-                                  hallucinations=hallucinations,  # type: ignore[arg-type]
-                                  distractor_order=distractors)  # type: ignore[arg-type]
-        except (ValueError, FileNotFoundError) as exc:
-            raise typer.BadParameter(str(exc)) from exc
-        longctx.write_ragtruth(out, built)
-        typer.echo(json.dumps({
-            "out": str(out), "examples": len(built),
-            "hallucinated": sum(le.example.hallucinated for le in built),
-            "kinds": {k: sum(le.kind == k for le in built) for k in sorted({le.kind for le in built})},
-            "n_tokens": [min(le.n_tokens for le in built), max(le.n_tokens for le in built)],
-            "split": sp, "dev_items": len(items), "distractor_documents": len(pool)}, indent=2))

@@ -1,16 +1,22 @@
 """When the engine refuses a new checked request (503/429 + ``Retry-After``).
 
-A request is refused before anything goes upstream when any of three signals says the
+A request is refused before anything goes upstream when any of four signals says the
 engine cannot keep ``scheduler.latency_budget_s``:
 
 1. the queue bound: ``max_pending_checks`` checks are pending;
 2. the backlog: the queued work (tokens x layers) at the measured throughput would
    take longer than the budget to run;
 3. the real latency: the median in-flight check of the last ``window_s`` seconds took
-   longer than the budget.  Streams admitted together queue their sentences later,
-   so the backlog alone lets a burst of streams in that then all fall behind; the
-   checks' own latency says so as soon as the first sentences come back, and refuses
-   new streams until it is back under the budget (or no check is recent).
+   longer than the budget;
+4. the stream limit: as many checked streams are running as the engine has shown it
+   can serve within the budget.  Streams admitted together queue their sentences only
+   later, so the first three signals let a burst in (every client retrying after the
+   same Retry-After) that then falls behind all at once.  The limit is adaptive
+   (AIMD, as TCP and concurrency limiters do): it starts at ``initial_streams``, grows
+   by one while checks come back in under half the budget with the limit in use, and
+   shrinks by a quarter when a check takes longer than the budget, at most once a
+   second each way.  A stream holds its place from ``admit`` to ``abort`` (which every
+   answer calls when it ends), or ``stream_ttl_s`` at most.
 
 ``Retry-After`` is the wait the signal implies, in whole seconds, at least 1.
 """
@@ -25,16 +31,49 @@ from typing import Callable, Optional
 
 from guardrail.config import SchedulerConfig
 
+MIN_STREAMS = 1
+STREAM_TTL_S = 600.0
+
 
 class Admission:
     def __init__(self, config: SchedulerConfig, *, window_s: float = 10.0,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic,
+                 stream_ttl_s: float = STREAM_TTL_S):
         self.config, self.window_s, self.clock = config, window_s, clock
+        self.stream_ttl_s = stream_ttl_s
         self._recent: deque[tuple[float, float]] = deque(maxlen=256)  # (when, latency)
+        self.limit = float(min(config.initial_streams, config.max_streams))
+        self._streams: dict[str, float] = {}  # admitted stream -> when
+        self._changed = -math.inf
 
+    # -- what the engine tells it ---------------------------------------------------------
     def observe(self, latency_s: float) -> None:
         """An in-flight check finished after ``latency_s`` (queueing included)."""
-        self._recent.append((self.clock(), latency_s))
+        now = self.clock()
+        self._recent.append((now, latency_s))
+        if now - self._changed < 1.0:
+            return
+        budget = self.config.latency_budget_s
+        if latency_s > budget:
+            self.limit = max(MIN_STREAMS, math.floor(self.limit * 0.75))
+            self._changed = now
+        elif latency_s <= budget / 2 and self.active() >= int(self.limit):
+            self.limit = min(self.config.max_streams, self.limit + 1)
+            self._changed = now
+
+    def admitted(self, stream_id: str) -> None:
+        self._streams[stream_id] = self.clock()
+
+    def ended(self, stream_id: str) -> None:
+        self._streams.pop(stream_id, None)
+
+    # -- what it says -----------------------------------------------------------------------
+    def active(self) -> int:
+        """Checked streams holding a place (older than ``stream_ttl_s`` are let go)."""
+        since = self.clock() - self.stream_ttl_s
+        for sid in [s for s, t in self._streams.items() if t < since]:
+            del self._streams[sid]
+        return len(self._streams)
 
     def recent_latency_s(self) -> Optional[float]:
         """The median in-flight check latency of the last ``window_s``; None if none."""
@@ -57,6 +96,10 @@ class Admission:
             return (f"sentence checks take {latency:.1f}s (median of the last "
                     f"{self.window_s:g}s), over the latency budget ({budget:g}s)",
                     _seconds(latency))
+        if self.active() >= int(self.limit):
+            return (f"{self.active()} checked streams are running, as many as the engine "
+                    f"now serves within the latency budget ({budget:g}s)",
+                    _seconds(max(budget, latency or 0.0)))
         return None
 
 

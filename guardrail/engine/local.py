@@ -81,6 +81,7 @@ class LocalVerifier:
                 job.future.cancel()  # the worker skips it, or discards its result
 
     def abort(self, stream_id: str) -> None:
+        self.admission.ended(stream_id)
         for job in self._heap:
             if job.req.stream_id == stream_id and not job.future.done():
                 job.future.cancel()
@@ -88,11 +89,13 @@ class LocalVerifier:
     def queue_depth(self) -> int:
         return sum(1 for j in self._heap if not j.future.done()) + (self._running is not None)
 
-    def admit(self) -> None:
+    def admit(self, stream_id: Optional[str] = None) -> None:
         refusal = self.admission.refusal(self.queue_depth(), 0.0)
         if refusal is not None:
             self._c["rejected"] += 1
             raise Overloaded(f"{refusal[0]}; retry later", retry_after=refusal[1])
+        if stream_id is not None:
+            self.admission.admitted(stream_id)
 
     async def warm(self, documents: Sequence[str], *,
                    tenant: str = DEFAULT_TENANT) -> Optional[int]:

@@ -6,14 +6,12 @@ through three stages joined by bounded queues (see docs/ARCHITECTURE.md)::
     verify(req)  -- prepare task: context from the cache, det.prepare (prepare thread)
                  -> WorkQueue lanes (in-flight before end-of-stream, never starving it)
                  -> batch loop: cut a batch under a token budget within max_wait_ms
-                 -> det.forward in ONE model thread (forwards could run in parallel;
-                    one thread keeps the cores for the big matmuls and the order exact)
+                 -> det.forward in ONE model thread (it keeps the cores for the matmuls)
                  -> det.finish in the post-process thread when a check's last sequence
                     returns -> the check's future -> verify returns the Detection
 
-Cancellation: the caller's task being cancelled (a timeout, its stream's task group)
-or ``abort(stream_id)`` drops the check's waiting sequences; the model thread skips
-sequences of dropped checks even in a batch already handed to it.
+Cancellation: the caller's task being cancelled or ``abort(stream_id)`` drops the
+check's waiting sequences; the model thread skips them even in a batch handed to it.
 """
 
 from __future__ import annotations
@@ -74,17 +72,14 @@ class Scheduler:
         self.admission = Admission(config)
         self._owns_contexts = contexts is None
         self.contexts = contexts or PreparedContextCache()
-        self._model_key = getattr(getattr(detector, "tokenizer", None), "name_or_path", "")
+        self._model_key = getattr(detector, "context_key_name", None) or \
+            getattr(getattr(detector, "tokenizer", None), "name_or_path", "")
         self._queue = WorkQueue(max_batch_tokens=config.max_batch_tokens,
                                 max_batch_size=config.max_batch_size, eos_every=config.eos_every)
         self._streams: dict[str, set[_Check]] = {}
-        self._pending = 0
+        self._pending, self._rate, self._measured = 0, config.initial_layer_tokens_per_s, False
         self._in_forward: set[asyncio.Future] = set()
-        self._rate = config.initial_layer_tokens_per_s
-        self._measured = False
-        self._c: Counter = Counter()
-        self._batch_sizes: Counter = Counter()
-        self._exits: Counter = Counter()
+        self._c, self._batch_sizes, self._exits = Counter(), Counter(), Counter()
         self._wake: Optional[asyncio.Event] = None
         self._loop_task: Optional[asyncio.Task] = None
         self._closed = False
@@ -183,6 +178,7 @@ class Scheduler:
 
     def abort(self, stream_id: str) -> None:
         """Drop every check of the stream; its awaiting callers get ``CancelledError``."""
+        self.admission.ended(stream_id)
         for check in list(self._streams.get(stream_id, ())):
             self._drop(check)
 
@@ -208,20 +204,24 @@ class Scheduler:
         """Estimated seconds to run every queued sequence at the measured throughput."""
         return self._queue.work / max(self._rate, 1.0)
 
+    def _refusal(self) -> Optional[tuple[str, float]]:
+        return self.admission.refusal(self._pending, self.drain_time_s())
+
     def is_overloaded(self) -> bool:
-        return self.admission.refusal(self._pending, self.drain_time_s()) is not None
+        return self._refusal() is not None
 
     def retry_after(self) -> float:
         """Whole seconds a rejected client should wait (see ``engine.admission``)."""
-        refusal = self.admission.refusal(self._pending, self.drain_time_s())
-        return refusal[1] if refusal else 1.0
+        return (self._refusal() or ("", 1.0))[1]
 
-    def admit(self) -> None:
-        """Raise ``Overloaded`` (503/429 + Retry-After) when a new request should be refused."""
-        refusal = self.admission.refusal(self._pending, self.drain_time_s())
-        if refusal is not None:
+    def admit(self, stream_id: Optional[str] = None) -> None:
+        """Raise ``Overloaded`` (503/429 + Retry-After) when a new request should be
+        refused; else ``stream_id`` holds a place until ``abort(stream_id)``."""
+        if (refusal := self._refusal()) is not None:
             self._c["rejected"] += 1
             raise Overloaded(f"{refusal[0]}; retry later", retry_after=refusal[1])
+        if stream_id is not None:
+            self.admission.admitted(stream_id)
 
     def stats(self) -> EngineStats:
         q, c = self._queue, self._c
@@ -238,7 +238,8 @@ class Scheduler:
             model_s=c["model_s"], in_flight_batches=c["in_flight_batches"],
             in_flight_queue_wait_s=c["in_flight_queue_wait_s"],
             in_flight_model_s=c["in_flight_model_s"], layer_tokens_per_s=self._rate,
-            drain_time_s=self.drain_time_s(), contexts=self.contexts.stats())
+            drain_time_s=self.drain_time_s(), contexts=self.contexts.stats(),
+            streams_active=self.admission.active(), stream_limit=int(self.admission.limit))
 
     # -- stage 1: prepare -----------------------------------------------------------------------
     async def _prepare(self, check: _Check, wake: asyncio.Event) -> None:

@@ -38,9 +38,10 @@ class Verifier(Protocol):
         ``CancelledError``); a check already running finishes and is discarded."""
         ...
 
-    def admit(self) -> None:
+    def admit(self, stream_id: Optional[str] = None) -> None:
         """Raise ``Overloaded`` (503/429 + Retry-After) when a new checked request
-        should be refused rather than queued."""
+        should be refused rather than queued; an admitted ``stream_id`` counts as
+        running until ``abort(stream_id)``."""
         ...
 
     async def warm(self, documents: Sequence[str], *,

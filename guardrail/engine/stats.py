@@ -59,6 +59,8 @@ class EngineStats:
     in_flight_model_s: float = 0.0
     layer_tokens_per_s: float = 0.0
     drain_time_s: float = 0.0
+    streams_active: int = 0          # checked streams admitted and not yet ended
+    stream_limit: int = 0            # the adaptive limit on them (engine.admission)
     contexts: Any = None         # the context cache's CacheStats
 
     @property

@@ -56,6 +56,11 @@ _NUMBER = re.compile(
     re.I)
 _SCALES = {"thousand": 1e3, "k": 1e3, "million": 1e6, "mn": 1e6, "billion": 1e9,
            "bn": 1e9, "trillion": 1e12}
+_WORD_NUMBERS = {w: float(i) for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen twenty".split()) if i >= 2}
+_WORD_NUMBERS.update(thirty=30.0, forty=40.0, fifty=50.0, hundred=100.0, dozen=12.0)
+_NUMBER_WORD = re.compile(r"\b(" + "|".join(_WORD_NUMBERS) + r")\b", re.I)
 _HEDGES = re.compile(r"\b(about|around|approximately|roughly|nearly|almost|over|under|"
                      r"more than|less than|some|close to|just over|just under|~)\s*$", re.I)
 
@@ -105,7 +110,11 @@ def numbers(text: str) -> list[Number]:
             v = -v
         hedged = bool(_HEDGES.search(text[max(0, m.start() - 16):m.start()]))
         out.append(Number(v, m.start(), m.end(), unit / 2, hedged, bool(m["pct"])))
-    return out
+    for m in _NUMBER_WORD.finditer(text):  # "four events" (not "one": "one of the ...")
+        if not text[m.end():m.end() + 3].startswith((" of", "-")):
+            out.append(Number(_WORD_NUMBERS[m[1].lower()], m.start(), m.end(), 0.5, False,
+                              False))
+    return sorted(out, key=lambda n: n.start)
 
 
 def _matches(n: Number, values: Sequence[float]) -> bool:

