@@ -1,8 +1,9 @@
-"""Commands: `guardrail bench model | stream | quality | all | report`.
+"""Commands: `guardrail bench model | stream | quality | soak | all | report`.
 
 Each writes ``OUT/<kind>.json`` and its PNGs; ``all`` also writes the page ``OUT.md``
 (``--out docs/benchmarks`` -> ``docs/benchmarks.md``).  ``--quick`` runs a small
-variant in well under a minute each (the test suite runs it).
+variant in well under a minute each (the test suite runs it).  ``soak`` (minutes of
+sustained load on ``guardrail serve``) is not part of ``all``.
 """
 
 from __future__ import annotations
@@ -55,11 +56,11 @@ def _log(message: str) -> None:
     typer.echo(f"[bench] {message}", err=True)
 
 
-def _save(out: Path, result: dict, command: str) -> None:
+def _save(out: Path, result: dict, command: str, write=None) -> None:
     from guardrail.bench import report
 
     result["command"] = command
-    for path in report.write(out, result):
+    for path in (write or report.write)(out, result):
         typer.echo(str(path))
 
 
@@ -68,14 +69,15 @@ def _given(**options) -> dict:
     return {k: v for k, v in options.items() if v not in (None, ())}
 
 
-def _run_and_save(module, cfg, out: Path, ctx: typer.Context) -> None:
-    """Run one benchmark module, print its summary, save its JSON and plots."""
+def _run_and_save(module, cfg, out: Path, ctx: typer.Context, write=None) -> None:
+    """Run one benchmark module, print its summary, save its JSON and plots (with
+    ``write(out, result)`` where the module draws its own, else ``report.write``)."""
     try:
         result = module.run(cfg, log=_log)
     except ValueError as e:
         raise typer.BadParameter(str(e)) from None
     typer.echo(module.summary(result))
-    _save(out, result, command_line(ctx))
+    _save(out, result, command_line(ctx), write)
 
 
 def register(app: typer.Typer) -> None:
@@ -159,6 +161,33 @@ def register(app: typer.Typer) -> None:
             model=model, device=device, data_dir=data_dir).items() if v is not None}
         cfg = bs.StreamBenchConfig.quick(**kw) if quick else bs.StreamBenchConfig(**kw)
         _run_and_save(bs, cfg, out, ctx)
+
+    @bench.command("soak")
+    def soak_cmd(
+        ctx: typer.Context,
+        out: Path = typer.Option(DEFAULT_OUT, "--out", help=OUT_HELP),
+        quick: bool = typer.Option(False, "--quick", help="4 streams for 20 s."),
+        streams: Optional[int] = typer.Option(None, min=1, help="Client loops, each one "
+                                              "guarded stream at a time (default 32)."),
+        duration: Optional[float] = typer.Option(None, min=1, help="Seconds in which new "
+                                                 "requests start (default 300)."),
+        context_tokens: Optional[int] = typer.Option(None, min=16, help="Grounding context "
+                                                     "of every request (default 1024)."),
+        rate: Optional[float] = typer.Option(None, min=0.1, help="Upstream tokens/s per "
+                                             "stream (default 30)."),
+        model: Optional[str] = typer.Option(None, help="HF id or path (default: shipped)."),
+        warmup_s: Optional[float] = typer.Option(None, "--warmup-s", min=0, help="RSS is "
+                                                 "judged from the end of this (default: 60 "
+                                                 "s or 20 % of the run, the shorter)."),
+    ) -> None:
+        """N streams against `guardrail serve` for minutes: refusals with Retry-After,
+        release delay of the admitted ones vs the latency budget, RSS over time."""
+        from guardrail.bench import soak as bk
+
+        kw = _given(streams=streams, duration_s=duration, context_tokens=context_tokens,
+                    rate=rate, model=model, warmup_s=warmup_s)
+        cfg = bk.SoakConfig.quick(**kw) if quick else bk.SoakConfig(**kw)
+        _run_and_save(bk, cfg, out, ctx, write=bk.write)
 
     @bench.command("quality")
     def quality_cmd(

@@ -185,10 +185,14 @@ async def _check(cfg, docs: list[str], question: str, answer: str):
 
     if not answer.strip():
         raise typer.BadParameter("the answer is empty")
+    from guardrail.evidence.judge import SentenceJudge
+
     verifier = load_local_verifier(cfg)
+    params = verifier.info().judge if cfg.verification.sentence_judge else None
     try:
         settings = GuardSettings(Grounding(tuple(docs), question), resolve_policy(cfg),
                                  cfg.verification, stream_id="check",
+                                 judge=SentenceJudge.from_json(params) if params else None,
                                  left_context_chars=cfg.scheduler.left_context_chars)
         completion = {"choices": [{"index": 0, "message": {"role": "assistant",
                                                            "content": answer}}]}
@@ -213,6 +217,11 @@ def verdict_table(report: dict):
             f"{final['score']:.2f}" + (" flagged" if final["hallucinated"] else "")
             + (" (missed by shallow)" if final.get("missed_by_shallow") else ""))
         spans = escape(", ".join(repr(sp["text"]) for sp in s["spans"]))
+        why = s.get("explanation")
+        if why:  # contradicted / unverifiable, with its severity
+            spans = (spans + "\n" if spans else "") + f"{why['kind']} ({why['severity']})"
+        elif s.get("claim") is False:
+            spans = "no claim"
         action = s["action"] + (f" x{s['attempts']}" if s["attempts"] else "")
         table.add_row(str(s["index"]), escape(s["original"].strip()),
                       f"[{styles.get(s['action'], '')}]{action}[/]" + (f"\n{spans}" if spans

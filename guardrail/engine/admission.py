@@ -18,12 +18,16 @@ engine cannot keep ``scheduler.latency_budget_s``:
    second each way.  A stream holds its place from ``admit`` to ``abort`` (which every
    answer calls when it ends), or ``stream_ttl_s`` at most.
 
-``Retry-After`` is the wait the signal implies, in whole seconds, at least 1.
+``Retry-After`` is the wait the signal implies, in whole seconds, at least 1; a refusal
+for the stream limit adds up to half as much again at random, so the clients it turns
+away do not all come back in the same second.  The latency signal speaks only while
+checks are pending: with nothing queued, a slow minute past is no reason to refuse.
 """
 
 from __future__ import annotations
 
 import math
+import random
 import statistics
 import time
 from collections import deque
@@ -38,8 +42,9 @@ STREAM_TTL_S = 600.0
 class Admission:
     def __init__(self, config: SchedulerConfig, *, window_s: float = 10.0,
                  clock: Callable[[], float] = time.monotonic,
-                 stream_ttl_s: float = STREAM_TTL_S):
+                 stream_ttl_s: float = STREAM_TTL_S, rng: Optional[random.Random] = None):
         self.config, self.window_s, self.clock = config, window_s, clock
+        self.rng = rng or random.Random()
         self.stream_ttl_s = stream_ttl_s
         self._recent: deque[tuple[float, float]] = deque(maxlen=256)  # (when, latency)
         self.limit = float(min(config.initial_streams, config.max_streams))
@@ -91,15 +96,16 @@ class Admission:
         if drain_time_s > budget:
             return (f"the verification backlog (~{drain_time_s:.1f}s) exceeds the latency "
                     f"budget ({budget:g}s)", _seconds(drain_time_s))
-        latency = self.recent_latency_s()
+        latency = self.recent_latency_s() if pending else None
         if latency is not None and latency > budget:
             return (f"sentence checks take {latency:.1f}s (median of the last "
                     f"{self.window_s:g}s), over the latency budget ({budget:g}s)",
                     _seconds(latency))
         if self.active() >= int(self.limit):
+            wait = _seconds(max(budget, latency or 0.0))
             return (f"{self.active()} checked streams are running, as many as the engine "
                     f"now serves within the latency budget ({budget:g}s)",
-                    _seconds(max(budget, latency or 0.0)))
+                    wait + self.rng.randint(0, int(wait // 2)))
         return None
 
 

@@ -179,6 +179,10 @@ def _run(det: Detector, params: list[torch.nn.Parameter], named: dict, seqs: lis
         losses.append(float(loss.detach()))
         bar.update(1)
         bar.set_postfix(loss=f"{np.mean(losses[-50:]):.4f}")
+        if not cfg.progress and (step % 25 == 0 or step == total):  # a background run's log
+            spent = time.perf_counter() - start
+            log.info("%s step %d/%d loss %.4f, %.0fs, ~%.0fs left", desc, step, total,
+                     np.mean(losses[-50:]), spent, spent / len(losses) * (total - step))
         if step % cfg.save_every == 0 or step % per_epoch == 0 or step == total:
             ck.save(step, {k: v.detach().cpu() for k, v in named.items()}, opt, sched)
     bar.close()
