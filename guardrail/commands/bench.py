@@ -162,6 +162,43 @@ def register(app: typer.Typer) -> None:
         cfg = bs.StreamBenchConfig.quick(**kw) if quick else bs.StreamBenchConfig(**kw)
         _run_and_save(bs, cfg, out, ctx)
 
+    @bench.command("verdicts")
+    def verdicts_cmd(
+        data: list[str] = typer.Option(..., "--data", help="Span-labelled data as PATH or "
+                                       "PATH@SPLIT (see `guardrail judge fit --help`)."),
+        model: Optional[str] = typer.Option(None, help="Detector (default: shipped)."),
+        limit: Optional[int] = typer.Option(None, help="First N answers of each --data."),
+        out: Path = typer.Option(DEFAULT_OUT, help=OUT_HELP),
+    ) -> None:
+        """Labelled answers streamed through the real proxy: supported kept verbatim,
+        unsupported stopped, per data set."""
+        import json
+
+        from guardrail.bench import verdicts
+        from guardrail.commands.judge import load_split
+        from guardrail.config import GuardrailConfig
+
+        examples = []
+        meta = {}
+        if model:
+            mp = Path(model) / "guardrail.json"
+            meta = json.loads(mp.read_text()) if mp.exists() else {}
+        for spec in data:
+            part = [e for e in load_split(spec, meta) if e.has_spans]
+            examples += part[:limit] if limit else part
+        if not examples:
+            raise typer.BadParameter("no span-labelled answers in --data")
+        cfg = None
+        if model:
+            cfg = lambda url: GuardrailConfig.model_validate(  # noqa: E731
+                {"upstream": {"base_url": url, "api_key": "sk-bench"},
+                 "detector": {"model": model}})
+        result = verdicts.run(examples, config=cfg, progress=True)
+        result.update(data=data, model=model or "default")
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "verdicts.json").write_text(json.dumps(result, indent=2) + "\n")
+        typer.echo(json.dumps(result["by_dataset"], indent=2))
+
     @bench.command("soak")
     def soak_cmd(
         ctx: typer.Context,

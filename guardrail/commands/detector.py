@@ -165,8 +165,9 @@ def register(app: typer.Typer) -> None:
         logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
         real = _trainable(_load_span_data(data), whole_response)
         fit, calib, dev = _split(real, dev_fraction, seed)
-        if max_per_dataset:
+        if max_per_dataset:  # the calibration split shrinks in proportion
             fit = _capped(fit, max_per_dataset, seed)
+            calib = _capped(calib, max(100, max_per_dataset // 8), seed)
         kinds = _kinds(synthetic_kinds)
         synth_seed = seed if synthetic_seed is None else synthetic_seed
         prefixes = tuple(p.strip() for p in synthetic_from.split(",") if p.strip())
@@ -212,6 +213,8 @@ def register(app: typer.Typer) -> None:
         lr: float = typer.Option(1e-3), batch_tokens: int = typer.Option(4096),
         max_steps: Optional[int] = typer.Option(None), seed: int = typer.Option(13),
         dev_fraction: float = typer.Option(0.2), resume: bool = typer.Option(False),
+        max_per_dataset: Optional[int] = typer.Option(None, help="As for `train detector`."),
+        whole_response: str = typer.Option("", help="As for `train detector`."),
         progress: bool = typer.Option(True),
     ) -> None:
         """Train exit adapters on the frozen model: 0.5·CE + 0.5·KL(T=2) from full depth."""
@@ -223,8 +226,11 @@ def register(app: typer.Typer) -> None:
         logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
         out = out or model
         det = Detector.from_pretrained(model, device="cpu")
-        real = _load_span_data(data)
+        real = _trainable(_load_span_data(data), whole_response)
         fit, calib, _dev = _split(real, dev_fraction, seed)
+        if max_per_dataset:  # the calibration split shrinks in proportion
+            fit = _capped(fit, max_per_dataset, seed)
+            calib = _capped(calib, max(100, max_per_dataset // 8), seed)
         synth = make_synthetic(documents_from(fit), synthetic, seed + 7,
                                kinds=_kinds(synthetic_kinds), crop=synthetic_crop) \
             if synthetic else []

@@ -125,19 +125,25 @@ def fit(rows: Sequence[Row], keep: float = 0.95, l2: float = 1.0) -> Head:
         raise ValueError("fitting the judge needs supported and unsupported sentences")
     X = np.asarray([r.x for r in claims], dtype=np.float64)
     y = np.asarray([r.gold for r in claims], dtype=np.float64)
-    # each data set weighs the same, so the largest does not decide alone
+    # each family of data (``toolctx/train/json-array`` -> ``toolctx``) weighs the same,
+    # so the largest does not decide alone
+    fam = [family(r.dataset) for r in claims]
     counts: dict[str, int] = {}
-    for r in claims:
-        counts[r.dataset] = counts.get(r.dataset, 0) + 1
-    sw = np.asarray([len(claims) / (len(counts) * counts[r.dataset]) for r in claims])
+    for f in fam:
+        counts[f] = counts.get(f, 0) + 1
+    sw = np.asarray([len(claims) / (len(counts) * counts[f]) for f in fam])
     mean, scale = _standardise(X)
     w, b = fit_logistic((X - mean) / scale, y, l2=l2, weights=sw)
     head = Head(tuple(mean), tuple(scale), tuple(w), b, 0.5)
     probs = np.asarray([head.prob(x) for x in X])
-    thr = max(keep_threshold(probs[[r.dataset == d for r in claims]],
-                             y[[r.dataset == d for r in claims]].astype(bool), keep)
-              for d in counts)  # the threshold must keep ``keep`` on every data set
+    thr = max(keep_threshold(probs[[f == d for f in fam]],
+                             y[[f == d for f in fam]].astype(bool), keep)
+              for d in counts)  # the threshold must keep ``keep`` on every family
     return Head(head.mean, head.scale, head.weights, head.bias, thr)
+
+
+def family(dataset: str) -> str:
+    return dataset.split("/")[0]
 
 
 def _group_report(rows: Sequence[Row], flagged: Sequence[bool], probs: Sequence[float]) -> dict:
@@ -176,8 +182,9 @@ def measure(rows: Sequence[Row], judge: Optional[SentenceJudge],
             flagged.append(prob >= head.threshold)
         probs.append(prob)
     out = {"all": _group_report(rows, flagged, probs)}
-    for name in sorted({r.dataset for r in rows}):
-        idx = [i for i, r in enumerate(rows) if r.dataset == name]
+    names = {r.dataset for r in rows}
+    for name in sorted(names | {family(n) for n in names if family(n) != n}):
+        idx = [i for i, r in enumerate(rows) if r.dataset == name or family(r.dataset) == name]
         out[name] = _group_report([rows[i] for i in idx], [flagged[i] for i in idx],
                                   [probs[i] for i in idx])
     return out

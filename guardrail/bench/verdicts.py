@@ -1,0 +1,128 @@
+"""What reaches the client: labelled answers streamed through the real proxy.
+
+For every labelled example, a scripted upstream streams the answer word piece by word
+piece (``fake: {"mode": "raw"}``) to a real proxy on loopback with the shipped
+defaults, the grounding as a ``tool`` message (the copilot/agent case) and the question
+as the user turn.  The report on the finish chunk says what the client received for
+each sentence; a sentence is *stopped* when what was released differs from what the
+upstream said (redacted, regenerated, blocked), *kept* when it is verbatim.  Gold: a
+sentence is unsupported when it overlaps a labelled span.
+
+    supported_kept        share of supported sentences released verbatim (trust first)
+    unsupported_stopped   share of unsupported sentences stopped (recall)
+    stop_f1               F1 of "stopped" against "unsupported"
+
+per data set and overall, in JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
+
+import httpx
+
+_PIECE = re.compile(r"\s*\S+|\s+$")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    dataset: str
+    gold: bool        # overlaps a gold span
+    stopped: bool     # released differently from what the upstream said
+    claim: bool
+
+
+def _chunks(answer: str) -> list[str]:
+    base = {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 0,
+            "model": "fake-llm"}
+    out = [json.dumps({**base, "choices": [{"index": 0, "delta": {"role": "assistant"},
+                                            "finish_reason": None}]})]
+    for piece in _PIECE.findall(answer):
+        out.append(json.dumps({**base, "choices": [{"index": 0, "delta": {"content": piece},
+                                                    "finish_reason": None}]}))
+    out.append(json.dumps({**base, "choices": [{"index": 0, "delta": {},
+                                                "finish_reason": "stop"}]}))
+    return out + ["[DONE]"]
+
+
+def _report(text: str) -> Optional[dict]:
+    for line in text.splitlines():
+        if line.startswith("data:") and '"guardrail"' in line:
+            event = json.loads(line[5:].strip())
+            if "guardrail" in event:
+                return event["guardrail"]
+    return None
+
+
+def stream_one(client: httpx.Client, ex: Any) -> list[Outcome]:
+    """Stream one example through the proxy; an outcome per sentence of its report."""
+    body = {"model": "fake-llm", "stream": True,
+            "messages": [{"role": "user", "content": ex.question or "Answer from the tool."},
+                         {"role": "assistant", "content": None, "tool_calls": [
+                             {"id": "call_1", "type": "function",
+                              "function": {"name": "lookup", "arguments": "{}"}}]},
+                         {"role": "tool", "tool_call_id": "call_1", "content": ex.context}],
+            "fake": {"mode": "raw", "events": _chunks(ex.response)}}
+    for attempt in range(30):
+        r = client.post("/v1/chat/completions", json=body)
+        if r.status_code != 503:
+            break
+        time.sleep(float(r.headers.get("retry-after", "1")))
+    r.raise_for_status()
+    report = _report(r.text)
+    if report is None:
+        raise RuntimeError(f"{ex.id}: no report in the stream")
+    out, pos = [], 0
+    for s in report["sentences"]:
+        start = ex.response.find(s["original"], pos)
+        start = pos if start < 0 else start
+        end = start + len(s["original"])
+        pos = end
+        gold = any(a < end and b > start for a, b in ex.spans)
+        stopped = s["released"] != s["original"] or s["action"] == "block"
+        if s["original"].strip():
+            out.append(Outcome(ex.dataset, gold, stopped, s.get("claim", True)))
+    return out
+
+
+def summarise(outcomes: Sequence[Outcome]) -> dict:
+    sup = [o for o in outcomes if not o.gold]
+    uns = [o for o in outcomes if o.gold]
+    tp = sum(o.stopped for o in uns)
+    fp = sum(o.stopped for o in sup)
+    p = tp / (tp + fp) if tp + fp else 0.0
+    r = tp / len(uns) if uns else 0.0
+    return {"sentences": len(outcomes), "unsupported": len(uns),
+            "supported_kept": round(1 - fp / len(sup), 4) if sup else None,
+            "unsupported_stopped": round(r, 4) if uns else None,
+            "stop_precision": round(p, 4), "stop_f1": round(2 * p * r / (p + r), 4)
+            if p + r else 0.0}
+
+
+def run(examples: Sequence[Any], *, config: Any = None, progress: bool = False) -> dict:
+    """Stream every example through a real proxy: shipped defaults, or ``config(url)``
+    (a GuardrailConfig for the upstream at ``url``)."""
+    from guardrail.config import GuardrailConfig
+    from guardrail.proxy.app import create_app
+    from guardrail.testing.fake_upstream import ServerThread, create_fake_upstream
+
+    outcomes: list[Outcome] = []
+    t0 = time.perf_counter()
+    with ServerThread(create_fake_upstream()) as up:
+        cfg = config(up.url + "/v1") if config else GuardrailConfig.model_validate(
+            {"upstream": {"base_url": up.url + "/v1", "api_key": "sk-bench"}})
+        with ServerThread(create_app(cfg)) as proxy, \
+                httpx.Client(base_url=proxy.url, timeout=300) as client:
+            for i, ex in enumerate(examples):
+                outcomes += stream_one(client, ex)
+                if progress and (i + 1) % 25 == 0:
+                    print(f"  {i + 1}/{len(examples)} answers streamed", flush=True)
+    by = {"all": summarise(outcomes)}
+    for name in sorted({o.dataset for o in outcomes}):
+        by[name] = summarise([o for o in outcomes if o.dataset == name])
+    return {"kind": "verdicts", "answers": len(examples),
+            "seconds": round(time.perf_counter() - t0, 1), "by_dataset": by}
