@@ -37,16 +37,54 @@ def load_split(spec: str, meta: dict):
     return fit if split == "fit" else calib
 
 
-def _rows(det, specs: list[str], layers: list[int], limit: Optional[int]):
+def kinds_of(spec: str):
+    """The labelled kind (contradicted / unverifiable) of an unsupported sentence, where
+    the data says: per sentence in a `guardrail data toolctx` file, per example in a
+    `guardrail data fetch` file; None elsewhere."""
+    path = spec.rpartition("@")[0] if "@" in spec else spec
+    p = Path(path)
+    if not p.is_file():
+        return None
+    per_sentence: dict[str, list] = {}
+    per_example: dict[str, str] = {}
+    with p.open(encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            for s in row.get("sentences", ()):
+                if s["label"] in ("contradicted", "unverifiable"):
+                    per_sentence.setdefault(row["id"], []).append((s["start"], s["end"],
+                                                                    s["label"]))
+            if row.get("kind"):
+                per_example[row["id"]] = row["kind"]
+
+    def kind_of(ex, start: int, end: int) -> Optional[str]:
+        for a, b, label in per_sentence.get(ex.id, ()):
+            if a < end and b > start:
+                return label
+        return per_example.get(ex.id)
+    return kind_of if per_sentence or per_example else None
+
+
+WHOLE_HELP = ("Comma-separated data set name prefixes whose hallucinated examples without "
+              "spans count as unsupported as a whole (claims, short answers), as for `train "
+              "detector`; elsewhere they are left out.")
+
+
+def _rows(det, specs: list[str], layers: list[int], limit: Optional[int],
+          whole_response: str = ""):
+    from guardrail.commands.detector import _trainable
     from guardrail.train.judge import collect
 
     rows = []
     for spec in specs:
-        examples = load_split(spec, det.meta)[:limit] if limit else load_split(spec, det.meta)
+        examples = _trainable(load_split(spec, det.meta), whole_response)
+        examples = examples[:limit] if limit else examples
         if not any(ex.has_spans for ex in examples):
             raise typer.BadParameter(f"{spec}: no span-labelled examples", param_hint="--data")
+        kind_of = kinds_of(spec)
         for layer in layers:
-            rows += collect(det, examples, None if layer >= det.n_layers else layer)
+            rows += collect(det, examples, None if layer >= det.n_layers else layer,
+                            kind_of=kind_of)
         typer.echo(f"{spec}: {len(examples)} examples", err=True)
     return rows
 
@@ -80,6 +118,7 @@ def register(app: typer.Typer) -> None:
                                    "sentences that must pass on every data set."),
         l2: float = typer.Option(1.0, min=0.0, help="L2 regularisation."),
         limit: Optional[int] = typer.Option(None, help="First N examples of each --data."),
+        whole_response: str = typer.Option("", help=WHOLE_HELP),
         out: Optional[Path] = typer.Option(None, help="Also write the fit's report JSON here."),
     ) -> None:
         """Fit a sentence judge per exit layer and write it into the model's guardrail.json."""
@@ -90,7 +129,7 @@ def register(app: typer.Typer) -> None:
         directory = Path(model) if model else Path(DEFAULT_MODEL)
         det = Detector.from_pretrained(directory)
         rows = _rows(det, data, _layers(layers, det) if layers else
-                     [*det.exit_layers, det.n_layers], limit)
+                     [*det.exit_layers, det.n_layers], limit, whole_response)
         try:
             heads = {layer: fit(part, keep=keep, l2=l2)
                      for layer, part in rows_by_layer(rows).items()}
@@ -121,6 +160,7 @@ def register(app: typer.Typer) -> None:
                                     "sentence is flagged when a token reaches the "
                                     "detector's threshold) instead of the judge."),
         limit: Optional[int] = typer.Option(None, help="First N examples of each --data."),
+        whole_response: str = typer.Option("", help=WHOLE_HELP),
         out: Optional[Path] = typer.Option(None, help="Write the metrics JSON here."),
     ) -> None:
         """Per data set: supported sentences kept, unsupported stopped, stop F1, AUROC."""
@@ -136,7 +176,7 @@ def register(app: typer.Typer) -> None:
         judge = None if tokens else SentenceJudge.from_json(params)
         chosen = _layers(layers, det) if layers else [max(det.exit_layers, default=det.n_layers),
                                                        det.n_layers]
-        rows = _rows(det, data, chosen, limit)
+        rows = _rows(det, data, chosen, limit, whole_response)
         result = {}
         for layer, part in rows_by_layer(rows).items():
             m = measure(part, judge, None if judge else det.threshold_for(

@@ -17,12 +17,12 @@ Fit on data the detector did not train on; measure on data neither saw.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Optional, Sequence
+from typing import Callable, Iterable, Optional, Sequence
 
 import numpy as np
 
 from guardrail.evidence.features import ContextEvidence, is_claim
-from guardrail.evidence.judge import FEATURES, Head, SentenceJudge, feature_vector
+from guardrail.evidence.judge import FEATURES, Head, SentenceJudge, explain, feature_vector
 from guardrail.train.data import Example
 from guardrail.train.scores import auroc, sentence_bounds
 
@@ -36,14 +36,20 @@ class Row:
     claim: bool
     x: tuple[float, ...]       # FEATURES
     layer: int
+    kind: Optional[str] = None       # the data's kind for an unsupported sentence, if known
+    explained: Optional[str] = None  # the kind the judge's explanation gives it
 
 
 def _probs(det, start: int, end: int) -> list[float]:
     return [p for (s, e), p in zip(det.token_offsets, det.token_probs) if s < end and e > start]
 
 
+KindOf = Callable[[Example, int, int], Optional[str]]
+
+
 def collect(detector, examples: Sequence[Example], layer: Optional[int] = None, *,
-            progress: bool = False, batch: int = 16) -> list[Row]:
+            progress: bool = False, batch: int = 16,
+            kind_of: Optional[KindOf] = None) -> list[Row]:
     """Rows for every checkable sentence of the span-labelled examples, at ``layer``
     (None: full depth, over the whole answer; else in-flight, up to each sentence)."""
     from guardrail.model.detector import DetectInput
@@ -78,8 +84,11 @@ def collect(detector, examples: Sequence[Example], layer: Optional[int] = None, 
     for (ex, s, e, ev), (det, _, _) in zip(jobs, dets_for):
         text = ex.response[s:e]
         gold = any(a < e and b > s for a, b in ex.spans)
-        x = feature_vector(ev.features(text), _probs(det, s, e), ev.structured)
-        rows.append(Row(ex.dataset, ex.id, text, gold, is_claim(text), tuple(x), depth))
+        sev = ev.features(text)
+        x = feature_vector(sev, _probs(det, s, e), ev.structured)
+        kind = kind_of(ex, s, e) if kind_of is not None and gold else None
+        rows.append(Row(ex.dataset, ex.id, text, gold, is_claim(text), tuple(x), depth, kind,
+                        explain(sev, 1.0).kind if gold else None))
     return rows
 
 
@@ -153,7 +162,10 @@ def _group_report(rows: Sequence[Row], flagged: Sequence[bool], probs: Sequence[
     tp, fp, fn = int(np.sum(gold & pred)), int(np.sum(~gold & pred)), int(np.sum(gold & ~pred))
     p = tp / (tp + fp) if tp + fp else 0.0
     r = tp / (tp + fn) if tp + fn else 0.0
+    known = [(r.kind, r.explained) for r, f in zip(rows, pred) if f and r.gold and r.kind]
     return {
+        "explanation_accuracy": round(sum(k == e for k, e in known) / len(known), 4)
+        if known else None, "explained_flags": len(known),
         "sentences": len(rows), "unsupported": int(gold.sum()),
         "no_claim": sum(1 for x in rows if not x.claim),
         "supported_kept": round(float(np.mean(~pred[sup])), 4) if sup.any() else None,
@@ -192,11 +204,12 @@ def measure(rows: Sequence[Row], judge: Optional[SentenceJudge],
 
 def format_measure(result: dict) -> str:
     lines = [f"{'data':34s} {'sent':>5s} {'unsup':>5s} {'kept':>6s} {'stopped':>7s} "
-             f"{'stopF1':>6s} {'AUROC':>6s}"]
+             f"{'stopF1':>6s} {'AUROC':>6s} {'kind ok':>7s}"]
     for name, m in result.items():
         lines.append(f"{name[:34]:34s} {m['sentences']:5d} {m['unsupported']:5d} "
                      f"{_f(m['supported_kept']):>6s} {_f(m['unsupported_stopped']):>7s} "
-                     f"{_f(m['stop_f1']):>6s} {_f(m['auroc']):>6s}")
+                     f"{_f(m['stop_f1']):>6s} {_f(m['auroc']):>6s} "
+                     f"{_f(m['explanation_accuracy']):>7s}")
     return "\n".join(lines)
 
 
