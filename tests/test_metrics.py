@@ -202,3 +202,18 @@ def test_sentence_level_scores_one_unit_per_sentence():
     assert evaluate(exs, dets, 1.0)["sentence"]["tp"] == 1
     with pytest.raises(ValueError, match="unit"):
         best_threshold(exs, dets, unit="token")
+
+
+def test_a_response_with_a_format_character_is_scored_against_its_cleaned_copy():
+    """The detector reads U+200E as a space (offsets unchanged); scoring must accept
+    that detection as the example's, not raise."""
+    from guardrail.train.data import Example
+    from guardrail.train.scores import example_prf
+    from guardrail.types import Detection
+
+    ex = Example("a", "ctx", "q", "flights\u200ecancelled", (), False, True, "s", "d")
+    det = Detection("flights cancelled", (), ((0, 7),), (0.1,), 0.5, 6, 6)
+    assert example_prf([ex], [det]).fp == 0
+    other = Detection("something else entirely", (), (), (), 0.5, 6, 6)
+    with pytest.raises(ValueError, match="another response"):
+        example_prf([ex], [other])
