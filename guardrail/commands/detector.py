@@ -84,6 +84,8 @@ def _trainable(examples, whole_response: str) -> list:
             if not (prefixes and ex.dataset.startswith(prefixes)):
                 continue
             ex = replace(ex, spans=((0, len(ex.response)),), has_spans=True)
+        elif not ex.hallucinated and not ex.has_spans:
+            ex = replace(ex, has_spans=True)  # nothing unsupported: no spans is complete
         out.append(ex)
     return out
 

@@ -65,13 +65,40 @@ def kinds_of(spec: str):
     return kind_of if per_sentence or per_example else None
 
 
+CACHE_HELP = ("A JSON file of the detector's rows (features per sentence): read when it was "
+              "written for the same model, data and options, else written; refitting or "
+              "re-measuring then runs no model.")
 WHOLE_HELP = ("Comma-separated data set name prefixes whose hallucinated examples without "
               "spans count as unsupported as a whole (claims, short answers), as for `train "
               "detector`; elsewhere they are left out.")
 
 
 def _rows(det, specs: list[str], layers: list[int], limit: Optional[int],
-          whole_response: str = ""):
+          whole_response: str = "", cache: Optional[Path] = None):
+    """The rows of every spec at every layer; with ``cache``, read from it when it was
+    written for the same model weights, data, layers, limit and labelling, else written."""
+    import hashlib
+
+    from guardrail.train.judge import Row
+
+    key = hashlib.sha256(json.dumps([det.name, det.meta.get("training", {}).get("report"),
+                                     specs, layers, limit, whole_response],
+                                    default=str).encode()).hexdigest()
+    if cache is not None and cache.exists():
+        stored = json.loads(cache.read_text())
+        if stored.get("key") == key:
+            return [Row(**{**r, "x": tuple(r["x"])}) for r in stored["rows"]]
+    rows = _collect(det, specs, layers, limit, whole_response)
+    if cache is not None:
+        from dataclasses import asdict
+
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text(json.dumps({"key": key, "rows": [asdict(r) for r in rows]}))
+    return rows
+
+
+def _collect(det, specs: list[str], layers: list[int], limit: Optional[int],
+             whole_response: str):
     from guardrail.commands.detector import _trainable
     from guardrail.train.judge import collect
 
@@ -119,6 +146,7 @@ def register(app: typer.Typer) -> None:
         l2: float = typer.Option(1.0, min=0.0, help="L2 regularisation."),
         limit: Optional[int] = typer.Option(None, help="First N examples of each --data."),
         whole_response: str = typer.Option("", help=WHOLE_HELP),
+        rows_cache: Optional[Path] = typer.Option(None, help=CACHE_HELP),
         out: Optional[Path] = typer.Option(None, help="Also write the fit's report JSON here."),
     ) -> None:
         """Fit a sentence judge per exit layer and write it into the model's guardrail.json."""
@@ -129,7 +157,7 @@ def register(app: typer.Typer) -> None:
         directory = Path(model) if model else Path(DEFAULT_MODEL)
         det = Detector.from_pretrained(directory)
         rows = _rows(det, data, _layers(layers, det) if layers else
-                     [*det.exit_layers, det.n_layers], limit, whole_response)
+                     [*det.exit_layers, det.n_layers], limit, whole_response, rows_cache)
         try:
             heads = {layer: fit(part, keep=keep, l2=l2)
                      for layer, part in rows_by_layer(rows).items()}
@@ -161,6 +189,7 @@ def register(app: typer.Typer) -> None:
                                     "detector's threshold) instead of the judge."),
         limit: Optional[int] = typer.Option(None, help="First N examples of each --data."),
         whole_response: str = typer.Option("", help=WHOLE_HELP),
+        rows_cache: Optional[Path] = typer.Option(None, help=CACHE_HELP),
         out: Optional[Path] = typer.Option(None, help="Write the metrics JSON here."),
     ) -> None:
         """Per data set: supported sentences kept, unsupported stopped, stop F1, AUROC."""
@@ -176,7 +205,7 @@ def register(app: typer.Typer) -> None:
         judge = None if tokens else SentenceJudge.from_json(params)
         chosen = _layers(layers, det) if layers else [max(det.exit_layers, default=det.n_layers),
                                                        det.n_layers]
-        rows = _rows(det, data, chosen, limit, whole_response)
+        rows = _rows(det, data, chosen, limit, whole_response, rows_cache)
         result = {}
         for layer, part in rows_by_layer(rows).items():
             m = measure(part, judge, None if judge else det.threshold_for(

@@ -119,12 +119,17 @@ def fit_logistic(X: np.ndarray, y: np.ndarray, l2: float = 1.0, iters: int = 50,
     return w[:-1], float(w[-1])
 
 
-def keep_threshold(probs: np.ndarray, gold: np.ndarray, keep: float) -> float:
-    """The lowest threshold at which at least ``keep`` of the supported sentences pass."""
-    neg = np.sort(probs[~gold])
+def keep_threshold(probs: np.ndarray, gold: np.ndarray, keep: float,
+                   weights: Optional[np.ndarray] = None) -> float:
+    """The lowest threshold at which at least ``keep`` of the supported sentences pass
+    (``weights``: each sentence's share of that count)."""
+    w = np.ones(len(probs)) if weights is None else np.asarray(weights, dtype=np.float64)
+    order = np.argsort(probs[~gold])
+    neg, wn = probs[~gold][order], w[~gold][order]
     if len(neg) == 0:
         return 0.5
-    k = min(len(neg) - 1, int(np.ceil(keep * len(neg))) - 1)
+    share = np.cumsum(wn) / wn.sum()
+    k = min(len(neg) - 1, int(np.searchsorted(share, keep - 1e-12)))
     return float(min(0.999, max(0.05, neg[k] + 1e-6)))
 
 
@@ -145,9 +150,10 @@ def fit(rows: Sequence[Row], keep: float = 0.95, l2: float = 1.0) -> Head:
     w, b = fit_logistic((X - mean) / scale, y, l2=l2, weights=sw)
     head = Head(tuple(mean), tuple(scale), tuple(w), b, 0.5)
     probs = np.asarray([head.prob(x) for x in X])
-    thr = max(keep_threshold(probs[[f == d for f in fam]],
-                             y[[f == d for f in fam]].astype(bool), keep)
-              for d in counts)  # the threshold must keep ``keep`` on every family
+    # ``keep`` of the supported sentences pass, each family weighing the same (the
+    # strictest family alone would let one hard set, e.g. claims that need inference,
+    # set the threshold for all)
+    thr = keep_threshold(probs, y.astype(bool), keep, sw)
     return Head(head.mean, head.scale, head.weights, head.bias, thr)
 
 
