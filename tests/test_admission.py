@@ -103,6 +103,12 @@ def test_the_stream_limit_grows_while_checks_are_fast_and_shrinks_when_slow():
     assert a.limit == 3
     a.observe(3.0)  # within the same second: once
     assert a.limit == 3
+    clock.now += 2
+    a.observe(0.3)  # fast again, but a check was over the budget 2 s ago: no growth yet
+    assert a.limit == 3
+    clock.now += 4
+    a.observe(0.3)  # calm for over 5 s: it grows again
+    assert a.limit == 4
 
 
 def test_a_stream_holds_its_place_until_it_ends_or_its_time_runs_out():

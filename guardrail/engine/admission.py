@@ -13,9 +13,9 @@ engine cannot keep ``scheduler.latency_budget_s``:
    later, so the first three signals let a burst in (every client retrying after the
    same Retry-After) that then falls behind all at once.  The limit is adaptive
    (AIMD, as TCP and concurrency limiters do): it starts at ``initial_streams``, grows
-   by one while checks come back in under half the budget with the limit in use, and
-   shrinks by a quarter when a check takes longer than the budget, at most once a
-   second each way.  A stream holds its place from ``admit`` to ``abort`` (which every
+   by one while checks come back in under half the budget with the limit in use and
+   none has been over the budget for ``CALM_S`` seconds, and shrinks by a quarter when a
+   check takes longer than the budget, at most once a second each way.  A stream holds its place from ``admit`` to ``abort`` (which every
    answer calls when it ends), or ``stream_ttl_s`` at most.
 
 ``Retry-After`` is the wait the signal implies, in whole seconds, at least 1; a refusal
@@ -37,6 +37,7 @@ from guardrail.config import SchedulerConfig
 
 MIN_STREAMS = 1
 STREAM_TTL_S = 600.0
+CALM_S = 5.0  # no check over the budget for this long before the limit may grow
 
 
 class Admission:
@@ -50,19 +51,23 @@ class Admission:
         self.limit = float(min(config.initial_streams, config.max_streams))
         self._streams: dict[str, float] = {}  # admitted stream -> when
         self._changed = -math.inf
+        self._slow = -math.inf  # when a check last took longer than the budget
 
     # -- what the engine tells it ---------------------------------------------------------
     def observe(self, latency_s: float) -> None:
         """An in-flight check finished after ``latency_s`` (queueing included)."""
         now = self.clock()
         self._recent.append((now, latency_s))
+        budget = self.config.latency_budget_s
+        if latency_s > budget:
+            self._slow = now
         if now - self._changed < 1.0:
             return
-        budget = self.config.latency_budget_s
         if latency_s > budget:
             self.limit = max(MIN_STREAMS, math.floor(self.limit * 0.75))
             self._changed = now
-        elif latency_s <= budget / 2 and self.active() >= int(self.limit):
+        elif latency_s <= budget / 2 and now - self._slow >= CALM_S and \
+                self.active() >= int(self.limit):
             self.limit = min(self.config.max_streams, self.limit + 1)
             self._changed = now
 
