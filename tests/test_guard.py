@@ -133,3 +133,30 @@ async def test_no_confirming_check_without_an_earlier_flag():
     v = SpilloverVerifier(bad=())
     await collect(guarded_stream(raw(answer_stream(), 7), settings(), v))
     assert len([r for r in v.requests if r.priority == Priority.IN_FLIGHT]) == 3
+
+
+class RightSpillVerifier(ScriptedVerifier):
+    """A full-depth pass over the whole answer flags "Paris" when "1950" comes after it
+    (a model that spreads a flag over its neighbours); read up to its own end, the
+    sentence is clean."""
+
+    async def verify(self, req):
+        det = await super().verify(req)
+        if req.priority == Priority.END_OF_STREAM and "1950" in req.response:
+            self.bad.add("Paris")
+            det = detection(req.response, self.bad, 6)
+            self.bad.discard("Paris")
+        return det
+
+
+async def test_a_final_pass_flag_caused_by_what_follows_is_confirmed_away():
+    v = RightSpillVerifier()
+    out = events(await collect(guarded_stream(raw(answer_stream()), settings(), v)))
+    report = next(e["guardrail"] for e in out if isinstance(e, dict) and "guardrail" in e)
+    paris = report["sentences"][0]
+    assert paris["original"].startswith("The tower is in Paris")
+    assert paris["final"]["hallucinated"] is False  # confirmed against its left context
+    assert report["missed_by_shallow"] == []
+    confirming = [r for r in v.requests if r.priority == Priority.END_OF_STREAM
+                  and "1950" not in r.response]
+    assert len(confirming) == 1  # one extra check, for the one candidate only

@@ -291,10 +291,31 @@ class AnswerGuard:
             if not v.claim:
                 continue
             f = self._assess(det, s.start, s.end)
+            if f.flagged and not check.flagged and v.released == v.original:
+                f = await self._confirm_final(s) or f
             missed = f.flagged and not check.flagged and v.released == v.original
             check.verdict = replace(v, final_score=f.score, final_hallucinated=f.flagged,
                                     final_spans=f.spans, missed_by_shallow=missed,
                                     explanation=v.explanation or f.explanation)
+
+    async def _confirm_final(self, s: Sentence) -> Optional[Assessment]:
+        """The full-depth pass reads the whole answer, so a sentence is also judged by
+        what follows it: a supported sentence before an unsupported one can score high
+        (the model spreads a flag over its neighbours).  A flag on a sentence the
+        in-flight check released is therefore confirmed once at full depth, reading the
+        answer only up to the sentence's end, as the in-flight check did; None if that
+        check fails (the first verdict stands)."""
+        base, text = self._answer.left_context(s.start, s.end, self._budget)
+        try:
+            det = await self.verifier.verify(CheckRequest(
+                self.s.grounding, text, s.start - base, len(text), self.s.stream_id,
+                Priority.END_OF_STREAM, tenant=self.s.tenant))
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            self.errors.append(f"final confirming check failed: {type(e).__name__}: {e}")
+            return None
+        return self._assess(det, s.start - base, len(text))
 
     async def aclose(self) -> None:
         """Cancel every pending check, tell the verifier, and wait for them to end."""
