@@ -186,6 +186,7 @@ async def test_a_judged_stream_skips_lead_ins_and_explains_its_flags():
     assert paris["explanation"] is None and paris["action"] == "release"
     assert built["explanation"]["kind"] in ("contradicted", "unverifiable")
     assert built["explanation"]["severity"] == "high"
+    assert report["span_count"] == 1 and report["hallucination_detected"] is True
 
 
 def test_a_count_in_words_is_checked_against_the_records():

@@ -339,8 +339,13 @@ class AnswerGuard:
         else:
             final_flag = bool(self.final and self.final.flagged)
         detected = any(c.flagged for c in self.checks) or final_flag
-        spans = len(self.final.spans) if self.final is not None \
-            else sum(len(v.spans) for v in verdicts)
+        if self.s.judge is not None:  # the sentences it flagged (at either depth) count
+            spans = sum(max(1, len(c.verdict.spans)) if c.flagged else  # one span at least
+                        max(1, len(c.verdict.final_spans)) if c.verdict.final_hallucinated
+                        else 0 for c in self.checks if c.verdict is not None)
+        else:
+            spans = len(self.final.spans) if self.final is not None \
+                else sum(len(v.spans) for v in verdicts)
         action = max((v.action for v in verdicts), key=SEVERITY.index, default=Action.RELEASE)
         return detected, spans, action
 
