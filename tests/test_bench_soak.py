@@ -146,3 +146,13 @@ def test_bench_soak_refuses_a_warm_up_longer_than_the_run(tmp_path: Path):
                                  "--warmup-s", "30", "--out", str(tmp_path)])
     assert result.exit_code == 2 and "warm-up" in result.output
     assert not (tmp_path / "soak.json").exists()
+
+
+def test_rewriting_the_benchmark_page_keeps_the_sections_it_does_not_generate(tmp_path):
+    from guardrail.bench import kept_sections
+
+    page = tmp_path / "benchmarks.md"
+    page.write_text("# Benchmarks\n\n## Machine\n\nx\n\n## Soak: 32 streams\n\nrss flat\n\n"
+                    "## Quality\n\nq\n\n## Reproduce\n\n```sh\nguardrail bench all\n```\n")
+    assert kept_sections(page) == ["## Soak: 32 streams\n\nrss flat"]
+    assert kept_sections(tmp_path / "missing.md") == []

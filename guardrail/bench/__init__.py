@@ -231,3 +231,21 @@ def bench_documents(data_dir: Optional[Path], limit: int = 400) -> tuple[list[st
 
 __all__ = ["SCHEMA_VERSION", "bench_documents", "filler_documents", "find_data_dir", "Target", "Timing", "interleaved", "machine_info", "percentile",
            "ratio"]
+
+
+GENERATED_SECTIONS = ("Machine", "Targets", "Model", "Stream", "Quality", "Reproduce")
+
+
+def kept_sections(page: Path) -> list[str]:
+    """The ``## `` sections of an existing benchmark page that ``render_page`` does not
+    generate (e.g. the soak, written from ``soak.json`` by hand), to keep them when the
+    page is written again."""
+    if not page.exists():
+        return []
+    out = []
+    for chunk in page.read_text().split("\n## ")[1:]:
+        title = chunk.split("\n", 1)[0].strip()
+        if not title.startswith(GENERATED_SECTIONS):
+            out.append("## " + chunk.rstrip())
+    return out
+
