@@ -84,10 +84,14 @@ class Detection:
     def full_depth(self) -> bool:
         return self.exit_layer >= self.n_layers
 
+    def probs_in(self, start: int, end: int) -> list[float]:
+        """Probabilities of the tokens overlapping ``[start, end)``."""
+        return [p for (s, e), p in zip(self.token_offsets, self.token_probs)
+                if s < end and e > start]
+
     def score_in(self, start: int, end: int) -> float:
         """Highest token probability among tokens overlapping ``[start, end)``."""
-        return max((p for (s, e), p in zip(self.token_offsets, self.token_probs)
-                    if s < end and e > start), default=0.0)
+        return max(self.probs_in(start, end), default=0.0)
 
     def spans_in(self, start: int, end: int) -> tuple[Span, ...]:
         """Spans overlapping ``[start, end)``, clipped to it, offsets relative to ``start``."""

@@ -188,12 +188,12 @@ def register(app: typer.Typer) -> None:
             examples += part[:limit] if limit else part
         if not examples:
             raise typer.BadParameter("no span-labelled answers in --data")
-        cfg = None
-        if model:
-            cfg = lambda url: GuardrailConfig.model_validate(  # noqa: E731
+        def config(url: str) -> GuardrailConfig:  # the shipped defaults but the model
+            return GuardrailConfig.model_validate(
                 {"upstream": {"base_url": url, "api_key": "sk-bench"},
                  "detector": {"model": model}})
-        result = verdicts.run(examples, config=cfg, progress=True)
+
+        result = verdicts.run(examples, config=config if model else None, progress=True)
         result.update(data=data, model=model or "default")
         out.mkdir(parents=True, exist_ok=True)
         (out / "verdicts.json").write_text(json.dumps(result, indent=2) + "\n")

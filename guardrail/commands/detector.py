@@ -71,7 +71,7 @@ def _capped(examples, n: int, seed: int) -> list:
     return [ex for i, ex in enumerate(examples) if i in keep]
 
 
-def _trainable(examples, whole_response: str) -> list:
+def labelled_examples(examples, whole_response: str) -> list:
     """Examples with token labels: a hallucinated example without spans gets the whole
     response as its span where ``whole_response`` names its data set, else it is left
     out (its spans are unknown; training it as supported would teach the opposite)."""
@@ -165,7 +165,7 @@ def register(app: typer.Typer) -> None:
                                            write_json)
 
         logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-        real = _trainable(_load_span_data(data), whole_response)
+        real = labelled_examples(_load_span_data(data), whole_response)
         fit, calib, dev = _split(real, dev_fraction, seed)
         if max_per_dataset:  # the calibration split shrinks in proportion
             fit = _capped(fit, max_per_dataset, seed)
@@ -228,7 +228,7 @@ def register(app: typer.Typer) -> None:
         logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
         out = out or model
         det = Detector.from_pretrained(model, device="cpu")
-        real = _trainable(_load_span_data(data), whole_response)
+        real = labelled_examples(_load_span_data(data), whole_response)
         fit, calib, _dev = _split(real, dev_fraction, seed)
         if max_per_dataset:  # the calibration split shrinks in proportion
             fit = _capped(fit, max_per_dataset, seed)

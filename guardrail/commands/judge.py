@@ -99,12 +99,12 @@ def _rows(det, specs: list[str], layers: list[int], limit: Optional[int],
 
 def _collect(det, specs: list[str], layers: list[int], limit: Optional[int],
              whole_response: str):
-    from guardrail.commands.detector import _trainable
+    from guardrail.commands.detector import labelled_examples
     from guardrail.train.judge import collect
 
     rows = []
     for spec in specs:
-        examples = _trainable(load_split(spec, det.meta), whole_response)
+        examples = labelled_examples(load_split(spec, det.meta), whole_response)
         examples = examples[:limit] if limit else examples
         if not any(ex.has_spans for ex in examples):
             raise typer.BadParameter(f"{spec}: no span-labelled examples", param_hint="--data")

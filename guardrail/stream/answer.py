@@ -124,14 +124,15 @@ class AnswerGuard:
         self._final_det: Optional[Detection] = None
         self._evidence: Optional[ContextEvidence] = None
 
-    def _assess(self, det: Detection, start: int, end: int) -> Assessment:
+    async def _assess(self, det: Detection, start: int, end: int) -> Assessment:
         """The sentence ``det.response[start:end]`` judged (or token-assessed)."""
         threshold = self.s.policy.threshold
         if self.s.judge is None:
             return assess(det, start, end, threshold)
-        if self._evidence is None:  # built once per answer, on its first check
-            g = self.s.grounding
-            self._evidence = ContextEvidence.build(g.documents, g.question)
+        if self._evidence is None:  # once per answer, off the event loop (a large tool
+            g = self.s.grounding     # result takes tenths of a second to index)
+            self._evidence = await asyncio.to_thread(ContextEvidence.build, g.documents,
+                                                     g.question)
         return judged(det, start, end, self.s.judge, self._evidence, threshold)
 
     # -- segmentation and check start ---------------------------------------------------
@@ -220,7 +221,7 @@ class AnswerGuard:
 
     async def _decide(self, check: SentenceCheck, det: Detection) -> SentenceVerdict:
         s, p = check.sentence, self.s.policy
-        a = self._assess(det, s.start - check.base, s.end - check.base)
+        a = await self._assess(det, s.start - check.base, s.end - check.base)
         if a.flagged and self._any_flagged:
             # The in-flight check read the upstream's answer so far, which holds an earlier
             # flagged sentence: confirm against the supported answer so far (what the
@@ -264,7 +265,7 @@ class AnswerGuard:
         except Exception as e:
             self.errors.append(f"{what} failed: {type(e).__name__}: {e}")
             return on_failure
-        return self._assess(det, len(left), len(left) + len(text))
+        return await self._assess(det, len(left), len(left) + len(text))
 
     # -- end of answer --------------------------------------------------------------------
     async def final_pass(self) -> None:
@@ -290,7 +291,7 @@ class AnswerGuard:
             s, v = check.sentence, check.verdict
             if not v.claim:
                 continue
-            f = self._assess(det, s.start, s.end)
+            f = await self._assess(det, s.start, s.end)
             if f.flagged and not check.flagged and v.released == v.original:
                 f = await self._confirm_final(s) or f
             missed = f.flagged and not check.flagged and v.released == v.original
@@ -315,7 +316,7 @@ class AnswerGuard:
         except Exception as e:
             self.errors.append(f"final confirming check failed: {type(e).__name__}: {e}")
             return None
-        return self._assess(det, s.start - base, len(text))
+        return await self._assess(det, s.start - base, len(text))
 
     async def aclose(self) -> None:
         """Cancel every pending check, tell the verifier, and wait for them to end."""

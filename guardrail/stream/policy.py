@@ -147,8 +147,7 @@ def judged(det: Detection, start: int, end: int, judge: SentenceJudge,
     its own threshold) or, when a number the context lacks is the only thing found
     wrong, that number."""
     text = det.response[start:end]
-    probs = [p for (s, e), p in zip(det.token_offsets, det.token_probs) if s < end and e > start]
-    j = judge.judge(evidence, text, probs, det.exit_layer, threshold)
+    j = judge.judge(evidence, text, det.probs_in(start, end), det.exit_layer, threshold)
     if not j.flagged:
         return Assessment(j.prob, (), False, det.exit_layer, None, j.claim)
     spans = det.spans_in(start, end)

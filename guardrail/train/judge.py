@@ -40,10 +40,6 @@ class Row:
     explained: Optional[str] = None  # the kind the judge's explanation gives it
 
 
-def _probs(det, start: int, end: int) -> list[float]:
-    return [p for (s, e), p in zip(det.token_offsets, det.token_probs) if s < end and e > start]
-
-
 KindOf = Callable[[Example, int, int], Optional[str]]
 
 
@@ -85,7 +81,7 @@ def collect(detector, examples: Sequence[Example], layer: Optional[int] = None, 
         text = ex.response[s:e]
         gold = any(a < e and b > s for a, b in ex.spans)
         sev = ev.features(text)
-        x = feature_vector(sev, _probs(det, s, e), ev.structured)
+        x = feature_vector(sev, det.probs_in(s, e), ev.structured)
         kind = kind_of(ex, s, e) if kind_of is not None and gold else None
         rows.append(Row(ex.dataset, ex.id, text, gold, is_claim(text), tuple(x), depth, kind,
                         explain(sev, 1.0).kind if gold else None))
