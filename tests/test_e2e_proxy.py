@@ -13,6 +13,7 @@ shipped model must flag the demo's hallucination and leave its true sentences al
 
 from __future__ import annotations
 
+import json
 import socket
 import time
 
@@ -271,3 +272,29 @@ def test_local_engine_is_the_one_at_a_time_baseline(fake_upstream_server, fake_u
         assert [s["exit_layer"] for s in g["sentences"]] == [6, 6, 6]
         assert "".join(s["original"] for s in g["sentences"]) == EIFFEL_ANSWER
         assert "guardrail_scheduler_batch_size" not in httpx.get(p.url + "/metrics").text
+
+
+EIFFEL_JSON = json.dumps({"name": "Eiffel Tower", "type": "wrought-iron lattice tower",
+                          "city": "Paris", "construction": {"start": 1887, "end": 1889},
+                          "builder": "company of Gustave Eiffel", "height_m": 330})
+
+
+def test_each_flag_is_explained_and_a_json_tool_result_grounds_like_prose(client, placeholder):
+    """Through the server with the shipped model and its sentence judge: the flagged
+    sentence says why, the supported ones pass verbatim and unexplained, and the same
+    facts as a JSON tool result give the same verdicts."""
+    if placeholder:
+        pytest.skip("the default model is still the untrained placeholder")
+    for tool in (EIFFEL_TOOL, EIFFEL_JSON):
+        messages = MESSAGES[:2] + [{**MESSAGES[2], "content": tool}]
+        chunks = list(client.chat.completions.create(model="fake-llm", messages=messages,
+                                                     stream=True))
+        g = next(c.model_extra["guardrail"] for c in chunks
+                 if "guardrail" in (c.model_extra or {}))
+        first, built, tall = g["sentences"]
+        assert [s["action"] for s in g["sentences"]] == ["release", "redact", "release"], tool
+        assert first["released"] == first["original"] and tall["released"] == tall["original"]
+        for s in (first, tall):  # explained only if the end-of-stream pass flags it
+            assert (s["explanation"] is None) is (not s["final"]["hallucinated"]), (tool, s)
+        assert built["explanation"]["kind"] in ("contradicted", "unverifiable")
+        assert built["explanation"]["severity"] in ("low", "medium", "high")
