@@ -289,3 +289,29 @@ def test_variants_are_the_shipped_config_with_one_change():
                                   "guarded", 6).scheduler
     assert no_admission.latency_budget_s == 1e9 and no_admission.in_flight_windows == "all"
     assert no_admission.in_flight_top_k == 2
+
+
+
+@pytest.mark.redis
+def test_bench_context_quick(tmp_path: Path):
+    result = runner.invoke(app, ["bench", "context", "--quick", "--out", str(tmp_path),
+                                      "--redis-url", "redis://127.0.0.1:6379/0"])
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    r = json.loads((tmp_path / "context.json").read_text())
+    assert (tmp_path / "context.png").stat().st_size > 10_000
+    check_machine(r["machine"])
+    check_targets(r)
+    assert [row["context_tokens"] for row in r["rows"]] == [256, 1024]
+    for row in r["rows"]:
+        check_timing(row["encode"])
+        assert set(row["checks"]) == {"cached_exit2", "cached_full", "reencode_top2_exit2",
+                                      "reencode_top2_full", "reencode_all_exit2",
+                                      "reencode_all_full"}
+        for t in row["checks"].values():
+            check_timing(t)
+        # 6 layers x (keys + values) x 384 numbers x 4 bytes per cached position
+        assert row["state_bytes_per_token"] == 6 * 2 * 384 * 4
+        assert row["redis_fp16"]["bytes"] == row["state_bytes"] // 2
+        check_timing(row["redis_fp16"]["get_and_decode"])
+    assert r["rows"][1]["windows"] > r["rows"][0]["windows"]
+    assert "encode" in result.output and "cached_full" in result.output

@@ -226,6 +226,27 @@ def register(app: typer.Typer) -> None:
         cfg = bk.SoakConfig.quick(**kw) if quick else bk.SoakConfig(**kw)
         _run_and_save(bk, cfg, out, ctx, write=bk.write)
 
+    @bench.command("context")
+    def context_cmd(
+        ctx: typer.Context,
+        out: Path = typer.Option(DEFAULT_OUT, "--out", help=OUT_HELP),
+        quick: bool = typer.Option(False, "--quick", help="Two short contexts."),
+        model: Optional[str] = typer.Option(None, help="A PCW model (default: the shipped "
+                                            "weights read as PCW; speed only)."),
+        context_tokens: Optional[str] = typer.Option(None, help="e.g. 512,4096,32768."),
+        repeats: Optional[int] = typer.Option(None, help="Timed rounds per configuration."),
+        redis_url: Optional[str] = typer.Option(None, help="Also time the states via Redis."),
+        data_dir: Optional[str] = typer.Option(None, help="Shared data directory."),
+    ) -> None:
+        """One sentence check against an encoded (cached) context vs re-encoding the
+        context with the query, 512 -> 32K tokens; encode cost; bytes per token."""
+        from guardrail.bench import context as bc
+
+        kw = _given(model=model, context_tokens=_ints(context_tokens), repeats=repeats,
+                    redis_url=redis_url, data_dir=data_dir)
+        cfg = bc.ContextBenchConfig.quick(**kw) if quick else bc.ContextBenchConfig(**kw)
+        _run_and_save(bc, cfg, out, ctx, write=bc.write)
+
     @bench.command("quality")
     def quality_cmd(
         ctx: typer.Context,

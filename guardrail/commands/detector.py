@@ -154,6 +154,9 @@ def register(app: typer.Typer) -> None:
         render_structured: bool = typer.Option(False, "--render-structured", help="Read "
                                                "JSON and tables as path: value lines, in "
                                                "training and then at serving time."),
+        attention: str = typer.Option("cross", help="cross, or pcw (Parallel Context "
+                                      "Windows: each window encoded once, cacheable)."),
+        distractors: float = typer.Option(0.0, help="pcw: share of examples with others' windows."),
         resume: bool = typer.Option(False, help="Continue from OUT/checkpoint-detector.pt."),
         progress: bool = typer.Option(True),
     ) -> None:
@@ -178,13 +181,16 @@ def register(app: typer.Typer) -> None:
             docs += _passages(passages, dev_fraction, seed)
         synth = make_synthetic(docs, synthetic, synth_seed, kinds=kinds,
                                crop=synthetic_crop) if synthetic else []
-        det = Detector.from_pretrained(backbone or minilm_path(), device="cpu")
+        if attention not in ("cross", "pcw"):
+            raise typer.BadParameter("cross or pcw", param_hint="--attention")
+        kind = Detector.kinds.get(attention, Detector)
+        det = kind.from_pretrained(backbone or minilm_path(), device="cpu")
         det.render_structured |= render_structured
         if max_length:
             det.max_length = min(det.max_length, max_length)
             det.builder.max_length = det.max_length
         cfg = TrainConfig(epochs=epochs, lr=lr, batch_tokens=batch_tokens, max_steps=max_steps,
-                          seed=seed, progress=progress)
+                          seed=seed, progress=progress, distractors=distractors)
         report = train_detector(det, fit * repeat_real + synth, out, cfg, resume=resume)
         found = calibrate(det, calib, [det.n_layers], progress=progress)
         if found:
@@ -217,6 +223,7 @@ def register(app: typer.Typer) -> None:
         dev_fraction: float = typer.Option(0.2), resume: bool = typer.Option(False),
         max_per_dataset: Optional[int] = typer.Option(None, help="As for `train detector`."),
         whole_response: str = typer.Option("", help="As for `train detector`."),
+        distractors: float = typer.Option(0.0, help="As for `train detector`."),
         progress: bool = typer.Option(True),
     ) -> None:
         """Train exit adapters on the frozen model: 0.5·CE + 0.5·KL(T=2) from full depth."""
@@ -237,7 +244,7 @@ def register(app: typer.Typer) -> None:
                                kinds=_kinds(synthetic_kinds), crop=synthetic_crop) \
             if synthetic else []
         cfg = TrainConfig(epochs=epochs, lr=lr, batch_tokens=batch_tokens, max_steps=max_steps,
-                          seed=seed, progress=progress)
+                          seed=seed, progress=progress, distractors=distractors)
         wanted = [int(x) for x in layers.split(",") if x.strip()]
         report = train_exits(det, fit + synth, out, cfg, wanted, resume=resume)
         found = calibrate(det, calib, wanted, progress=progress)

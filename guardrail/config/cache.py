@@ -28,6 +28,9 @@ class CacheConfig(BaseModel):
     """In-process LRU tier, all tenants together."""
     local_tenant_max_bytes: int = Field(128 * 2**20, ge=1)
     """In-process LRU tier, one tenant (so one tenant cannot flush the others)."""
+    states_max_bytes: int = Field(2 * 2**30, ge=0)
+    """Encoded contexts (every layer's keys and values, Parallel Context Windows models
+    only), in-process on the processor that runs the checks; never sent to Redis."""
     max_context_bytes: int = Field(8 * 2**20, ge=1)
     """Largest context (UTF-8 bytes of all documents) a PUT may store."""
     report_ttl_s: float = Field(3600.0, gt=0)

@@ -16,8 +16,12 @@ if TYPE_CHECKING:
 def load_detector(config: GuardrailConfig) -> Any:
     """The configured detector (torch is imported here, not at module import)."""
     from guardrail.model import Detector
+    from guardrail.model.states import StateCache
 
-    return Detector.from_pretrained(config.detector.model, device=config.detector.device)
+    det = Detector.from_pretrained(config.detector.model, device=config.detector.device)
+    if hasattr(det, "states"):  # a Parallel Context Windows model keeps encoded contexts
+        det.states = StateCache(config.cache.states_max_bytes)
+    return det
 
 
 def load_local_verifier(config: GuardrailConfig) -> LocalVerifier:

@@ -110,10 +110,7 @@ class LocalVerifier:
                            checks_timed_out=c["timed_out"])
 
     def info(self) -> EngineInfo:
-        d = self.detector
-        return EngineInfo("local", self.model_name, d.n_layers, tuple(d.exit_layers),
-                          self.shallow_layer or d.n_layers, d.threshold,
-                          getattr(d, "meta", {}).get("judge"))
+        return EngineInfo.of("local", self.model_name, self.detector, self.shallow_layer)
 
     async def aclose(self) -> None:
         if self._worker is not None:

@@ -187,17 +187,13 @@ class Scheduler:
         the first check that uses them finds them ready; returns their token count."""
         ctx = await self.contexts.get_or_prepare(tenant, list(documents),
                                                  self._prepare_context, model=self._model_key)
+        if hasattr(self.det, "context_states"):  # a cached-context model encodes it now
+            await asyncio.get_running_loop().run_in_executor(self._prepare_pool,
+                                                             self.det.context_states, ctx)
         return ctx.n_tokens
 
-    def queue_depth(self) -> int:
-        """Checks pending (preparing, queued or in the model), across streams."""
-        return self._pending
-
     def info(self) -> EngineInfo:
-        d = self.det
-        return EngineInfo("batching", self.model_name, d.n_layers, tuple(d.exit_layers),
-                          self.in_flight_exit or d.n_layers, getattr(d, "threshold", None),
-                          getattr(d, "meta", {}).get("judge"))
+        return EngineInfo.of("batching", self.model_name, self.det, self.in_flight_exit)
 
     # -- admission control -----------------------------------------------------------------------
     def drain_time_s(self) -> float:
@@ -239,7 +235,8 @@ class Scheduler:
             in_flight_queue_wait_s=c["in_flight_queue_wait_s"],
             in_flight_model_s=c["in_flight_model_s"], layer_tokens_per_s=self._rate,
             drain_time_s=self.drain_time_s(), contexts=self.contexts.stats(),
-            streams_active=self.admission.active(), stream_limit=int(self.admission.limit))
+            streams_active=self.admission.active(), stream_limit=int(self.admission.limit),
+            context_states=self.det.states.stats() if hasattr(self.det, "states") else None)
 
     # -- stage 1: prepare -----------------------------------------------------------------------
     async def _prepare(self, check: _Check, wake: asyncio.Event) -> None:

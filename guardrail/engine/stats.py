@@ -18,12 +18,21 @@ class EngineInfo:
     shallow_exit_layer: int          # the layer in-flight checks exit at (n_layers: full depth)
     threshold: Optional[float]
     judge: Optional[dict] = None     # the sentence judge's parameters (evidence.judge), if any
+    attention: str = "cross"         # "pcw": contexts encoded once and cached (model.pcw)
+
+    @classmethod
+    def of(cls, engine: str, model: str, detector: Any, shallow: Optional[int]) -> "EngineInfo":
+        """What ``detector`` serves, in-flight checks exiting at ``shallow`` (None: full)."""
+        meta = getattr(detector, "meta", {})
+        return cls(engine, model, detector.n_layers, tuple(detector.exit_layers),
+                   shallow or detector.n_layers, getattr(detector, "threshold", None),
+                   meta.get("judge"), meta.get("attention", "cross"))
 
     def to_json(self) -> dict:
         return {"model": self.model, "n_layers": self.n_layers,
                 "exit_layers": list(self.exit_layers),
                 "shallow_exit_layer": self.shallow_exit_layer, "threshold": self.threshold,
-                "scheduler": self.engine}
+                "scheduler": self.engine, "attention": self.attention}
 
 
 @dataclass(frozen=True)
@@ -62,6 +71,7 @@ class EngineStats:
     streams_active: int = 0          # checked streams admitted and not yet ended
     stream_limit: int = 0            # the adaptive limit on them (engine.admission)
     contexts: Any = None         # the context cache's CacheStats
+    context_states: Any = None   # encoded contexts (model.states.StateStats), PCW models only
 
     @property
     def mean_batch_size(self) -> float:

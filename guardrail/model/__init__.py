@@ -6,6 +6,7 @@ Token-level hallucination detection with early exits; imports torch.
 from guardrail.model.detector import DEFAULT_MODEL, DetectInput, Detector, PreparedInput
 from guardrail.model.encoder import EarlyExitModel, ExitAdapter
 from guardrail.model.inputs import PreparedContext
+from guardrail.model.pcw import PcwDetector  # registers attention "pcw" with Detector
 
 __all__ = ["DEFAULT_MODEL", "DetectInput", "Detector", "EarlyExitModel", "ExitAdapter",
-           "PreparedContext", "PreparedInput"]
+           "PcwDetector", "PreparedContext", "PreparedInput"]

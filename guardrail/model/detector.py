@@ -76,6 +76,16 @@ def pick_attention(device: torch.device) -> str:
 
 
 class Detector:
+    # attention kind (guardrail.json "attention") -> subclass; see __init_subclass__
+    kinds: dict[str, type["Detector"]] = {}
+
+    def __init_subclass__(cls, attention: Optional[str] = None, **kwargs):
+        """``class PcwDetector(Detector, attention="pcw")``: ``Detector.from_pretrained``
+        returns that class for a directory whose ``guardrail.json`` names the kind."""
+        super().__init_subclass__(**kwargs)
+        if attention:
+            Detector.kinds[attention] = cls
+
     def __init__(self, model: EarlyExitModel, tokenizer, *, threshold: float = 0.5,
                  max_length: Optional[int] = None, name: str = "",
                  hallucinated_label: int = 1, selector: Optional[WindowSelector] = None,
@@ -173,6 +183,11 @@ class Detector:
             if str(layer) not in model.exits:
                 model.add_exit(layer)
         model.to(dev)
+        if cls is Detector and meta.get("attention"):
+            if meta["attention"] not in Detector.kinds:
+                raise ModelLoadError(f"{source!r} needs attention {meta['attention']!r}, "
+                                     f"which this version lacks ({sorted(Detector.kinds)})")
+            cls = Detector.kinds[meta["attention"]]
         return cls(model, tokenizer,
                    threshold=threshold if threshold is not None else meta.get("threshold", 0.5),
                    max_length=meta.get("max_length"), name=str(name_or_path or "default"),

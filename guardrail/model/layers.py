@@ -12,7 +12,9 @@ Each family reproduces its Hugging Face forward exactly (the same modules, masks
 positions, in the same order; tests compare them bit for bit):
 
 * ``BertLoop``: BERT, RoBERTa, XLM-R, ELECTRA, CamemBERT (``embeddings`` +
-  ``encoder.layer``);
+  ``encoder.layer``); it also takes ``position_ids`` and a ready 4-D boolean mask
+  ``[batch, 1, query, key]`` (True = may attend), which is how Parallel Context
+  Windows are trained (``guardrail.model.pcw``);
 * ``ModernBertLoop``: ModernBERT (global and sliding-window layers, RoPE per type);
 * ``HiddenStatesLoop``: any other family, through the model's own forward with
   ``output_hidden_states`` (exact, but an exit runs every layer).
@@ -81,9 +83,12 @@ class BertLoop:
 
     def embed(self, inputs: dict[str, torch.Tensor]) -> tuple[torch.Tensor, Any]:
         hidden = self.base.embeddings(input_ids=inputs["input_ids"],
-                                      token_type_ids=inputs.get("token_type_ids"))
-        mask = self._mask(config=self.base.config, inputs_embeds=hidden,
-                          attention_mask=inputs.get("attention_mask"))
+                                      token_type_ids=inputs.get("token_type_ids"),
+                                      position_ids=inputs.get("position_ids"))
+        mask = inputs.get("attention_mask")
+        if mask is None or mask.dim() != 4:  # a 4-D boolean mask (PCW) is used as given
+            mask = self._mask(config=self.base.config, inputs_embeds=hidden,
+                              attention_mask=mask)
         return hidden, mask
 
     def layer(self, i: int, hidden: torch.Tensor, state: Any) -> torch.Tensor:

@@ -12,6 +12,8 @@ and the hot path pays nothing for them:
     guardrail_scheduler_checks_total{outcome}        done/failed/dropped/rejected/timed_out
     guardrail_context_cache_lookups_total{result}    local_hit/redis_hit/miss/shared_wait
     guardrail_cache_redis_errors_total               failed Redis calls (all tiers)
+    guardrail_context_states_{bytes,entries}         encoded contexts held (PCW models)
+    guardrail_context_states_lookups_total{result}   hit/encoded/shared_wait
 
 Each app has a registry of its own, so several apps in one process never clash.
 """
@@ -84,6 +86,8 @@ class EngineCollector:
             yield from _scheduler_metrics(stats)
         if stats.contexts is not None:
             yield from _cache_metrics(stats.contexts)
+        if stats.context_states is not None:
+            yield from _state_metrics(stats.context_states)
         stores = self.redis_stores
         yield CounterMetricFamily("guardrail_cache_redis_errors", "Failed Redis calls "
                                   "(the request went on from the in-process tier)",
@@ -159,3 +163,17 @@ def _cache_metrics(c: Any) -> Iterator[Metric]:
     yield CounterMetricFamily("guardrail_context_cache_redis_corrupt", "Unreadable "
                               "values found in Redis (treated as misses)",
                               value=c.redis_corrupt)
+
+
+def _state_metrics(c: Any) -> Iterator[Metric]:
+    yield _by_label(CounterMetricFamily, "guardrail_context_states_lookups", "Encoded-context "
+                    "lookups by result (encoded: every window run through the model)",
+                    "result", (("hit", c.hits), ("encoded", c.builds),
+                               ("shared_wait", c.shared)))
+    yield GaugeMetricFamily("guardrail_context_states_entries", "Encoded contexts held",
+                            value=c.entries)
+    yield GaugeMetricFamily("guardrail_context_states_bytes", "Bytes of the encoded "
+                            "contexts held (keys and values of every layer)", value=c.bytes)
+    yield CounterMetricFamily("guardrail_context_states_evictions", "Encoded contexts "
+                              "dropped to stay within cache.states_max_bytes",
+                              value=c.evictions)

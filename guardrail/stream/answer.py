@@ -123,6 +123,7 @@ class AnswerGuard:
         self.final: Optional[Assessment] = None
         self._final_det: Optional[Detection] = None
         self._evidence: Optional[ContextEvidence] = None
+        self._prefetch: Optional[asyncio.Future] = None
 
     async def _assess(self, det: Detection, start: int, end: int) -> Assessment:
         """The sentence ``det.response[start:end]`` judged (or token-assessed)."""
@@ -318,8 +319,20 @@ class AnswerGuard:
             return None
         return await self._assess(det, s.start - base, len(text))
 
+    def prefetch(self) -> None:
+        """Have the engine prepare the grounding now, while the upstream writes the first
+        sentence (a cached-context model encodes it then).  Best effort: a failure here
+        is the first check's to report."""
+        g = self.s.grounding
+        if g.documents and self._prefetch is None:
+            self._prefetch = asyncio.ensure_future(
+                self.verifier.warm(g.documents, tenant=self.s.tenant))
+            self._prefetch.add_done_callback(lambda f: f.cancelled() or f.exception())
+
     async def aclose(self) -> None:
         """Cancel every pending check, tell the verifier, and wait for them to end."""
+        if self._prefetch is not None:
+            self._prefetch.cancel()  # the engine's own preparation goes on (shielded)
         tasks = [c.task for c in self.checks if c.task is not None]
         pending = [t for t in tasks if not t.done()]
         for task in pending:

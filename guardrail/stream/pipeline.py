@@ -172,6 +172,7 @@ async def guarded_stream(raw: AsyncIterator[bytes], settings: GuardSettings,
     """Check choice 0 sentence by sentence; end with the ``guardrail`` chunk and [DONE]."""
     s = _Stream(deltas(raw), settings, verifier)
     producer: Optional[asyncio.Task] = None
+    s.guard.prefetch()
     try:
         if settings.policy.hold:
             producer = asyncio.create_task(s.produce(), name=f"produce-{settings.stream_id}")

@@ -83,13 +83,37 @@ def evaluate_by(det, examples: Sequence[Example], fields: dict[str, dict], by: S
             [examples[i] for i in idx], [detections[i] for i in idx], 0.0)
         for key, idx in cells.items()}
     result.pop("by_dataset", None)
+    short = evidence_only(examples, fields)
+    if short:  # the same items with their own passages alone: the short-context reference
+        dets, secs = detect_all(det, short, exit_layer=exit_layer, selector=selector,
+                                progress=False)
+        result["evidence_only"] = metrics.evaluate(short, dets, secs)
+        result["evidence_only"].pop("by_dataset", None)
     return result
+
+
+def evidence_only(examples: Sequence[Example], fields: dict[str, dict]) -> list[Example]:
+    """Each distinct item once, its context cut to its own passages (``evidence``);
+    empty when an example does not say where its evidence is."""
+    import dataclasses
+
+    seen: dict[tuple[str, str], Example] = {}
+    for ex in examples:
+        ev = fields.get(ex.id, {}).get("evidence")
+        if ev is None:
+            return []
+        short = ex.context[ev[0]:ev[1]]
+        seen.setdefault((short, ex.response), dataclasses.replace(ex, context=short))
+    return list(seen.values())
 
 
 def format_by(result: dict, by: Sequence[str]) -> str:
     """:func:`metrics.format_report` with one row per group of an :func:`evaluate_by` result."""
     name = "/".join(by)
-    text = metrics.format_report({**result, "by_dataset": result["by_" + "_".join(by)]})
+    rows = dict(result["by_" + "_".join(by)])
+    if "evidence_only" in result:
+        rows["evidence only"] = result["evidence_only"]
+    text = metrics.format_report({**result, "by_dataset": rows})
     return text.replace(f"{'dataset':<24}", f"{name:<24}", 1)
 
 

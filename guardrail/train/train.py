@@ -56,6 +56,8 @@ class TrainConfig:
     ce_weight: float = 0.5
     """Weight of the label loss for the exits; the KL term gets 1 - ce_weight."""
     progress: bool = True
+    distractors: float = 0.0
+    """PCW detectors: share of examples given windows of other contexts."""
     extra: dict = field(default_factory=dict)
 
 
@@ -65,14 +67,21 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def encode_examples(det: Detector, examples: Sequence) -> tuple[list[Sequence_], dict]:
+def encode_examples(det: Detector, examples: Sequence, distractors: float = 0.0,
+                    seed: int = 13) -> tuple[list[Sequence_], dict]:
     """Labelled model sequences, one per example.
 
     A context longer than the window is not truncated blindly: the example is trained
     on the window sharing the most tokens with the response (the window most likely to
     hold its evidence), since at inference a token counts as supported when *any*
-    window supports it.  A response that itself needs splitting is skipped.
+    window supports it.  A response that itself needs splitting is skipped.  A
+    Parallel Context Windows detector gets its own sequences (``guardrail.train.pcw``;
+    ``distractors``: the share of examples also given windows of other contexts).
     """
+    if det.meta.get("attention") == "pcw":
+        from guardrail.train.pcw import encode_pcw
+
+        return encode_pcw(det, examples, distractors=distractors, seed=seed)
     seqs: list[Sequence_] = []
     counts = {"one_window": 0, "best_window": 0, "skipped_long_response": 0, "empty": 0}
     for ex in examples:
@@ -197,7 +206,7 @@ def train_detector(det: Detector, train: Sequence, out: str | Path, cfg: TrainCo
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     seed_everything(cfg.seed)
-    seqs, encoded = encode_examples(det, train)
+    seqs, encoded = encode_examples(det, train, cfg.distractors, cfg.seed)
     model = det.model.backbone
     model.train()
     named = {k: p for k, p in model.named_parameters() if p.requires_grad}
@@ -226,7 +235,7 @@ def train_exits(det: Detector, train: Sequence, out: str | Path, cfg: TrainConfi
     for p in det.model.backbone.parameters():
         p.requires_grad_(False)
     det.model.backbone.eval()
-    seqs, encoded = encode_examples(det, train)
+    seqs, encoded = encode_examples(det, train, cfg.distractors, cfg.seed)
     named = {f"{k}": p for k, p in det.model.exits.named_parameters()
              if int(k.split(".")[0]) in layers}
     t = cfg.temperature

@@ -1,0 +1,133 @@
+"""Attention of a check's query tokens over cached context keys and values.
+
+A Parallel Context Windows check (``guardrail.model.pcw``) reads a context that was
+encoded once: its keys and values at every layer, for all windows, lie in one
+contiguous tensor per layer.  The query tokens (question and response) attend to
+*all* of those plus to each other.  Concatenating the two key sets per check would
+copy the whole context (hundreds of MB at 32K tokens) for every sentence, so the two
+parts are attended separately and merged by their log-sum-exp (the flash-attention
+split-K identity):
+
+    o = (o_ctx * exp(lse_ctx - lse) + o_q * exp(lse_q - lse)),  lse = logaddexp(lse_ctx, lse_q)
+
+Kernels: on CPU PyTorch's fused flash kernel (``_scaled_dot_product_flash_attention_for_cpu``,
+which returns the log-sum-exp) with a plain fallback; on CUDA, flash-attn's varlen
+kernel over the whole batch, each item with its own context length
+(:func:`varlen_attention`).  ``bert_layer`` runs one BERT layer around this attention
+with the layer's own modules; tests check it against the Hugging Face layer given the
+equivalent mask over the concatenation (the reference).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Optional, Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def _lse_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                   mask: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(output, logsumexp)`` of softmax attention, ``q`` ``[B, H, Lq, d]``; ``mask``
+    (boolean, True = may attend) broadcasts to ``[B, H, Lq, Lk]``."""
+    scale = 1.0 / math.sqrt(q.shape[-1])
+    if mask is None and q.device.type == "cpu" and q.dtype == torch.float32:
+        try:
+            out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+                q, k, v, 0.0, False, scale=scale)
+            return out, lse
+        except (RuntimeError, AttributeError):  # an older or newer torch: the plain path
+            pass
+    scores = torch.matmul(q, k.transpose(-1, -2)).float() * scale
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    lse = torch.logsumexp(scores, dim=-1)
+    probs = torch.exp(scores - lse.unsqueeze(-1)).nan_to_num_(0.0)
+    return torch.matmul(probs.to(v.dtype), v), lse
+
+
+def merge(o_a: torch.Tensor, lse_a: torch.Tensor, o_b: torch.Tensor,
+          lse_b: torch.Tensor) -> torch.Tensor:
+    """Attention over the union of two key sets from the attention over each."""
+    lse = torch.logaddexp(lse_a, lse_b)
+    return (o_a.float() * torch.exp(lse_a - lse).unsqueeze(-1)
+            + o_b.float() * torch.exp(lse_b - lse).unsqueeze(-1)).to(o_a.dtype)
+
+
+def cached_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, query_mask: torch.Tensor,
+                     contexts: Sequence[tuple[torch.Tensor, torch.Tensor]]) -> torch.Tensor:
+    """Each query item attends to its own cached context and to the batch's query keys.
+
+    ``q, k, v``: ``[B, H, L, d]`` of the query tokens; ``query_mask``: ``[B, L]``, True
+    on real tokens; ``contexts[b]``: item ``b``'s cached ``(keys, values)``, each
+    ``[H, N_b, d]`` (N differs per item; nothing is padded or copied).
+    """
+    key_mask = query_mask[:, None, None, :]
+    o_q, lse_q = _lse_attention(q, k, v, key_mask)
+    out = []
+    for b, (ck, cv) in enumerate(contexts):
+        o_c, lse_c = _lse_attention(q[b:b + 1], ck.unsqueeze(0).to(q.dtype),
+                                    cv.unsqueeze(0).to(q.dtype))
+        out.append(merge(o_c, lse_c, o_q[b:b + 1], lse_q[b:b + 1]))
+    return torch.cat(out, 0)
+
+
+def varlen_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, query_mask: torch.Tensor,
+                     contexts: Sequence[tuple[torch.Tensor, torch.Tensor]]) -> torch.Tensor:
+    """The same on CUDA with flash-attn's varlen kernel: one call for the whole batch,
+    item ``b`` reading its context followed by its own query tokens (cu_seqlens per item).
+    The per-item key tensors are joined on the device (bandwidth there is cheap)."""
+    from flash_attn import flash_attn_varlen_func
+
+    B, H, L, d = q.shape
+    lens = query_mask.sum(1).tolist()
+    qs, ks, vs, cu_q, cu_k = [], [], [], [0], [0]
+    for b, (ck, cv) in enumerate(contexts):
+        n = int(lens[b])
+        qs.append(q[b, :, :n].transpose(0, 1))
+        ks.append(torch.cat([ck.to(q.dtype), k[b, :, :n]], 1).transpose(0, 1))
+        vs.append(torch.cat([cv.to(q.dtype), v[b, :, :n]], 1).transpose(0, 1))
+        cu_q.append(cu_q[-1] + n)
+        cu_k.append(cu_k[-1] + ck.shape[1] + n)
+    dev = q.device
+    out = flash_attn_varlen_func(
+        torch.cat(qs).contiguous(), torch.cat(ks).contiguous(), torch.cat(vs).contiguous(),
+        torch.tensor(cu_q, dtype=torch.int32, device=dev),
+        torch.tensor(cu_k, dtype=torch.int32, device=dev), max(lens),
+        max(cu_k[i + 1] - cu_k[i] for i in range(B)), softmax_scale=1.0 / math.sqrt(d))
+    res = q.new_zeros(B, L, H, d)
+    for b in range(B):
+        res[b, :int(lens[b])] = out[cu_q[b]:cu_q[b + 1]]
+    return res.transpose(1, 2)
+
+
+def _heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
+    B, L, D = x.shape
+    return x.view(B, L, n_heads, D // n_heads).transpose(1, 2)
+
+
+def bert_layer(layer: nn.Module, hidden: torch.Tensor, *, mask: Optional[torch.Tensor] = None,
+               query_mask: Optional[torch.Tensor] = None,
+               contexts: Optional[Sequence[tuple[torch.Tensor, torch.Tensor]]] = None,
+               varlen: bool = False) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """One BERT-family encoder layer with its own modules, in eval mode.
+
+    Either a plain forward (``mask``: boolean ``[B, 1, L, L]`` or None), used to encode
+    context windows, or a query forward that also reads ``contexts`` (cached keys and
+    values per item) with ``query_mask`` marking real tokens.  Returns the new hidden
+    states and this layer's keys and values ``[B, H, L, d]`` (what a context keeps).
+    """
+    sa = layer.attention.self
+    n_heads = sa.num_attention_heads
+    q, k, v = (_heads(proj(hidden), n_heads) for proj in (sa.query, sa.key, sa.value))
+    if contexts is None:
+        ctx = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    elif varlen:
+        ctx = varlen_attention(q, k, v, query_mask, contexts)
+    else:
+        ctx = cached_attention(q, k, v, query_mask, contexts)
+    B, _, L, _ = ctx.shape
+    attended = layer.attention.output(ctx.transpose(1, 2).reshape(B, L, -1), hidden)
+    return layer.output(layer.intermediate(attended), attended), k, v

@@ -1,0 +1,251 @@
+"""Parallel Context Windows: encode a context once, let every check read all of it.
+
+The context (rendered, tokenized) is cut into windows of ``window`` positions, each
+``[CLS] tokens [SEP]`` at positions ``0..window-1``, each attending only to itself.
+The query, ``question [SEP] response [SEP]``, sits at positions ``window..`` and
+attends to every window and to itself (Ratner et al., 2023): a 512-position model
+reads a context of any length, with no window selection and no minimum over windows.
+
+Two ways to run the same function, which tests hold equal:
+
+* **reference / training** (``PcwSequence``): windows and query concatenated, one
+  forward of the Hugging Face layers with the boolean mask :func:`pcw_mask` and
+  restarting position ids.  ``train_detector`` and ``train_exits`` use it unchanged.
+* **serving** (``QuerySequence``): the windows are encoded once per context
+  (:meth:`PcwDetector.encode_context`, kept in a ``StateCache``) and a check runs
+  only the query tokens, attending to the cached keys and values
+  (``guardrail.model.attention``).  A shallow exit reads the cached states up to its
+  layer; the end-of-stream pass reuses them at full depth.
+
+A directory's ``guardrail.json`` says ``"attention": "pcw"`` (with ``"pcw": {"window",
+"overlap"}``) and ``Detector.from_pretrained`` returns a ``PcwDetector``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+import torch
+
+from guardrail.errors import InputError, ModelLoadError
+from guardrail.model.attention import bert_layer
+from guardrail.model.detector import DetectInput, Detector, PreparedInput
+from guardrail.model.inputs import (IGNORE, PreparedContext, Tokenized, Window, clean_text,
+                                    cut_windows, tokenize)
+from guardrail.model.layers import BertLoop
+from guardrail.model.states import ContextStates, StateCache
+
+QUERY = -1  # the segment of query tokens
+
+
+@dataclass(frozen=True, eq=False)
+class PcwSequence:
+    """Windows and query concatenated: the reference forward and training."""
+
+    input_ids: np.ndarray
+    token_type_ids: Optional[np.ndarray]
+    position_ids: np.ndarray
+    segments: np.ndarray          # window index per token, QUERY for the query
+    response_slice: slice
+    piece: int
+    window: int = 0
+    labels: Optional[np.ndarray] = None
+
+    def __len__(self) -> int:
+        return int(self.input_ids.shape[0])
+
+
+@dataclass(frozen=True, eq=False)
+class QuerySequence:
+    """The query tokens of one check and the encoded context they read."""
+
+    input_ids: np.ndarray
+    token_type_ids: Optional[np.ndarray]
+    position_ids: np.ndarray
+    response_slice: slice
+    piece: int
+    states: ContextStates
+    window: int = 0
+
+    def __len__(self) -> int:
+        return int(self.input_ids.shape[0])
+
+
+def pcw_mask(segments: np.ndarray) -> np.ndarray:
+    """``[L, L]`` boolean, True where token i may attend to token j: a window token to
+    its own window, a query token to everything."""
+    seg = np.asarray(segments)
+    return (seg[:, None] == seg[None, :]) | (seg[:, None] == QUERY)
+
+
+class PcwDetector(Detector, attention="pcw"):
+    def __init__(self, model, tokenizer, *, state_bytes: int = 2 << 30, **kwargs):
+        super().__init__(model, tokenizer, **kwargs)
+        if not isinstance(self.model.loop, BertLoop):
+            raise ModelLoadError("Parallel Context Windows need a BERT-family model "
+                                 f"(got {self.model.backbone.config.model_type!r})")
+        geometry = self.meta.get("pcw", {})
+        self.window = int(geometry.get("window", 192))
+        self.overlap = int(geometry.get("overlap", 32))
+        if not 16 <= self.window <= self.max_length - 64:
+            raise ModelLoadError(f"pcw window {self.window} leaves no room for the query "
+                                 f"in {self.max_length} positions")
+        self.meta = {**self.meta, "attention": "pcw",
+                     "pcw": {"window": self.window, "overlap": self.overlap}}
+        self.states = StateCache(state_bytes)
+
+    # -- geometry ------------------------------------------------------------------------
+    def windows(self, context: PreparedContext) -> list[Window]:
+        return cut_windows(context.n_tokens, self.window - 2, self.overlap)
+
+    def _window_ids(self, context: Tokenized, w: Window) -> np.ndarray:
+        b = self.builder
+        return np.concatenate([[b.cls_id], context.ids[w.start:w.end], [b.sep_id]])
+
+    def _query(self, q: Tokenized, r: Tokenized, piece: tuple[int, int]):
+        """ids, token types, positions and the response slice of ``q [SEP] r [SEP]``."""
+        b = self.builder
+        rr = r.ids[piece[0]:piece[1]]
+        ids = np.concatenate([q.ids, [b.sep_id], rr, [b.sep_id]]).astype(np.int64)
+        types = None
+        if self.use_token_types:
+            types = np.zeros(len(ids), np.int64)
+            types[len(q) + 1:] = 1
+        pos = np.arange(self.window, self.window + len(ids), dtype=np.int64)
+        return ids, types, pos, slice(len(q) + 1, len(q) + 1 + len(rr))
+
+    # -- stage 1: prepare ----------------------------------------------------------------
+    def prepare(self, inp: DetectInput, selector=None,
+                labels: Optional[np.ndarray] = None) -> PreparedInput:
+        """Query pieces of the response; with ``labels`` (training) each piece is a full
+        ``PcwSequence`` over every window, else a ``QuerySequence`` on the encoded
+        context (built now on a cache miss)."""
+        if not isinstance(inp.response, str) or not inp.response.strip():
+            raise InputError("the response is empty: there is nothing to check")
+        context = inp.context if isinstance(inp.context, PreparedContext) \
+            else self.prepare_context(inp.context)
+        response = clean_text(inp.response)
+        q = self.builder.question_tokens(inp.question or "")
+        r = tokenize(self.tokenizer, response)
+        if len(r) == 0:
+            raise InputError("the response has no tokens the model can read")
+        room = self.max_length - self.window - len(q) - 2
+        pieces = [(s, min(s + room, len(r))) for s in range(0, len(r), room)]
+        windows = self.windows(context)
+        if labels is not None:
+            seqs = tuple(self.training_sequence(context.tokens, windows, q, r, p, i, labels)
+                         for i, p in enumerate(pieces))
+        else:
+            states = self.context_states(context)
+            seqs = tuple(QuerySequence(*self._query(q, r, p), piece=i, states=states)
+                         for i, p in enumerate(pieces))
+        return PreparedInput(response, context, r, seqs, len(windows), len(windows),
+                             len(pieces) > 1)
+
+    def training_sequence(self, context: Tokenized, windows: Sequence[Window], q: Tokenized,
+                          r: Tokenized, piece: tuple[int, int], index: int,
+                          labels: Optional[np.ndarray] = None,
+                          extra: Sequence[np.ndarray] = ()) -> PcwSequence:
+        """Every window (then ``extra`` windows' ids, e.g. distractors) and the query."""
+        parts = [self._window_ids(context, w) for w in windows] + [np.asarray(e) for e in extra]
+        ids, types, pos, rs = self._query(q, r, piece)
+        n_ctx = sum(len(p) for p in parts)
+        all_ids = np.concatenate([*parts, ids]).astype(np.int64)
+        segments = np.concatenate([np.full(len(p), i) for i, p in enumerate(parts)]
+                                  + [np.full(len(ids), QUERY)]).astype(np.int64)
+        positions = np.concatenate([np.arange(len(p)) for p in parts] + [pos]).astype(np.int64)
+        all_types = None if types is None else np.concatenate([np.zeros(n_ctx, np.int64), types])
+        lab = None
+        if labels is not None:
+            lab = np.full(len(all_ids), IGNORE, np.int64)
+            lab[n_ctx + rs.start:n_ctx + rs.stop] = labels[piece[0]:piece[1]]
+        return PcwSequence(all_ids, all_types, positions, segments,
+                           slice(n_ctx + rs.start, n_ctx + rs.stop), index, 0, lab)
+
+    # -- the encoded context -----------------------------------------------------------------
+    def context_states(self, context: PreparedContext) -> ContextStates:
+        return self.states.get(context.key, lambda: self.encode_context(context))
+
+    @torch.inference_mode()
+    def encode_context(self, context: PreparedContext, batch_windows: int = 16) -> ContextStates:
+        """Every window through every layer, once; keys and values of each kept."""
+        windows = [self._window_ids(context.tokens, w) for w in self.windows(context)]
+        base, layers = self.model.loop.base, self.model.loop.layers
+        keys: list[list[torch.Tensor]] = [[] for _ in layers]
+        values: list[list[torch.Tensor]] = [[] for _ in layers]
+        for start in range(0, len(windows), batch_windows):
+            group = windows[start:start + batch_windows]
+            n = max(len(w) for w in group)
+            ids = np.full((len(group), n), self.pad_id, np.int64)
+            real = np.zeros((len(group), n), bool)
+            for i, w in enumerate(group):
+                ids[i, :len(w)], real[i, :len(w)] = w, True
+            dev = self.device
+            ids_t = torch.from_numpy(ids).to(dev)
+            real_t = torch.from_numpy(real).to(dev)
+            pos = torch.arange(n, device=dev).expand(len(group), n)
+            types = torch.zeros_like(ids_t) if self.use_token_types else None
+            hidden = base.embeddings(input_ids=ids_t, token_type_ids=types, position_ids=pos)
+            mask = (real_t[:, None, None, :] | torch.eye(n, dtype=torch.bool, device=dev))
+            for i, layer in enumerate(layers):
+                hidden, k, v = bert_layer(layer, hidden, mask=mask)
+                for j, w in enumerate(group):
+                    keys[i].append(k[j, :, :len(w)])
+                    values[i].append(v[j, :, :len(w)])
+        return ContextStates(context.key, sum(len(w) for w in windows), len(windows),
+                             tuple(torch.cat(k, 1).contiguous() for k in keys),
+                             tuple(torch.cat(v, 1).contiguous() for v in values))
+
+    # -- stage 2: forward ----------------------------------------------------------------
+    def collate(self, seqs) -> dict[str, torch.Tensor]:
+        n = max(len(s) for s in seqs)
+        ids = np.full((len(seqs), n), self.pad_id, np.int64)
+        pos = np.zeros((len(seqs), n), np.int64)
+        types = np.zeros((len(seqs), n), np.int64)
+        real = np.zeros((len(seqs), n), bool)
+        mask = np.zeros((len(seqs), 1, n, n), bool) if isinstance(seqs[0], PcwSequence) else None
+        for i, s in enumerate(seqs):
+            m = len(s)
+            ids[i, :m], pos[i, :m], real[i, :m] = s.input_ids, s.position_ids, True
+            if s.token_type_ids is not None:
+                types[i, :m] = s.token_type_ids
+            if mask is not None:
+                mask[i, 0, :m, :m] = pcw_mask(s.segments)
+                mask[i, 0, np.arange(m, n), np.arange(m, n)] = True  # padding: no empty row
+        dev = self.device
+        batch = {"input_ids": torch.from_numpy(ids).to(dev),
+                 "position_ids": torch.from_numpy(pos).to(dev),
+                 "attention_mask": torch.from_numpy(mask if mask is not None else real).to(dev)}
+        if self.use_token_types:
+            batch["token_type_ids"] = torch.from_numpy(types).to(dev)
+        return batch
+
+    @torch.inference_mode()
+    def forward(self, seqs, exit_layer: Optional[int] = None) -> list[np.ndarray]:
+        if not seqs or not isinstance(seqs[0], QuerySequence):
+            return super().forward(seqs, exit_layer)  # the reference over the concatenation
+        layer = self.model.resolve(exit_layer)
+        batch = self.collate(seqs)
+        base, loop = self.model.loop.base, self.model.loop
+        hidden = base.embeddings(input_ids=batch["input_ids"],
+                                 token_type_ids=batch.get("token_type_ids"),
+                                 position_ids=batch["position_ids"])
+        real = batch["attention_mask"]
+        varlen = hidden.device.type == "cuda" and _has_flash_attn()
+        for i in range(layer):
+            hidden, _, _ = bert_layer(loop.layers[i], hidden, query_mask=real, varlen=varlen,
+                                      contexts=[s.states.layer(i) for s in seqs])
+        logits = loop.head(hidden) if layer == self.n_layers \
+            else self.model.exits[str(layer)](hidden)
+        probs = torch.softmax(logits.float(), -1)[..., self.hallucinated_label].cpu().numpy()
+        return [probs[i, s.response_slice] for i, s in enumerate(seqs)]
+
+
+def _has_flash_attn() -> bool:
+    try:
+        import flash_attn  # noqa: F401
+        return True
+    except ImportError:
+        return False

@@ -1,0 +1,65 @@
+"""Training sequences for Parallel Context Windows (``guardrail.model.pcw``).
+
+Each example becomes windows + query, concatenated with the PCW mask, so the model
+learns exactly what it runs at serving time.  Two things differ from the
+cross-encoder's sequences:
+
+* a long context keeps at most ``max_windows`` windows, the ones sharing the most
+  tokens with the response (the rest would only cost time; at serving time every
+  window is read);
+* with probability ``distractors`` an example also gets 1..``max_distractors``
+  windows cut from *other* examples' contexts.  Serving reads tens to hundreds of
+  windows of which one or two hold the evidence; a model trained only on its own
+  two windows would spread its attention over unrelated ones at 32K.  Window order
+  does not matter to PCW (every window sits at the same positions and sees only
+  itself), so distractors simply join the list.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Sequence
+
+import numpy as np
+
+from guardrail.model.inputs import token_labels, tokenize
+
+
+def encode_pcw(det, examples: Sequence, *, distractors: float = 0.0, max_distractors: int = 8,
+               max_windows: int = 6, seed: int = 13) -> tuple[list, dict]:
+    """``(sequences, counts)`` for ``train_detector`` / ``train_exits``."""
+    rng = random.Random(seed)
+    counts = {"sequences": 0, "with_distractors": 0, "cut_windows": 0,
+              "skipped_long_response": 0, "empty": 0}
+    prepared = []
+    for ex in examples:
+        if not ex.response.strip() or not ex.context.strip():
+            counts["empty"] += 1
+            continue
+        ctx = det.prepare_context(ex.context)
+        q = det.builder.question_tokens(ex.question or "")
+        r = tokenize(det.tokenizer, ex.response)
+        room = det.max_length - det.window - len(q) - 2
+        if len(r) == 0 or len(r) > room:
+            counts["skipped_long_response"] += 1
+            continue
+        prepared.append((ex, ctx, q, r))
+    pool = [det._window_ids(ctx.tokens, w) for _, ctx, _, _ in prepared
+            for w in det.windows(ctx)]
+    seqs = []
+    for ex, ctx, q, r in prepared:
+        windows = det.windows(ctx)
+        if len(windows) > max_windows:
+            wanted = set(r.ids.tolist())
+            windows = sorted(windows, key=lambda w: -len(wanted.intersection(
+                ctx.tokens.ids[w.start:w.end].tolist())))[:max_windows]
+            counts["cut_windows"] += 1
+        extra = []
+        if pool and rng.random() < distractors:
+            extra = [pool[rng.randrange(len(pool))] for _ in range(rng.randint(1, max_distractors))]
+            counts["with_distractors"] += 1
+        labels = token_labels(r.offsets, ex.spans)
+        seqs.append(det.training_sequence(ctx.tokens, windows, q, r, (0, len(r)), 0,
+                                          np.asarray(labels), extra))
+    counts["sequences"] = len(seqs)
+    return seqs, counts

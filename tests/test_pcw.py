@@ -1,0 +1,233 @@
+"""Parallel Context Windows: the cached serving path against the reference.
+
+The reference is the Hugging Face layers run over windows + query concatenated, with
+the PCW mask and restarting positions (what training runs).  The serving path
+encodes the windows once, keeps their keys and values, and runs only the query
+tokens.  Real weights (the shipped model) and the real tokenizer throughout.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+import torch
+
+from guardrail.errors import ModelLoadError
+from guardrail.model import DetectInput, Detector, PcwDetector
+from guardrail.model.attention import cached_attention, merge
+from guardrail.model.inputs import tokenize
+from guardrail.model.pcw import QUERY, QuerySequence, pcw_mask
+from guardrail.model.states import ContextStates, StateCache
+
+PARIS = ("The Eiffel Tower is a wrought-iron lattice tower in Paris. It was completed in 1889 "
+         "for the World's Fair and is 330 metres tall. Gustave Eiffel's company built it. ")
+FILLER = ("The harbour district was rebuilt after the flood, with new warehouses along the "
+          "quay and a market that opens on Saturdays. ")
+QUESTION = "When was the Eiffel Tower completed?"
+ANSWER = "The Eiffel Tower was completed in 1889. It is 500 metres tall."
+
+
+@pytest.fixture(scope="module")
+def pcw() -> PcwDetector:
+    return PcwDetector.from_pretrained(None, device="cpu")
+
+
+def _reference(det: PcwDetector, context, question, response, exit_layer):
+    r = tokenize(det.tokenizer, response)
+    prep = det.prepare(DetectInput(context, question, response), labels=np.zeros(len(r), int))
+    return det.forward(list(prep.sequences), exit_layer)
+
+
+def test_mask_windows_see_themselves_query_sees_all():
+    seg = np.array([0, 0, 1, 1, 1, QUERY, QUERY])
+    m = pcw_mask(seg)
+    assert m[0, :2].all() and not m[0, 2:].any()          # window 0: only itself
+    assert m[3, 2:5].all() and not m[3, [0, 1, 5, 6]].any()  # window 1: only itself
+    assert m[5].all() and m[6].all()                        # the query: everything
+
+
+def test_merge_by_logsumexp_equals_attention_over_the_union():
+    torch.manual_seed(0)
+    q, k, v = torch.randn(1, 4, 5, 8), torch.randn(1, 4, 37, 8), torch.randn(1, 4, 37, 8)
+    whole = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+    qmask = torch.ones(1, 5, dtype=torch.bool)
+    # the last 5 keys play the query's own keys, the first 32 a cached context
+    got = cached_attention(q, k[:, :, 32:], v[:, :, 32:], qmask, [(k[0, :, :32], v[0, :, :32])])
+    torch.testing.assert_close(got, whole, atol=1e-5, rtol=1e-5)
+    o1 = torch.nn.functional.scaled_dot_product_attention(q, k[:, :, :10], v[:, :, :10])
+    o2 = torch.nn.functional.scaled_dot_product_attention(q, k[:, :, 10:], v[:, :, 10:])
+    s = (q @ k.transpose(-1, -2)) / 8 ** 0.5
+    lse1, lse2 = s[..., :10].logsumexp(-1), s[..., 10:].logsumexp(-1)
+    torch.testing.assert_close(merge(o1, lse1, o2, lse2), whole, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("exit_layer", [2, 4, None])
+def test_cached_check_equals_the_reference_over_the_concatenation(pcw, exit_layer):
+    context = FILLER * 20 + PARIS + FILLER * 20  # several windows, evidence in the middle
+    prep = pcw.prepare(DetectInput(context, QUESTION, ANSWER))
+    assert prep.windows_total == prep.windows_scored >= 4
+    assert all(isinstance(s, QuerySequence) for s in prep.sequences)
+    got = pcw.forward(list(prep.sequences), exit_layer)
+    ref = _reference(pcw, context, QUESTION, ANSWER, exit_layer)
+    np.testing.assert_allclose(got[0], ref[0], atol=2e-5)
+
+
+def test_a_batch_of_checks_on_different_contexts_each_reads_its_own(pcw):
+    """Different context lengths and query lengths in one batch (padding on both sides)."""
+    items = [(PARIS, QUESTION, ANSWER),
+             (FILLER * 9 + PARIS, "", "It was completed in 1889."),
+             (FILLER * 3, "What opens on Saturdays?", "A market opens on Saturdays by the quay, "
+                                                      "next to the new warehouses.")]
+    seqs = [pcw.prepare(DetectInput(*it)).sequences[0] for it in items]
+    assert len({s.states.n_tokens for s in seqs}) == 3
+    batched = pcw.forward(seqs, 4)
+    for it, got in zip(items, batched):
+        np.testing.assert_allclose(got, _reference(pcw, *it, 4)[0], atol=2e-5)
+
+
+def test_window_order_does_not_matter(pcw):
+    """Every window sits at the same positions and sees only itself."""
+    r = tokenize(pcw.tokenizer, ANSWER)
+    ctx = pcw.prepare_context(FILLER * 4 + PARIS)
+    q = pcw.builder.question_tokens(QUESTION)
+    windows = pcw.windows(ctx)
+    a = pcw.training_sequence(ctx.tokens, windows, q, r, (0, len(r)), 0)
+    b = pcw.training_sequence(ctx.tokens, windows[::-1], q, r, (0, len(r)), 0)
+    pa, pb = pcw.forward([a], None)[0], pcw.forward([b], None)[0]
+    np.testing.assert_allclose(pa, pb, atol=2e-5)
+
+
+def test_the_context_is_encoded_once_and_shared(pcw):
+    context = FILLER * 5 + "A unique sentence about the lighthouse keeper's cat. "
+    before = pcw.states.builds
+    d1 = pcw.detect(context, "", "The keeper has a cat.", exit_layer=2)
+    d2 = pcw.detect(context, "", "The cat is black.", exit_layer=4)
+    assert pcw.states.builds == before + 1
+    assert d1.windows_scored == d1.windows_total and not d2.context_truncated
+
+
+def test_a_long_response_is_checked_in_pieces(pcw):
+    answer = " ".join(f"Item {i} of the list is a tower completed in {1800 + i}." for i in range(40))
+    det = pcw.detect(PARIS, QUESTION, answer, exit_layer=2)
+    assert det.response_split and len(det.token_probs) == len(tokenize(pcw.tokenizer, answer))
+
+
+def test_state_cache_builds_once_under_concurrency_and_stays_in_bytes():
+    def states(key: str, n: int) -> ContextStates:
+        t = torch.zeros(2, n, 4)
+        return ContextStates(key, n, 1, (t,), (t,))
+
+    cache = StateCache(max_bytes=3 * 2 * 2 * 10 * 4 * 4)  # three states of n=10
+    calls = []
+
+    def build():
+        calls.append(1)
+        time.sleep(0.05)
+        return states("a", 10)
+
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(cache.get("a", build)))
+               for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1 and len({id(g) for g in got}) == 1 and cache.shared >= 1
+    for key in "bcd":
+        cache.get(key, lambda k=key: states(k, 10))
+    assert len(cache) == 3 and cache.bytes <= cache.max_bytes and cache.evictions == 1
+    big = cache.get("huge", lambda: states("huge", 1000))  # larger than the bound: not kept
+    assert big.n_tokens == 1000 and "huge" not in cache._items
+
+
+def test_a_failed_build_is_not_cached_and_the_next_caller_retries():
+    cache = StateCache()
+
+    def boom():
+        raise RuntimeError("encode failed")
+
+    with pytest.raises(RuntimeError):
+        cache.get("k", boom)
+    t = torch.zeros(1, 1, 1)
+    assert cache.get("k", lambda: ContextStates("k", 1, 1, (t,), (t,))).n_tokens == 1
+
+
+def test_saved_pcw_model_loads_as_pcw(pcw, tmp_path):
+    pcw.save_pretrained(tmp_path)
+    loaded = Detector.from_pretrained(tmp_path, device="cpu")
+    assert isinstance(loaded, PcwDetector) and loaded.window == pcw.window
+    meta = (tmp_path / "guardrail.json").read_text().replace('"pcw"', '"ring"', 1)
+    (tmp_path / "guardrail.json").write_text(meta)
+    with pytest.raises(ModelLoadError, match="ring"):
+        Detector.from_pretrained(tmp_path, device="cpu")
+
+
+def test_modernbert_is_refused_with_a_clear_error(tmp_path):
+    from transformers import AutoTokenizer, ModernBertConfig, ModernBertForTokenClassification
+
+    from guardrail.train.train import minilm_path
+
+    tok = AutoTokenizer.from_pretrained(minilm_path())
+    cfg = ModernBertConfig(vocab_size=tok.vocab_size, hidden_size=32, intermediate_size=64,
+                           num_hidden_layers=2, num_attention_heads=2, num_labels=2,
+                           pad_token_id=tok.pad_token_id)
+    ModernBertForTokenClassification(cfg).save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    with pytest.raises(ModelLoadError, match="BERT-family"):
+        PcwDetector.from_pretrained(tmp_path, device="cpu")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA (and flash-attn)")
+def test_cuda_varlen_matches_the_cpu_path(pcw):  # pragma: no cover - GPU machines only
+    pytest.importorskip("flash_attn")
+    gpu = PcwDetector.from_pretrained(None, device="cuda", dtype=torch.float16)
+    cpu_probs = pcw.detect(FILLER * 4 + PARIS, QUESTION, ANSWER).token_probs
+    gpu_probs = gpu.detect(FILLER * 4 + PARIS, QUESTION, ANSWER).token_probs
+    np.testing.assert_allclose(gpu_probs, cpu_probs, atol=2e-2)
+
+
+# -- behind the engine seam -------------------------------------------------------------------------
+async def test_the_scheduler_encodes_each_context_once_for_every_stream(pcw):
+    """Eight streams on two contexts, in-flight and end-of-stream checks batched across
+    them: two encodings in all, and each result equals a direct check."""
+    import asyncio
+
+    from guardrail.config import SchedulerConfig
+    from guardrail.engine.scheduler import Scheduler
+    from guardrail.types import CheckRequest, Grounding, Priority
+
+    pcw.states = type(pcw.states)()  # a fresh cache: count this test's encodings only
+    contexts = [(FILLER * 10 + PARIS,), (PARIS + FILLER * 15,)]
+    answers = ["The Eiffel Tower was completed in 1889.", "It is 500 metres tall.",
+               "Gustave Eiffel's company built it.", "It stands in Rome."]
+    reqs = [CheckRequest(Grounding(contexts[i % 2], QUESTION), answers[i % 4], stream_id=f"s{i}",
+                         priority=Priority.IN_FLIGHT if i < 4 else Priority.END_OF_STREAM,
+                         exit_layer=4 if i < 4 else None) for i in range(8)]
+    async with Scheduler(pcw, SchedulerConfig(max_wait_ms=50)) as s:
+        got = await asyncio.gather(*(s.verify(r) for r in reqs))
+        stats, info = s.stats(), s.info()
+    assert pcw.states.builds == 2 and stats.context_states.builds == 2
+    assert stats.context_states.hits >= 6 and stats.batches < len(reqs)
+    assert info.attention == "pcw" and info.to_json()["attention"] == "pcw"
+    for r, d in zip(reqs, got):
+        ref = pcw.detect(r.grounding.documents, QUESTION, r.response, exit_layer=r.exit_layer)
+        np.testing.assert_allclose(d.token_probs, ref.token_probs, atol=1e-4)
+        assert not d.context_truncated and d.windows_scored == d.windows_total > 1
+
+
+async def test_warm_encodes_the_context_before_the_first_check(pcw):
+    """What ``PUT /v1/contexts`` and the start of every guarded stream call."""
+    from guardrail.config import SchedulerConfig
+    from guardrail.engine.scheduler import Scheduler
+    from guardrail.types import CheckRequest, Grounding
+
+    pcw.states = type(pcw.states)()
+    docs = (FILLER * 12 + "The lighthouse was painted white in 1931.",)
+    async with Scheduler(pcw, SchedulerConfig()) as s:
+        n = await s.warm(docs)
+        assert n > pcw.window and pcw.states.builds == 1
+        await s.verify(CheckRequest(Grounding(docs), "It was painted white.", stream_id="w"))
+    assert pcw.states.builds == 1 and pcw.states.hits >= 1
