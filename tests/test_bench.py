@@ -304,13 +304,15 @@ def test_bench_context_quick(tmp_path: Path):
     assert [row["context_tokens"] for row in r["rows"]] == [256, 1024]
     for row in r["rows"]:
         check_timing(row["encode"])
-        assert set(row["checks"]) == {"cached_exit2", "cached_full", "reencode_top2_exit2",
+        assert set(row["checks"]) == {"cached_exit2", "cached_full", "cached_bf16_exit2",
+                                      "cached_bf16_full", "reencode_top2_exit2",
                                       "reencode_top2_full", "reencode_all_exit2",
                                       "reencode_all_full"}
         for t in row["checks"].values():
             check_timing(t)
         # 6 layers x (keys + values) x 384 numbers x 4 bytes per cached position
         assert row["state_bytes_per_token"] == 6 * 2 * 384 * 4
+        assert row["state_bytes_per_token_bf16"] == 6 * 2 * 384 * 2
         assert row["redis_fp16"]["bytes"] == row["state_bytes"] // 2
         check_timing(row["redis_fp16"]["get_and_decode"])
     assert r["rows"][1]["windows"] > r["rows"][0]["windows"]

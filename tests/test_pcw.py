@@ -231,3 +231,16 @@ async def test_warm_encodes_the_context_before_the_first_check(pcw):
         assert n > pcw.window and pcw.states.builds == 1
         await s.verify(CheckRequest(Grounding(docs), "It was painted white.", stream_id="w"))
     assert pcw.states.builds == 1 and pcw.states.hits >= 1
+
+
+def test_bfloat16_states_stay_close_to_float32(pcw):
+    """``cache.states_dtype: bfloat16``: half the bytes, the same verdicts."""
+    context, answer = FILLER * 10 + PARIS, ANSWER
+    exact = pcw.detect(context, QUESTION, answer, exit_layer=4)
+    half = PcwDetector(pcw.model, pcw.tokenizer, meta=pcw.meta, threshold=pcw.threshold)
+    half.state_dtype = torch.bfloat16
+    got = half.detect(context, QUESTION, answer, exit_layer=4)
+    states = half.states.get(half.prepare_context(context).key, lambda: None)
+    assert states.keys[0].dtype == torch.bfloat16
+    np.testing.assert_allclose(got.token_probs, exact.token_probs, atol=0.05)
+    assert [(s.start, s.end) for s in got.spans] == [(s.start, s.end) for s in exact.spans]

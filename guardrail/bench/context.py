@@ -6,6 +6,7 @@ For each context length (512 ... 32K tokens of real documents) and each exit:
   Parallel Context Windows model pays on a cache miss);
 * ``cached``: one sentence check reading the encoded context (``PcwDetector``:
   the query tokens only, attending to every window's cached keys and values);
+  ``cached_bf16`` with the states kept in bfloat16 (``cache.states_dtype``);
 * ``reencode_all`` / ``reencode_top2``: the cross-encoder's check, which encodes
   context windows with the query every time: all windows (the end-of-stream pass) or
   the two BM25-best (the in-flight default); all windows is skipped above
@@ -70,10 +71,14 @@ def _context(det, documents: list[str], tokens: int):
 
 
 def run(cfg: ContextBenchConfig, log: Callable[[str], None] = print) -> dict:
+    import torch
+
     from guardrail.model import DetectInput, Detector, PcwDetector
     from guardrail.model.windows import TopKWindows
 
     pcw = PcwDetector.from_pretrained(cfg.model, device="cpu")
+    half = PcwDetector(pcw.model, pcw.tokenizer, meta=pcw.meta)  # bfloat16 states
+    half.state_dtype = torch.bfloat16
     cross = Detector.from_pretrained(cfg.cross_model, device="cpu")
     docs, source = bench_documents(find_data_dir(cfg.data_dir))
     n = cfg.left_sentences
@@ -90,6 +95,7 @@ def run(cfg: ContextBenchConfig, log: Callable[[str], None] = print) -> dict:
             pcw.encode_context(ctx)
             encode.append(time.perf_counter() - t0)
         pcw.states.get(ctx.key, lambda: states)
+        half_states = half.context_states(ctx)
         inp, cross_inp = DetectInput(ctx, QUESTION, response), DetectInput(cross_ctx, QUESTION,
                                                                           response)
         top2 = TopKWindows(2)
@@ -97,6 +103,7 @@ def run(cfg: ContextBenchConfig, log: Callable[[str], None] = print) -> dict:
         for e in cfg.exits:
             tag = "full" if e is None else f"exit{e}"
             fns[f"cached_{tag}"] = lambda e=e: pcw.detect_batch([inp], exit_layer=e)
+            fns[f"cached_bf16_{tag}"] = lambda e=e: half.detect_batch([inp], exit_layer=e)
             fns[f"reencode_top2_{tag}"] = lambda e=e: cross.detect_batch(
                 [cross_inp], exit_layer=e, selector=top2)
             if size <= cfg.max_all_windows_tokens:
@@ -107,12 +114,15 @@ def run(cfg: ContextBenchConfig, log: Callable[[str], None] = print) -> dict:
                "encode": Timing.of(encode).to_json(),
                "state_bytes": states.nbytes,
                "state_bytes_per_token": round(states.nbytes / max(states.n_tokens, 1), 1),
+               "state_bytes_per_token_bf16": round(half_states.nbytes / states.n_tokens, 1),
                "checks": {k: v.to_json() for k, v in timings.items()}}
         if cfg.redis_url:
             row["redis_fp16"] = _redis_round_trip(cfg.redis_url, states, cfg.encode_repeats)
         full = timings.get("cached_full")
         row["encode_over_cached_full"] = ratio(Timing.of(encode).median_ms,
                                                full.median_ms if full else None)
+        half.states = type(half.states)()  # keep one context's states at a time
+        pcw.states = type(pcw.states)()
         rows.append(row)
         log(f"{size:>6} tokens: encode {row['encode']['median_ms']:.0f} ms, "
             + ", ".join(f"{k} {v.median_ms:.0f}" for k, v in timings.items()))

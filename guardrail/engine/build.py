@@ -20,7 +20,10 @@ def load_detector(config: GuardrailConfig) -> Any:
 
     det = Detector.from_pretrained(config.detector.model, device=config.detector.device)
     if hasattr(det, "states"):  # a Parallel Context Windows model keeps encoded contexts
+        import torch
+
         det.states = StateCache(config.cache.states_max_bytes)
+        det.state_dtype = getattr(torch, config.cache.states_dtype)
     return det
 
 

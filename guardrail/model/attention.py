@@ -10,7 +10,9 @@ split-K identity):
 
     o = (o_ctx * exp(lse_ctx - lse) + o_q * exp(lse_q - lse)),  lse = logaddexp(lse_ctx, lse_q)
 
-Kernels: on CPU PyTorch's fused flash kernel (``_scaled_dot_product_flash_attention_for_cpu``,
+Cached keys and values may be bfloat16 (half the bytes, and faster on CPUs with
+bfloat16 matrix units); the query is then read against them in bfloat16 and the
+merge is done in float32.  Kernels: on CPU PyTorch's fused flash kernel (``_scaled_dot_product_flash_attention_for_cpu``,
 which returns the log-sum-exp) with a plain fallback; on CUDA, flash-attn's varlen
 kernel over the whole batch, each item with its own context length
 (:func:`varlen_attention`).  ``bert_layer`` runs one BERT layer around this attention
@@ -33,7 +35,7 @@ def _lse_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     """``(output, logsumexp)`` of softmax attention, ``q`` ``[B, H, Lq, d]``; ``mask``
     (boolean, True = may attend) broadcasts to ``[B, H, Lq, Lk]``."""
     scale = 1.0 / math.sqrt(q.shape[-1])
-    if mask is None and q.device.type == "cpu" and q.dtype == torch.float32:
+    if mask is None and q.device.type == "cpu":
         try:
             out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
                 q, k, v, 0.0, False, scale=scale)
@@ -51,9 +53,9 @@ def _lse_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 def merge(o_a: torch.Tensor, lse_a: torch.Tensor, o_b: torch.Tensor,
           lse_b: torch.Tensor) -> torch.Tensor:
     """Attention over the union of two key sets from the attention over each."""
-    lse = torch.logaddexp(lse_a, lse_b)
+    lse = torch.logaddexp(lse_a.float(), lse_b.float())
     return (o_a.float() * torch.exp(lse_a - lse).unsqueeze(-1)
-            + o_b.float() * torch.exp(lse_b - lse).unsqueeze(-1)).to(o_a.dtype)
+            + o_b.float() * torch.exp(lse_b - lse).unsqueeze(-1)).to(o_b.dtype)
 
 
 def cached_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, query_mask: torch.Tensor,
@@ -67,10 +69,9 @@ def cached_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, query_ma
     key_mask = query_mask[:, None, None, :]
     o_q, lse_q = _lse_attention(q, k, v, key_mask)
     out = []
-    for b, (ck, cv) in enumerate(contexts):
-        o_c, lse_c = _lse_attention(q[b:b + 1], ck.unsqueeze(0).to(q.dtype),
-                                    cv.unsqueeze(0).to(q.dtype))
-        out.append(merge(o_c, lse_c, o_q[b:b + 1], lse_q[b:b + 1]))
+    for b, (ck, cv) in enumerate(contexts):  # a bfloat16 context is read in bfloat16
+        o_c, lse_c = _lse_attention(q[b:b + 1].to(ck.dtype), ck.unsqueeze(0), cv.unsqueeze(0))
+        out.append(merge(o_c, lse_c, o_q[b:b + 1], lse_q[b:b + 1]).to(q.dtype))
     return torch.cat(out, 0)
 
 

@@ -95,6 +95,7 @@ class PcwDetector(Detector, attention="pcw"):
         self.meta = {**self.meta, "attention": "pcw",
                      "pcw": {"window": self.window, "overlap": self.overlap}}
         self.states = StateCache(state_bytes)
+        self.state_dtype: Optional[torch.dtype] = None  # None: the model's dtype
 
     # -- geometry ------------------------------------------------------------------------
     def windows(self, context: PreparedContext) -> list[Window]:
@@ -194,9 +195,10 @@ class PcwDetector(Detector, attention="pcw"):
                 for j, w in enumerate(group):
                     keys[i].append(k[j, :, :len(w)])
                     values[i].append(v[j, :, :len(w)])
+        dtype = self.state_dtype or next(self.model.parameters()).dtype
         return ContextStates(context.key, sum(len(w) for w in windows), len(windows),
-                             tuple(torch.cat(k, 1).contiguous() for k in keys),
-                             tuple(torch.cat(v, 1).contiguous() for v in values))
+                             tuple(torch.cat(k, 1).to(dtype).contiguous() for k in keys),
+                             tuple(torch.cat(v, 1).to(dtype).contiguous() for v in values))
 
     # -- stage 2: forward ----------------------------------------------------------------
     def collate(self, seqs) -> dict[str, torch.Tensor]:
