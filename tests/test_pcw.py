@@ -244,3 +244,47 @@ def test_bfloat16_states_stay_close_to_float32(pcw):
     assert states.keys[0].dtype == torch.bfloat16
     np.testing.assert_allclose(got.token_probs, exact.token_probs, atol=0.05)
     assert [(s.start, s.end) for s in got.spans] == [(s.start, s.end) for s in exact.spans]
+
+
+def test_a_context_whose_states_cannot_be_kept_is_refused(pcw):
+    """Encoding it again for every sentence would cost more than the cache saves."""
+    from guardrail.errors import ContextError
+
+    small = PcwDetector(pcw.model, pcw.tokenizer, meta=pcw.meta, state_bytes=200 * 18432)
+    assert small.state_bytes_per_token() == 18432
+    small.prepare_context(PARIS)  # about 50 positions: kept
+    with pytest.raises(ContextError, match="cache.states_max_bytes") as err:
+        small.prepare_context(FILLER * 20)
+    assert err.value.code == "context_too_large"
+
+
+def test_a_pcw_model_behind_the_real_server(fake_upstream, pcw):
+    """The proxy on a loopback port with a PCW model: two streams on one context encode
+    it once (at the first stream's start), every sentence is checked, and /healthz and
+    /metrics say so.  (The shipped weights read as PCW: this tests the plumbing, so the
+    policy releases everything.)"""
+    import httpx
+    import openai
+    from conftest import EIFFEL_ANSWER, EIFFEL_TOOL, proxy_config, scrape, serve
+
+    from guardrail.proxy.app import create_app
+
+    pcw.states = StateCache()
+    with serve(create_app(proxy_config(fake_upstream.url), detector=pcw)) as p:
+        assert httpx.get(p.url + "/healthz").json()["verifier"]["attention"] == "pcw"
+        for _ in range(2):
+            with openai.OpenAI(base_url=p.url + "/v1", api_key="k", max_retries=0) as c:
+                chunks = list(c.chat.completions.create(
+                    model="fake-llm", stream=True,
+                    messages=[{"role": "user", "content": "When was the Eiffel Tower built?"}],
+                    extra_body={"guardrail": {"context": EIFFEL_TOOL,
+                                              "policy": {"threshold": 1.0}}}))
+            g = chunks[-1].model_extra["guardrail"]
+            assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) \
+                == EIFFEL_ANSWER
+            assert all(s["checked"] for s in g["sentences"]) and g["final"]["exit_layer"] == 6
+        m = scrape(p.url)
+    assert m[("guardrail_context_states_lookups_total", (("result", "encoded"),))] == 1
+    assert m[("guardrail_context_states_lookups_total", (("result", "hit"),))] >= 6
+    assert m[("guardrail_context_states_entries", ())] == 1
+    assert m[("guardrail_context_states_bytes", ())] > 0

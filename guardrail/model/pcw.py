@@ -29,7 +29,7 @@ from typing import Optional, Sequence
 import numpy as np
 import torch
 
-from guardrail.errors import InputError, ModelLoadError
+from guardrail.errors import ContextError, InputError, ModelLoadError
 from guardrail.model.attention import bert_layer
 from guardrail.model.detector import DetectInput, Detector, PreparedInput
 from guardrail.model.inputs import (IGNORE, PreparedContext, Tokenized, Window, clean_text,
@@ -96,6 +96,26 @@ class PcwDetector(Detector, attention="pcw"):
                      "pcw": {"window": self.window, "overlap": self.overlap}}
         self.states = StateCache(state_bytes)
         self.state_dtype: Optional[torch.dtype] = None  # None: the model's dtype
+
+    def state_bytes_per_token(self) -> int:
+        """Bytes of encoded state per cached position (keys and values of every layer)."""
+        cfg = self.model.backbone.config
+        dtype = self.state_dtype or next(self.model.parameters()).dtype
+        return 2 * cfg.num_hidden_layers * cfg.hidden_size * dtype.itemsize
+
+    def prepare_context(self, documents) -> PreparedContext:
+        """As for any detector, and refused (``context_too_large``) when its encoded
+        states could not be kept: encoding it again for every sentence would cost each
+        check what caching saves."""
+        ctx = super().prepare_context(documents)
+        n = ctx.n_tokens + 2 * len(self.windows(ctx))
+        if n * self.state_bytes_per_token() > self.states.max_bytes:
+            raise ContextError(
+                f"the context's encoded states ({n} positions, "
+                f"{n * self.state_bytes_per_token() / 2**20:.0f} MiB) exceed "
+                f"cache.states_max_bytes ({self.states.max_bytes / 2**20:.0f} MiB); raise "
+                "it or set cache.states_dtype: bfloat16", code="context_too_large")
+        return ctx
 
     # -- geometry ------------------------------------------------------------------------
     def windows(self, context: PreparedContext) -> list[Window]:
