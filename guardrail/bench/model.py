@@ -148,9 +148,9 @@ def raw_model_source(det, cfg: ModelBenchConfig) -> str:
             return minilm_path()
         except ImportError:
             pass
-    from guardrail.model.detector import DEFAULT_MODEL
+    from guardrail.model.detector import model_source
 
-    return str(cfg.model or DEFAULT_MODEL)
+    return str(model_source(cfg.model))
 
 
 def load_raw(det, source: str):

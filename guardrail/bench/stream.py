@@ -144,11 +144,11 @@ async def _run(cfg: StreamBenchConfig, log: Callable[[str], None]) -> dict:
     import httpx
     from transformers import AutoTokenizer
 
-    from guardrail.model.detector import DEFAULT_MODEL
+    from guardrail.model.detector import model_source
     from guardrail.testing.fake_upstream import (ServerThread, create_fake_upstream,
                                                  split_pieces)
 
-    tokenizer = AutoTokenizer.from_pretrained(str(cfg.model or DEFAULT_MODEL))
+    tokenizer = AutoTokenizer.from_pretrained(str(model_source(cfg.model)))
     tokenizer.model_max_length = 1 << 30
     docs, doc_source = bench_documents(find_data_dir(cfg.data_dir))
     n_max = max((*cfg.streams, *cfg.naive_streams, *cfg.ablation_streams))

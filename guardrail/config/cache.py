@@ -31,10 +31,11 @@ class CacheConfig(BaseModel):
     states_max_bytes: int = Field(2 * 2**30, ge=0)
     """Encoded contexts (every layer's keys and values, Parallel Context Windows models
     only), in-process on the processor that runs the checks; never sent to Redis."""
-    states_dtype: Literal["float32", "bfloat16"] = "float32"
-    """Number format of the encoded contexts: bfloat16 halves their bytes and, on CPUs
-    with bfloat16 matrix units, the time a check spends reading them (probabilities
-    move by about 1e-2); float32 reproduces the reference exactly."""
+    states_dtype: Literal["auto", "float32", "bfloat16"] = "auto"
+    """Number format of the encoded contexts: bfloat16 halves their bytes and the time a
+    check spends reading them where the CPU computes in bfloat16 (probabilities move by
+    about 1e-2); float32 reproduces the reference exactly; auto: bfloat16 where oneDNN
+    supports it (and on CUDA), else float32."""
     max_context_bytes: int = Field(8 * 2**20, ge=1)
     """Largest context (UTF-8 bytes of all documents) a PUT may store."""
     report_ttl_s: float = Field(3600.0, gt=0)

@@ -112,7 +112,7 @@ class UpstreamConfig(_Section):
 
 class DetectorConfig(_Section):
     model: Optional[str] = None
-    """Detector weights: a local path or Hugging Face id; None is the shipped default."""
+    """A local path, a Hugging Face id, or a shipped model: "default" (None), "pcw"."""
     device: Optional[str] = None
     """Torch device (``cpu``, ``cuda``, ``cuda:1``); None picks CUDA when available."""
 

@@ -23,7 +23,11 @@ def load_detector(config: GuardrailConfig) -> Any:
         import torch
 
         det.states = StateCache(config.cache.states_max_bytes)
-        det.state_dtype = getattr(torch, config.cache.states_dtype)
+        name = config.cache.states_dtype
+        if name == "auto":
+            bf16 = det.device.type == "cuda" or torch.ops.mkldnn._is_mkldnn_bf16_supported()
+            name = "bfloat16" if bf16 else "float32"
+        det.state_dtype = getattr(torch, name)
     return det
 
 

@@ -34,6 +34,16 @@ log = logging.getLogger(__name__)
 
 GUARDRAIL_CONFIG = "guardrail.json"
 DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "models" / "default"
+# models shipped inside the package, by the short name ``detector.model`` may give
+SHIPPED_MODELS = {"default": DEFAULT_MODEL, "pcw": DEFAULT_MODEL.parent / "pcw"}
+
+
+def model_source(name_or_path: "Optional[str | os.PathLike]") -> "str | Path":
+    """Where a model is: a shipped model by name (None: the default), else the path
+    or Hugging Face id as given."""
+    if name_or_path is None:
+        return DEFAULT_MODEL
+    return SHIPPED_MODELS.get(str(name_or_path), name_or_path)
 
 
 @dataclass(frozen=True)
@@ -138,8 +148,9 @@ class Detector:
         from transformers import AutoConfig, AutoModelForTokenClassification, AutoTokenizer
         from transformers.utils import logging as hf_logging
 
-        path = Path(name_or_path) if name_or_path is not None else DEFAULT_MODEL
-        if name_or_path is None and not (path / "config.json").exists():
+        path = Path(model_source(name_or_path))
+        if str(name_or_path or "default") in SHIPPED_MODELS and \
+                not (path / "config.json").exists():
             raise ModelLoadError(f"the default model is missing at {path}; reinstall guardrail")
         if not path.exists() and (path.is_absolute() or str(name_or_path).startswith(
                 (".", "~")) or len(path.parts) > 2):
