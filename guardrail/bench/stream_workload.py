@@ -82,8 +82,18 @@ def build_workloads(tokenizer, docs: list[str], n: int, context_tokens: int, ans
                 s, bad = rng.choice(outside), bad + 1
             sentences.append(s)
             pieces += len(split_pieces(s))
-        out.append(Workload(f"{context_tokens}-s{i}", tuple(parts), " ".join(sentences), bad))
+        out.append(Workload(f"{context_tokens}-s{i}", _grouped(parts), " ".join(sentences),
+                            bad))
     return out
+
+
+def _grouped(parts: list[str], most: int = 32) -> tuple[str, ...]:
+    """At most ``most`` documents (a 32K context is ~100 passages, past the default
+    ``context.max_documents``): consecutive passages joined as the detector joins
+    documents, so the context the model reads is the same."""
+    size = -(-len(parts) // most)
+    return tuple("\n\n".join(p.strip() for p in parts[i:i + size])
+                 for i in range(0, len(parts), size))
 
 
 # -- the timed fake upstream ----------------------------------------------------------------

@@ -3,7 +3,7 @@
 One per process, behind the ``Verifier`` seam (``verify``/``abort``).  A check travels
 through three stages joined by bounded queues (see docs/ARCHITECTURE.md)::
 
-    verify(req)  -- prepare task: context from the cache, det.prepare (prepare thread)
+    verify(req)  -- context from the cache, PCW states (encode thread), det.prepare (prepare)
                  -> WorkQueue lanes (in-flight before end-of-stream, never starving it)
                  -> batch loop: cut a batch under a token budget within max_wait_ms
                  -> det.forward in ONE model thread (it keeps the cores for the matmuls)
@@ -84,13 +84,11 @@ class Scheduler:
         self._loop_task: Optional[asyncio.Task] = None
         self._closed = False
         self._prepare_pool = ThreadPoolExecutor(config.prepare_threads, "guardrail-prepare")
-        self._model_pool = ThreadPoolExecutor(1, "guardrail-forward")
-        self._post_pool = ThreadPoolExecutor(1, "guardrail-finish")
+        # encoding a context (cached-context models) never holds up other checks' prepare
+        self._encode_pool, self._model_pool, self._post_pool = (
+            ThreadPoolExecutor(1, f"guardrail-{n}") for n in ("encode", "forward", "finish"))
 
     # -- lifecycle ---------------------------------------------------------------------------
-    async def start(self) -> None:
-        self._ensure_started()  # verify() also starts it on first use
-
     async def __aenter__(self) -> "Scheduler":
         self._ensure_started()
         return self
@@ -133,7 +131,7 @@ class Scheduler:
         for check in self._checks():
             self._drop(check)
         await asyncio.gather(*self._in_forward, return_exceptions=True)
-        for pool in (self._prepare_pool, self._model_pool, self._post_pool):
+        for pool in (self._prepare_pool, self._encode_pool, self._model_pool, self._post_pool):
             pool.shutdown(wait=False, cancel_futures=True)  # idle threads exit
         if self._owns_contexts:
             await self.contexts.aclose()
@@ -187,9 +185,7 @@ class Scheduler:
         the first check that uses them finds them ready; returns their token count."""
         ctx = await self.contexts.get_or_prepare(tenant, list(documents),
                                                  self._prepare_context, model=self._model_key)
-        if hasattr(self.det, "context_states"):  # a cached-context model encodes it now
-            await asyncio.get_running_loop().run_in_executor(self._prepare_pool,
-                                                             self.det.context_states, ctx)
+        await self._encoded(ctx)
         return ctx.n_tokens
 
     def info(self) -> EngineInfo:
@@ -249,6 +245,7 @@ class Scheduler:
             ctx = await self.contexts.get_or_prepare(check.req.tenant, docs,
                                                      self._prepare_context,
                                                      model=self._model_key)
+            await self._encoded(ctx)
             prep = await loop.run_in_executor(
                 self._prepare_pool, self.det.prepare,
                 DetectInput(ctx, g.question, check.text), self.selectors[check.req.priority])
@@ -265,6 +262,12 @@ class Scheduler:
         self._queue.push(check, check.req.priority, check.exit_layer, prep.sequences, layers,
                          time.monotonic())
         wake.set()
+
+    async def _encoded(self, ctx) -> None:
+        """A cached-context model's states of ``ctx``, encoded in their own thread."""
+        if hasattr(self.det, "context_states"):
+            await asyncio.get_running_loop().run_in_executor(self._encode_pool,
+                                                             self.det.context_states, ctx)
 
     async def _prepare_context(self, documents):
         loop = asyncio.get_running_loop()

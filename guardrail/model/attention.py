@@ -12,8 +12,9 @@ split-K identity):
 
 Cached keys and values may be bfloat16 (half the bytes, and faster on CPUs with
 bfloat16 matrix units); the query is then read against them in bfloat16 and the
-merge is done in float32.  Kernels: on CPU PyTorch's fused flash kernel (``_scaled_dot_product_flash_attention_for_cpu``,
-which returns the log-sum-exp) with a plain fallback; on CUDA, flash-attn's varlen
+merge is done in float32.  Kernels: on CPU PyTorch's fused flash kernel
+(``_scaled_dot_product_flash_attention_for_cpu``, which returns the log-sum-exp) with a
+plain fallback; on CUDA, flash-attn's varlen
 kernel over the whole batch, each item with its own context length
 (:func:`varlen_attention`).  ``bert_layer`` runs one BERT layer around this attention
 with the layer's own modules; tests check it against the Hugging Face layer given the
