@@ -207,6 +207,7 @@ async def test_the_scheduler_encodes_each_context_once_for_every_stream(pcw):
                          priority=Priority.IN_FLIGHT if i < 4 else Priority.END_OF_STREAM,
                          exit_layer=4 if i < 4 else None) for i in range(8)]
     async with Scheduler(pcw, SchedulerConfig(max_wait_ms=50)) as s:
+        await asyncio.gather(*(s.warm(c) for c in contexts))  # as each stream's start does
         got = await asyncio.gather(*(s.verify(r) for r in reqs))
         stats, info = s.stats(), s.info()
     assert pcw.states.builds == 2 and stats.context_states.builds == 2
@@ -288,3 +289,67 @@ def test_a_pcw_model_behind_the_real_server(fake_upstream, pcw):
     assert m[("guardrail_context_states_lookups_total", (("result", "hit"),))] >= 6
     assert m[("guardrail_context_states_entries", ())] == 1
     assert m[("guardrail_context_states_bytes", ())] > 0
+
+
+def test_the_shipped_pcw_model_loads_by_name_and_knows_a_changed_number():
+    """``detector.model: pcw``: the trained weights, exits 2 and 4, a sentence judge;
+    the supported sentence passes and the changed height is flagged, against prose and
+    against the same facts as a JSON tool result (deterministic: fixed weights, float32)."""
+    import json
+
+    det = Detector.from_pretrained("pcw", device="cpu")
+    assert isinstance(det, PcwDetector) and det.exit_layers == (2, 4)
+    assert det.meta["judge"] and det.render_structured
+    prose = "The Eiffel Tower is in Paris. It was completed in 1889 and is 330 metres tall."
+    tool = json.dumps({"name": "Eiffel Tower", "city": "Paris", "completed": 1889,
+                       "height_m": 330})
+    for context in (prose, tool):
+        ok = det.detect(context, "Tell me about the Eiffel Tower.", "It is 330 metres tall.")
+        bad = det.detect(context, "Tell me about the Eiffel Tower.", "It is 500 metres tall.")
+        assert not ok.spans and max(ok.token_probs) < det.threshold
+        assert bad.spans and "500" in bad.spans[0].text
+
+
+async def test_in_flight_checks_do_not_wait_for_an_encoding(pcw):
+    """While a context is being encoded, an in-flight check reads the windows its
+    selector picks (top 3), encoded with it, and says so (``context_truncated``); an
+    end-of-stream check waits for the states and reads every window."""
+    import asyncio
+
+    from guardrail.config import SchedulerConfig
+    from guardrail.engine.scheduler import Scheduler
+    from guardrail.model.windows import TopKWindows
+    from guardrail.types import CheckRequest, Grounding, Priority
+
+    pcw.states = type(pcw.states)()
+    docs = (FILLER * 30 + PARIS + FILLER * 30,)
+    answer = "The Eiffel Tower was completed in 1889."
+    async with Scheduler(pcw, SchedulerConfig(in_flight_top_k=3)) as s:
+        cold, final = await asyncio.gather(
+            s.verify(CheckRequest(Grounding(docs, QUESTION), answer, stream_id="a",
+                                  priority=Priority.IN_FLIGHT, exit_layer=4)),
+            s.verify(CheckRequest(Grounding(docs, QUESTION), answer, stream_id="b",
+                                  priority=Priority.END_OF_STREAM)))
+        warm = await s.verify(CheckRequest(Grounding(docs, QUESTION), answer, stream_id="c",
+                                           priority=Priority.IN_FLIGHT, exit_layer=4))
+    assert cold.context_truncated and cold.windows_scored == 3 < cold.windows_total
+    ref = pcw.prepare_cold(DetectInput(pcw.prepare_context(docs), QUESTION, answer),
+                           TopKWindows(3))
+    np.testing.assert_allclose(cold.token_probs, pcw.forward(list(ref.sequences), 4)[0],
+                               atol=1e-4)
+    assert not final.context_truncated and final.windows_scored == final.windows_total
+    assert not warm.context_truncated and pcw.states.builds == 1
+    direct = pcw.detect(docs, QUESTION, answer, exit_layer=4)
+    np.testing.assert_allclose(warm.token_probs, direct.token_probs, atol=1e-4)
+
+
+def test_a_batch_may_mix_cached_and_cold_sequences(pcw):
+    from guardrail.model.windows import TopKWindows
+
+    ctx = pcw.prepare_context(FILLER * 12 + PARIS)
+    inp = DetectInput(ctx, QUESTION, ANSWER)
+    cached, cold = pcw.prepare(inp).sequences[0], pcw.prepare_cold(inp, TopKWindows(2)).sequences[0]
+    mixed = pcw.forward([cold, cached, cold], 2)
+    np.testing.assert_allclose(mixed[1], pcw.forward([cached], 2)[0], atol=1e-5)
+    np.testing.assert_allclose(mixed[0], pcw.forward([cold], 2)[0], atol=1e-5)
+    np.testing.assert_allclose(mixed[2], mixed[0], atol=1e-6)

@@ -3,7 +3,7 @@
 One per process, behind the ``Verifier`` seam (``verify``/``abort``).  A check travels
 through three stages joined by bounded queues (see docs/ARCHITECTURE.md)::
 
-    verify(req)  -- context from the cache, PCW states (encode thread), det.prepare (prepare)
+    verify(req)  -- context from the cache (PCW states: engine.encoding), det.prepare
                  -> WorkQueue lanes (in-flight before end-of-stream, never starving it)
                  -> batch loop: cut a batch under a token budget within max_wait_ms
                  -> det.forward in ONE model thread (it keeps the cores for the matmuls)
@@ -30,6 +30,7 @@ from guardrail.contexts import ContextStore
 from guardrail.engine.admission import Admission
 from guardrail.engine.batching import Batch, WorkQueue, shallower_under_load
 from guardrail.engine.checks import normal_exit, shallow_exit, shift_detection, window_selectors
+from guardrail.engine.encoding import Encodings
 from guardrail.engine.prepared import PreparedContextCache
 from guardrail.engine.stats import EngineInfo, EngineStats
 from guardrail.errors import DetectorError, InputError, Overloaded
@@ -84,9 +85,9 @@ class Scheduler:
         self._loop_task: Optional[asyncio.Task] = None
         self._closed = False
         self._prepare_pool = ThreadPoolExecutor(config.prepare_threads, "guardrail-prepare")
-        # encoding a context (cached-context models) never holds up other checks' prepare
-        self._encode_pool, self._model_pool, self._post_pool = (
-            ThreadPoolExecutor(1, f"guardrail-{n}") for n in ("encode", "forward", "finish"))
+        self._model_pool = ThreadPoolExecutor(1, "guardrail-forward")
+        self._post_pool = ThreadPoolExecutor(1, "guardrail-finish")
+        self._encodings = Encodings(detector)  # a cached-context model's encode thread
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def __aenter__(self) -> "Scheduler":
@@ -131,8 +132,9 @@ class Scheduler:
         for check in self._checks():
             self._drop(check)
         await asyncio.gather(*self._in_forward, return_exceptions=True)
-        for pool in (self._prepare_pool, self._encode_pool, self._model_pool, self._post_pool):
+        for pool in (self._prepare_pool, self._model_pool, self._post_pool):
             pool.shutdown(wait=False, cancel_futures=True)  # idle threads exit
+        self._encodings.shutdown()
         if self._owns_contexts:
             await self.contexts.aclose()
 
@@ -185,7 +187,7 @@ class Scheduler:
         the first check that uses them finds them ready; returns their token count."""
         ctx = await self.contexts.get_or_prepare(tenant, list(documents),
                                                  self._prepare_context, model=self._model_key)
-        await self._encoded(ctx)
+        await self._encodings.ready(ctx)
         return ctx.n_tokens
 
     def info(self) -> EngineInfo:
@@ -245,9 +247,10 @@ class Scheduler:
             ctx = await self.contexts.get_or_prepare(check.req.tenant, docs,
                                                      self._prepare_context,
                                                      model=self._model_key)
-            await self._encoded(ctx)
-            prep = await loop.run_in_executor(
-                self._prepare_pool, self.det.prepare,
+            in_flight = check.req.priority == Priority.IN_FLIGHT
+            ready = await self._encodings.ready(ctx, wait=not in_flight)
+            prep = await loop.run_in_executor(  # not ready: read a few windows meanwhile
+                self._prepare_pool, self.det.prepare if ready else self.det.prepare_cold,
                 DetectInput(ctx, g.question, check.text), self.selectors[check.req.priority])
         except Exception as e:
             if not check.future.done():
@@ -262,12 +265,6 @@ class Scheduler:
         self._queue.push(check, check.req.priority, check.exit_layer, prep.sequences, layers,
                          time.monotonic())
         wake.set()
-
-    async def _encoded(self, ctx) -> None:
-        """A cached-context model's states of ``ctx``, encoded in their own thread."""
-        if hasattr(self.det, "context_states"):
-            await asyncio.get_running_loop().run_in_executor(self._encode_pool,
-                                                             self.det.context_states, ctx)
 
     async def _prepare_context(self, documents):
         loop = asyncio.get_running_loop()

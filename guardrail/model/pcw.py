@@ -165,6 +165,30 @@ class PcwDetector(Detector, attention="pcw"):
         return PreparedInput(response, context, r, seqs, len(windows), len(windows),
                              len(pieces) > 1)
 
+    def prepare_cold(self, inp: DetectInput, selector) -> PreparedInput:
+        """A check while its context is still being encoded: the query reads only the
+        windows ``selector`` picks (e.g. the BM25 top 3), encoded together with it in one
+        ``PcwSequence`` (the reference path), so the first sentences of a stream need
+        not wait for a long context's encoding.  The Detection says
+        ``context_truncated``; once the states are ready checks read every window."""
+        context = inp.context if isinstance(inp.context, PreparedContext) \
+            else self.prepare_context(inp.context)
+        response = clean_text(inp.response)
+        if not response.strip():
+            raise InputError("the response is empty: there is nothing to check")
+        q = self.builder.question_tokens(inp.question or "")
+        r = tokenize(self.tokenizer, response)
+        if len(r) == 0:
+            raise InputError("the response has no tokens the model can read")
+        room = self.max_length - self.window - len(q) - 2
+        pieces = [(s, min(s + room, len(r))) for s in range(0, len(r), room)]
+        windows = self.windows(context)
+        chosen = selector.select(context, windows, inp.question, response) or windows[:1]
+        seqs = tuple(self.training_sequence(context.tokens, chosen, q, r, p, i)
+                     for i, p in enumerate(pieces))
+        return PreparedInput(response, context, r, seqs, len(windows), len(chosen),
+                             len(pieces) > 1)
+
     def training_sequence(self, context: Tokenized, windows: Sequence[Window], q: Tokenized,
                           r: Tokenized, piece: tuple[int, int], index: int,
                           labels: Optional[np.ndarray] = None,
@@ -246,8 +270,22 @@ class PcwDetector(Detector, attention="pcw"):
 
     @torch.inference_mode()
     def forward(self, seqs, exit_layer: Optional[int] = None) -> list[np.ndarray]:
-        if not seqs or not isinstance(seqs[0], QuerySequence):
-            return super().forward(seqs, exit_layer)  # the reference over the concatenation
+        """Query sequences read their cached contexts; ``PcwSequence``s (training, cold
+        checks) run over the concatenation.  A batch may mix both."""
+        cached = [i for i, s in enumerate(seqs) if isinstance(s, QuerySequence)]
+        if len(cached) == len(seqs):
+            return self._forward_cached(seqs, exit_layer)
+        if not cached:
+            return super().forward(seqs, exit_layer)
+        whole = [i for i in range(len(seqs)) if i not in set(cached)]
+        out: list = [None] * len(seqs)
+        for idx, probs in ((cached, self._forward_cached([seqs[i] for i in cached], exit_layer)),
+                           (whole, super().forward([seqs[i] for i in whole], exit_layer))):
+            for i, p in zip(idx, probs):
+                out[i] = p
+        return out
+
+    def _forward_cached(self, seqs, exit_layer: Optional[int]) -> list[np.ndarray]:
         layer = self.model.resolve(exit_layer)
         batch = self.collate(seqs)
         base, loop = self.model.loop.base, self.model.loop

@@ -75,6 +75,15 @@ class StateCache:
             return StateStats(len(self._items), self.bytes, self.builds, self.hits,
                               self.shared, self.evictions)
 
+    def peek(self, key: str) -> "ContextStates | None":
+        """The states of ``key`` if they are ready now (never builds, never waits)."""
+        with self._lock:
+            states = self._items.get(key)
+            if states is not None:
+                self._items.move_to_end(key)
+                self.hits += 1
+            return states
+
     def get(self, key: str, build: Callable[[], ContextStates]) -> ContextStates:
         while True:
             with self._lock:
