@@ -317,3 +317,17 @@ def test_bench_context_quick(tmp_path: Path):
         check_timing(row["redis_fp16"]["get_and_decode"])
     assert r["rows"][1]["windows"] > r["rows"][0]["windows"]
     assert "encode" in result.output and "cached_full" in result.output
+
+
+def test_bench_stream_warm_contexts_with_the_pcw_model(tmp_path: Path):
+    """``--warm-contexts``: each stream's documents are stored (and encoded by the
+    cached-context model) before it starts, so no check prepares or encodes one."""
+    invoke("bench", "stream", "--quick", "--model", "pcw", "--warm-contexts", "--streams", "2",
+           "--naive-streams", "", "--ablations", "", "--out", str(tmp_path),
+           "--data-dir", str(tmp_path / "none"))
+    r = json.loads((tmp_path / "stream.json").read_text())
+    assert r["settings"]["warm_contexts"] is True
+    guarded = [c for c in r["configs"] if c["variant"] == "guarded"]
+    assert guarded and all(c["streams_ok"] == c["streams"] for c in guarded)
+    for c in guarded:
+        assert c["checks"]["context_cache"]["misses"] == 0 < c["checks"]["context_cache"]["hits"]

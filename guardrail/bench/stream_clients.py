@@ -132,6 +132,11 @@ class Harness:
         url, stats_url = self.url(variant)
         wl = self.workloads[size][:n]
         bodies = [((cid, size, i), w.body(cid, delay, checked=checked)) for i, w in enumerate(wl)]
+        if checked and self.cfg.warm_contexts:  # stored first, as a tenant's documents
+            for _, body in bodies:
+                r = await self.client.put(url.replace("/chat/completions", "/contexts"),
+                                          json={"documents": body["guardrail"]["context"]})
+                r.raise_for_status()
         before = await self.settle(stats_url)
         async with Monitor(self.client, stats_url if checked else None, self.proxy.pid) as mon:
             traces, wall = await drive(self.client, url, bodies, self.cfg.stagger_s,

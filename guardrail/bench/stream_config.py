@@ -24,6 +24,9 @@ class StreamBenchConfig:
     top_k: Optional[int] = None              # override scheduler.in_flight_top_k
     final_pass: bool = True
     admission: bool = False                  # the scheduler's 503 when its backlog is too long
+    warm_contexts: bool = False              # PUT each stream's documents first (a tenant's
+                                             # cached documents): prepared, and encoded by a
+                                             # cached-context model, before the streams start
     deadline_s: float = 45.0                 # a configuration's streams are cut after this
     throughput_tokens: int = 2000            # pieces per unthrottled pass-through stream
     probe_repeats: int = 10

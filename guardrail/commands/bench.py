@@ -143,6 +143,9 @@ def register(app: typer.Typer) -> None:
                                                  "budget (default: off, every stream runs)."),
         deadline: Optional[float] = typer.Option(None, help="Seconds before a configuration's "
                                                  "streams are cut."),
+        warm_contexts: Optional[bool] = typer.Option(None, help="PUT each stream's documents "
+                                                     "to /v1/contexts before it starts (a "
+                                                     "tenant's cached documents)."),
         model: Optional[str] = typer.Option(None, help="HF id or path (default: shipped)."),
         device: Optional[str] = typer.Option(None),
         data_dir: Optional[str] = typer.Option(None, help="Shared data directory."),
@@ -157,7 +160,7 @@ def register(app: typer.Typer) -> None:
             ablations=None if ablations is None else _names(ablations),
             ablation_streams=None if ablation_streams is None else _ints(ablation_streams),
             windows=windows, top_k=top_k, final_pass=final_pass, admission=admission,
-            deadline_s=deadline,
+            deadline_s=deadline, warm_contexts=warm_contexts,
             model=model, device=device, data_dir=data_dir).items() if v is not None}
         cfg = bs.StreamBenchConfig.quick(**kw) if quick else bs.StreamBenchConfig(**kw)
         _run_and_save(bs, cfg, out, ctx)
