@@ -353,3 +353,7 @@ def test_a_batch_may_mix_cached_and_cold_sequences(pcw):
     np.testing.assert_allclose(mixed[1], pcw.forward([cached], 2)[0], atol=1e-5)
     np.testing.assert_allclose(mixed[0], pcw.forward([cold], 2)[0], atol=1e-5)
     np.testing.assert_allclose(mixed[2], mixed[0], atol=1e-6)
+    from guardrail.model.windows import AllWindows
+
+    capped = pcw.prepare_cold(inp, AllWindows())  # never the whole context in one sequence
+    assert capped.windows_scored == 4 < capped.windows_total

@@ -36,8 +36,10 @@ from guardrail.model.inputs import (IGNORE, PreparedContext, Tokenized, Window, 
                                     cut_windows, tokenize)
 from guardrail.model.layers import BertLoop
 from guardrail.model.states import ContextStates, StateCache
+from guardrail.model.windows import TopKWindows
 
 QUERY = -1  # the segment of query tokens
+COLD_WINDOWS = 4  # most windows a check reads while its context is being encoded
 
 
 @dataclass(frozen=True, eq=False)
@@ -138,11 +140,9 @@ class PcwDetector(Detector, attention="pcw"):
         return ids, types, pos, slice(len(q) + 1, len(q) + 1 + len(rr))
 
     # -- stage 1: prepare ----------------------------------------------------------------
-    def prepare(self, inp: DetectInput, selector=None,
-                labels: Optional[np.ndarray] = None) -> PreparedInput:
-        """Query pieces of the response; with ``labels`` (training) each piece is a full
-        ``PcwSequence`` over every window, else a ``QuerySequence`` on the encoded
-        context (built now on a cache miss)."""
+    def _inputs(self, inp: DetectInput):
+        """The context, the cleaned response, question and response tokens, and the
+        response pieces that each fit one query."""
         if not isinstance(inp.response, str) or not inp.response.strip():
             raise InputError("the response is empty: there is nothing to check")
         context = inp.context if isinstance(inp.context, PreparedContext) \
@@ -153,7 +153,15 @@ class PcwDetector(Detector, attention="pcw"):
         if len(r) == 0:
             raise InputError("the response has no tokens the model can read")
         room = self.max_length - self.window - len(q) - 2
-        pieces = [(s, min(s + room, len(r))) for s in range(0, len(r), room)]
+        return context, response, q, r, [(s, min(s + room, len(r)))
+                                         for s in range(0, len(r), room)]
+
+    def prepare(self, inp: DetectInput, selector=None,
+                labels: Optional[np.ndarray] = None) -> PreparedInput:
+        """Query pieces of the response; with ``labels`` (training) each piece is a full
+        ``PcwSequence`` over every window, else a ``QuerySequence`` on the encoded
+        context (built now on a cache miss)."""
+        context, response, q, r, pieces = self._inputs(inp)
         windows = self.windows(context)
         if labels is not None:
             seqs = tuple(self.training_sequence(context.tokens, windows, q, r, p, i, labels)
@@ -171,18 +179,10 @@ class PcwDetector(Detector, attention="pcw"):
         ``PcwSequence`` (the reference path), so the first sentences of a stream need
         not wait for a long context's encoding.  The Detection says
         ``context_truncated``; once the states are ready checks read every window."""
-        context = inp.context if isinstance(inp.context, PreparedContext) \
-            else self.prepare_context(inp.context)
-        response = clean_text(inp.response)
-        if not response.strip():
-            raise InputError("the response is empty: there is nothing to check")
-        q = self.builder.question_tokens(inp.question or "")
-        r = tokenize(self.tokenizer, response)
-        if len(r) == 0:
-            raise InputError("the response has no tokens the model can read")
-        room = self.max_length - self.window - len(q) - 2
-        pieces = [(s, min(s + room, len(r))) for s in range(0, len(r), room)]
+        context, response, q, r, pieces = self._inputs(inp)
         windows = self.windows(context)
+        if not isinstance(selector, TopKWindows) or selector.k > COLD_WINDOWS:
+            selector = TopKWindows(COLD_WINDOWS)  # a few windows, or it costs more than waiting
         chosen = selector.select(context, windows, inp.question, response) or windows[:1]
         seqs = tuple(self.training_sequence(context.tokens, chosen, q, r, p, i)
                      for i, p in enumerate(pieces))
