@@ -355,5 +355,6 @@ def test_a_batch_may_mix_cached_and_cold_sequences(pcw):
     np.testing.assert_allclose(mixed[2], mixed[0], atol=1e-6)
     from guardrail.model.windows import AllWindows
 
-    capped = pcw.prepare_cold(inp, AllWindows())  # never the whole context in one sequence
+    long = DetectInput(pcw.prepare_context(FILLER * 60 + PARIS), QUESTION, ANSWER)
+    capped = pcw.prepare_cold(long, AllWindows())  # never the whole context in one sequence
     assert capped.windows_scored == 4 < capped.windows_total
