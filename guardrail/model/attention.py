@@ -69,11 +69,13 @@ def cached_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, query_ma
     """
     key_mask = query_mask[:, None, None, :]
     o_q, lse_q = _lse_attention(q, k, v, key_mask)
-    out = []
+    out = o_q.clone()  # padding rows keep these (nobody reads them)
     for b, (ck, cv) in enumerate(contexts):  # a bfloat16 context is read in bfloat16
-        o_c, lse_c = _lse_attention(q[b:b + 1].to(ck.dtype), ck.unsqueeze(0), cv.unsqueeze(0))
-        out.append(merge(o_c, lse_c, o_q[b:b + 1], lse_q[b:b + 1]).to(q.dtype))
-    return torch.cat(out, 0)
+        n = int(query_mask[b].sum())  # only the item's real tokens read its context
+        o_c, lse_c = _lse_attention(q[b:b + 1, :, :n].to(ck.dtype), ck.unsqueeze(0),
+                                    cv.unsqueeze(0))
+        out[b:b + 1, :, :n] = merge(o_c, lse_c, o_q[b:b + 1, :, :n], lse_q[b:b + 1, :, :n])
+    return out
 
 
 def varlen_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, query_mask: torch.Tensor,
