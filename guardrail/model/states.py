@@ -76,13 +76,10 @@ class StateCache:
                               self.shared, self.evictions)
 
     def peek(self, key: str) -> "ContextStates | None":
-        """The states of ``key`` if they are ready now (never builds, never waits)."""
+        """The states of ``key`` if they are ready now (never builds, never waits; a
+        probe, not counted: the check that follows counts its own hit)."""
         with self._lock:
-            states = self._items.get(key)
-            if states is not None:
-                self._items.move_to_end(key)
-                self.hits += 1
-            return states
+            return self._items.get(key)
 
     def get(self, key: str, build: Callable[[], ContextStates]) -> ContextStates:
         while True:
