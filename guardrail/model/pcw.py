@@ -140,7 +140,7 @@ class PcwDetector(Detector, attention="pcw"):
         return ids, types, pos, slice(len(q) + 1, len(q) + 1 + len(rr))
 
     # -- stage 1: prepare ----------------------------------------------------------------
-    def _inputs(self, inp: DetectInput):
+    def inputs(self, inp: DetectInput):
         """The context, the cleaned response, question and response tokens, and the
         response pieces that each fit one query."""
         if not isinstance(inp.response, str) or not inp.response.strip():
@@ -161,7 +161,7 @@ class PcwDetector(Detector, attention="pcw"):
         """Query pieces of the response; with ``labels`` (training) each piece is a full
         ``PcwSequence`` over every window, else a ``QuerySequence`` on the encoded
         context (built now on a cache miss)."""
-        context, response, q, r, pieces = self._inputs(inp)
+        context, response, q, r, pieces = self.inputs(inp)
         windows = self.windows(context)
         if labels is not None:
             seqs = tuple(self.training_sequence(context.tokens, windows, q, r, p, i, labels)
@@ -179,7 +179,7 @@ class PcwDetector(Detector, attention="pcw"):
         ``PcwSequence`` (the reference path), so the first sentences of a stream need
         not wait for a long context's encoding.  The Detection says
         ``context_truncated``; once the states are ready checks read every window."""
-        context, response, q, r, pieces = self._inputs(inp)
+        context, response, q, r, pieces = self.inputs(inp)
         windows = self.windows(context)
         if not isinstance(selector, TopKWindows) or selector.k > COLD_WINDOWS:
             selector = TopKWindows(COLD_WINDOWS)  # a few windows, or it costs more than waiting

@@ -22,7 +22,9 @@ from typing import Sequence
 
 import numpy as np
 
-from guardrail.model.inputs import token_labels, tokenize
+from guardrail.errors import InputError
+from guardrail.model.detector import DetectInput
+from guardrail.model.inputs import token_labels
 
 
 def encode_pcw(det, examples: Sequence, *, distractors: float = 0.0, max_distractors: int = 8,
@@ -36,11 +38,11 @@ def encode_pcw(det, examples: Sequence, *, distractors: float = 0.0, max_distrac
         if not ex.response.strip() or not ex.context.strip():
             counts["empty"] += 1
             continue
-        ctx = det.prepare_context(ex.context)
-        q = det.builder.question_tokens(ex.question or "")
-        r = tokenize(det.tokenizer, ex.response)
-        room = det.max_length - det.window - len(q) - 2
-        if len(r) == 0 or len(r) > room:
+        try:
+            ctx, _, q, r, pieces = det.inputs(DetectInput(ex.context, ex.question, ex.response))
+        except InputError:  # no token the model can read
+            pieces = ()
+        if len(pieces) != 1:  # a response that needs splitting is left out
             counts["skipped_long_response"] += 1
             continue
         prepared.append((ex, ctx, q, r))
