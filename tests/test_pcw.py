@@ -286,7 +286,9 @@ def test_a_pcw_model_behind_the_real_server(fake_upstream, pcw):
             assert all(s["checked"] for s in g["sentences"]) and g["final"]["exit_layer"] == 6
         m = scrape(p.url)
     assert m[("guardrail_context_states_lookups_total", (("result", "encoded"),))] == 1
-    assert m[("guardrail_context_states_lookups_total", (("result", "hit"),))] >= 6
+    # one hit per check that read the states: the second stream's 3 in-flight checks and
+    # both end-of-stream passes at least (the first stream's may have run cold)
+    assert m[("guardrail_context_states_lookups_total", (("result", "hit"),))] >= 5
     assert m[("guardrail_context_states_entries", ())] == 1
     assert m[("guardrail_context_states_bytes", ())] > 0
 
@@ -358,3 +360,73 @@ def test_a_batch_may_mix_cached_and_cold_sequences(pcw):
     long = DetectInput(pcw.prepare_context(FILLER * 60 + PARIS), QUESTION, ANSWER)
     capped = pcw.prepare_cold(long, AllWindows())  # never the whole context in one sequence
     assert capped.windows_scored == 4 < capped.windows_total
+
+
+@pytest.mark.redis
+def test_the_trained_pcw_model_through_the_server_with_redis(fake_upstream, redis_prefix):
+    """``detector.model: pcw`` as ``guardrail serve`` loads it, Redis as the shared tier,
+    the default policy and its sentence judge: the 1950 sentence is redacted and
+    explained, the supported ones reach the client verbatim, with the facts as prose and
+    as a JSON tool result; the prepared context went to Redis, its states did not."""
+    import json
+
+    import openai
+    import redis as redis_client
+    from conftest import EIFFEL_TOOL, REDIS_URL, proxy_config, scrape, serve
+
+    from guardrail.engine.build import load_detector
+    from guardrail.proxy.app import create_app
+
+    eiffel_json = json.dumps({"name": "Eiffel Tower", "type": "wrought-iron lattice tower",
+                              "city": "Paris", "construction": {"start": 1887, "end": 1889},
+                              "builder": "company of Gustave Eiffel", "height_m": 330})
+    cfg = proxy_config(fake_upstream.url, detector={"model": "pcw"},
+                       cache={"redis_url": REDIS_URL, "key_prefix": redis_prefix})
+    det = load_detector(cfg)
+    assert isinstance(det, PcwDetector) and det.state_dtype in (torch.float32, torch.bfloat16)
+    with serve(create_app(cfg, detector=det)) as p:
+        for tool in (EIFFEL_TOOL, eiffel_json):
+            messages = [{"role": "user", "content": "When was the Eiffel Tower built?"},
+                        {"role": "assistant", "content": None, "tool_calls": [
+                            {"id": "c1", "type": "function",
+                             "function": {"name": "search", "arguments": "{}"}}]},
+                        {"role": "tool", "tool_call_id": "c1", "content": tool}]
+            with openai.OpenAI(base_url=p.url + "/v1", api_key="k", max_retries=0) as c:
+                chunks = list(c.chat.completions.create(model="fake-llm", stream=True,
+                                                        messages=messages))
+            text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+            g = chunks[-1].model_extra["guardrail"]
+            first, built, tall = g["sentences"]
+            assert [s["action"] for s in g["sentences"]] == ["release", "redact", "release"], tool
+            assert first["original"] in text and tall["original"] in text
+            assert "1950" not in text and built["explanation"]["kind"] in ("contradicted",
+                                                                           "unverifiable")
+        m = scrape(p.url)
+    assert m[("guardrail_context_states_lookups_total", (("result", "encoded"),))] == 2
+    keys = redis_client.Redis.from_url(REDIS_URL).keys(f"{redis_prefix}:*")
+    assert any(b":prep:" in k for k in keys) and not any(b"state" in k for k in keys)
+
+
+def test_training_sequences_with_distractors(pcw):
+    from guardrail.train.data import Example
+    from guardrail.train.pcw import encode_pcw
+
+    def ex(i, context, response, spans=()):
+        return Example(f"x{i}", context, QUESTION, response, tuple(spans), bool(spans), True,
+                       f"s{i}", "test")
+
+    long_answer = " ".join(["The tower is tall."] * 120)  # more than one query piece
+    examples = [ex(0, PARIS, ANSWER, [(ANSWER.index("500"), ANSWER.index("500") + 3)]),
+                ex(1, FILLER * 3, "A market opens on Saturdays."),
+                ex(2, PARIS, long_answer), ex(3, " ", "Empty context.")]
+    seqs, counts = encode_pcw(pcw, examples, distractors=1.0, max_distractors=2, seed=0)
+    assert counts == {"sequences": 2, "with_distractors": 2, "cut_windows": 0,
+                      "skipped_long_response": 1, "empty": 1}
+    own = [len(pcw.windows(pcw.prepare_context(e.context))) for e in examples[:2]]
+    for s, n in zip(seqs, own):
+        windows = set(s.segments.tolist()) - {QUERY}
+        assert n < len(windows) <= n + 2  # its own windows and 1-2 distractors
+        labelled = np.flatnonzero(s.labels != -100)
+        assert labelled.min() == s.response_slice.start and labelled.max() == s.response_slice.stop - 1
+    tokens = pcw.tokenizer.convert_ids_to_tokens(seqs[0].input_ids[seqs[0].labels == 1].tolist())
+    assert tokens == ["500"]
