@@ -277,7 +277,7 @@ class PcwDetector(Detector, attention="pcw"):
             return self._forward_cached(seqs, exit_layer)
         if not cached:
             return super().forward(seqs, exit_layer)
-        whole = [i for i in range(len(seqs)) if i not in set(cached)]
+        whole = sorted(set(range(len(seqs))) - set(cached))
         out: list = [None] * len(seqs)
         for idx, probs in ((cached, self._forward_cached([seqs[i] for i in cached], exit_layer)),
                            (whole, super().forward([seqs[i] for i in whole], exit_layer))):
