@@ -146,6 +146,16 @@ class Grounding:
 
 
 @dataclass(frozen=True)
+class Rewrite:
+    """A regenerate hook's answer when it retrieved more grounding (FLARE): the new
+    sentence, and the documents to add to the answer's grounding before it is checked
+    (later sentences and the final pass read them too)."""
+
+    text: str
+    documents: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class CheckRequest:
     """One sentence to check: ``response[target_start:target_end]`` is the sentence,
     the text before it is the answer so far (its left context)."""
@@ -250,6 +260,7 @@ class Report:
     unchecked_choices: tuple[int, ...]
     errors: tuple[str, ...]
     stream_id: str
+    added_documents: tuple[str, ...] = ()  # grounding a regenerate hook retrieved
 
     def to_json(self) -> dict:
         return {
@@ -265,4 +276,5 @@ class Report:
             "unchecked_choices": list(self.unchecked_choices),
             "errors": list(self.errors),
             "stream_id": self.stream_id,
+            "added_documents": list(self.added_documents),
         }

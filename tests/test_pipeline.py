@@ -6,7 +6,9 @@ The real segmenter and SSE codec run; the verifier flags words from a set.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
+import re
 from typing import AsyncIterator, Optional
 
 import pytest
@@ -19,7 +21,7 @@ from guardrail.stream.chunks import chat_chunks, passthrough_stream, split_chunk
 from guardrail.stream.pipeline import guarded_stream
 from guardrail.stream.policy import EffectivePolicy
 from guardrail.stream.sse import SSEDecoder
-from guardrail.types import Action, Grounding, Priority
+from guardrail.types import Action, Grounding, Priority, Rewrite
 
 ANSWER = ["The tower", " is in", " Paris.", " It was", " built in", " 1950.", " It is",
           " 330 metres", " tall."]
@@ -217,6 +219,55 @@ async def test_regenerate_uses_released_answer_and_rechecks():
     assert regen.seen[0].sentence == "It was built in 1950." and regen.seen[0].model == "m"
     recheck = [r for r in v.requests if "1889" in r.response][0]
     assert recheck.response == "The tower is in Paris. It was built in 1889."
+
+
+class GroundedVerifier(ScriptedVerifier):
+    """Flags the years its request's grounding does not mention."""
+
+    async def verify(self, req):
+        self.bad = {"1889", "1950"} - set(re.findall(r"\d{4}", req.grounding.text))
+        return await super().verify(req)
+
+
+async def test_a_rewrite_with_documents_extends_the_grounding_of_what_follows():
+    """FLARE: the hook retrieves a passage with its rewrite; the rewrite, the sentences
+    after it (even those whose check had already started) and the final pass read it."""
+    found = "The Eiffel Tower was completed in 1889."
+    regen = ScriptedRegenerator(Rewrite("It was built in 1889.", (found, "")))
+    v = GroundedVerifier()
+    g = Grounding(("The tower is in Paris.",), "When was it built?")
+    pieces = ["The tower", " is in Paris.", " It was built in 1950.", " It opened in 1889."]
+    s = dataclasses.replace(settings(Action.REGENERATE, regenerator=regen), grounding=g)
+    evs = events(await collect(guarded_stream(raw(answer_stream(pieces)), s, v)))
+    assert content(evs) == "The tower is in Paris. It was built in 1889. It opened in 1889."
+    report = evs[-2]["guardrail"]
+    assert report["added_documents"] == [found]
+    assert [x["action"] for x in report["sentences"]] == ["release", "regenerate", "release"]
+    late = [r for r in v.requests if r.response.endswith("It opened in 1889.")]
+    assert late[-1].grounding.documents == (g.documents[0], found)
+    final = [r for r in v.requests if r.priority == Priority.END_OF_STREAM]
+    assert final and all(found in r.grounding.documents for r in final)
+    assert regen.seen[0].grounding == g  # the hook saw the grounding before its passage
+
+
+async def test_sentence_events_say_what_happened_without_the_unsupported_text():
+    regen = ScriptedRegenerator("It was built in 1889.")
+    s = dataclasses.replace(settings(Action.REGENERATE, regenerator=regen),
+                            sentence_events=True)
+    evs = events(await collect(guarded_stream(raw(answer_stream()), s, ScriptedVerifier())))
+    sent = [e["guardrail"]["sentence"] for e in evs[:-2]
+            if isinstance(e, dict) and "guardrail" in e]
+    assert [x["released"] for x in sent] == \
+        ["The tower is in Paris. ", "It was built in 1889. ", "It is 330 metres tall."]
+    assert [x["action"] for x in sent] == ["release", "regenerate", "release"]
+    assert sent[1]["redacted_original"] == "It was built in [unsupported]. "
+    assert sent[1]["explanation"] is None or "1950" not in json.dumps(sent[1]["explanation"])
+    assert all(x["latency_ms"] >= 0 and "original" not in x and "spans" not in x
+               for x in sent)
+    assert "1950" not in json.dumps(evs[:-2])  # only the final report names it
+    plain = events(await collect(guarded_stream(raw(answer_stream()), settings(),
+                                                ScriptedVerifier())))
+    assert not any("guardrail" in e for e in plain[:-2] if isinstance(e, dict))
 
 
 async def test_block_stops_with_a_content_filter_finish_and_done():

@@ -16,7 +16,7 @@ from guardrail.stream.policy import (Assessment, EffectivePolicy, RegenerateRequ
                                      clean_span,
                                      decide, redact, resolve_policy)
 from guardrail.stream.regenerate import regenerate
-from guardrail.types import Action, Detection, Grounding, Span
+from guardrail.types import Action, Detection, Grounding, Rewrite, Span
 
 
 def detection(response: str, bad_words: set[str], threshold=0.5, high=0.9) -> Detection:
@@ -252,8 +252,18 @@ async def test_http_hook():
         return httpx.Response(200, json={"text": "fixed."})
     async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as c:
         r = HttpRegenerator("http://hook.test/rewrite", c, 5)
-        assert await r.rewrite(RegenerateRequest(Grounding(("d",)), "", "S.", (), 1)) == "fixed."
+        assert await r.rewrite(RegenerateRequest(Grounding(("d",)), "", "S.", (), 1)) \
+            == Rewrite("fixed.")
         assert b'"sentence": "S."' in seen[0] or b'"sentence":"S."' in seen[0]
+    async with httpx.AsyncClient(transport=httpx.MockTransport(lambda r: httpx.Response(
+            200, json={"text": "fixed.", "documents": ["found"]}))) as c:
+        assert await HttpRegenerator("http://hook.test/x", c, 5).rewrite(
+            RegenerateRequest(Grounding(("d",)), "", "S.", (), 1)) == Rewrite("fixed.", ("found",))
+    async with httpx.AsyncClient(transport=httpx.MockTransport(lambda r: httpx.Response(
+            200, json={"text": "fixed.", "documents": "found"}))) as c:
+        with pytest.raises(ValueError, match="documents"):
+            await HttpRegenerator("http://hook.test/x", c, 5).rewrite(
+                RegenerateRequest(Grounding(("d",)), "", "S.", (), 1))
     async with httpx.AsyncClient(transport=httpx.MockTransport(
             lambda r: httpx.Response(200, json={"nope": 1}))) as c:
         with pytest.raises(ValueError, match="must answer"):

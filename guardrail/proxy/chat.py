@@ -47,7 +47,8 @@ async def _grounding(st: AppState, g: Grounding, tenant: str) -> Grounding:
 
 async def _settings(st: AppState, grounding: Grounding, override: Optional[PolicyOverride],
                     tenant: str, auth: Optional[str], *, n: int = 1, model: str = "",
-                    stream_id: Optional[str] = None) -> GuardSettings:
+                    stream_id: Optional[str] = None,
+                    sentence_events: bool = False) -> GuardSettings:
     cfg = st.config
     if n > 1 and cfg.verification.other_choices == "reject":
         raise BadRequest(f"'n'={n} with grounding context: only choice 0 can be checked "
@@ -59,7 +60,7 @@ async def _settings(st: AppState, grounding: Grounding, override: Optional[Polic
                          regenerator=st.regenerators.for_request(auth),
                          observer=st.metrics, tenant=tenant,
                          on_report=lambda r: st.reports.put(tenant, stream_id, r),
-                         judge=st.sentence_judge(),
+                         judge=st.sentence_judge(), sentence_events=sentence_events,
                          left_context_chars=cfg.scheduler.left_context_chars)
 
 
@@ -103,7 +104,8 @@ async def chat_completions(request: Request) -> Response:
     st.verifier.admit(stream_id)  # refuse early (503) rather than fail mid-stream
     try:
         settings = await _settings(st, req.grounding, req.policy, tenant, auth, n=req.n,
-                                   model=req.model, stream_id=stream_id)
+                                   model=req.model, stream_id=stream_id,
+                                   sentence_events=req.sentence_events)
         return await _forward(st, req, settings, auth)
     except BaseException:
         st.verifier.abort(stream_id)  # its place is free again (the answer never began)
@@ -169,7 +171,7 @@ def _verify_input(body: dict) -> tuple[Grounding, str, Optional[PolicyOverride]]
         raise BadRequest(f"unknown field(s) {', '.join(unknown)}; known: answer, context, "
                          "policy, question")
     docs = documents_list(body.get("context"), "context", require_text=True)
-    _, _, policy = parse_extension({"policy": body.get("policy")})
+    policy = parse_extension({"policy": body.get("policy")}).policy
     question = body.get("question", "")
     if not isinstance(question, str):
         raise BadRequest("'question' must be a string")

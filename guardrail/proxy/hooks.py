@@ -17,6 +17,7 @@ import httpx
 from guardrail.config import RegenerateConfig
 from guardrail.errors import UpstreamProtocolError
 from guardrail.stream.policy import RegenerateRequest, Regenerator
+from guardrail.types import Rewrite
 
 
 def fill_prompt(template: str, req: RegenerateRequest) -> str:
@@ -52,7 +53,7 @@ class UpstreamRegenerator:
 class CallableRegenerator:
     """A ``module:function`` hook, sync (run in a thread) or async."""
 
-    def __init__(self, fn: Callable[[RegenerateRequest], "str | Awaitable[str]"],
+    def __init__(self, fn: Callable[[RegenerateRequest], "str | Rewrite | Awaitable[str | Rewrite]"],
                  timeout_s: float):
         self.fn, self.timeout_s = fn, timeout_s
 
@@ -61,24 +62,29 @@ class CallableRegenerator:
             result = await asyncio.wait_for(self.fn(req), self.timeout_s)
         else:
             result = await asyncio.wait_for(asyncio.to_thread(self.fn, req), self.timeout_s)
-        if not isinstance(result, str):
-            raise TypeError(f"regenerate hook returned {type(result).__name__}, not str")
+        if not isinstance(result, (str, Rewrite)):
+            raise TypeError(f"regenerate hook returned {type(result).__name__}, "
+                            "not str or guardrail.types.Rewrite")
         return result
 
 
 class HttpRegenerator:
-    """An HTTP hook: POST ``RegenerateRequest.to_json()``, expect ``{"text": "..."}``."""
+    """An HTTP hook: POST ``RegenerateRequest.to_json()``, expect ``{"text": "..."}``,
+    with ``"documents": [...]`` when the hook retrieved grounding for the rewrite."""
 
     def __init__(self, url: str, client: httpx.AsyncClient, timeout_s: float):
         self.url, self.client, self.timeout_s = url, client, timeout_s
 
-    async def rewrite(self, req: RegenerateRequest) -> str:
+    async def rewrite(self, req: RegenerateRequest) -> Rewrite:
         r = await self.client.post(self.url, json=req.to_json(), timeout=self.timeout_s)
         r.raise_for_status()
         data = r.json()
-        if not isinstance(data, dict) or not isinstance(data.get("text"), str):
-            raise ValueError(f"regenerate hook {self.url} must answer {{\"text\": str}}")
-        return data["text"]
+        docs = data.get("documents", []) if isinstance(data, dict) else None
+        if not isinstance(data, dict) or not isinstance(data.get("text"), str) \
+                or not isinstance(docs, list) or not all(isinstance(d, str) for d in docs):
+            raise ValueError(f"regenerate hook {self.url} must answer {{\"text\": str}}, "
+                             "optionally with \"documents\": [str, ...]")
+        return Rewrite(data["text"], tuple(docs))
 
 
 def load_callable(path: str) -> Callable:

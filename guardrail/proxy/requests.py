@@ -32,7 +32,17 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _NUMBERS = ("temperature", "top_p", "presence_penalty", "frequency_penalty")
 _INTEGERS = ("max_tokens", "max_completion_tokens", "seed", "top_logprobs")
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
-_EXTENSION_KEYS = {"context", "context_id", "policy"}
+_EXTENSION_KEYS = {"context", "context_id", "policy", "sentence_events"}
+
+
+@dataclass(frozen=True)
+class Extension:
+    """The request's ``guardrail`` object."""
+
+    documents: list[str]
+    context_id: Optional[str] = None
+    policy: Optional[PolicyOverride] = None  # limits not yet applied
+    sentence_events: bool = False  # each released sentence's chunk says what happened
 
 
 @dataclass(frozen=True)
@@ -47,6 +57,7 @@ class ChatRequest:
     grounding: Grounding
     policy: Optional[PolicyOverride]  # the request's ``guardrail.policy``, unvalidated limits
     include_usage: bool = False
+    sentence_events: bool = False
 
     @property
     def checked(self) -> bool:
@@ -208,7 +219,7 @@ def documents_list(value: Any, field: str, *, require_text: bool = False,
     return docs
 
 
-def parse_extension(ext: Any) -> tuple[list[str], Optional[str], Optional[PolicyOverride]]:
+def parse_extension(ext: Any) -> Extension:
     if not isinstance(ext, dict):
         raise BadRequest(f"'guardrail' must be an object, got {_kind(ext)}")
     unknown = sorted(set(ext) - _EXTENSION_KEYS)
@@ -219,6 +230,9 @@ def parse_extension(ext: Any) -> tuple[list[str], Optional[str], Optional[Policy
     context_id = ext.get("context_id")
     if context_id is not None and (not isinstance(context_id, str) or not context_id):
         raise BadRequest("'guardrail.context_id' must be a non-empty string")
+    events = ext.get("sentence_events", False)
+    if not isinstance(events, bool):
+        raise BadRequest(f"'guardrail.sentence_events' must be a boolean, got {_kind(events)}")
     policy = None
     if ext.get("policy") is not None:
         if not isinstance(ext["policy"], dict):
@@ -229,7 +243,7 @@ def parse_extension(ext: Any) -> tuple[list[str], Optional[str], Optional[Policy
             err = e.errors()[0]
             loc = ".".join(str(p) for p in err["loc"])
             raise BadRequest(f"'guardrail.policy.{loc}': {err['msg']}") from None
-    return docs, context_id, policy
+    return Extension(docs, context_id, policy, events)
 
 
 def extract_grounding(messages: list[dict], ext_docs: list[str], cfg: ContextConfig,
@@ -266,15 +280,20 @@ def parse_chat_request(raw: bytes, cfg: ContextConfig) -> ChatRequest:
     body = parse_json_object(raw)
     messages = _check_messages(body.get("messages"))
     model, stream, n, include_usage = _check_scalars(body)
-    ext_docs: list[str] = []
-    context_id = policy = None
-    forward = raw
-    if EXTENSION_KEY in body:
-        ext_docs, context_id, policy = parse_extension(body.pop(EXTENSION_KEY))
-        try:
-            forward = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-        except UnicodeEncodeError:  # a lone surrogate outside the messages: escape it as sent
-            forward = json.dumps(body, separators=(",", ":")).encode()
-    grounding = extract_grounding(messages, ext_docs, cfg, context_id)
+    ext, forward = pop_extension(body, raw)
+    grounding = extract_grounding(messages, ext.documents, cfg, ext.context_id)
     return ChatRequest(body=body, forward_bytes=forward, model=model, stream=stream, n=n,
-                       grounding=grounding, policy=policy, include_usage=include_usage)
+                       grounding=grounding, policy=ext.policy, include_usage=include_usage,
+                       sentence_events=ext.sentence_events)
+
+
+def pop_extension(body: dict, raw: bytes) -> tuple[Extension, bytes]:
+    """The ``guardrail`` object taken out of ``body``, and the bytes to send upstream
+    (the client's own when there was none)."""
+    if EXTENSION_KEY not in body:
+        return Extension([]), raw
+    ext = parse_extension(body.pop(EXTENSION_KEY))
+    try:
+        return ext, json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    except UnicodeEncodeError:  # a lone surrogate outside the messages: escape it as sent
+        return ext, json.dumps(body, separators=(",", ":")).encode()

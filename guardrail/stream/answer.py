@@ -27,69 +27,21 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field, replace
-from typing import Callable, Optional, Protocol
+from typing import Optional
 
-from guardrail.config import SchedulerConfig, VerificationConfig
 from guardrail.engine.seam import Verifier
 from guardrail.errors import (Blocked, ContextError, DetectorError, GuardrailError,
                               InputError)
 from guardrail.evidence.features import ContextEvidence, is_claim
-from guardrail.evidence.judge import SentenceJudge
-from guardrail.stream.policy import (SEVERITY, Assessment, EffectivePolicy, Outcome,
-                                     RegenerateRequest, Regenerator, assess, decide, judged,
-                                     redact)
+from guardrail.stream.policy import (SEVERITY, Assessment, Outcome, RegenerateRequest,
+                                     assess, decide, judged, redact)
 from guardrail.stream.regenerate import regenerate
-from guardrail.stream.segmenter import SentenceSegmenter
+from guardrail.stream.settings import GuardSettings, NullObserver, StreamObserver
 from guardrail.stream.textlog import TextLog
-from guardrail.types import (DEFAULT_TENANT, Action, CheckRequest, Detection, FinalVerdict,
-                             Grounding, Priority, Report, Sentence, SentenceVerdict)
+from guardrail.types import (Action, CheckRequest, Detection, FinalVerdict, Grounding,
+                             Priority, Report, Sentence, SentenceVerdict)
 
 __all__ = ["AnswerGuard", "GuardSettings", "NullObserver", "SentenceCheck", "StreamObserver"]
-
-
-class Segmenter(Protocol):
-    def feed(self, text: str) -> list[Sentence]: ...
-    def flush(self) -> list[Sentence]: ...
-
-
-class StreamObserver(Protocol):
-    """Metrics hooks (the server implements them with Prometheus)."""
-
-    def on_sentence(self, action: Action, checked: bool) -> None: ...
-    def on_check(self, seconds: float, exit_layer: Optional[int]) -> None: ...
-
-
-class NullObserver:
-    def on_sentence(self, action: Action, checked: bool) -> None:
-        pass
-
-    def on_check(self, seconds: float, exit_layer: Optional[int]) -> None:
-        pass
-
-
-@dataclass(frozen=True)
-class GuardSettings:
-    """Everything one request's checks run under."""
-
-    grounding: Grounding
-    policy: EffectivePolicy
-    verification: VerificationConfig
-    stream_id: str
-    model: str = ""
-    regenerator: Optional[Regenerator] = None
-    observer: StreamObserver = field(default_factory=NullObserver)
-    segmenter_factory: Callable[[], Segmenter] = SentenceSegmenter
-    tenant: str = DEFAULT_TENANT
-    """Whose cached and stored contexts the checks may use."""
-    on_report: Optional[Callable[[dict], None]] = None
-    """Called once with the ``guardrail`` report as sent, when the answer ends (finished,
-    blocked or failed): the proxy keeps it for ``GET /v1/guardrail/reports/{id}``."""
-    judge: Optional[SentenceJudge] = None
-    """The sentence judge (from the model, ``verification.sentence_judge``); None: a
-    sentence is flagged when any of its tokens reaches the threshold."""
-    left_context_chars: int = SchedulerConfig.model_fields["left_context_chars"].default
-    """The left-context budget (``scheduler.left_context_chars``): how much of the
-    answer so far a check and a rewrite prompt read."""
 
 
 @dataclass(eq=False)
@@ -99,8 +51,10 @@ class SentenceCheck:
     sentence: Sentence
     task: Optional["asyncio.Task[Detection]"]  # None: nothing to check (code, whitespace)
     base: int = 0            # answer offset where the check's text begins
+    grounding: Optional[Grounding] = None  # what the check reads
     flagged: bool = False
     verdict: Optional[SentenceVerdict] = None
+    finished_at: float = field(default_factory=time.perf_counter)  # upstream finished it
 
     @property
     def done(self) -> bool:
@@ -124,6 +78,8 @@ class AnswerGuard:
         self._final_det: Optional[Detection] = None
         self._evidence: Optional[ContextEvidence] = None
         self._prefetch: Optional[asyncio.Future] = None
+        self.grounding = settings.grounding  # grows when a regenerate hook retrieves
+        self.added_documents: list[str] = []
 
     async def _assess(self, det: Detection, start: int, end: int) -> Assessment:
         """The sentence ``det.response[start:end]`` judged (or token-assessed)."""
@@ -131,7 +87,7 @@ class AnswerGuard:
         if self.s.judge is None:
             return assess(det, start, end, threshold)
         if self._evidence is None:  # once per answer, off the event loop (a large tool
-            g = self.s.grounding     # result takes tenths of a second to index)
+            g = self.grounding     # result takes tenths of a second to index)
             self._evidence = await asyncio.to_thread(ContextEvidence.build, g.documents,
                                                      g.question)
         return judged(det, start, end, self.s.judge, self._evidence, threshold)
@@ -160,15 +116,18 @@ class AnswerGuard:
     def _start(self, s: Sentence) -> SentenceCheck:
         task, base = None, 0
         if s.checkable and s.text.strip() and (self.s.judge is None or is_claim(s.text)):
-            base, text = self._answer.left_context(s.start, s.end, self._budget)
-            task = asyncio.create_task(self._timed(self._request(text, s.start - base)))
-        check = SentenceCheck(s, task, base)
+            base, task = self._launch(s)
+        check = SentenceCheck(s, task, base, self.grounding)
         self.checks.append(check)
         return check
 
+    def _launch(self, s: Sentence) -> tuple[int, "asyncio.Task[Detection]"]:
+        base, text = self._answer.left_context(s.start, s.end, self._budget)
+        return base, asyncio.create_task(self._timed(self._request(text, s.start - base)))
+
     def _request(self, text: str, start: int) -> CheckRequest:
         """An in-flight check of ``text[start:]`` with ``text[:start]`` as left context."""
-        return CheckRequest(self.s.grounding, text, start, len(text), self.s.stream_id,
+        return CheckRequest(self.grounding, text, start, len(text), self.s.stream_id,
                             Priority.IN_FLIGHT, tenant=self.s.tenant)
 
     async def _timed(self, req: CheckRequest) -> Detection:
@@ -195,6 +154,9 @@ class AnswerGuard:
         verdict = SentenceVerdict(s.index, s.text, s.text, Action.RELEASE, 0.0, (), None,
                                   checked=False, claim=self.s.judge is None or
                                   not s.checkable or is_claim(s.text))
+        if check.task is not None and check.grounding is not self.grounding:
+            check.task.cancel()  # started before a rewrite added grounding: read it too
+            (check.base, check.task), check.grounding = self._launch(s), self.grounding
         if check.task is not None:
             try:
                 det = await check.task
@@ -245,8 +207,20 @@ class AnswerGuard:
             return Outcome(Action.REDACT, redact(text, a.spans, p.redact_mode, p.redact_marker))
         _, so_far = self._released.left_context(len(self._released), len(self._released),
                                                 self._budget)
-        base = RegenerateRequest(self.s.grounding, so_far, "", (), 0, model=self.s.model)
-        return await regenerate(text, a, p, self.s.regenerator, self._recheck, base)
+        base = RegenerateRequest(self.grounding, so_far, "", (), 0, model=self.s.model)
+        return await regenerate(text, a, p, self.s.regenerator, self._recheck, base,
+                                self._extend)
+
+    def _extend(self, documents: tuple[str, ...]) -> Grounding:
+        """Add what a regenerate hook retrieved to the grounding of every later check."""
+        new = tuple(d for d in dict.fromkeys(documents)
+                    if d.strip() and d not in self.grounding.documents)
+        if new:
+            self.grounding = replace(self.grounding, context_id=None,
+                                     documents=self.grounding.documents + new)
+            self.added_documents += new
+            self._evidence = None  # the judge's evidence is rebuilt from all of it
+        return self.grounding
 
     async def _recheck(self, text: str) -> Assessment:
         """Check a rewrite after the supported answer so far; failure counts as flagged."""
@@ -277,7 +251,7 @@ class AnswerGuard:
             return
         try:
             det = await self.verifier.verify(CheckRequest(
-                self.s.grounding, answer, 0, None, self.s.stream_id, Priority.END_OF_STREAM,
+                self.grounding, answer, 0, None, self.s.stream_id, Priority.END_OF_STREAM,
                 tenant=self.s.tenant))
         except asyncio.CancelledError:
             raise
@@ -310,7 +284,7 @@ class AnswerGuard:
         base, text = self._answer.left_context(s.start, s.end, self._budget)
         try:
             det = await self.verifier.verify(CheckRequest(
-                self.s.grounding, text, s.start - base, len(text), self.s.stream_id,
+                self.grounding, text, s.start - base, len(text), self.s.stream_id,
                 Priority.END_OF_STREAM, tenant=self.s.tenant))
         except asyncio.CancelledError:
             raise
@@ -323,7 +297,7 @@ class AnswerGuard:
         """Have the engine prepare the grounding now, while the upstream writes the first
         sentence (a cached-context model encodes it then).  Best effort: a failure here
         is the first check's to report."""
-        g = self.s.grounding
+        g = self.grounding
         if g.documents and self._prefetch is None:
             self._prefetch = asyncio.ensure_future(
                 self.verifier.warm(g.documents, tenant=self.s.tenant))
@@ -373,4 +347,4 @@ class AnswerGuard:
         return Report(partial, detected, action, n_spans, self.s.policy.to_json(), verdicts,
                       final, tuple(v.index for v in verdicts if v.missed_by_shallow),
                       tuple(sorted(self.unchecked_choices)), tuple(self.errors),
-                      self.s.stream_id)
+                      self.s.stream_id, tuple(self.added_documents))

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from dataclasses import dataclass
 from typing import AsyncIterator, Optional, Union
 
@@ -45,8 +46,9 @@ from guardrail.engine.seam import Verifier
 from guardrail.errors import Blocked, GuardrailError, UpstreamProtocolError
 from guardrail.stream.answer import AnswerGuard, GuardSettings, SentenceCheck
 from guardrail.stream.chunks import content_chunk, deltas, meta_of
+from guardrail.stream.policy import redact
 from guardrail.stream.sse import DONE, encode_event
-from guardrail.types import Action, Delta, Report
+from guardrail.types import Action, Delta, Report, SentenceVerdict
 
 CLEANUP_TIMEOUT_S = 5.0  # bound on cancelling checks and the producer at stream end
 
@@ -118,8 +120,23 @@ class _Stream:
                     yield encode_event(item.chunk)
                 continue
             verdict = await self.guard.judge(item)
-            if verdict.released:
+            if self.settings.sentence_events:
+                yield encode_event({**content_chunk(self.meta, verdict.released),
+                                    "guardrail": {"sentence": self._event(item, verdict)}})
+            elif verdict.released:
                 yield encode_event(content_chunk(self.meta, verdict.released))
+
+    def _event(self, check: SentenceCheck, v: SentenceVerdict) -> dict:
+        """What happened to a released sentence, without the unsupported text itself
+        (a regenerated sentence's original comes with its spans redacted)."""
+        p = self.settings.policy
+        event = {k: v for k, v in v.to_json().items()
+                 if k not in ("original", "spans", "final")}
+        event["latency_ms"] = round((time.perf_counter() - check.finished_at) * 1000, 1)
+        event["redacted_original"] = redact(v.original, v.spans, p.redact_mode,
+                                            p.redact_marker) \
+            if v.action is Action.REGENERATE else None
+        return event
 
     async def forward_at_once(self) -> AsyncIterator[bytes]:
         """Hold off: forward every chunk now, judge sentences as their checks finish."""

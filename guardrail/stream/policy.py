@@ -20,7 +20,7 @@ from guardrail.config import GuardrailConfig, PolicyOverride, check_hold_action
 from guardrail.errors import BadRequest
 from guardrail.evidence.features import ContextEvidence
 from guardrail.evidence.judge import Explanation, SentenceJudge
-from guardrail.types import Action, Detection, Grounding, Span
+from guardrail.types import Action, Detection, Grounding, Rewrite, Span
 
 
 SEVERITY = (Action.RELEASE, Action.ANNOTATE, Action.REDACT, Action.REGENERATE, Action.BLOCK)
@@ -208,7 +208,8 @@ def redact(text: str, spans: tuple[Span, ...], mode: str, marker: str) -> str:
 
 @dataclass(frozen=True)
 class RegenerateRequest:
-    """What a regeneration hook gets; it returns the rewritten sentence."""
+    """What a regeneration hook gets; it returns the rewritten sentence, or a ``Rewrite``
+    with the documents it retrieved for it."""
 
     grounding: Grounding
     answer_so_far: str   # text already released before this sentence
@@ -226,7 +227,7 @@ class RegenerateRequest:
 
 
 class Regenerator(Protocol):
-    async def rewrite(self, req: RegenerateRequest) -> str: ...
+    async def rewrite(self, req: RegenerateRequest) -> "str | Rewrite": ...
 
 
 @dataclass(frozen=True)

@@ -9,19 +9,24 @@ A hook that fails is a failed attempt, never a failed stream.
 
 from __future__ import annotations
 
-from typing import Awaitable, Callable
+from dataclasses import replace
+from typing import Awaitable, Callable, Optional
 
 from guardrail.stream.policy import (Assessment, EffectivePolicy, Outcome, RegenerateRequest,
                                      Regenerator, redact)
-from guardrail.types import Action
+from guardrail.types import Action, Grounding, Rewrite
 
 Recheck = Callable[[str], Awaitable[Assessment]]
+Extend = Callable[[tuple[str, ...]], Grounding]  # add documents -> the new grounding
 
 
 async def regenerate(text: str, a: Assessment, policy: EffectivePolicy, regen: Regenerator,
-                     recheck: Recheck, base: RegenerateRequest) -> Outcome:
+                     recheck: Recheck, base: RegenerateRequest,
+                     extend: Optional[Extend] = None) -> Outcome:
     """REGENERATE with the accepted rewrite (``text``'s surrounding whitespace kept), or
-    REDACT when no rewrite passes; ``notes`` says what happened to each attempt."""
+    REDACT when no rewrite passes; ``notes`` says what happened to each attempt.  A
+    ``Rewrite`` with documents has them added to the grounding (``extend``) before its
+    check: later attempts, sentences and the final pass read them too."""
     lead = text[:len(text) - len(text.lstrip())]
     trail = text[len(text.rstrip()):]
     previous: list[str] = []
@@ -32,10 +37,15 @@ async def regenerate(text: str, a: Assessment, policy: EffectivePolicy, regen: R
         req = RegenerateRequest(base.grounding, base.answer_so_far, text.strip(), a.spans,
                                 attempts, tuple(previous), base.model)
         try:
-            new = (await regen.rewrite(req)).strip()
+            out = await regen.rewrite(req)
         except Exception as e:  # a hook failing is a failed attempt, not a failed stream
             notes.append(f"attempt {attempts}: {type(e).__name__}: {e}")
             continue
+        if isinstance(out, Rewrite):
+            if out.documents and extend is not None:
+                base = replace(base, grounding=extend(out.documents))
+            out = out.text
+        new = out.strip()
         if not new:  # the rewriter says nothing of it is supported
             notes.append(f"attempt {attempts}: the rewrite was empty")
             break

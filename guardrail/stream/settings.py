@@ -1,0 +1,61 @@
+"""What one answer's checks run under (``GuardSettings``) and who watches them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Optional, Protocol
+
+from guardrail.config import SchedulerConfig, VerificationConfig
+from guardrail.evidence.judge import SentenceJudge
+from guardrail.stream.policy import EffectivePolicy, Regenerator
+from guardrail.stream.segmenter import SentenceSegmenter
+from guardrail.types import DEFAULT_TENANT, Action, Grounding, Sentence
+
+__all__ = ["GuardSettings", "NullObserver", "Segmenter", "StreamObserver"]
+
+
+class Segmenter(Protocol):
+    def feed(self, text: str) -> list[Sentence]: ...
+    def flush(self) -> list[Sentence]: ...
+
+
+class StreamObserver(Protocol):
+    """Metrics hooks (the server implements them with Prometheus)."""
+
+    def on_sentence(self, action: Action, checked: bool) -> None: ...
+    def on_check(self, seconds: float, exit_layer: Optional[int]) -> None: ...
+
+
+class NullObserver:
+    def on_sentence(self, action: Action, checked: bool) -> None:
+        pass
+
+    def on_check(self, seconds: float, exit_layer: Optional[int]) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class GuardSettings:
+    """Everything one request's checks run under."""
+
+    grounding: Grounding
+    policy: EffectivePolicy
+    verification: VerificationConfig
+    stream_id: str
+    model: str = ""
+    regenerator: Optional[Regenerator] = None
+    observer: StreamObserver = field(default_factory=NullObserver)
+    segmenter_factory: Callable[[], Segmenter] = SentenceSegmenter
+    tenant: str = DEFAULT_TENANT
+    """Whose cached and stored contexts the checks may use."""
+    on_report: Optional[Callable[[dict], None]] = None
+    """Called once with the ``guardrail`` report as sent, when the answer ends (finished,
+    blocked or failed): the proxy keeps it for ``GET /v1/guardrail/reports/{id}``."""
+    judge: Optional[SentenceJudge] = None
+    """The sentence judge (from the model, ``verification.sentence_judge``); None: a
+    sentence is flagged when any of its tokens reaches the threshold."""
+    sentence_events: bool = False
+    """Each chunk releasing a sentence says what happened to it (``guardrail.sentence``)."""
+    left_context_chars: int = SchedulerConfig.model_fields["left_context_chars"].default
+    """The left-context budget (``scheduler.left_context_chars``): how much of the
+    answer so far a check and a rewrite prompt read."""
