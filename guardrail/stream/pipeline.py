@@ -45,9 +45,9 @@ import anyio
 from guardrail.engine.seam import Verifier
 from guardrail.errors import Blocked, GuardrailError, UpstreamProtocolError
 from guardrail.stream.answer import AnswerGuard, GuardSettings, SentenceCheck
-from guardrail.stream.chunks import content_chunk, deltas, meta_of
 from guardrail.stream.policy import redact
-from guardrail.stream.sse import DONE, encode_event
+from guardrail.stream.sse import DONE
+from guardrail.stream.wire import ChatWire, Wire
 from guardrail.types import Action, Delta, Report, SentenceVerdict
 
 CLEANUP_TIMEOUT_S = 5.0  # bound on cancelling checks and the producer at stream end
@@ -72,19 +72,18 @@ class _Stream:
     """State of one guarded stream; one small method per stage."""
 
     def __init__(self, upstream: AsyncIterator[Delta], settings: GuardSettings,
-                 verifier: Verifier):
-        self.upstream, self.settings = upstream, settings
+                 verifier: Verifier, wire: Wire):
+        self.upstream, self.settings, self.wire = upstream, settings, wire
         self.guard = AnswerGuard(settings, verifier)
         self.queue: asyncio.Queue[_Item] = asyncio.Queue(
             settings.verification.max_sentences_in_flight)
-        self.meta: dict = {"object": "chat.completion.chunk"}
-        # choice 0's finish chunk and everything after it (usage) wait for the final
-        # pass: the report rides on the finish chunk, and usage stays last
+        # the finishing event and everything after it (usage) wait for the final pass:
+        # the report rides on the finish, and usage stays last
         self.tail: list[dict] = []
 
     def _take(self, d: Delta) -> list[SentenceCheck]:
         """Note a delta; the sentences it finishes, their checks started."""
-        self.meta.update(meta_of(d.chunk))
+        self.wire.note(d)
         self.guard.note_other_choices(d.other_choices)
         started = self.guard.feed(d.text)
         return started + self.guard.flush() if d.finished else started
@@ -117,14 +116,13 @@ class _Stream:
                 if item.finishes or self.tail:
                     self.tail.append(item.chunk)
                 else:
-                    yield encode_event(item.chunk)
+                    yield self.wire.passed(item.chunk)
                 continue
             verdict = await self.guard.judge(item)
-            if self.settings.sentence_events:
-                yield encode_event({**content_chunk(self.meta, verdict.released),
-                                    "guardrail": {"sentence": self._event(item, verdict)}})
-            elif verdict.released:
-                yield encode_event(content_chunk(self.meta, verdict.released))
+            event = self._event(item, verdict) if self.settings.sentence_events else None
+            out = self.wire.text(verdict.released, event)
+            if out:
+                yield out
 
     def _event(self, check: SentenceCheck, v: SentenceVerdict) -> dict:
         """What happened to a released sentence, without the unsupported text itself
@@ -143,10 +141,12 @@ class _Stream:
         pending: list[SentenceCheck] = []
         async for d in self.upstream:
             pending += self._take(d)
+            if d.tool_call:
+                pending += self.guard.flush()
             if d.finished or self.tail:
                 self.tail.append(d.chunk)
             else:
-                yield encode_event(d.chunk)
+                yield self.wire.passed(d.chunk)
             while pending and pending[0].done:
                 await self.guard.judge(pending.pop(0))
         pending += self.guard.flush()
@@ -154,29 +154,15 @@ class _Stream:
             await self.guard.judge(check)
 
     def final_chunks(self) -> bytes:
-        """The finish chunk with the report on it, then whatever followed it (usage).
-        Every client tolerates a chunk with a choice; ``choices: []`` only with usage."""
-        report = self._reported(self.guard.report().to_json())
-        if not self.tail:  # no finish_reason came (a stream of other choices only)
-            return encode_event({**meta_of(self.meta), "choices": [], "guardrail": report})
-        first, *rest = self.tail
-        return b"".join([encode_event({**first, "guardrail": report}),
-                         *(encode_event(c) for c in rest)])
+        return self.wire.final(self.tail, self._reported(self.guard.report().to_json()))
 
     def blocked_chunk(self, err: Blocked) -> bytes:
-        """A block ends the answer the way clients know a filter stops one
-        (``finish_reason: "content_filter"``), not as an error a router would retry."""
         report = self.guard.report(partial=True).to_json()
         report["errors"].append(f"blocked: {err.message}")
-        self._reported(report)
-        usage = [c for c in self.tail if c.get("usage") is not None]  # asked for: kept
-        return b"".join([encode_event({**meta_of(self.meta), "choices": [
-            {"index": 0, "delta": {}, "logprobs": None, "finish_reason": "content_filter"}],
-            "guardrail": report}), *(encode_event({**c, "choices": []}) for c in usage)])
+        return self.wire.blocked(self.tail, self._reported(report))
 
     def error_bytes(self, err: GuardrailError) -> bytes:
-        report = self._reported(self.guard.report(partial=True).to_json())
-        return encode_event({**err.to_json(), "guardrail": report})
+        return self.wire.error(err, self._reported(self.guard.report(partial=True).to_json()))
 
     def _reported(self, report: dict) -> dict:
         if self.settings.on_report is not None:
@@ -185,9 +171,12 @@ class _Stream:
 
 
 async def guarded_stream(raw: AsyncIterator[bytes], settings: GuardSettings,
-                         verifier: Verifier) -> AsyncIterator[bytes]:
-    """Check choice 0 sentence by sentence; end with the ``guardrail`` chunk and [DONE]."""
-    s = _Stream(deltas(raw), settings, verifier)
+                         verifier: Verifier, wire: Optional[Wire] = None
+                         ) -> AsyncIterator[bytes]:
+    """Check the answer sentence by sentence; end with the report and [DONE].  ``wire``:
+    the client's API (default: chat completions)."""
+    wire = wire or ChatWire()
+    s = _Stream(wire.deltas(raw), settings, verifier, wire)
     producer: Optional[asyncio.Task] = None
     s.guard.prefetch()
     try:
