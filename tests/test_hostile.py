@@ -205,12 +205,13 @@ def test_an_unreachable_upstream_is_a_502_that_does_not_leak_its_address():
 
 def test_an_unserved_openai_route_answers_an_openai_error_naming_the_served_ones(fake_upstream):
     with proxy(fake_upstream) as c:
-        r = c.post("/v1/responses", json={"model": "fake-llm", "input": QUESTION})
+        r = c.post("/v1/completions", json={"model": "fake-llm", "prompt": QUESTION})
     assert r.status_code == 404
     err = r.json()["error"]
     assert err["type"] == "invalid_request_error"
-    assert "POST /v1/responses is not served here" in err["message"]
+    assert "POST /v1/completions is not served here" in err["message"]
     assert "POST /v1/chat/completions" in err["message"]
+    assert "POST /v1/responses" in err["message"]
 
 
 def test_the_eiffel_tool_context_still_checks_normally(fake_upstream):

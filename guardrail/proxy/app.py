@@ -1,6 +1,7 @@
 """The HTTP face: a Starlette app, OpenAI-compatible.
 
     POST /v1/chat/completions   streaming and not; checked when the request has grounding
+    POST /v1/responses          the Responses API, the same way (chat.py, responses_api.py)
     GET  /v1/models             passed through from the upstream
     POST /v1/verify             check (context, question, answer) without an upstream
     PUT|GET|DELETE /v1/contexts stored grounding contexts, per tenant (contexts_api.py)
@@ -40,7 +41,7 @@ from guardrail.engine.seam import Verifier
 from guardrail.errors import (GuardrailError, Overloaded, StoreUnavailable,
                               UpstreamStatusError)
 from guardrail.proxy import contexts_api
-from guardrail.proxy.chat import chat_completions, report, verify
+from guardrail.proxy.chat import chat_completions, report, responses, verify
 from guardrail.proxy.hooks import RegeneratorFactory
 from guardrail.proxy.metrics import Metrics
 from guardrail.proxy.state import AppState, Drain, state_of
@@ -96,7 +97,7 @@ async def _guardrail_error(request: Request, exc: Exception) -> Response:
     return JSONResponse(exc.to_json(), status, headers=headers)
 
 
-ROUTES = ("POST /v1/chat/completions, GET /v1/models, POST /v1/verify, "
+ROUTES = ("POST /v1/chat/completions, POST /v1/responses, GET /v1/models, POST /v1/verify, "
           "PUT|GET /v1/contexts, GET|DELETE /v1/contexts/{id}, "
           "GET /v1/guardrail/reports/{stream_id}, GET /healthz, GET /readyz, GET /metrics")
 
@@ -160,6 +161,7 @@ def create_app(config: Optional[GuardrailConfig] = None, verifier: Optional[Veri
                 await redis.aclose()
 
     routes = [Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+              Route("/v1/responses", responses, methods=["POST"]),
               Route("/v1/models", models, methods=["GET"]),
               Route("/v1/verify", verify, methods=["POST"]),
               Route("/v1/guardrail/reports/{stream_id}", report, methods=["GET"]),

@@ -1,4 +1,5 @@
-"""The checked routes: ``POST /v1/chat/completions`` and ``POST /v1/verify``.
+"""The checked routes: ``POST /v1/chat/completions``, ``POST /v1/responses`` and
+``POST /v1/verify``.
 
 Per request: the tenant from ``Authorization`` (401), the body parsed and validated
 (400/413), admission (``engine.admit()``: 503/429 + Retry-After, nothing sent
@@ -11,24 +12,28 @@ from __future__ import annotations
 import contextlib
 import re
 import uuid
-from typing import AsyncIterator, Optional
+from dataclasses import dataclass
+from typing import AsyncIterator, Awaitable, Callable, Optional
 
 from sse_starlette import EventSourceResponse
 from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from guardrail.config import PolicyOverride
+from guardrail.config import ContextConfig, PolicyOverride
 from guardrail.engine.seam import Verifier
 from guardrail.errors import BadRequest, NotFound
 from guardrail.proxy.requests import (ChatRequest, check_size, documents_list,
                                       parse_chat_request, parse_extension,
                                       parse_json_object, read_body)
+from guardrail.proxy.responses_api import parse_responses_request
 from guardrail.proxy.state import AppState, _Admission, state_of
 from guardrail.proxy.upstream import UpstreamStream
 from guardrail.stream.answer import GuardSettings
 from guardrail.stream.chunks import passthrough_stream
-from guardrail.stream.pipeline import guarded_completion, guarded_stream
+from guardrail.stream.pipeline import CompletionResult, guarded_completion, guarded_stream
+from guardrail.stream.responses import TERMINAL, ResponsesWire, guarded_response
+from guardrail.stream.wire import ChatWire, Wire
 from guardrail.stream.policy import resolve_policy
 from guardrail.types import Grounding
 
@@ -91,49 +96,73 @@ def new_stream_id() -> str:
     return f"gr-{uuid.uuid4().hex}"
 
 
+@dataclass(frozen=True)
+class Api:
+    """What differs between the OpenAI APIs guardrail serves; the route is the same."""
+
+    path: str                                             # upstream path, e.g. "responses"
+    parse: Callable[[bytes, ContextConfig], ChatRequest]
+    wire: Callable[[GuardSettings], Wire]
+    ends: Callable[[Optional[dict]], bool]                # a pass-through stream's last event
+    complete: Callable[[dict, GuardSettings, Verifier], Awaitable[CompletionResult]]
+
+
+CHAT = Api("chat/completions", parse_chat_request, lambda s: ChatWire(),
+           lambda event: event is None, guarded_completion)
+RESPONSES = Api("responses", parse_responses_request, lambda s: ResponsesWire(s.policy.hold),
+                lambda event: event is None or event.get("type") in TERMINAL, guarded_response)
+
+
 async def chat_completions(request: Request) -> Response:
+    return await _serve(request, CHAT)
+
+
+async def responses(request: Request) -> Response:
+    return await _serve(request, RESPONSES)
+
+
+async def _serve(request: Request, api: Api) -> Response:
     st = state_of(request)
     auth = request.headers.get("authorization")
     tenant = st.tenants.resolve(auth)
     raw = await read_body(request.stream(), st.config.server.max_body_bytes)
-    req = parse_chat_request(raw, st.config.context)
+    req = api.parse(raw, st.config.context)
     if not req.checked:
         _no_grounding(st)
-        return await _forward(st, req, None, auth)
+        return await _forward(st, api, req, None, auth)
     stream_id = new_stream_id()
     st.verifier.admit(stream_id)  # refuse early (503) rather than fail mid-stream
     try:
         settings = await _settings(st, req.grounding, req.policy, tenant, auth, n=req.n,
                                    model=req.model, stream_id=stream_id,
                                    sentence_events=req.sentence_events)
-        return await _forward(st, req, settings, auth)
+        return await _forward(st, api, req, settings, auth)
     except BaseException:
         st.verifier.abort(stream_id)  # its place is free again (the answer never began)
         raise
 
 
-async def _forward(st: AppState, req: ChatRequest, settings: Optional[GuardSettings],
-                   auth: Optional[str]) -> Response:
+async def _forward(st: AppState, api: Api, req: ChatRequest,
+                   settings: Optional[GuardSettings], auth: Optional[str]) -> Response:
     st.metrics.request("stream" if req.stream else "json", settings is not None)
     slot = _Admission(st)
     if not req.stream:
         try:
-            return await _complete(st, req, settings, auth, st.verifier)
+            return await _complete(st, api, req, settings, auth)
         finally:
             await slot.release()
             if settings is not None:
                 st.verifier.abort(settings.stream_id)
     try:
-        up: UpstreamStream = await st.upstream.open_stream("chat/completions",
-                                                           req.forward_bytes, auth)
+        up: UpstreamStream = await st.upstream.open_stream(api.path, req.forward_bytes, auth)
     except BaseException:
         await slot.release()
         raise
     slot.streaming(up)
     if settings is None:
-        body, headers = passthrough_stream(up.chunks()), dict(UNGROUNDED)
+        body, headers = passthrough_stream(up.chunks(), api.ends), dict(UNGROUNDED)
     else:
-        body = guarded_stream(up.chunks(), settings, st.verifier)
+        body = guarded_stream(up.chunks(), settings, st.verifier, api.wire(settings))
         headers = {"x-guardrail-verified": "true", "x-guardrail-stream-id": settings.stream_id}
     return EventSourceResponse(_streaming(body, slot), headers=headers,
                                ping=st.config.server.ping_interval_s,
@@ -147,13 +176,13 @@ async def _ended(st: AppState, slot: _Admission, settings: Optional[GuardSetting
         st.verifier.abort(settings.stream_id)
 
 
-async def _complete(st: AppState, req: ChatRequest, settings: Optional[GuardSettings],
-                    auth: Optional[str], verifier: Verifier) -> Response:
-    reply = await st.upstream.request("POST", "chat/completions", req.forward_bytes, auth)
+async def _complete(st: AppState, api: Api, req: ChatRequest,
+                    settings: Optional[GuardSettings], auth: Optional[str]) -> Response:
+    reply = await st.upstream.request("POST", api.path, req.forward_bytes, auth)
     if settings is None:
         return Response(reply.content, reply.status, media_type=reply.content_type,
                         headers=UNGROUNDED)
-    result = await guarded_completion(reply.json(), settings, verifier)
+    result = await api.complete(reply.json(), settings, st.verifier)
     headers = {"x-guardrail-verified": "true", "x-guardrail-stream-id": settings.stream_id,
                "x-guardrail-hallucination": str(result.detected).lower(),
                "x-guardrail-spans": str(result.span_count),

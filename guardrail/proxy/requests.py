@@ -26,7 +26,7 @@ from guardrail.errors import BadRequest
 from guardrail.types import Grounding
 
 EXTENSION_KEY = "guardrail"
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 # Sampling fields whose type every OpenAI-compatible server agrees on: refused here,
 # with the field named, rather than forwarded to fail upstream.
 _NUMBERS = ("temperature", "top_p", "presence_penalty", "frequency_penalty")
@@ -94,12 +94,12 @@ def parse_json_object(raw: bytes) -> dict:
     except RecursionError:
         raise BadRequest("request body is nested too deeply", code="invalid_json") from None
     if not isinstance(body, dict):
-        raise BadRequest(f"request body must be a JSON object, got {_kind(body)}",
+        raise BadRequest(f"request body must be a JSON object, got {json_kind(body)}",
                          code="invalid_json")
     return body
 
 
-def _kind(value: Any) -> str:
+def json_kind(value: Any) -> str:
     return {dict: "object", list: "array", str: "string", bool: "boolean",
             type(None): "null", int: "number", float: "number"}.get(type(value), "value")
 
@@ -114,14 +114,14 @@ def message_text(content: Any, where: str) -> str:
         texts = []
         for i, part in enumerate(content):
             if not isinstance(part, dict):
-                raise BadRequest(f"'{where}[{i}]' must be an object, got {_kind(part)}")
+                raise BadRequest(f"'{where}[{i}]' must be an object, got {json_kind(part)}")
             if part.get("type") == "text":
                 if not isinstance(part.get("text"), str):
                     raise BadRequest(f"'{where}[{i}].text' must be a string")
                 texts.append(part["text"])
         return "\n".join(texts)
     raise BadRequest(f"'{where}' must be a string, an array of content parts or null, "
-                     f"got {_kind(content)}")
+                     f"got {json_kind(content)}")
 
 
 def _check_messages(messages: Any) -> list[dict]:
@@ -129,15 +129,15 @@ def _check_messages(messages: Any) -> list[dict]:
         raise BadRequest("'messages' is required", code="missing_messages")
     if not isinstance(messages, list) or not messages:
         raise BadRequest(f"'messages' must be a non-empty array, got "
-                         f"{'an empty array' if messages == [] else _kind(messages)}")
+                         f"{'an empty array' if messages == [] else json_kind(messages)}")
     for i, m in enumerate(messages):
         if not isinstance(m, dict):
-            raise BadRequest(f"'messages[{i}]' must be an object, got {_kind(m)}")
+            raise BadRequest(f"'messages[{i}]' must be an object, got {json_kind(m)}")
         role = m.get("role")
         if role not in ROLES:
             raise BadRequest(f"'messages[{i}].role' must be one of {', '.join(ROLES)}; "
                              f"got {role!r}")
-        if _LONE_SURROGATE.search(message_text(m.get("content"), f"messages[{i}].content")):
+        if LONE_SURROGATE.search(message_text(m.get("content"), f"messages[{i}].content")):
             raise BadRequest(f"'messages[{i}].content' holds a lone UTF-16 surrogate (half "
                              "of a character); send whole characters", code="invalid_unicode")
     return messages
@@ -149,7 +149,7 @@ def _check_scalars(body: dict) -> tuple[str, bool, int, bool]:
         raise BadRequest("'model' is required and must be a non-empty string")
     stream = body.get("stream", False)
     if not isinstance(stream, bool):
-        raise BadRequest(f"'stream' must be a boolean, got {_kind(stream)}")
+        raise BadRequest(f"'stream' must be a boolean, got {json_kind(stream)}")
     n = body.get("n", 1)
     if n is None:
         n = 1
@@ -158,14 +158,14 @@ def _check_scalars(body: dict) -> tuple[str, bool, int, bool]:
     for name in _NUMBERS:
         v = body.get(name)
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
-            raise BadRequest(f"'{name}' must be a number, got {_kind(v)}")
+            raise BadRequest(f"'{name}' must be a number, got {json_kind(v)}")
     for name in _INTEGERS:
         v = body.get(name)
         if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
-            raise BadRequest(f"'{name}' must be an integer, got {_kind(v)}")
+            raise BadRequest(f"'{name}' must be an integer, got {json_kind(v)}")
     opts = body.get("stream_options")
     if opts is not None and not isinstance(opts, dict):
-        raise BadRequest(f"'stream_options' must be an object, got {_kind(opts)}")
+        raise BadRequest(f"'stream_options' must be an object, got {json_kind(opts)}")
     include_usage = bool((opts or {}).get("include_usage", False))
     return model, stream, n, include_usage
 
@@ -213,7 +213,7 @@ def documents_list(value: Any, field: str, *, require_text: bool = False,
         raise BadRequest(f"'{field}' must be a string or an array of strings", code=code)
     if require_text and not any(d.strip() for d in docs):
         raise BadRequest(f"'{field}' holds no text", code=code)
-    if any(_LONE_SURROGATE.search(d) for d in docs):
+    if any(LONE_SURROGATE.search(d) for d in docs):
         raise BadRequest(f"'{field}' holds a lone UTF-16 surrogate (half of a character)",
                          code="invalid_unicode")
     return docs
@@ -221,7 +221,7 @@ def documents_list(value: Any, field: str, *, require_text: bool = False,
 
 def parse_extension(ext: Any) -> Extension:
     if not isinstance(ext, dict):
-        raise BadRequest(f"'guardrail' must be an object, got {_kind(ext)}")
+        raise BadRequest(f"'guardrail' must be an object, got {json_kind(ext)}")
     unknown = sorted(set(ext) - _EXTENSION_KEYS)
     if unknown:
         raise BadRequest(f"'guardrail' has unknown field(s) {', '.join(unknown)}; "
@@ -232,11 +232,11 @@ def parse_extension(ext: Any) -> Extension:
         raise BadRequest("'guardrail.context_id' must be a non-empty string")
     events = ext.get("sentence_events", False)
     if not isinstance(events, bool):
-        raise BadRequest(f"'guardrail.sentence_events' must be a boolean, got {_kind(events)}")
+        raise BadRequest(f"'guardrail.sentence_events' must be a boolean, got {json_kind(events)}")
     policy = None
     if ext.get("policy") is not None:
         if not isinstance(ext["policy"], dict):
-            raise BadRequest(f"'guardrail.policy' must be an object, got {_kind(ext['policy'])}")
+            raise BadRequest(f"'guardrail.policy' must be an object, got {json_kind(ext['policy'])}")
         try:
             policy = PolicyOverride.model_validate(ext["policy"])
         except ValidationError as e:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from typing import Any, AsyncIterator, Optional
+from typing import Any, AsyncIterator, Callable, Optional
 
 from guardrail.errors import GuardrailError, UpstreamProtocolError, UpstreamStatusError
 from guardrail.stream.sse import DEFAULT_MAX_LINE, DONE, SSEDecoder, SSEEvent, error_event
@@ -101,13 +101,16 @@ async def chat_chunks(raw: AsyncIterator[bytes]) -> AsyncIterator[dict]:
         raise UpstreamProtocolError("upstream closed the stream before the answer finished")
 
 
-async def passthrough_stream(raw: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-    """Forward upstream bytes unchanged, event-aligned, after validating each event."""
+async def passthrough_stream(raw: AsyncIterator[bytes],
+                             ends: Callable[[Optional[dict]], bool] = lambda e: e is None
+                             ) -> AsyncIterator[bytes]:
+    """Forward upstream bytes unchanged, event-aligned, after validating each event;
+    ``ends``: whether an event (``None``: ``[DONE]``) is the stream's last."""
     decoder = SSEDecoder()
     pending = bytearray()
     try:
         async for data in raw:
-            done = any(parse_chat_chunk(e) is None for e in decoder.feed(data)
+            done = any(ends(parse_chat_chunk(e)) for e in decoder.feed(data)
                        if e.data.strip())
             pending += data  # appended after validation: bad bytes are never forwarded
             cut = _last_boundary(pending) if decoder.has_pending else len(pending)

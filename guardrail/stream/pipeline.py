@@ -229,6 +229,40 @@ class CompletionResult:
         return self.report.action
 
 
+@dataclass(frozen=True)
+class PartsResult:
+    texts: list[str]          # each part's released text
+    report: Report
+    blocked: Optional[Blocked] = None
+
+
+async def check_parts(texts: list[str], settings: GuardSettings,
+                      verifier: Verifier, other_choices: tuple[int, ...] = ()) -> PartsResult:
+    """Check a complete answer made of ``texts`` (parts in order: a sentence never spans
+    two), then the full-depth pass; each part's released text, ``""`` for parts after a
+    block."""
+    guard = AnswerGuard(settings, verifier)
+    guard.note_other_choices(other_choices)
+    starts: list[int] = []
+    blocked = None
+    try:
+        try:
+            for text in texts:
+                starts.append(len(guard.released_text))
+                for check in guard.feed(text) + guard.flush():
+                    await guard.judge(check)
+            await guard.final_pass()
+        except Blocked as e:
+            blocked = e
+    finally:
+        with anyio.move_on_after(CLEANUP_TIMEOUT_S, shield=True):
+            await guard.aclose()
+    full = guard.released_text
+    ends = starts[1:] + [len(full)]
+    released = [full[a:b] for a, b in zip(starts, ends)] + [""] * (len(texts) - len(starts))
+    return PartsResult(released, guard.report(partial=blocked is not None), blocked)
+
+
 async def guarded_completion(completion: dict, settings: GuardSettings,
                              verifier: Verifier) -> CompletionResult:
     """Check choice 0 of a complete (non-streaming) answer the same way."""
@@ -236,30 +270,19 @@ async def guarded_completion(completion: dict, settings: GuardSettings,
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict) \
             or not isinstance(choices[0].get("message"), dict):
         raise UpstreamProtocolError("upstream completion has no choices[0].message")
-    guard = AnswerGuard(settings, verifier)
-    guard.note_other_choices(tuple(c.get("index", i) for i, c in enumerate(choices) if i))
     content = choices[0]["message"].get("content")
-    blocked = None
-    try:
-        checks = guard.feed(content) + guard.flush() if isinstance(content, str) else []
-        try:
-            for check in checks:
-                await guard.judge(check)
-            await guard.final_pass()
-        except Blocked as e:
-            blocked = e
-    finally:
-        with anyio.move_on_after(CLEANUP_TIMEOUT_S, shield=True):
-            await guard.aclose()
-    report = guard.report(partial=blocked is not None)
+    texts = [content] if isinstance(content, str) else []
+    result = await check_parts(texts, settings, verifier, tuple(
+        c.get("index", i) for i, c in enumerate(choices) if i and isinstance(c, dict)))
     message = {**choices[0]["message"]}
-    if isinstance(content, str):
-        message["content"] = guard.released_text
+    if texts:
+        message["content"] = result.texts[0]
     body = {**completion, "choices": [{**choices[0], "message": message}, *choices[1:]],
-            "guardrail": report.to_json()}
+            "guardrail": result.report.to_json()}
     if settings.on_report is not None:
         settings.on_report(body["guardrail"])
-    return CompletionResult(body, report, blocked)
+    return CompletionResult(body, result.report, result.blocked)
 
 
-__all__ = ["CLEANUP_TIMEOUT_S", "CompletionResult", "guarded_completion", "guarded_stream"]
+__all__ = ["CLEANUP_TIMEOUT_S", "CompletionResult", "PartsResult", "check_parts",
+           "guarded_completion", "guarded_stream"]

@@ -17,7 +17,8 @@ which guardrail forwards like any unknown field (the openai SDK sends it through
     "fake": {"mode": "error", "status": 429, "headers": {"retry-after": "7"}}
 
 Every request is appended to ``app.state.log`` (``FakeCall``), and a stream the
-client abandoned is marked ``cancelled``: tests read both.
+client abandoned is marked ``cancelled``: tests read both.  ``/v1/responses`` answers
+the same rules in the Responses API's shape (``fake_responses``).
 """
 
 from __future__ import annotations
@@ -248,9 +249,14 @@ def create_fake_upstream(script: Optional[FakeScript] = None) -> Starlette:
         return JSONResponse({"object": "list", "data": [
             {"id": script.model, "object": "model", "created": 0, "owned_by": "fake"}]})
 
+    from guardrail.testing.fake_responses import responses_endpoint  # it builds on this
+
+    log: list[FakeCall] = []
     app = Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"]),
+                            Route("/v1/responses", responses_endpoint(script, log),
+                                  methods=["POST"]),
                             Route("/v1/models", models, methods=["GET"])])
-    app.state.log = []
+    app.state.log = log
     app.state.script = script
     return app
 
