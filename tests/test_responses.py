@@ -143,6 +143,14 @@ async def test_hold_off_forwards_the_upstream_events_and_reports_at_the_end():
     assert evs[-2]["guardrail"]["sentences"][1]["score"] > 0.5
 
 
+async def test_a_character_split_across_two_deltas_arrives_whole():
+    data = upstream(["Paris is nice ", "\ud83d", "\ude00", "."])
+    out = await collect(guarded_stream(raw(data), settings(), ScriptedVerifier(),
+                                       ResponsesWire()))
+    assert delta_text(events(out)) == "Paris is nice \U0001F600."
+    assert "\U0001F600".encode() in out
+
+
 # -- request parsing ----------------------------------------------------------------------
 
 def test_grounding_from_tool_outputs_instructions_and_the_extension():

@@ -183,12 +183,16 @@ def whole_characters(text: str) -> str:
 
 
 async def deltas(raw: AsyncIterator[bytes]) -> AsyncIterator[Delta]:
-    """The typed stream the pipeline reads: every upstream chunk, split.  A high
-    surrogate that ends a delta's text waits for the low one in the next delta, so no
-    character is ever cut in two (its chunk could not be encoded)."""
+    """The typed stream the pipeline reads: every upstream chunk, split."""
+    async for d in whole_character_deltas(split_chunk(c) async for c in chat_chunks(raw)):
+        yield d
+
+
+async def whole_character_deltas(split: AsyncIterator[Delta]) -> AsyncIterator[Delta]:
+    """A high surrogate that ends a delta's text waits for the low one in the next
+    delta, so no character is ever cut in two (its chunk could not be encoded)."""
     held = ""
-    async for chunk in chat_chunks(raw):
-        d = split_chunk(chunk)
+    async for d in split:
         text, held = held + d.text, ""
         if text and "\ud800" <= text[-1] <= "\udbff" and not d.finished:
             text, held = text[:-1], text[-1]

@@ -26,7 +26,7 @@ from typing import Any, AsyncIterator, Optional
 
 from guardrail.engine.seam import Verifier
 from guardrail.errors import GuardrailError, UpstreamProtocolError, UpstreamStatusError
-from guardrail.stream.chunks import parse_chat_chunk
+from guardrail.stream.chunks import parse_chat_chunk, whole_character_deltas
 from guardrail.stream.pipeline import CompletionResult, check_parts
 from guardrail.stream.settings import GuardSettings
 from guardrail.stream.sse import SSEDecoder, encode_event
@@ -97,9 +97,8 @@ class ResponsesWire:
         self.released: dict[Part, str] = {}
         self.response: dict = {"object": "response", "status": "in_progress", "output": []}
 
-    async def deltas(self, raw: AsyncIterator[bytes]) -> AsyncIterator[Delta]:
-        async for event in response_events(raw):
-            yield _delta(event)
+    def deltas(self, raw: AsyncIterator[bytes]) -> AsyncIterator[Delta]:
+        return whole_character_deltas(_delta(e) async for e in response_events(raw))
 
     def note(self, d: Delta) -> None:
         if d.chunk.get("type") == _TEXT:  # a part that never said it was added
