@@ -10,6 +10,7 @@ on the real Redis server at 127.0.0.1:6379.
 from __future__ import annotations
 
 import contextlib
+import socket
 import time
 import uuid
 from typing import Iterator
@@ -110,6 +111,13 @@ def scrape(url: str) -> dict[tuple[str, tuple], float]:
     text = httpx.get(url + "/metrics", timeout=30).text
     return {(s.name, tuple(sorted(s.labels.items()))): s.value
             for family in text_string_to_metric_families(text) for s in family.samples}
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1, for servers run as processes."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def wait_until(predicate, timeout: float = 30.0, what: str = "a condition"):

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import socket
 import subprocess
 import uuid
 
 import numpy as np
 import pytest
+from conftest import free_port
 import redis.asyncio as aioredis
 
 from guardrail.config import CacheConfig
@@ -42,12 +42,6 @@ class Preparer:
         offsets = np.stack([ids, ids + 1], axis=1).astype(np.int32)
         return PreparedContext(context_key(list(documents), MODEL), text,
                                Tokenized(ids, offsets), MODEL)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture

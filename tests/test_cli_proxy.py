@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import httpx
 import yaml
-from conftest import EIFFEL_ANSWER, EIFFEL_TOOL
+from conftest import EIFFEL_ANSWER, EIFFEL_TOOL, free_port
 from typer.testing import CliRunner
 
 from guardrail.cli import app
@@ -55,14 +54,8 @@ def test_demo_runs_end_to_end():
     assert "guardrail verdicts" in out and "hallucination detected:" in out
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_serve_runs_the_proxy(fake_upstream):
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "GUARDRAIL_UPSTREAM__API_KEY": "sk-from-env"}
     proc = subprocess.Popen([sys.executable, "-m", "guardrail.cli", "serve", "--upstream",
                              fake_upstream.url + "/v1", "--port", str(port),

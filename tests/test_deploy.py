@@ -10,7 +10,6 @@ import copy
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from conftest import free_port
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -115,15 +115,9 @@ def test_probes_and_drain_agree_with_the_proxy():
     assert pod["terminationGracePeriodSeconds"] > grace + pre_stop
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.skipif(shutil.which("sh") is None, reason="needs a POSIX shell")
 def test_the_entrypoint_serves_and_drains(fake_upstream, tmp_path):
-    port = _free_port()
+    port = free_port()
     conf = tmp_path / "guardrail.yaml"
     conf.write_text(yaml.safe_dump({"server": {"port": port, "drain_grace_s": 1},
                                     "upstream": {"base_url": fake_upstream.url + "/v1"}}))

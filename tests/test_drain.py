@@ -7,14 +7,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
 
 import httpx
-from conftest import EIFFEL_TOOL, serve
+from conftest import EIFFEL_TOOL, free_port, serve
 from scripted import ScriptedVerifier
 from test_server import cfg
 
@@ -22,12 +21,6 @@ from guardrail.proxy.app import create_app
 from guardrail.stream.sse import SSEDecoder
 
 STREAMS = 8
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _wait_ready(url: str, proc: subprocess.Popen) -> None:
@@ -44,7 +37,7 @@ def _wait_ready(url: str, proc: subprocess.Popen) -> None:
 
 
 def test_sigterm_during_live_streams_ends_each_cleanly(fake_upstream):
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "GUARDRAIL_SCHEDULER__LATENCY_BUDGET_S": "120",
            "GUARDRAIL_SCHEDULER__INITIAL_STREAMS": "64",
            "GUARDRAIL_SERVER__DRAIN_GRACE_S": "1.5",

@@ -13,7 +13,6 @@ import logging
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,18 +21,12 @@ import httpx
 import openai
 import pytest
 import redis
-from conftest import (EIFFEL_ANSWER, EIFFEL_TOOL, REDIS_URL, proxy_config, scrape, serve,
-                      wait_until)
+from conftest import (EIFFEL_ANSWER, EIFFEL_TOOL, REDIS_URL, free_port, proxy_config, scrape,
+                      serve, wait_until)
 
 from guardrail.proxy.app import create_app
 
 QUESTION = "When was the Eiffel Tower built?"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def chat(url: str, key: str = "sk-none", **guardrail) -> tuple[str, dict]:

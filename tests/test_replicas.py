@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,21 +13,15 @@ from contextlib import ExitStack, contextmanager
 from typing import Iterator
 
 import httpx
-from conftest import EIFFEL_TOOL, REDIS_URL
+from conftest import EIFFEL_TOOL, REDIS_URL, free_port
 
 ACME = {"authorization": "Bearer key-acme"}
 GLOBEX = {"authorization": "Bearer key-globex"}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextmanager
 def replica(upstream: str, prefix: str) -> Iterator[str]:
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "GUARDRAIL_SCHEDULER__LATENCY_BUDGET_S": "120",
            "GUARDRAIL_SCHEDULER__INITIAL_STREAMS": "64",
            "GUARDRAIL_CACHE__KEY_PREFIX": prefix,

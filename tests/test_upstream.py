@@ -1,10 +1,10 @@
 """guardrail.proxy.upstream: pooled client, error mapping, key handling."""
 
 import json
-import socket
 
 import httpx
 import pytest
+from conftest import free_port
 
 from guardrail.config import UpstreamConfig
 from guardrail.errors import (Overloaded, UpstreamError, UpstreamProtocolError,
@@ -26,12 +26,6 @@ class Cut(httpx.AsyncByteStream):
     async def __aiter__(self):
         yield b'data: {"a": 1}\n\n'
         raise httpx.RemoteProtocolError("peer closed connection without sending complete body")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 async def test_streams_bytes_from_the_fake_upstream():

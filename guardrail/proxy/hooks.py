@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
-from typing import Awaitable, Callable, Optional, Protocol
+from typing import Awaitable, Callable, Optional, Protocol, Union
 
 import httpx
 
@@ -50,10 +50,13 @@ class UpstreamRegenerator:
         return str(content)
 
 
+Rewritten = Union[str, Rewrite]  # what a hook returns: the sentence, or it with documents
+
+
 class CallableRegenerator:
     """A ``module:function`` hook, sync (run in a thread) or async."""
 
-    def __init__(self, fn: Callable[[RegenerateRequest], "str | Rewrite | Awaitable[str | Rewrite]"],
+    def __init__(self, fn: Callable[[RegenerateRequest], "Rewritten | Awaitable[Rewritten]"],
                  timeout_s: float):
         self.fn, self.timeout_s = fn, timeout_s
 

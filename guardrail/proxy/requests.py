@@ -236,7 +236,8 @@ def parse_extension(ext: Any) -> Extension:
     policy = None
     if ext.get("policy") is not None:
         if not isinstance(ext["policy"], dict):
-            raise BadRequest(f"'guardrail.policy' must be an object, got {json_kind(ext['policy'])}")
+            raise BadRequest(f"'guardrail.policy' must be an object, "
+                             f"got {json_kind(ext['policy'])}")
         try:
             policy = PolicyOverride.model_validate(ext["policy"])
         except ValidationError as e:

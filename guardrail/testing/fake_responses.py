@@ -17,8 +17,8 @@ from typing import Any, AsyncIterator
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from guardrail.testing.fake_upstream import (FakeCall, FakeScript, Rule, ScriptedCut, _raw,
-                                             split_pieces)
+from guardrail.testing.script import (FakeCall, FakeScript, Rule, ScriptedCut, raw_events,
+                                     split_pieces)
 
 __all__ = ["responses_endpoint"]
 
@@ -128,7 +128,7 @@ def responses_endpoint(script: FakeScript, log: list):
                                 status_code=int(fake.get("status", 500)),
                                 headers=fake.get("headers"))
         if fake.get("mode") == "raw" and stream:
-            return StreamingResponse(_raw(fake, call), media_type="text/event-stream")
+            return StreamingResponse(raw_events(fake, call), media_type="text/event-stream")
         rule = script.rule_for(_as_chat(body))
         if not stream:
             call.finished = True

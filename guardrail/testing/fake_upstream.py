@@ -25,21 +25,21 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import threading
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, AsyncIterator, Optional
 
-import yaml
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-_PIECE = re.compile(r"\s*\S+|\s+$")
+from guardrail.testing.fake_responses import responses_endpoint
+from guardrail.testing.script import (FakeCall, FakeScript, Rule, ScriptedCut, raw_events,
+                                      split_pieces)
 
+__all__ = ["DEMO", "FakeCall", "FakeScript", "Rule", "ServerThread", "create_fake_upstream",
+           "demo_upstream", "split_pieces"]
 
 # The conversation `guardrail demo` plays; examples/demo.yaml holds the same (tested).
 _DEMO_TOOL = ("The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, "
@@ -67,67 +67,6 @@ DEMO: dict = {
         ],
     },
 }
-
-
-class ScriptedCut(ConnectionAbortedError):
-    """Raised inside the response to make the server drop the connection."""
-
-
-@dataclass(frozen=True)
-class Rule:
-    match: str            # substring of the last user message; "" matches everything
-    reply: str = ""
-    tool_calls: tuple[dict, ...] = ()  # ({"name": ..., "arguments": "..."}, ...)
-
-
-@dataclass
-class FakeCall:
-    """One request the fake upstream received."""
-
-    body: dict
-    headers: dict
-    stream: bool
-    pieces_sent: int = 0
-    finished: bool = False
-    cancelled: bool = False
-
-
-@dataclass
-class FakeScript:
-    rules: list[Rule] = field(default_factory=list)
-    model: str = "fake-llm"
-    token_delay_s: float = 0.0
-    default_reply: str = "I have no scripted answer for that."
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "FakeScript":
-        rules = [Rule(match=r.get("match", ""), reply=r.get("reply", ""),
-                      tool_calls=tuple(r.get("tool_calls", ())))
-                 for r in data.get("rules", [])]
-        return cls(rules=rules, model=data.get("model", "fake-llm"),
-                   token_delay_s=float(data.get("token_delay_s", 0.0)),
-                   default_reply=data.get("default_reply", cls.default_reply))
-
-    @classmethod
-    def from_yaml(cls, path: str | Path) -> "FakeScript":
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-        return cls.from_dict(data.get("upstream", data))
-
-    def rule_for(self, body: dict) -> Rule:
-        question = ""
-        for m in body.get("messages", []):
-            if isinstance(m, dict) and m.get("role") == "user":
-                c = m.get("content")
-                question = c if isinstance(c, str) else json.dumps(c)
-        for rule in self.rules:
-            if rule.match in question:
-                return rule
-        return Rule(match="", reply=self.default_reply)
-
-
-def split_pieces(text: str) -> list[str]:
-    """Word pieces with their leading whitespace, like LLM tokens."""
-    return _PIECE.findall(text) or ([text] if text else [])
 
 
 def _chunk(cid: str, model: str, created: int, choices: list, **extra: Any) -> bytes:
@@ -187,15 +126,6 @@ async def _stream(script: FakeScript, rule: Rule, body: dict, call: FakeCall,
         raise
 
 
-async def _raw(fake: dict, call: FakeCall) -> AsyncIterator[bytes]:
-    """A hostile upstream: each of ``fake["events"]`` as one ``data:`` event, as is."""
-    for payload in fake.get("events", []):
-        if fake.get("delay"):
-            await asyncio.sleep(float(fake["delay"]))
-        yield b"data: " + payload.encode("utf-8", "surrogatepass") + b"\n\n"
-    call.finished = True
-
-
 def _usage(body: dict, reply: str, n: int) -> dict:
     prompt = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
     completion = len(split_pieces(reply)) * n
@@ -235,7 +165,7 @@ def create_fake_upstream(script: Optional[FakeScript] = None) -> Starlette:
                                            "type": "server_error", "code": "fake_error"}},
                                 status_code=status, headers=fake.get("headers"))
         if fake.get("mode") == "raw" and stream:
-            return StreamingResponse(_raw(fake, call), media_type="text/event-stream")
+            return StreamingResponse(raw_events(fake, call), media_type="text/event-stream")
         rule = script.rule_for(body)
         if not stream:
             if fake.get("delay"):
@@ -248,8 +178,6 @@ def create_fake_upstream(script: Optional[FakeScript] = None) -> Starlette:
     async def models(request: Request) -> Response:
         return JSONResponse({"object": "list", "data": [
             {"id": script.model, "object": "model", "created": 0, "owned_by": "fake"}]})
-
-    from guardrail.testing.fake_responses import responses_endpoint  # it builds on this
 
     log: list[FakeCall] = []
     app = Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"]),
