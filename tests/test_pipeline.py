@@ -250,6 +250,32 @@ async def test_a_rewrite_with_documents_extends_the_grounding_of_what_follows():
     assert regen.seen[0].grounding == g  # the hook saw the grounding before its passage
 
 
+class LeftContextVerifier(ScriptedVerifier):
+    """At full depth, flags "tall" when the text it reads holds "1950" (a flag spread
+    over a supported neighbour)."""
+
+    async def verify(self, req):
+        final = req.priority == Priority.END_OF_STREAM
+        self.bad = {"1950", "tall"} if final and "1950" in req.response else {"1950"}
+        return await super().verify(req)
+
+
+async def test_the_final_confirmation_reads_what_the_client_read():
+    """The full-depth pass reads the original answer (the 1950 sentence included); its
+    flag on a later supported sentence is confirmed against the supported answer, with
+    the accepted rewrite in place of the withheld sentence, and does not stand."""
+    regen = ScriptedRegenerator("It was built in 1889.")
+    v = LeftContextVerifier()
+    evs = events(await collect(guarded_stream(
+        raw(answer_stream()), settings(Action.REGENERATE, regenerator=regen), v)))
+    last = evs[-2]["guardrail"]["sentences"][2]
+    assert last["final"]["hallucinated"] is False and last["final"]["missed_by_shallow"] is False
+    confirm = [r for r in v.requests if r.priority == Priority.END_OF_STREAM
+               and r.target_end is not None]
+    assert confirm and confirm[-1].response == \
+        "The tower is in Paris. It was built in 1889. It is 330 metres tall."
+
+
 async def test_sentence_events_say_what_happened_without_the_unsupported_text():
     regen = ScriptedRegenerator("It was built in 1889.")
     s = dataclasses.replace(settings(Action.REGENERATE, regenerator=regen),

@@ -55,6 +55,7 @@ class SentenceCheck:
     flagged: bool = False
     verdict: Optional[SentenceVerdict] = None
     finished_at: float = field(default_factory=time.perf_counter)  # upstream finished it
+    supported_at: Optional[tuple[int, int]] = None  # its range in the supported answer
 
     @property
     def done(self) -> bool:
@@ -173,7 +174,9 @@ class AnswerGuard:
         check.verdict = verdict
         self._released.append(verdict.released)
         if not check.flagged or verdict.action is Action.REGENERATE:
+            start = len(self._supported)
             self._supported.append(verdict.released)
+            check.supported_at = (start, len(self._supported))
         self._any_flagged |= check.flagged
         self.s.observer.on_sentence(verdict.action, verdict.checked)
         if verdict.action is Action.BLOCK:
@@ -268,30 +271,34 @@ class AnswerGuard:
                 continue
             f = await self._assess(det, s.start, s.end)
             if f.flagged and not check.flagged and v.released == v.original:
-                f = await self._confirm_final(s) or f
+                f = await self._confirm_final(check) or f
             missed = f.flagged and not check.flagged and v.released == v.original
             check.verdict = replace(v, final_score=f.score, final_hallucinated=f.flagged,
                                     final_spans=f.spans, missed_by_shallow=missed,
                                     explanation=v.explanation or f.explanation)
 
-    async def _confirm_final(self, s: Sentence) -> Optional[Assessment]:
-        """The full-depth pass reads the whole answer, so a sentence is also judged by
-        what follows it: a supported sentence before an unsupported one can score high
-        (the model spreads a flag over its neighbours).  A flag on a sentence the
-        in-flight check released is therefore confirmed once at full depth, reading the
-        answer only up to the sentence's end, as the in-flight check did; None if that
-        check fails (the first verdict stands)."""
-        base, text = self._answer.left_context(s.start, s.end, self._budget)
+    async def _confirm_final(self, check: SentenceCheck) -> Optional[Assessment]:
+        """The full-depth pass reads the whole original answer, so a sentence is also
+        judged by what follows it and by withheld text before it: a supported sentence
+        next to an unsupported one can score high (the model spreads a flag over its
+        neighbours).  A flag on a sentence the in-flight check released is therefore
+        confirmed once at full depth, reading the *supported* answer up to the
+        sentence's end (what the client read, rewrites included, without withheld
+        text); None if that check fails (the first verdict stands)."""
+        if check.supported_at is None:
+            return None
+        start, end = check.supported_at
+        base, text = self._supported.left_context(start, end, self._budget)
         try:
             det = await self.verifier.verify(CheckRequest(
-                self.grounding, text, s.start - base, len(text), self.s.stream_id,
+                self.grounding, text, start - base, len(text), self.s.stream_id,
                 Priority.END_OF_STREAM, tenant=self.s.tenant))
         except asyncio.CancelledError:
             raise
         except Exception as e:
             self.errors.append(f"final confirming check failed: {type(e).__name__}: {e}")
             return None
-        return await self._assess(det, s.start - base, len(text))
+        return await self._assess(det, start - base, len(text))
 
     def prefetch(self) -> None:
         """Have the engine prepare the grounding now, while the upstream writes the first
