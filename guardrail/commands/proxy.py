@@ -47,6 +47,8 @@ def serve(
         None, "--redis-url", help="Redis for the context cache and store, e.g. "
         "redis://127.0.0.1:6379/0 (env GUARDRAIL_CACHE__REDIS_URL); unset: in-process only."),
     log_level: Optional[str] = typer.Option(None, help="debug, info, warning or error."),
+    ui: bool = typer.Option(False, "--ui", help="Also serve the copilot chat page at /ui/ "
+                            "(same origin as /v1)."),
 ) -> None:
     """Run the proxy: point your OpenAI client's base_url at it."""
     import logging
@@ -69,8 +71,11 @@ def serve(
     typer.echo(f"guardrail: proxying {cfg.upstream.base_url} on "
                f"http://{cfg.server.host}:{cfg.server.port}/v1 (loading the detector...)",
                err=True)
+    if ui:
+        typer.echo(f"guardrail: chat page at http://{cfg.server.host}:{cfg.server.port}/ui/",
+                   err=True)
     _fixed_mmap_threshold()
-    app = create_app(cfg)
+    app = create_app(cfg, chat_page=ui)
     server = _DrainingServer(uvicorn.Config(
         app, host=cfg.server.host, port=cfg.server.port, log_level=cfg.server.log_level,
         timeout_graceful_shutdown=cfg.server.drain_grace_s + 10))

@@ -40,7 +40,7 @@ from guardrail.engine.prepared import PreparedContextCache
 from guardrail.engine.seam import Verifier
 from guardrail.errors import (GuardrailError, Overloaded, StoreUnavailable,
                               UpstreamStatusError)
-from guardrail.proxy import contexts_api
+from guardrail.proxy import contexts_api, ui
 from guardrail.proxy.chat import chat_completions, report, responses, verify
 from guardrail.proxy.hooks import RegeneratorFactory
 from guardrail.proxy.metrics import Metrics
@@ -116,11 +116,13 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 def create_app(config: Optional[GuardrailConfig] = None, verifier: Optional[Verifier] = None,
                upstream_transport: Optional[httpx.AsyncBaseTransport] = None, *,
                verifier_factory: Optional[Callable[[GuardrailConfig], Verifier]] = None,
-               contexts: Optional[ContextStore] = None, detector: Any = None) -> Starlette:
+               contexts: Optional[ContextStore] = None, detector: Any = None,
+               chat_page: bool = False) -> Starlette:
     """The app.  Without ``verifier``, one is built at start-up: ``verifier_factory(config)``
     or, by default, ``build_verifier`` around ``detector`` (default: the configured
     detector, loaded then).  ``contexts``: the context store (default: one built from
-    ``config.cache``).  What the app builds it closes; what it is given it does not."""
+    ``config.cache``).  What the app builds it closes; what it is given it does not.
+    ``chat_page``: also serve the copilot chat page at ``/ui/`` (proxy/ui.py)."""
     config = config or GuardrailConfig()
 
     @contextlib.asynccontextmanager
@@ -168,7 +170,8 @@ def create_app(config: Optional[GuardrailConfig] = None, verifier: Optional[Veri
               *contexts_api.routes,
               Route("/healthz", healthz, methods=["GET"]),
               Route("/readyz", readyz, methods=["GET"]),
-              Route("/metrics", metrics, methods=["GET"])]
+              Route("/metrics", metrics, methods=["GET"]),
+              *(ui.routes() if chat_page else ())]
     return Starlette(routes=routes, lifespan=lifespan,
                      exception_handlers={GuardrailError: _guardrail_error,
                                          HTTPException: _http_error})
