@@ -10,7 +10,6 @@ on the real Redis server at 127.0.0.1:6379.
 from __future__ import annotations
 
 import contextlib
-import socket
 import time
 import uuid
 from typing import Iterator
@@ -20,6 +19,7 @@ import pytest
 from guardrail.config import GuardrailConfig
 from guardrail.testing.fake_upstream import (FakeScript, Rule, ServerThread,
                                              create_fake_upstream)
+from guardrail.testing.processes import free_port  # noqa: F401  (tests import it from here)
 
 EIFFEL_TOOL = ("The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in "
                "Paris. It was built from 1887 to 1889 by the company of Gustave Eiffel as "
@@ -111,13 +111,6 @@ def scrape(url: str) -> dict[tuple[str, tuple], float]:
     text = httpx.get(url + "/metrics", timeout=30).text
     return {(s.name, tuple(sorted(s.labels.items()))): s.value
             for family in text_string_to_metric_families(text) for s in family.samples}
-
-
-def free_port() -> int:
-    """A free TCP port on 127.0.0.1, for servers run as processes."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_until(predicate, timeout: float = 30.0, what: str = "a condition"):

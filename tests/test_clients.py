@@ -11,28 +11,27 @@ unless ``GUARDRAIL_REQUIRE_EXAMPLES=1`` (CI), when they fail.
 
 from __future__ import annotations
 
-import contextlib
+import importlib.util
 import json
 import os
 import re
-import secrets
 import shutil
-import signal
 import subprocess
 import sys
 from pathlib import Path
 from typing import Iterator
 
-import httpx
 import pytest
-from conftest import TEST_LATENCY_BUDGET_S, free_port, wait_until
+from conftest import TEST_LATENCY_BUDGET_S
 
 from guardrail.testing.fake_upstream import DEMO
 
 ROOT = Path(__file__).resolve().parent.parent
 CLIENTS = ROOT / "examples" / "clients"
-EXAMPLES_BIN = ROOT / ".venv-examples" / "bin"
-NODE_DIR = CLIENTS / "node"
+_spec = importlib.util.spec_from_file_location("clients_run", CLIENTS / "run.py")
+runner = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(runner)
+EXAMPLES_BIN, NODE_DIR = runner.EXAMPLES_BIN, runner.NODE_DIR
 REQUIRE = os.environ.get("GUARDRAIL_REQUIRE_EXAMPLES") == "1"
 
 # The demo LLM's answer (the rule that answers the Eiffel question): two supported
@@ -41,49 +40,14 @@ FIRST, HALLUCINATED, LAST = re.split(r"(?<=\.) ", DEMO["upstream"]["rules"][-1][
 assert "1950" in HALLUCINATED
 
 
-def answers(url: str) -> bool:
-    try:
-        return httpx.get(url, timeout=5).status_code == 200
-    except httpx.TransportError:
-        return False
-
-
-@contextlib.contextmanager
-def process(cmd: list, ready_url: str, log: Path, **kw) -> Iterator[subprocess.Popen]:
-    """Run ``cmd`` (output to ``log``) until the block ends; ready once ``ready_url``
-    answers 200."""
-    with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, **kw)
-        try:
-            def ready() -> bool:
-                assert proc.poll() is None, f"{cmd[:3]} exited:\n{log.read_text()[-4000:]}"
-                return answers(ready_url)
-            wait_until(ready, 180, f"{' '.join(map(str, cmd[:3]))} to answer {ready_url}")
-            yield proc
-        finally:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(10)
-
-
 @pytest.fixture(scope="module")
 def guardrail_url(tmp_path_factory) -> Iterator[str]:
     """``guardrail serve`` (the shipped detector, default policy) in front of the demo's
-    fake LLM; its /v1 URL."""
-    logs = tmp_path_factory.mktemp("clients")
-    up, port = f"http://127.0.0.1:{free_port()}", free_port()
-    env = {**os.environ, "GUARDRAIL_SCHEDULER__LATENCY_BUDGET_S": str(TEST_LATENCY_BUDGET_S),
+    fake LLM, both started by examples/clients/run.py; its /v1 URL."""
+    env = {"GUARDRAIL_SCHEDULER__LATENCY_BUDGET_S": str(TEST_LATENCY_BUDGET_S),
            "GUARDRAIL_SCHEDULER__INITIAL_STREAMS": "64"}
-    with process([sys.executable, ROOT / "examples" / "fake_upstream.py", "--port",
-                  up.rsplit(":", 1)[1], "--delay", "0"], up + "/v1/models",
-                 logs / "upstream.log"), \
-            process([sys.executable, "-m", "guardrail.cli", "serve", "--upstream", up + "/v1",
-                     "--port", str(port), "--log-level", "warning"],
-                    f"http://127.0.0.1:{port}/readyz", logs / "guardrail.log", env=env):
-        yield f"http://127.0.0.1:{port}/v1"
+    with runner.demo(env, tmp_path_factory.mktemp("clients")) as url:
+        yield url
 
 
 def require(path: Path | str | None, what: str) -> Path:
@@ -140,18 +104,16 @@ def test_litellm_sdk(guardrail_url):
 
 def test_litellm_proxy(guardrail_url, tmp_path):
     """app -> the real LiteLLM proxy process (config.yaml) -> guardrail -> fake LLM."""
-    litellm = require(EXAMPLES_BIN / "litellm", ".venv-examples (litellm[proxy])")
-    port, key = free_port(), "sk-" + secrets.token_hex(32)
-    env = {**os.environ, "GUARDRAIL_URL": guardrail_url, "GUARDRAIL_API_KEY": "client-key",
-           "LITELLM_MASTER_KEY": key, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    with process([litellm, "--config", CLIENTS / "litellm_proxy" / "config.yaml",
-                  "--host", "127.0.0.1", "--port", str(port)],
-                 f"http://127.0.0.1:{port}/health/liveliness", tmp_path / "litellm.log",
-                 env=env, cwd=tmp_path):
-        out = run([EXAMPLES_BIN / "python", CLIENTS / "litellm_proxy" / "client.py"],
-                  LITELLM_URL=f"http://127.0.0.1:{port}/v1", LITELLM_MASTER_KEY=key)
+    require(EXAMPLES_BIN / "litellm", ".venv-examples (litellm[proxy])")
+    with runner.litellm_proxy(guardrail_url, tmp_path, tmp_path / "litellm.log") as env:
+        out = run([EXAMPLES_BIN / "python", CLIENTS / "litellm_proxy" / "client.py"], **env)
     check_printed(out)
     assert re.search(r"^stream id: gr-\w+$", out, re.M), out  # guardrail's header, passed on
+
+
+def test_one_command_runs_a_recipe_against_its_own_demo():
+    """examples/clients/run.py: fake LLM + guardrail + the recipe, then all stopped."""
+    check_printed(run([sys.executable, CLIENTS / "run.py", "python_openai"]))
 
 
 def test_curl(guardrail_url):

@@ -18,53 +18,19 @@ import argparse
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import IO, Iterator, Optional
 
-import httpx
+from guardrail.testing.processes import Running, free_port, stop, wait_ready
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 SCENARIO = HERE / "scenario.yaml"
 CONFIG = HERE / "guardrail.yaml"
 TENANTS = {"acme": "sk-acme-demo", "globex": "sk-globex-demo"}  # as in guardrail.yaml
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for(url: str, proc: subprocess.Popen, timeout: float = 180.0) -> None:
-    """Poll ``url`` until it answers 200; fail early if ``proc`` exits."""
-    deadline = time.monotonic() + timeout
-    while True:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{proc.args[2:4]} exited with status {proc.returncode}")
-        try:
-            if httpx.get(url, timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{url} did not answer within {timeout:.0f} s")
-        time.sleep(0.2)
-
-
-def stop(proc: subprocess.Popen) -> None:
-    """SIGINT (guardrail drains), then wait; kill if it hangs."""
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(40)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def start_fake(port: int, delay: Optional[float] = None,
@@ -74,7 +40,7 @@ def start_fake(port: int, delay: Optional[float] = None,
     if delay is not None:
         cmd += ["--delay", str(delay)]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT if log else None)
-    wait_for(f"http://127.0.0.1:{port}/v1/models", proc, 60)
+    _ready(proc, f"http://127.0.0.1:{port}/v1/models", "the fake LLM", log)
     return proc
 
 
@@ -86,12 +52,17 @@ def start_guardrail(upstream: str, port: int, *, env: Optional[dict] = None,
            "--upstream", upstream, "--port", str(port), "--log-level", log_level]
     proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, **(env or {})}, stdout=log,
                             stderr=subprocess.STDOUT if log else None)
+    _ready(proc, f"http://127.0.0.1:{port}/readyz", "guardrail", log)
+    return proc
+
+
+def _ready(proc: subprocess.Popen, url: str, name: str, log: Optional[IO]) -> None:
+    """Wait until ``url`` answers; stop ``proc`` if it never does."""
     try:
-        wait_for(f"http://127.0.0.1:{port}/readyz", proc)
+        wait_ready(Running(name, proc, Path(getattr(log, "name", os.devnull))), url)
     except BaseException:
         stop(proc)
         raise
-    return proc
 
 
 def page_url(port: int) -> str:

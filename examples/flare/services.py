@@ -8,12 +8,9 @@ streaming request with httpx and times it.
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
 import shutil
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -24,25 +21,10 @@ from typing import Optional
 import httpx
 
 from examples.flare.data import HERE
+from guardrail.testing.processes import Running, free_port, running, wait_ready
 
 ROOT = HERE.parent.parent
 CONFIG = HERE / "guardrail.yaml"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@dataclass
-class Process:
-    name: str
-    proc: subprocess.Popen
-    log: Path
-
-    def tail(self, n: int = 40) -> str:
-        return "\n".join(self.log.read_text(errors="replace").splitlines()[-n:])
 
 
 class Services:
@@ -53,53 +35,35 @@ class Services:
         self.delay, self.k, self.withhold = delay, k, withhold
         self.start_timeout_s = start_timeout_s
         self.logs = Path(tempfile.mkdtemp(prefix="flare-"))
-        self.procs: list[Process] = []
+        self._stack = contextlib.ExitStack()
         ports = [free_port() for _ in range(3)]
         self.upstream = f"http://127.0.0.1:{ports[0]}/v1"
         self.hook = f"http://127.0.0.1:{ports[1]}"
         self.proxy = f"http://127.0.0.1:{ports[2]}/v1"
         self._ports = ports
 
-    def _start(self, name: str, args: list[str], env: Optional[dict] = None) -> Process:
-        log = self.logs / f"{name}.log"
-        with log.open("wb") as out:
-            proc = subprocess.Popen([sys.executable, *args], cwd=ROOT, stdout=out,
-                                    stderr=subprocess.STDOUT,
-                                    env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
-        p = Process(name, proc, log)
-        self.procs.append(p)
-        return p
-
-    def _wait(self, p: Process, url: str) -> None:
-        deadline = time.monotonic() + self.start_timeout_s
-        while True:
-            if p.proc.poll() is not None:
-                raise RuntimeError(f"{p.name} exited ({p.proc.returncode}):\n{p.tail()}")
-            try:
-                if httpx.get(url, timeout=2).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{p.name} did not answer {url}:\n{p.tail()}")
-            time.sleep(0.2)
+    def _start(self, name: str, args: list, env: Optional[dict] = None) -> Running:
+        return self._stack.enter_context(running(
+            [sys.executable, *args], None, name=name, log=self.logs / f"{name}.log",
+            env={"PYTHONPATH": str(ROOT), **(env or {})}, cwd=ROOT))
 
     def __enter__(self) -> "Services":
-        try:
-            up = self._start("upstream", ["-m", "examples.flare.upstream", "--port",
-                                          str(self._ports[0]), "--delay", str(self.delay)])
-            hook = self._start("hook", ["-m", "examples.flare.hook", "--port",
-                                        str(self._ports[1]), "--upstream", self.upstream,
-                                        "--k", str(self.k)]
-                              + (["--withhold-documents"] if self.withhold else []))
-            guard = self._start(
-                "guardrail", ["-m", "guardrail.cli", "serve", "--config", str(CONFIG),
-                              "--upstream", self.upstream, "--port", str(self._ports[2]),
-                              "--log-level", "warning"],
-                env={"GUARDRAIL_POLICY__REGENERATE__HOOK": self.hook + "/rewrite"})
-            self._wait(up, self.upstream + "/models")
-            self._wait(hook, self.hook + "/healthz")
-            self._wait(guard, self.proxy.removesuffix("/v1") + "/healthz")
+        try:  # all three start at once; then each is waited for
+            started = [
+                (self._start("upstream", ["-m", "examples.flare.upstream", "--port",
+                                          self._ports[0], "--delay", self.delay]),
+                 self.upstream + "/models"),
+                (self._start("hook", ["-m", "examples.flare.hook", "--port", self._ports[1],
+                                      "--upstream", self.upstream, "--k", self.k]
+                             + (["--withhold-documents"] if self.withhold else [])),
+                 self.hook + "/healthz"),
+                (self._start("guardrail", ["-m", "guardrail.cli", "serve", "--config", CONFIG,
+                                           "--upstream", self.upstream, "--port",
+                                           self._ports[2], "--log-level", "warning"],
+                             env={"GUARDRAIL_POLICY__REGENERATE__HOOK": self.hook + "/rewrite"}),
+                 self.proxy.removesuffix("/v1") + "/healthz")]
+            for p, url in started:
+                wait_ready(p, url, self.start_timeout_s)
         except BaseException:
             self.close()
             raise
@@ -109,16 +73,7 @@ class Services:
         self.close()
 
     def close(self) -> None:
-        for p in reversed(self.procs):
-            if p.proc.poll() is None:
-                p.proc.send_signal(signal.SIGINT)
-        for p in self.procs:
-            try:
-                p.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                p.proc.kill()
-                p.proc.wait(10)
-        self.procs.clear()
+        self._stack.close()
         shutil.rmtree(self.logs, ignore_errors=True)  # a failure has quoted its log already
 
     def hook_stats(self) -> dict:
