@@ -274,9 +274,13 @@ def summarise(cfg: SoakConfig, attempts: list[Attempt], logs: dict) -> dict:
     events = [content_timeline(a.trace.reads)[3] for a in admitted]
     delays = analyse([a.trace for a in admitted], logs, checked=True)
     reasons = Counter(a.reason for a in refused + failed)
-    bins = [{"t_s": b * BIN_S, **{k: sum(b * BIN_S <= a.t < (b + 1) * BIN_S for a in group)
+    n_bins = math.ceil(cfg.duration_s / BIN_S)
+
+    def bin_of(a: Attempt) -> int:  # a send rounded up to the end falls in the last bin
+        return min(int(a.t // BIN_S), n_bins - 1)
+    bins = [{"t_s": b * BIN_S, **{k: sum(bin_of(a) == b for a in group)
                                   for k, group in (("admitted", admitted), ("refused", refused))}}
-            for b in range(math.ceil(cfg.duration_s / BIN_S))]
+            for b in range(n_bins)]
     retry = [a.retry_after for a in refused if a.retry_after is not None]
     return {
         "requests": {"total": len(attempts), "admitted": len(admitted), "refused": len(refused),
