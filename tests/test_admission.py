@@ -109,6 +109,12 @@ def test_the_stream_limit_grows_while_checks_are_fast_and_shrinks_when_slow():
     clock.now += 4
     a.observe(0.3)  # calm for over 5 s: it grows again
     assert a.limit == 4
+    clock.now += 6
+    a.observe(1.2)  # within the budget but over its target (half): it shrinks already
+    assert a.limit == 3
+    clock.now += 6
+    a.observe(0.8)  # under the target, not under half of it: it holds
+    assert a.limit == 3
 
 
 def test_a_stream_holds_its_place_until_it_ends_or_its_time_runs_out():

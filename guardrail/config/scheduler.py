@@ -56,8 +56,8 @@ class SchedulerConfig(BaseModel):
     ``server.overload_status``) with Retry-After instead of queueing them."""
     initial_streams: int = Field(4, ge=1)
     """Checked streams admitted at once to start with; the limit then adapts to the
-    latency budget (``engine.admission``: +1 while checks are fast, x0.75 when one is
-    over budget)."""
+    latency budget (``engine.admission``: +1 while checks are fast, x0.75 when one
+    takes over half the budget)."""
     max_streams: int = Field(256, ge=1)
     """The most checked streams admitted at once, however fast the checks are."""
     initial_layer_tokens_per_s: float = Field(200_000.0, gt=0)

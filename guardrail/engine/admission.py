@@ -12,10 +12,12 @@ engine cannot keep ``scheduler.latency_budget_s``:
    can serve within the budget.  Streams admitted together queue their sentences only
    later, so the first three signals let a burst in (every client retrying after the
    same Retry-After) that then falls behind all at once.  The limit is adaptive
-   (AIMD, as TCP and concurrency limiters do): it starts at ``initial_streams``, grows
-   by one while checks come back in under half the budget with the limit in use and
-   none has been over the budget for ``CALM_S`` seconds, and shrinks by a quarter when a
-   check takes longer than the budget, at most once a second each way.  A stream holds its place from ``admit`` to ``abort`` (which every
+   (AIMD, as TCP and concurrency limiters do) and aims below the budget, at
+   ``TARGET`` of it, so that the release delay's tail stays within the budget: it starts
+   at ``initial_streams``, grows by one while checks come back in under half the target
+   with the limit in use and none has been over the target for ``CALM_S`` seconds, and
+   shrinks by a quarter when a check takes longer than the target, at most once a second
+   each way.  A stream holds its place from ``admit`` to ``abort`` (which every
    answer calls when it ends), or ``stream_ttl_s`` at most.
 
 ``Retry-After`` is the wait the signal implies, in whole seconds, at least 1; a refusal
@@ -37,7 +39,9 @@ from guardrail.config import SchedulerConfig
 
 MIN_STREAMS = 1
 STREAM_TTL_S = 600.0
-CALM_S = 5.0  # no check over the budget for this long before the limit may grow
+CALM_S = 5.0  # no check over the target for this long before the limit may grow
+TARGET = 0.5  # the stream limit keeps checks within this share of the budget, so that
+              # the release delay's tail (ordering, bursts) stays within the budget
 
 
 class Admission:
@@ -58,15 +62,15 @@ class Admission:
         """An in-flight check finished after ``latency_s`` (queueing included)."""
         now = self.clock()
         self._recent.append((now, latency_s))
-        budget = self.config.latency_budget_s
-        if latency_s > budget:
+        target = self.config.latency_budget_s * TARGET
+        if latency_s > target:
             self._slow = now
         if now - self._changed < 1.0:
             return
-        if latency_s > budget:
+        if latency_s > target:
             self.limit = max(MIN_STREAMS, math.floor(self.limit * 0.75))
             self._changed = now
-        elif latency_s <= budget / 2 and now - self._slow >= CALM_S and \
+        elif latency_s <= target / 2 and now - self._slow >= CALM_S and \
                 self.active() >= int(self.limit):
             self.limit = min(self.config.max_streams, self.limit + 1)
             self._changed = now
