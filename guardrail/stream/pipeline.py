@@ -143,7 +143,9 @@ class _Stream:
             pending += self._take(d)
             if d.tool_call:
                 pending += self.guard.flush()
-            if d.finished or self.tail:
+            if not d.chunk:  # text only (a held half character's replacement)
+                pass
+            elif d.finished or self.tail:
                 self.tail.append(d.chunk)
             else:
                 yield self.wire.passed(d.chunk)
