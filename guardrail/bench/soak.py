@@ -274,11 +274,8 @@ def summarise(cfg: SoakConfig, attempts: list[Attempt], logs: dict) -> dict:
     events = [content_timeline(a.trace.reads)[3] for a in admitted]
     delays = analyse([a.trace for a in admitted], logs, checked=True)
     reasons = Counter(a.reason for a in refused + failed)
-    n_bins = math.ceil(cfg.duration_s / BIN_S)
-
-    def bin_of(a: Attempt) -> int:  # a send rounded up to the end falls in the last bin
-        return min(int(a.t // BIN_S), n_bins - 1)
-    bins = [{"t_s": b * BIN_S, **{k: sum(bin_of(a) == b for a in group)
+    n_bins = math.ceil(cfg.duration_s / BIN_S)  # a send rounded up to the end: the last bin
+    bins = [{"t_s": b * BIN_S, **{k: sum(min(int(a.t // BIN_S), n_bins - 1) == b for a in group)
                                   for k, group in (("admitted", admitted), ("refused", refused))}}
             for b in range(n_bins)]
     retry = [a.retry_after for a in refused if a.retry_after is not None]
