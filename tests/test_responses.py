@@ -6,6 +6,7 @@ default detector -> the scripted fake upstream's ``/v1/responses``."""
 from __future__ import annotations
 
 import json
+import time
 from typing import Optional
 
 import httpx
@@ -128,6 +129,12 @@ async def test_an_upstream_error_event_is_passed_on_and_nothing_unchecked_leaks(
     assert err["type"] == "error" and "model melted" in err["message"]
     assert err["guardrail"]["partial"] is True
     assert "1950" not in delta_text(evs) and "330" not in delta_text(evs)
+
+
+async def test_an_upstream_that_reports_its_response_failed_ends_with_it_and_the_report():
+    evs = await run(upstream(terminal="response.failed"))
+    assert evs[-1] == "[DONE]" and evs[-2]["type"] == "response.failed"
+    assert evs[-2]["guardrail"]["action"] == "redact" and delta_text(evs) == RELEASED
 
 
 async def test_a_stream_cut_before_its_terminal_event_ends_with_an_error():
@@ -256,3 +263,38 @@ def test_errors_are_clear(proxy, fake_upstream):
         evs = events(r.read())
     assert evs[-1] == "[DONE]" and evs[-2]["type"] == "error"
     assert "overloaded" in evs[-2]["message"]
+
+
+def test_a_client_that_goes_away_cancels_the_upstream(proxy, fake_upstream):
+    with httpx.Client(timeout=60) as c:
+        with c.stream("POST", proxy.url + "/v1/responses", json={
+                "model": "fake-llm", "stream": True, "input": INPUT,
+                "fake": {"mode": "hang", "after": 14}}) as r:
+            assert next(r.iter_lines()).startswith("event: ")
+    call = fake_upstream.app.state.log[-1]
+    deadline = time.monotonic() + 30
+    while not call.cancelled and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert call.cancelled and not call.finished
+
+
+def test_hostile_upstream_events_end_the_stream_with_an_error_and_done(proxy, fake_upstream):
+    """Not JSON, no type, [DONE] before the end: an error event, [DONE], nothing more."""
+    for bad, says in (("{oops", "not valid JSON"), ('{"delta": "x"}', "no 'type'"),
+                      ("[DONE]", "before the response ended")):
+        with httpx.stream("POST", proxy.url + "/v1/responses", timeout=60, json={
+                "model": "m", "input": INPUT, "stream": True,
+                "fake": {"mode": "raw", "events": [bad]}}) as r:
+            evs = events(r.read())
+        assert evs[-1] == "[DONE]" and evs[-2]["type"] == "error", evs
+        assert says in evs[-2]["message"], evs
+
+
+def test_the_usual_refusals_hold_for_responses(proxy, fake_upstream):
+    r = httpx.post(proxy.url + "/v1/responses", timeout=30, json={
+        "model": "m", "input": INPUT, "guardrail": {"context_id": "ctx_unknown"}})
+    assert r.status_code == 404 and r.json()["error"]["message"]
+    r = httpx.post(proxy.url + "/v1/responses", timeout=30, content=b"[1, 2]",
+                   headers={"content-type": "application/json"})
+    assert r.status_code == 400 and "JSON object" in r.json()["error"]["message"]
+    assert fake_upstream.app.state.log == []  # nothing went upstream
