@@ -298,3 +298,13 @@ def test_the_usual_refusals_hold_for_responses(proxy, fake_upstream):
                    headers={"content-type": "application/json"})
     assert r.status_code == 400 and "JSON object" in r.json()["error"]["message"]
     assert fake_upstream.app.state.log == []  # nothing went upstream
+
+
+def test_the_sdk_stream_helper_accumulates_the_released_text(client):
+    """``client.responses.stream()`` builds its own snapshot from the events: it must end
+    with the released text, never the upstream's."""
+    with client.responses.stream(model="fake-llm", input=INPUT) as stream:
+        deltas = [e.delta for e in stream if e.type == "response.output_text.delta"]
+        final = stream.get_final_response()
+    assert final.output_text == "".join(deltas)
+    assert "1950" not in final.output_text and final.output_text.endswith("330 metres tall.")
