@@ -280,7 +280,10 @@ def test_a_client_that_goes_away_cancels_the_upstream(proxy, fake_upstream):
 
 def test_hostile_upstream_events_end_the_stream_with_an_error_and_done(proxy, fake_upstream):
     """Not JSON, no type, [DONE] before the end: an error event, [DONE], nothing more."""
+    bad_index = json.dumps({"type": "response.output_text.delta", "delta": "Hi.",
+                            "output_index": "zero"})
     for bad, says in (("{oops", "not valid JSON"), ('{"delta": "x"}', "no 'type'"),
+                      (bad_index, "non-integer output_index"),
                       ("[DONE]", "before the response ended")):
         with httpx.stream("POST", proxy.url + "/v1/responses", timeout=60, json={
                 "model": "m", "input": INPUT, "stream": True,

@@ -82,7 +82,11 @@ def _delta(event: dict) -> Delta:
 
 
 def _part(event: dict) -> Part:
-    return int(event.get("output_index") or 0), int(event.get("content_index") or 0)
+    where = event.get("output_index") or 0, event.get("content_index") or 0
+    if not all(isinstance(i, int) and not isinstance(i, bool) for i in where):
+        raise UpstreamProtocolError(f"upstream {event['type']} event has a non-integer "
+                                    "output_index or content_index")
+    return where
 
 
 class ResponsesWire:
