@@ -86,6 +86,12 @@ def test_python_openai(guardrail_url, flag):
                       GUARDRAIL_URL=guardrail_url))
 
 
+def test_python_responses(guardrail_url):
+    """The openai SDK's Responses API (client.responses.create, stream=True)."""
+    check_printed(run([sys.executable, CLIENTS / "python_responses.py"],
+                      GUARDRAIL_URL=guardrail_url))
+
+
 def test_node_openai(guardrail_url):
     node = require(shutil.which("node"), "node")
     require(NODE_DIR / "node_modules" / "openai", "examples/clients/node/node_modules")

@@ -1,7 +1,8 @@
 """Run one client recipe against the demo, in one command, offline.
 
     .venv/bin/python examples/clients/run.py python_openai [--async]
-    .venv/bin/python examples/clients/run.py node | langchain | litellm | litellm_proxy | curl
+    .venv/bin/python examples/clients/run.py python_responses | node | langchain | litellm
+    .venv/bin/python examples/clients/run.py litellm_proxy | curl
 
 Starts the demo's scripted LLM (examples/fake_upstream.py) and ``guardrail serve`` in
 front of it (and, for ``litellm_proxy``, LiteLLM's proxy in front of guardrail) as real
@@ -34,6 +35,7 @@ def recipe(name: str, args: list[str]) -> list:
     """The command that runs recipe ``name``."""
     python = EXAMPLES_BIN / "python"
     return {"python_openai": [sys.executable, HERE / "python_openai.py"],
+            "python_responses": [sys.executable, HERE / "python_responses.py"],
             "node": [shutil.which("node") or "node", NODE_DIR / "stream.mjs"],
             "langchain": [python, HERE / "langchain_rag.py"],
             "litellm": [python, HERE / "litellm_sdk.py"],
@@ -78,7 +80,8 @@ def litellm_proxy(guardrail_url: str, cwd: Path,
 
 
 def main(argv: list[str]) -> int:
-    names = ("python_openai", "node", "langchain", "litellm", "litellm_proxy", "curl")
+    names = ("python_openai", "python_responses", "node", "langchain", "litellm",
+             "litellm_proxy", "curl")
     if not argv or argv[0] not in names:
         print(__doc__.strip(), file=sys.stderr)
         return 2
