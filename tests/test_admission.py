@@ -117,6 +117,24 @@ def test_the_stream_limit_grows_while_checks_are_fast_and_shrinks_when_slow():
     assert a.limit == 3
 
 
+def test_the_limit_grows_only_to_what_the_measured_busy_share_says_fits():
+    """Fast checks and the limit in use: with the model idle it doubles (slow start);
+    busy 30 % with two streams, five would fit but doubling caps it at four; busy 45 % with two, a
+    third would take it to 68 %: +1; busy 60 % with two, a third would pass 80 %: it holds."""
+    for busy, grown in ((0.0, 4), (0.3, 4), (0.45, 3), (0.6, 2)):
+        clock = Clock()
+        a = Admission(SchedulerConfig(latency_budget_s=2.0, initial_streams=2,
+                                      max_streams=8), clock=clock)
+        a.admitted("s1")
+        a.admitted("s2")
+        for _ in range(10):
+            clock.now += 1.0
+            a.busy(busy)
+        a.observe(0.3)
+        assert a.busy_share(clock.now - 10) == pytest.approx(busy)
+        assert a.limit == grown, busy
+
+
 def test_a_stream_holds_its_place_until_it_ends_or_its_time_runs_out():
     clock = Clock()
     a = Admission(SchedulerConfig(initial_streams=1), clock=clock, stream_ttl_s=60)

@@ -54,10 +54,11 @@ class SchedulerConfig(BaseModel):
     """``is_overloaded()`` once the queued work would take longer than this to run:
     the server then answers new checked requests 503 (or 429,
     ``server.overload_status``) with Retry-After instead of queueing them."""
-    initial_streams: int = Field(4, ge=1)
+    initial_streams: int = Field(1, ge=1)
     """Checked streams admitted at once to start with; the limit then adapts to the
-    latency budget (``engine.admission``: +1 while checks are fast, x0.75 when one
-    takes over half the budget)."""
+    latency budget (``engine.admission``: while checks are fast, up to the streams the
+    model's measured busy share says fit, at most doubling; x0.75 when a check takes
+    over half the budget)."""
     max_streams: int = Field(256, ge=1)
     """The most checked streams admitted at once, however fast the checks are."""
     initial_layer_tokens_per_s: float = Field(200_000.0, gt=0)

@@ -12,12 +12,15 @@ engine cannot keep ``scheduler.latency_budget_s``:
    can serve within the budget.  Streams admitted together queue their sentences only
    later, so the first three signals let a burst in (every client retrying after the
    same Retry-After) that then falls behind all at once.  The limit is adaptive
-   (AIMD, as TCP and concurrency limiters do) and aims below the budget, at
-   ``TARGET`` of it, so that the release delay's tail stays within the budget: it starts
-   at ``initial_streams``, grows by one while checks come back in under half the target
-   with the limit in use and none has been over the target for ``CALM_S`` seconds, and
-   shrinks by a quarter when a check takes longer than the target, at most once a second
-   each way.  A stream holds its place from ``admit`` to ``abort`` (which every
+   (as TCP and concurrency limiters are) and aims below the budget, at ``TARGET`` of
+   it, so that the release delay's tail stays within the budget: it starts at
+   ``initial_streams``; while checks come back in under half the target with the limit
+   in use, and none has been over the target nor the limit changed for ``CALM_S``
+   seconds, it grows to the streams the model's measured busy share says fit at
+   ``MAX_BUSY`` (one more at least, double at most: a slow start), and not at all when
+   one more stream would take the model past it (a queue near saturation has a long
+   tail); it shrinks by a quarter when a check takes longer than the target, at most
+   once a second.  A stream holds its place from ``admit`` to ``abort`` (which every
    answer calls when it ends), or ``stream_ttl_s`` at most.
 
 ``Retry-After`` is the wait the signal implies, in whole seconds, at least 1; a refusal
@@ -42,6 +45,7 @@ STREAM_TTL_S = 600.0
 CALM_S = 5.0  # no check over the target for this long before the limit may grow
 TARGET = 0.5  # the stream limit keeps checks within this share of the budget, so that
               # the release delay's tail (ordering, bursts) stays within the budget
+MAX_BUSY = 0.8  # the limit grows only to as many streams as keep the model this busy
 
 
 class Admission:
@@ -52,6 +56,7 @@ class Admission:
         self.rng = rng or random.Random()
         self.stream_ttl_s = stream_ttl_s
         self._recent: deque[tuple[float, float]] = deque(maxlen=256)  # (when, latency)
+        self._busy: deque[tuple[float, float]] = deque(maxlen=4096)   # (when, model s)
         self.limit = float(min(config.initial_streams, config.max_streams))
         self._streams: dict[str, float] = {}  # admitted stream -> when
         self._changed = -math.inf
@@ -70,10 +75,34 @@ class Admission:
         if latency_s > target:
             self.limit = max(MIN_STREAMS, math.floor(self.limit * 0.75))
             self._changed = now
-        elif latency_s <= target / 2 and now - self._slow >= CALM_S and \
-                self.active() >= int(self.limit):
-            self.limit = min(self.config.max_streams, self.limit + 1)
-            self._changed = now
+        elif latency_s <= target / 2 and now - max(self._slow, self._changed) >= CALM_S \
+                and self.active() >= int(self.limit):
+            grown = self._room(now)
+            if grown > self.limit:
+                self.limit = float(min(self.config.max_streams, grown))
+                self._changed = now
+
+    def busy(self, seconds: float) -> None:
+        """The model worked ``seconds`` (one batch)."""
+        self._busy.append((self.clock(), seconds))
+
+    def busy_share(self, since: float) -> float:
+        """The share of the time since ``since`` that the model spent working."""
+        while self._busy and self._busy[0][0] < self.clock() - self.window_s:
+            self._busy.popleft()
+        span = self.clock() - since
+        return sum(s for t, s in self._busy if t >= since) / span if span > 0 else 0.0
+
+    def _room(self, now: float) -> int:
+        """The streams the model serves at ``MAX_BUSY``, measured at the current limit
+        (since it last changed): one more at least, twice as many at most (slow start);
+        the current limit when one more would already be too many."""
+        n = max(self.active(), 1)
+        share = self.busy_share(max(self._changed, now - self.window_s))
+        if share * (n + 1) / n > MAX_BUSY:
+            return int(self.limit)
+        fits = math.floor(n * MAX_BUSY / share) if share > 0 else math.inf
+        return int(min(max(self.limit + 1, fits), 2 * self.limit))
 
     def admitted(self, stream_id: str) -> None:
         self._streams[stream_id] = self.clock()

@@ -331,6 +331,7 @@ class Scheduler:
                     check.future.set_exception(exc)
             return
         live, probs, seconds, waited = fut.result()
+        self.admission.busy(seconds)
         self._c["skipped"] += len(batch.items) - len(live)
         if not live:
             return
