@@ -17,7 +17,8 @@ from typing import Any, AsyncIterator
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from guardrail.testing.script import (FakeCall, FakeScript, Rule, ScriptedCut, raw_events,
+from guardrail.testing.script import (FakeCall, FakeScript, Rule, ScriptedCut,
+                                     hang_until_gone, raw_events, scripted_error,
                                      split_pieces)
 
 __all__ = ["responses_endpoint"]
@@ -91,9 +92,7 @@ async def _stream(script: FakeScript, rule: Rule, body: dict, call: FakeCall,
                     yield _event("error", next(seq), code="server_error", param=None,
                                  message=fake.get("message", "scripted failure"))
                     return
-                while not await request.is_disconnected():
-                    await asyncio.sleep(0.01)
-                call.cancelled = True
+                await hang_until_gone(request, call)
                 return
             if delay:
                 await asyncio.sleep(delay)
@@ -123,10 +122,7 @@ def responses_endpoint(script: FakeScript, log: list):
         call = FakeCall(body=body, headers=dict(request.headers), stream=stream)
         log.append(call)
         if fake.get("mode") == "error":
-            return JSONResponse({"error": {"message": fake.get("message", "scripted failure"),
-                                           "type": "server_error", "code": "fake_error"}},
-                                status_code=int(fake.get("status", 500)),
-                                headers=fake.get("headers"))
+            return scripted_error(fake)
         if fake.get("mode") == "raw" and stream:
             return StreamingResponse(raw_events(fake, call), media_type="text/event-stream")
         rule = script.rule_for(_as_chat(body))

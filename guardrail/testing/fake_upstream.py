@@ -35,7 +35,8 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from guardrail.testing.fake_responses import responses_endpoint
-from guardrail.testing.script import (FakeCall, FakeScript, Rule, ScriptedCut, raw_events,
+from guardrail.testing.script import (FakeCall, FakeScript, Rule, ScriptedCut,
+                                      hang_until_gone, raw_events, scripted_error,
                                       split_pieces)
 
 __all__ = ["DEMO", "FakeCall", "FakeScript", "Rule", "ServerThread", "create_fake_upstream",
@@ -99,10 +100,8 @@ async def _stream(script: FakeScript, rule: Rule, body: dict, call: FakeCall,
                     raise ScriptedCut("scripted cut")
                 if mode == "malformed":
                     yield b'data: {"id": "broken", "choices": [\n\n'
-                elif mode == "hang":  # until the client goes away
-                    while not await request.is_disconnected():
-                        await asyncio.sleep(0.01)
-                    call.cancelled = True
+                elif mode == "hang":
+                    await hang_until_gone(request, call)
                 return
             if delay:
                 await asyncio.sleep(delay)
@@ -160,10 +159,7 @@ def create_fake_upstream(script: Optional[FakeScript] = None) -> Starlette:
         call = FakeCall(body=body, headers=dict(request.headers), stream=stream)
         app.state.log.append(call)
         if fake.get("mode") == "error":
-            status = int(fake.get("status", 500))
-            return JSONResponse({"error": {"message": fake.get("message", "scripted failure"),
-                                           "type": "server_error", "code": "fake_error"}},
-                                status_code=status, headers=fake.get("headers"))
+            return scripted_error(fake)
         if fake.get("mode") == "raw" and stream:
             return StreamingResponse(raw_events(fake, call), media_type="text/event-stream")
         rule = script.rule_for(body)

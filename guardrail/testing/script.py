@@ -11,8 +11,11 @@ from pathlib import Path
 from typing import AsyncIterator
 
 import yaml
+from starlette.requests import Request
+from starlette.responses import JSONResponse
 
-__all__ = ["FakeCall", "FakeScript", "Rule", "ScriptedCut", "raw_events", "split_pieces"]
+__all__ = ["FakeCall", "FakeScript", "Rule", "ScriptedCut", "hang_until_gone", "raw_events",
+           "scripted_error", "split_pieces"]
 
 _PIECE = re.compile(r"\s*\S+|\s+$")
 
@@ -85,3 +88,17 @@ async def raw_events(fake: dict, call: FakeCall) -> AsyncIterator[bytes]:
             await asyncio.sleep(float(fake["delay"]))
         yield b"data: " + payload.encode("utf-8", "surrogatepass") + b"\n\n"
     call.finished = True
+
+
+def scripted_error(fake: dict) -> JSONResponse:
+    """``"fake": {"mode": "error", ...}``: an OpenAI-style error body at that status."""
+    return JSONResponse({"error": {"message": fake.get("message", "scripted failure"),
+                                   "type": "server_error", "code": "fake_error"}},
+                        status_code=int(fake.get("status", 500)), headers=fake.get("headers"))
+
+
+async def hang_until_gone(request: Request, call: FakeCall) -> None:
+    """Send nothing more until the client goes away; mark the call cancelled."""
+    while not await request.is_disconnected():
+        await asyncio.sleep(0.01)
+    call.cancelled = True
