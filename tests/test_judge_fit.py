@@ -69,3 +69,39 @@ def test_a_sentence_without_a_claim_is_never_flagged_by_the_judge():
 def test_fitting_needs_both_labels():
     with pytest.raises(ValueError, match="supported and unsupported"):
         fit([r for r in _rows(50, "d", 0) if not r.gold])
+
+
+def test_the_rows_cache_keeps_each_data_set_apart(tmp_path, monkeypatch):
+    """A second `judge eval` reads the rows it has; one more data set runs the model on
+    that set alone (the real shipped detector; the collector is only counted)."""
+    from typer.testing import CliRunner
+
+    from guardrail.cli import app
+    from guardrail.commands import judge as judge_cmd
+    from guardrail.train import toolctx
+
+    a, b, cache = tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "rows.json"
+    toolctx.write_jsonl(a, toolctx.generate("dev", 3, 0))
+    toolctx.write_jsonl(b, toolctx.generate("dev", 3, 1))
+    seen: list[list[str]] = []
+    real = judge_cmd._collect
+
+    def counted(det, specs, *args):
+        seen.append(list(specs))
+        return real(det, specs, *args)
+
+    monkeypatch.setattr(judge_cmd, "_collect", counted)
+
+    def run(*data: Path) -> str:
+        args = ["judge", "eval", "--tokens", "--layers", "4", "--rows-cache", str(cache)]
+        for d in data:
+            args += ["--data", str(d)]
+        result = CliRunner().invoke(app, args, catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        return result.output[result.output.index("layer 4"):]  # the table, no progress
+
+    first = run(a)
+    assert seen == [[str(a)]]
+    assert run(a) == first and seen == [[str(a)]]          # read back, no model run
+    run(a, b)
+    assert seen == [[str(a)], [str(b)]]                    # only the new set ran

@@ -103,3 +103,70 @@ def test_eval_on_a_binary_set_reports_auroc(tmp_path):
     assert result["n_examples"] == 12
     assert result["auroc"] is None or 0.0 <= result["auroc"] <= 1.0
     assert result.get("token") is None and result.get("span") is None
+
+
+def _examples(n: int):
+    from guardrail.train.data import Example
+
+    out = []
+    for i in range(n):
+        response = f"The tower number {i} is {100 + i} metres tall."
+        out.append(Example(id=f"t{i}", source_id=f"s{i}", dataset="toy",
+                           context=f"Tower number {i} is {100 + i} metres tall. " * (1 + i % 3),
+                           question="How tall is it?", response=response,
+                           spans=((response.index("is"), len(response) - 1),) if i % 2 else (),
+                           hallucinated=bool(i % 2), has_spans=True))
+    return out
+
+
+def test_parallel_encoding_gives_the_single_process_sequences(detector):
+    from guardrail.train.train import encode_examples
+
+    examples = _examples(2100)  # the forked path starts at 2,000 examples
+    one, counts_one = encode_examples(detector, examples, workers=1)
+    two, counts_two = encode_examples(detector, examples, workers=2)
+    assert counts_one == counts_two and counts_one["one_window"] == 2100
+    assert len(one) == len(two) == 2100
+    for a, b in zip(one, two):
+        assert a.input_ids.tolist() == b.input_ids.tolist()
+        assert a.labels.tolist() == b.labels.tolist()
+    assert any(s.labels.max() == 1 for s in one) and any(s.labels.max() == 0 for s in one)
+
+
+def test_a_response_the_detector_cleans_is_labelled_as_it_reads_it(detector):
+    """A control character (U+200E) is a space to the detector and tokenizes otherwise
+    than in the raw text: the labels follow the cleaned text (v6's run crashed on it)."""
+    from dataclasses import replace
+
+    from guardrail.train.train import encode_examples
+
+    ex = _examples(2)[1]
+    response = "The\u200etower " + ex.response[10:]
+    dirty = replace(ex, id="dirty", response=response, spans=((4, 9),))
+    (seq,), counts = encode_examples(detector, [dirty])
+    labels = seq.labels[seq.response_slice]
+    tokens = detector.tokenizer("The tower " + ex.response[10:], add_special_tokens=False,
+                                return_offsets_mapping=True)["offset_mapping"]
+    assert len(labels) == len(tokens)
+    assert [int(x) for x in labels] == [int(a < 9 and b > 4) for a, b in tokens]
+
+
+def test_train_on_a_missing_gpu_is_a_clear_error(tiny_ragtruth, tmp_path):
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    result = CliRunner().invoke(app, ["train", "detector", "--data", str(tiny_ragtruth),
+                                      "--out", str(tmp_path / "m"), "--device", "cuda",
+                                      "--max-steps", "1", "--no-progress"])
+    assert result.exit_code != 0 and "torch sees no CUDA device" in result.output
+
+
+@pytest.mark.gpu
+def test_train_detector_on_cuda_with_bf16_autocast(tiny_ragtruth, tmp_path):
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
+    model = tmp_path / "model"
+    run("train", "detector", "--data", f"ragtruth={tiny_ragtruth}", "--out", str(model),
+        "--synthetic", "8", "--max-steps", "2", "--no-progress", "--device", "cuda")
+    det = Detector.from_pretrained(model, device="cpu")
+    assert next(det.model.parameters()).dtype == torch.float32
+    assert json.loads((model / "guardrail.json").read_text())["training"]["report"]["steps"] == 2

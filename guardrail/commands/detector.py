@@ -21,6 +21,29 @@ CROP_HELP = ("Probability that a synthetic example's context is cut to the sente
              "response came from plus a few neighbours (shorter, faster sequences).")
 
 
+DEVICE_HELP = ("auto (CUDA when there is a GPU, with bf16 autocast; else CPU) | cpu | cuda | "
+               "cuda:N. Weights train in float32 either way and are saved as fp16.")
+
+
+WORKERS_HELP = "Processes that tokenize and window the examples before training."
+
+
+def _default_workers() -> int:
+    import os
+
+    return max(1, min(16, os.cpu_count() or 1))
+
+
+def _device(spec: str) -> str:
+    import torch
+
+    if spec == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if spec.startswith("cuda") and not torch.cuda.is_available():
+        raise typer.BadParameter(f"{spec}: torch sees no CUDA device", param_hint="--device")
+    return spec
+
+
 def _kinds(spec: str) -> tuple[str, ...]:
     from guardrail.train.synth import ALL_KINDS
 
@@ -56,6 +79,12 @@ def _split(examples, dev_fraction: float, seed: int):
     # a calibration split for thresholds, carved out of train by source (never dev)
     fit, calib = split_by_source(train, 0.1, seed + 1)
     return fit, calib, dev
+
+
+def calib_cap(max_per_dataset: int) -> int:
+    """Calibration examples per data set when training is capped: in proportion, between
+    100 and 500 (thresholds need hundreds, not thousands; each is a forward per exit)."""
+    return min(500, max(100, max_per_dataset // 8))
 
 
 def _capped(examples, n: int, seed: int) -> list:
@@ -158,9 +187,13 @@ def register(app: typer.Typer) -> None:
                                       "Windows: each window encoded once, cacheable)."),
         distractors: float = typer.Option(0.0, help="pcw: share of examples with others' windows."),
         resume: bool = typer.Option(False, help="Continue from OUT/checkpoint-detector.pt."),
+        device: str = typer.Option("auto", help=DEVICE_HELP),
+        workers: int = typer.Option(_default_workers(), help=WORKERS_HELP),
         progress: bool = typer.Option(True),
     ) -> None:
         """Fine-tune backbone + token head with cross-entropy on response tokens."""
+        import torch
+
         from guardrail.model import Detector
         from guardrail.train.evaluate import calibrate
         from guardrail.train.synth import documents_from, make_synthetic
@@ -172,7 +205,7 @@ def register(app: typer.Typer) -> None:
         fit, calib, dev = _split(real, dev_fraction, seed)
         if max_per_dataset:  # the calibration split shrinks in proportion
             fit = _capped(fit, max_per_dataset, seed)
-            calib = _capped(calib, max(100, max_per_dataset // 8), seed)
+            calib = _capped(calib, calib_cap(max_per_dataset), seed)
         kinds = _kinds(synthetic_kinds)
         synth_seed = seed if synthetic_seed is None else synthetic_seed
         prefixes = tuple(p.strip() for p in synthetic_from.split(",") if p.strip())
@@ -184,13 +217,15 @@ def register(app: typer.Typer) -> None:
         if attention not in ("cross", "pcw"):
             raise typer.BadParameter("cross or pcw", param_hint="--attention")
         kind = Detector.kinds.get(attention, Detector)
-        det = kind.from_pretrained(backbone or minilm_path(), device="cpu")
+        det = kind.from_pretrained(backbone or minilm_path(), device=_device(device),
+                                   dtype=torch.float32)
         det.render_structured |= render_structured
         if max_length:
             det.max_length = min(det.max_length, max_length)
             det.builder.max_length = det.max_length
         cfg = TrainConfig(epochs=epochs, lr=lr, batch_tokens=batch_tokens, max_steps=max_steps,
-                          seed=seed, progress=progress, distractors=distractors)
+                          seed=seed, progress=progress, distractors=distractors,
+                          workers=workers)
         report = train_detector(det, fit * repeat_real + synth, out, cfg, resume=resume)
         found = calibrate(det, calib, [det.n_layers], progress=progress)
         if found:
@@ -224,9 +259,13 @@ def register(app: typer.Typer) -> None:
         max_per_dataset: Optional[int] = typer.Option(None, help="As for `train detector`."),
         whole_response: str = typer.Option("", help="As for `train detector`."),
         distractors: float = typer.Option(0.0, help="As for `train detector`."),
+        device: str = typer.Option("auto", help=DEVICE_HELP),
+        workers: int = typer.Option(_default_workers(), help=WORKERS_HELP),
         progress: bool = typer.Option(True),
     ) -> None:
         """Train exit adapters on the frozen model: 0.5·CE + 0.5·KL(T=2) from full depth."""
+        import torch
+
         from guardrail.model import Detector
         from guardrail.train.evaluate import calibrate
         from guardrail.train.synth import documents_from, make_synthetic
@@ -234,17 +273,18 @@ def register(app: typer.Typer) -> None:
 
         logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
         out = out or model
-        det = Detector.from_pretrained(model, device="cpu")
+        det = Detector.from_pretrained(model, device=_device(device), dtype=torch.float32)
         real = labelled_examples(_load_span_data(data), whole_response)
         fit, calib, _dev = _split(real, dev_fraction, seed)
         if max_per_dataset:  # the calibration split shrinks in proportion
             fit = _capped(fit, max_per_dataset, seed)
-            calib = _capped(calib, max(100, max_per_dataset // 8), seed)
+            calib = _capped(calib, calib_cap(max_per_dataset), seed)
         synth = make_synthetic(documents_from(fit), synthetic, seed + 7,
                                kinds=_kinds(synthetic_kinds), crop=synthetic_crop) \
             if synthetic else []
         cfg = TrainConfig(epochs=epochs, lr=lr, batch_tokens=batch_tokens, max_steps=max_steps,
-                          seed=seed, progress=progress, distractors=distractors)
+                          seed=seed, progress=progress, distractors=distractors,
+                          workers=workers)
         wanted = [int(x) for x in layers.split(",") if x.strip()]
         report = train_exits(det, fit + synth, out, cfg, wanted, resume=resume)
         found = calibrate(det, calib, wanted, progress=progress)

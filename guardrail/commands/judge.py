@@ -75,25 +75,33 @@ WHOLE_HELP = ("Comma-separated data set name prefixes whose hallucinated example
 
 def _rows(det, specs: list[str], layers: list[int], limit: Optional[int],
           whole_response: str = "", cache: Optional[Path] = None):
-    """The rows of every spec at every layer; with ``cache``, read from it when it was
-    written for the same model weights, data, layers, limit and labelling, else written."""
+    """The rows of every spec at every layer; with ``cache``, each spec's rows are read
+    from it when they were written for the same model weights, data, layers, limit and
+    labelling, else computed and added (so a refit on one more data set runs the model
+    on that set alone)."""
     import hashlib
+    from dataclasses import asdict
 
     from guardrail.train.judge import Row
 
-    key = hashlib.sha256(json.dumps([det.name, det.meta.get("training", {}).get("report"),
-                                     specs, layers, limit, whole_response],
-                                    default=str).encode()).hexdigest()
-    if cache is not None and cache.exists():
-        stored = json.loads(cache.read_text())
-        if stored.get("key") == key:
-            return [Row(**{**r, "x": tuple(r["x"])}) for r in stored["rows"]]
-    rows = _collect(det, specs, layers, limit, whole_response)
-    if cache is not None:
-        from dataclasses import asdict
+    def key(spec: str) -> str:
+        return hashlib.sha256(json.dumps([det.name, det.meta.get("training", {}).get("report"),
+                                          spec, layers, limit, whole_response],
+                                         default=str).encode()).hexdigest()
 
+    stored = {}
+    if cache is not None and cache.exists():
+        stored = json.loads(cache.read_text()).get("entries", {})
+    rows, changed = [], False
+    for spec in specs:
+        k = key(spec)
+        if k not in stored:
+            stored[k] = [asdict(r) for r in _collect(det, [spec], layers, limit, whole_response)]
+            changed = True
+        rows += [Row(**{**r, "x": tuple(r["x"])}) for r in stored[k]]
+    if cache is not None and changed:
         cache.parent.mkdir(parents=True, exist_ok=True)
-        cache.write_text(json.dumps({"key": key, "rows": [asdict(r) for r in rows]}))
+        cache.write_text(json.dumps({"entries": stored}))
     return rows
 
 

@@ -15,6 +15,7 @@ step) is written every ``save_every`` steps and at the end of each epoch;
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
@@ -30,7 +31,7 @@ import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 from guardrail.model.detector import DetectInput, Detector
-from guardrail.model.inputs import IGNORE, Sequence_, token_labels, tokenize
+from guardrail.model.inputs import IGNORE, Sequence_, clean_text, token_labels, tokenize
 
 log = logging.getLogger(__name__)
 CHECKPOINT = "checkpoint-{}.pt"
@@ -58,6 +59,8 @@ class TrainConfig:
     progress: bool = True
     distractors: float = 0.0
     """PCW detectors: share of examples given windows of other contexts."""
+    workers: int = 1
+    """Processes that tokenize and window the training examples (CPU work)."""
     extra: dict = field(default_factory=dict)
 
 
@@ -68,7 +71,7 @@ def seed_everything(seed: int) -> None:
 
 
 def encode_examples(det: Detector, examples: Sequence, distractors: float = 0.0,
-                    seed: int = 13) -> tuple[list[Sequence_], dict]:
+                    seed: int = 13, workers: int = 1) -> tuple[list[Sequence_], dict]:
     """Labelled model sequences, one per example.
 
     A context longer than the window is not truncated blindly: the example is trained
@@ -77,18 +80,59 @@ def encode_examples(det: Detector, examples: Sequence, distractors: float = 0.0,
     window supports it.  A response that itself needs splitting is skipped.  A
     Parallel Context Windows detector gets its own sequences (``guardrail.train.pcw``;
     ``distractors``: the share of examples also given windows of other contexts).
+    ``workers`` > 1 encodes in that many forked processes (same result, in order).
     """
     if det.meta.get("attention") == "pcw":
         from guardrail.train.pcw import encode_pcw
 
         return encode_pcw(det, examples, distractors=distractors, seed=seed)
+    if workers > 1 and len(examples) >= 2000:
+        return _encode_parallel(det, examples, workers)
+    return _encode_cross(det, examples)
+
+
+_WORKER_DETECTOR: Optional[Detector] = None
+
+
+def _encode_chunk(chunk: Sequence) -> tuple[list[Sequence_], dict]:
+    assert _WORKER_DETECTOR is not None
+    return _encode_cross(_WORKER_DETECTOR, chunk)
+
+
+def _encode_parallel(det: Detector, examples: Sequence, workers: int
+                     ) -> tuple[list[Sequence_], dict]:
+    """Tokenizing and windowing is CPU work, one example at a time: a training run on a
+    GPU machine would wait minutes for one core.  Forked workers share the detector's
+    tokenizer (they never touch the model); chunks come back in order, so the result is
+    the single-process one."""
+    import multiprocessing as mp
+
+    global _WORKER_DETECTOR
+    _WORKER_DETECTOR = det
+    size = math.ceil(len(examples) / (workers * 4))
+    chunks = [examples[i:i + size] for i in range(0, len(examples), size)]
+    seqs: list[Sequence_] = []
+    counts: dict[str, int] = {}
+    try:
+        with mp.get_context("fork").Pool(workers) as pool:
+            for part, c in pool.imap(_encode_chunk, chunks):
+                seqs.extend(part)
+                for k, v in c.items():
+                    counts[k] = counts.get(k, 0) + v
+    finally:
+        _WORKER_DETECTOR = None
+    return seqs, counts
+
+
+def _encode_cross(det: Detector, examples: Sequence) -> tuple[list[Sequence_], dict]:
     seqs: list[Sequence_] = []
     counts = {"one_window": 0, "best_window": 0, "skipped_long_response": 0, "empty": 0}
     for ex in examples:
         if not ex.response.strip() or not ex.context.strip():
             counts["empty"] += 1
             continue
-        toks = tokenize(det.tokenizer, ex.response)
+        # the detector reads a cleaned copy (same offsets, maybe other tokens): label that
+        toks = tokenize(det.tokenizer, clean_text(ex.response))
         labels = token_labels(toks.offsets, ex.spans)
         prep = det.prepare(DetectInput(ex.context, ex.question, ex.response), labels=labels)
         if prep.response_split:
@@ -121,6 +165,13 @@ def make_batches(seqs: Sequence[Sequence_], batch_tokens: int, rng: random.Rando
         batches.append(cur)
     rng.shuffle(batches)
     return batches
+
+
+def autocast(det: Detector):
+    """bf16 autocast on CUDA (the weights and optimizer stay float32); nothing on CPU."""
+    if det.device.type == "cuda":
+        return torch.autocast("cuda", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
 
 
 def labels_tensor(det: Detector, batch: Sequence[Sequence_]) -> torch.Tensor:
@@ -206,13 +257,14 @@ def train_detector(det: Detector, train: Sequence, out: str | Path, cfg: TrainCo
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     seed_everything(cfg.seed)
-    seqs, encoded = encode_examples(det, train, cfg.distractors, cfg.seed)
+    seqs, encoded = encode_examples(det, train, cfg.distractors, cfg.seed, cfg.workers)
     model = det.model.backbone
     model.train()
     named = {k: p for k, p in model.named_parameters() if p.requires_grad}
 
     def loss_fn(batch):
-        logits = det.model(exit_layer=None, **det.collate(batch))  # the serving loop
+        with autocast(det):
+            logits = det.model(exit_layer=None, **det.collate(batch))  # the serving loop
         return F.cross_entropy(logits.flatten(0, 1).float(), labels_tensor(det, batch).flatten(),
                                ignore_index=IGNORE)
 
@@ -235,13 +287,13 @@ def train_exits(det: Detector, train: Sequence, out: str | Path, cfg: TrainConfi
     for p in det.model.backbone.parameters():
         p.requires_grad_(False)
     det.model.backbone.eval()
-    seqs, encoded = encode_examples(det, train, cfg.distractors, cfg.seed)
+    seqs, encoded = encode_examples(det, train, cfg.distractors, cfg.seed, cfg.workers)
     named = {f"{k}": p for k, p in det.model.exits.named_parameters()
              if int(k.split(".")[0]) in layers}
     t = cfg.temperature
 
     def loss_fn(batch):
-        with torch.no_grad():
+        with torch.no_grad(), autocast(det):
             # one pass of the serving loop: the exits' inputs and the teacher's logits
             outp = det.model.run(keep=layers, **det.collate(batch))
             teacher = F.log_softmax(outp.logits.float() / t, dim=-1)
@@ -249,7 +301,8 @@ def train_exits(det: Detector, train: Sequence, out: str | Path, cfg: TrainConfi
         mask = labels != IGNORE
         total = 0.0
         for layer in layers:
-            logits = det.model.exits[str(layer)](outp.hidden[layer]).float()
+            with autocast(det):
+                logits = det.model.exits[str(layer)](outp.hidden[layer]).float()
             ce = F.cross_entropy(logits[mask], labels[mask])
             kl = F.kl_div(F.log_softmax(logits[mask] / t, dim=-1), teacher[mask],
                           log_target=True, reduction="batchmean") * t * t
