@@ -1,7 +1,7 @@
 """Tool-grounded turns (issue #12): deterministic, every supported sentence's numbers, dates,
 times, amounts and names read off its context by a normaliser of this file's own, every
 contradicted span the changed value, every unverifiable fact absent, sentences exactly the
-proxy segmenter's, and train / dev families disjoint."""
+proxy segmenter's, and the train / dev / calib families disjoint."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ WORDS = "zero one two three four five six seven eight nine ten".split()
 JSON_FORMATS = {"json-object", "json-array", "nested-json", "search-results"}
 
 
-@pytest.fixture(scope="module", params=["train", "dev"])
+@pytest.fixture(scope="module", params=["train", "dev", "calib"])
 def turns(request):
     return toolctx.generate(request.param, N, seed=5)
 
@@ -47,16 +47,20 @@ TIME = re.compile(r"\b(\d{1,2})(?::(\d{2}))? ?(AM|PM)\b|\b(\d{2}):(\d{2})\b")
 DURATION = re.compile(r"\b(\d+) hours?(?: (\d+) minutes)?")
 CURRENCY = [("Canadian dollars", "CAD"), ("Australian dollars", "AUD"),
             ("Singapore dollars", "SGD"), ("Swiss francs", "CHF"), ("CA$", "CAD"), ("A$", "AUD"),
-            ("S$", "SGD"), ("€", "EUR"), ("£", "GBP"), ("¥", "JPY"), ("$", "USD"), ("yen", "JPY"),
-            ("euros", "EUR"), ("pounds", "GBP"), ("dollars", "USD")]
-CURRENCY += [(c, c) for c in ("CHF", "EUR", "GBP", "USD", "JPY", "CAD", "AUD", "SGD")]
+            ("Brazilian reais", "BRL"), ("Mexican pesos", "MXN"), ("South Korean won", "KRW"),
+            ("MX$", "MXN"), ("R$", "BRL"), ("S$", "SGD"), ("€", "EUR"), ("£", "GBP"), ("¥", "JPY"),
+            ("₹", "INR"), ("₩", "KRW"), ("$", "USD"), ("yen", "JPY"), ("euros", "EUR"),
+            ("pounds", "GBP"), ("dollars", "USD"), ("rupees", "INR"), ("rand", "ZAR")]
+CURRENCY += [(c, c) for c in ("CHF", "EUR", "GBP", "USD", "JPY", "CAD", "AUD", "SGD", "INR",
+                              "BRL", "MXN", "ZAR", "KRW")]
 NUMBER = re.compile(r"(?:((?i:about|roughly|around)) )?(-?\d[\d,]*(?:\.\d+)?)"
                     r"(?: (million|billion|trillion))?")
 DIRECTION = re.compile(r"\b(up|down|rose|fell) (\d+(?:\.\d+)?)")
 STAMP = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::\d{2})?(?:Z|[+-]\d{2}:\d{2})?)?")
 CLOCK = re.compile(r"\b(\d{2}):(\d{2})\b")
 SCALE = {None: 1, "million": 1e6, "billion": 1e9, "trillion": 1e12}
-WRONG_UNITS = re.compile(r"\d (feet|inches|mph|ounces|miles|days)\b|\d°F")
+WRONG_UNITS = re.compile(r"\d (feet|inches|mph|ounces|miles|days|square feet|kilojoules|ppm"
+                         r"|milligrams per cubic meter)\b|\d°F")
 
 
 class Context:
@@ -300,35 +304,65 @@ def test_unverifiable_facts_are_absent_from_the_context(turns):
     assert n > 30
 
 
+def _strings(fam: Family) -> set[str]:
+    out = [*fam.intros, *fam.outros, *fam.aggregates]
+    for s in fam.schemas:
+        out += [s.subject[0], *s.extras, *s.ask_one, *s.ask_many]
+        out += [x for f in s.facts for x in (f.text, f.null)]
+        out += [w for f in s.fields for w in f.words]
+    return set(out) - {""}
+
+
+def _fields(fam: Family) -> set[str]:
+    names = set(fam.money_keys) | _keys(fam.envelope(random.Random(0), {}))
+    for s in fam.schemas:
+        names |= {s.name, s.plural}
+        names |= {p for f in s.fields if not f.key.startswith("_") for p in (f.key, *f.path)}
+    return names
+
+
+def _vocab(fam: Family) -> set[str]:
+    words = {v for s in fam.schemas for f in s.fields for v in f.vocab}
+    return words | set(fam.currencies) | set(fam.sites)
+
+
 def test_train_and_dev_share_no_template_field_or_vocabulary():
-    def strings(fam: Family) -> set[str]:
-        out = [*fam.intros, *fam.outros, *fam.aggregates]
-        for s in fam.schemas:
-            out += [s.subject[0], *s.extras, *s.ask_one, *s.ask_many]
-            out += [x for f in s.facts for x in (f.text, f.null)]
-            out += [w for f in s.fields for w in f.words]
-        return set(out) - {""}
-
-    def fields(fam: Family) -> set[str]:
-        names = set(fam.money_keys) | _keys(fam.envelope(random.Random(0), {}))
-        for s in fam.schemas:
-            names |= {s.name, s.plural}
-            names |= {p for f in s.fields if not f.key.startswith("_") for p in (f.key, *f.path)}
-        return names
-
-    def vocab(fam: Family) -> set[str]:
-        words = {v for s in fam.schemas for f in s.fields for v in f.vocab}
-        return words | set(fam.currencies) | set(fam.sites)
-
     train, dev = FAMILIES["train"], FAMILIES["dev"]
-    assert not strings(train) & strings(dev)
-    assert not fields(train) & fields(dev)
-    assert not vocab(train) & vocab(dev)
+    assert not _strings(train) & _strings(dev)
+    assert not _fields(train) & _fields(dev)
+    assert not _vocab(train) & _vocab(dev)
     # and what the generator produced agrees: no dev context carries a train key
-    train_keys = fields(train)
+    train_keys = _fields(train)
     for t in toolctx.generate("dev", 70, 0):
         if t.format in JSON_FORMATS - {"search-results"}:
             assert not _keys(json.loads(t.example.context)) & train_keys
+
+
+@pytest.mark.parametrize("other", ["train", "dev"])
+def test_calib_shares_nothing_with_train_or_dev(other):
+    calib, fam = FAMILIES["calib"], FAMILIES[other]
+    assert not _strings(calib) & _strings(fam)
+    assert not _fields(calib) & _fields(fam)
+    assert not _vocab(calib) & _vocab(fam)
+    assert not set(calib.tz) & set(fam.tz)
+    assert not {w for c in calib.currencies.values() for w in c[:2]} & {
+        w for c in fam.currencies.values() for w in c[:2]}
+    keys = _fields(fam)
+    for t in toolctx.generate("calib", 70, 0):
+        if t.format in JSON_FORMATS - {"search-results"}:
+            assert not _keys(json.loads(t.example.context)) & keys
+
+
+def test_calib_covers_every_schema_and_format_with_labelled_sentences():
+    calib = FAMILIES["calib"]
+    turns = toolctx.generate("calib", 2 * len(calib.schemas) * len(toolctx.FORMATS), seed=2)
+    assert {(t.schema, t.format) for t in turns} == {
+        (s.name, f) for s in calib.schemas for f in toolctx.FORMATS}
+    for t in turns:
+        assert t.example.dataset == f"toolctx/calib/{t.format}" and t.sentences
+        assert any(s.label != "no_claim" for s in t.sentences)
+        assert all(t.example.response[s.start:s.end].strip() for s in t.sentences)
+    assert {s.label for t in turns for s in t.sentences} == set(toolctx.LABELS)
 
 
 def test_loader_round_trips(tmp_path, turns):

@@ -1,6 +1,6 @@
 """Tool-grounded chat turns with sentence labels (issue #12).
 
-    guardrail data toolctx --family train|dev --n N --seed S --out PATH.jsonl
+    guardrail data toolctx --family train|dev|calib --n N --seed S --out PATH.jsonl
 
 A turn is a tool result (the context, exactly as the tool message carries it), a user
 question and an answer of 1-5 sentences paraphrasing the result as chat assistants do:
@@ -19,7 +19,9 @@ About 70 % of turns are fully supported.  A context lays out the records of one 
 instance in one of seven ``FORMATS``, each field left out at random, so one field's
 sentence is supported in one turn and unverifiable in another.  The ``train`` family
 (``toolctx_schemas``) and the ``dev`` family (``toolctx_dev``) share no template, field
-or vocabulary.  A turn draws from ``random.Random`` seeded with its id alone.
+or vocabulary; the ``calib`` family (``toolctx_calib``) shares nothing with either, for
+fitting the sentence judge on turns the detector never trained on.  A turn draws from
+``random.Random`` seeded with its id alone.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from guardrail.train.toolctx_context import FORMATS, Format, draw, make_records,
 from guardrail.train.toolctx_render import (NUMBER_WORDS, Style, alter_value, expand, fields_of,
                                             fill, join_list, pick_styles, template_keys,
                                             template_slots)
+from guardrail.train.toolctx_calib import CALIB
 from guardrail.train.toolctx_dev import DEV
 from guardrail.train.toolctx_schemas import TRAIN, Fact, Family, Schema
 
@@ -46,7 +49,7 @@ __all__ = ["FAMILIES", "FORMATS", "SentenceLabel", "Turn", "generate", "load_too
 Label = Literal["supported", "contradicted", "unverifiable", "no_claim"]
 LABELS: tuple[Label, ...] = ("supported", "contradicted", "unverifiable", "no_claim")
 P_HALLUCINATED = 0.3
-FAMILIES: dict[str, Family] = {"train": TRAIN, "dev": DEV}
+FAMILIES: dict[str, Family] = {"train": TRAIN, "dev": DEV, "calib": CALIB}
 
 
 @dataclass(frozen=True)
