@@ -9,137 +9,11 @@ from typing import Optional
 
 import typer
 
-DATA_HELP = ("Span-labelled training data as NAME=PATH or PATH (repeatable): a RAGTruth-format "
-             "directory (response.jsonl + source_info.jsonl) or FaithBench's directory.")
-
-
-DEFAULT_KINDS = "number,entity,negation,insertion,swap"  # guardrail.train.synth.KINDS
-KINDS_HELP = ("Perturbations for synthetic examples, comma-separated, out of: number, entity, "
-              "negation, insertion, swap, absent (opt-in: the evidence is taken out of the "
-              "context).")
-CROP_HELP = ("Probability that a synthetic example's context is cut to the sentences its "
-             "response came from plus a few neighbours (shorter, faster sequences).")
-
-
-DEVICE_HELP = ("auto (CUDA when there is a GPU, with bf16 autocast; else CPU) | cpu | cuda | "
-               "cuda:N. Weights train in float32 either way and are saved as fp16.")
-
-
-WORKERS_HELP = "Processes that tokenize and window the examples before training."
-
-
-def _default_workers() -> int:
-    import os
-
-    return max(1, min(16, os.cpu_count() or 1))
-
-
-def _device(spec: str) -> str:
-    import torch
-
-    if spec == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if spec.startswith("cuda") and not torch.cuda.is_available():
-        raise typer.BadParameter(f"{spec}: torch sees no CUDA device", param_hint="--device")
-    return spec
-
-
-def _kinds(spec: str) -> tuple[str, ...]:
-    from guardrail.train.synth import ALL_KINDS
-
-    kinds = tuple(k.strip() for k in spec.split(",") if k.strip())
-    unknown = sorted(set(kinds) - set(ALL_KINDS))
-    if unknown or not kinds:
-        raise typer.BadParameter(f"unknown synthetic kinds {unknown}; choose from "
-                                 f"{', '.join(ALL_KINDS)}", param_hint="--synthetic-kinds")
-    return kinds
-
-
-def _load_span_data(specs: list[str]):
-    from guardrail.train.data import load_any
-
-    examples = []
-    for spec in specs:
-        path = spec.split("=", 1)[1] if "=" in spec else spec
-        if not path.strip():
-            raise typer.BadParameter(f"{spec!r} names no path", param_hint="--data")
-        try:
-            examples.extend(load_any(path))
-        except (ValueError, OSError) as exc:
-            raise typer.BadParameter(f"{spec}: {exc}", param_hint="--data") from exc
-    if not examples:
-        raise typer.BadParameter("no examples in the given --data paths")
-    return examples
-
-
-def _split(examples, dev_fraction: float, seed: int):
-    from guardrail.train.data import split_by_source
-
-    train, dev = split_by_source(examples, dev_fraction, seed)
-    # a calibration split for thresholds, carved out of train by source (never dev)
-    fit, calib = split_by_source(train, 0.1, seed + 1)
-    return fit, calib, dev
-
-
-def calib_cap(max_per_dataset: int) -> int:
-    """Calibration examples per data set when training is capped: in proportion, between
-    100 and 500 (thresholds need hundreds, not thousands; each is a forward per exit)."""
-    return min(500, max(100, max_per_dataset // 8))
-
-
-def _capped(examples, n: int, seed: int) -> list:
-    """At most ``n`` examples per data set, a seeded sample, in their original order."""
-    import random
-
-    by: dict[str, list[int]] = {}
-    for i, ex in enumerate(examples):
-        by.setdefault(ex.dataset, []).append(i)
-    keep: set[int] = set()
-    for name, idx in sorted(by.items()):
-        keep.update(random.Random(f"{seed}/{name}").sample(idx, min(n, len(idx))))
-    return [ex for i, ex in enumerate(examples) if i in keep]
-
-
-def labelled_examples(examples, whole_response: str) -> list:
-    """Examples with token labels: a hallucinated example without spans gets the whole
-    response as its span where ``whole_response`` names its data set, else it is left
-    out (its spans are unknown; training it as supported would teach the opposite)."""
-    from dataclasses import replace
-
-    prefixes = tuple(p.strip() for p in whole_response.split(",") if p.strip())
-    out = []
-    for ex in examples:
-        if ex.hallucinated and not ex.spans:
-            if not (prefixes and ex.dataset.startswith(prefixes)):
-                continue
-            ex = replace(ex, spans=((0, len(ex.response)),), has_spans=True)
-        elif not ex.hallucinated and not ex.has_spans:
-            ex = replace(ex, has_spans=True)  # nothing unsupported: no spans is complete
-        out.append(ex)
-    return out
-
-
-def _passages(path: Path, dev_fraction: float, seed: int) -> list[tuple[str, str, str]]:
-    """``(source_id, text, "")`` of each passage whose source falls in the training split."""
-    from guardrail.train.data import in_dev
-
-    out = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            row = json.loads(line)
-            sid = f"passage/{row['id']}"
-            if row.get("text", "").strip() and not in_dev(sid, dev_fraction, seed):
-                out.append((sid, row["text"], ""))
-    return out
-
-
-def _summary(examples) -> dict:
-    from collections import Counter
-
-    return {"n": len(examples), "hallucinated": sum(e.hallucinated for e in examples),
-            "sources": len({e.source_id for e in examples}),
-            "by_dataset": dict(Counter(e.dataset for e in examples))}
-
+from guardrail.commands.training_data import (CROP_HELP, DATA_HELP, DEFAULT_KINDS, DEVICE_HELP,
+                                              KINDS_HELP, WORKERS_HELP, calib_cap, capped,
+                                              default_workers, labelled_examples,
+                                              load_span_data, training_device, split_for_training,
+                                              parse_kinds, summary, training_passages)
 
 def register(app: typer.Typer) -> None:
     train_app = typer.Typer(help="Train the detector and its early exits (CPU is fine).",
@@ -188,7 +62,7 @@ def register(app: typer.Typer) -> None:
         distractors: float = typer.Option(0.0, help="pcw: share of examples with others' windows."),
         resume: bool = typer.Option(False, help="Continue from OUT/checkpoint-detector.pt."),
         device: str = typer.Option("auto", help=DEVICE_HELP),
-        workers: int = typer.Option(_default_workers(), help=WORKERS_HELP),
+        workers: int = typer.Option(default_workers(), help=WORKERS_HELP),
         progress: bool = typer.Option(True),
     ) -> None:
         """Fine-tune backbone + token head with cross-entropy on response tokens."""
@@ -201,23 +75,23 @@ def register(app: typer.Typer) -> None:
                                            write_json)
 
         logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-        real = labelled_examples(_load_span_data(data), whole_response)
-        fit, calib, dev = _split(real, dev_fraction, seed)
+        real = labelled_examples(load_span_data(data), whole_response)
+        fit, calib, dev = split_for_training(real, dev_fraction, seed)
         if max_per_dataset:  # the calibration split shrinks in proportion
-            fit = _capped(fit, max_per_dataset, seed)
-            calib = _capped(calib, calib_cap(max_per_dataset), seed)
-        kinds = _kinds(synthetic_kinds)
+            fit = capped(fit, max_per_dataset, seed)
+            calib = capped(calib, calib_cap(max_per_dataset), seed)
+        kinds = parse_kinds(synthetic_kinds)
         synth_seed = seed if synthetic_seed is None else synthetic_seed
         prefixes = tuple(p.strip() for p in synthetic_from.split(",") if p.strip())
         docs = documents_from([e for e in fit if not prefixes or e.dataset.startswith(prefixes)])
         if passages:
-            docs += _passages(passages, dev_fraction, seed)
+            docs += training_passages(passages, dev_fraction, seed)
         synth = make_synthetic(docs, synthetic, synth_seed, kinds=kinds,
                                crop=synthetic_crop) if synthetic else []
         if attention not in ("cross", "pcw"):
             raise typer.BadParameter("cross or pcw", param_hint="--attention")
         kind = Detector.kinds.get(attention, Detector)
-        det = kind.from_pretrained(backbone or minilm_path(), device=_device(device),
+        det = kind.from_pretrained(backbone or minilm_path(), device=training_device(device),
                                    dtype=torch.float32)
         det.render_structured |= render_structured
         if max_length:
@@ -236,8 +110,8 @@ def register(app: typer.Typer) -> None:
                     "split": {"dev_fraction": dev_fraction, "seed": seed, "calib_fraction": 0.1},
                     "repeat_real": repeat_real, "synthetic_kinds": list(kinds),
                     "synthetic_crop": synthetic_crop, "synthetic_seed": synth_seed,
-                    "train": _summary(fit), "synthetic": _summary(synth),
-                    "calib": _summary(calib), "dev": _summary(dev),
+                    "train": summary(fit), "synthetic": summary(synth),
+                    "calib": summary(calib), "dev": summary(dev),
                     "config": config_dict(cfg), "report": report}
         det.save_pretrained(out, extra={"training": training})
         write_json(out / "train_report.json", training)
@@ -260,7 +134,7 @@ def register(app: typer.Typer) -> None:
         whole_response: str = typer.Option("", help="As for `train detector`."),
         distractors: float = typer.Option(0.0, help="As for `train detector`."),
         device: str = typer.Option("auto", help=DEVICE_HELP),
-        workers: int = typer.Option(_default_workers(), help=WORKERS_HELP),
+        workers: int = typer.Option(default_workers(), help=WORKERS_HELP),
         progress: bool = typer.Option(True),
     ) -> None:
         """Train exit adapters on the frozen model: 0.5·CE + 0.5·KL(T=2) from full depth."""
@@ -273,14 +147,14 @@ def register(app: typer.Typer) -> None:
 
         logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
         out = out or model
-        det = Detector.from_pretrained(model, device=_device(device), dtype=torch.float32)
-        real = labelled_examples(_load_span_data(data), whole_response)
-        fit, calib, _dev = _split(real, dev_fraction, seed)
+        det = Detector.from_pretrained(model, device=training_device(device), dtype=torch.float32)
+        real = labelled_examples(load_span_data(data), whole_response)
+        fit, calib, _dev = split_for_training(real, dev_fraction, seed)
         if max_per_dataset:  # the calibration split shrinks in proportion
-            fit = _capped(fit, max_per_dataset, seed)
-            calib = _capped(calib, calib_cap(max_per_dataset), seed)
+            fit = capped(fit, max_per_dataset, seed)
+            calib = capped(calib, calib_cap(max_per_dataset), seed)
         synth = make_synthetic(documents_from(fit), synthetic, seed + 7,
-                               kinds=_kinds(synthetic_kinds), crop=synthetic_crop) \
+                               kinds=parse_kinds(synthetic_kinds), crop=synthetic_crop) \
             if synthetic else []
         cfg = TrainConfig(epochs=epochs, lr=lr, batch_tokens=batch_tokens, max_steps=max_steps,
                           seed=seed, progress=progress, distractors=distractors,
@@ -325,13 +199,13 @@ def register(app: typer.Typer) -> None:
         if not model.is_dir():
             raise typer.BadParameter(f"{model} is not a directory", param_hint="--model")
         det = Detector.from_pretrained(model, device="cpu")
-        examples = _load_span_data(data)
+        examples = load_span_data(data)
         if split == "calib":
             sp = det.meta.get("training", {}).get("split")
             if sp is None:
                 raise typer.BadParameter(f"{model} records no training split; use --split all "
                                          "with data the model was not trained on")
-            _fit, examples, _dev = _split(examples, sp["dev_fraction"], sp["seed"])
+            _fit, examples, _dev = split_for_training(examples, sp["dev_fraction"], sp["seed"])
         if unit == "sentence" and not any(ex.has_spans for ex in examples):
             raise typer.BadParameter("--unit sentence needs span-labelled data")
         try:

@@ -107,7 +107,7 @@ def _rows(det, specs: list[str], layers: list[int], limit: Optional[int],
 
 def _collect(det, specs: list[str], layers: list[int], limit: Optional[int],
              whole_response: str):
-    from guardrail.commands.detector import labelled_examples
+    from guardrail.commands.training_data import labelled_examples
     from guardrail.train.judge import collect
 
     rows = []

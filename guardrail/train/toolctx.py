@@ -18,9 +18,8 @@ found:").  Sentences are cut where the proxy's segmenter cuts them, and labelled
 About 70 % of turns are fully supported.  A context lays out the records of one schema
 instance in one of seven ``FORMATS``, each field left out at random, so one field's
 sentence is supported in one turn and unverifiable in another.  The ``train`` family
-(``toolctx_schemas``) and the ``dev`` family (``toolctx_dev``) share no template, field
-or vocabulary; the ``calib`` family (``toolctx_calib``) shares nothing with either, for
-fitting the sentence judge on turns the detector never trained on.  A turn draws from
+(``toolctx_schemas``), ``dev`` (``toolctx_dev``) and ``calib`` (``toolctx_calib``, for
+the sentence judge) share no template, field or vocabulary.  A turn draws from
 ``random.Random`` seeded with its id alone.
 """
 
