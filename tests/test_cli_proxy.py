@@ -51,7 +51,9 @@ def test_demo_runs_end_to_end():
     assert r.exit_code == 0, r.output
     out = r.output
     assert "the LLM, direct (unchecked)" in out and "completed in 1950" in out
-    assert "guardrail verdicts" in out and "hallucination detected:" in out
+    assert "guardrail verdicts" in out and "stream stopped" not in out
+    # the shipped model stops the 1950 sentence and says why (the demo's whole point)
+    assert "hallucination detected: True" in out and "contradicted" in out
 
 
 def test_serve_runs_the_proxy(fake_upstream):

@@ -176,3 +176,18 @@ async def test_overload_when_the_queue_is_full():
     d.release.set()
     await asyncio.gather(*tasks)
     await v.aclose()
+
+
+async def test_checks_of_an_admitted_stream_pass_at_the_stream_limit():
+    """The stream limit refuses new streams, not the checks of one already running (it
+    did: with the limit at one, `guardrail demo`'s only stream had every check refused)."""
+    d = FakeDetector()
+    v = LocalVerifier(d, SchedulerConfig(initial_streams=1))
+    v.admit("s1")
+    with pytest.raises(Overloaded, match="1 checked streams are running"):
+        v.admit("s2")                      # a second stream waits
+    det = await v.verify(req("It was built in 1950.", stream="s1"))
+    assert [s.text for s in det.spans] == ["1950"]
+    v.abort("s1")
+    v.admit("s2")                          # its place is free again
+    await v.aclose()

@@ -55,7 +55,12 @@ class LocalVerifier:
 
     # -- the Protocol ---------------------------------------------------------------------
     async def verify(self, req: CheckRequest) -> Detection:
-        self.admit()
+        # A check belongs to a stream admitted already: only the queue bound applies here
+        # (as in the scheduler), never the stream limit, which counts that very stream.
+        if (depth := self.queue_depth()) >= self.cfg.max_pending_checks:
+            self._c["rejected"] += 1
+            raise Overloaded(f"{depth} checks are pending; retry later",
+                             retry_after=self.admission.refusal(depth, 0.0)[1])
         loop = asyncio.get_running_loop()
         job = _Job(int(req.priority), next(self._seq), req, loop.create_future())
         heapq.heappush(self._heap, job)
