@@ -1,9 +1,11 @@
 """guardrail.train.judge: fitting the sentence judge and measuring it, on rows made by
-hand (the detector's part of a row is its token probabilities; no model runs here)."""
+hand (the detector's part of a row is its token probabilities), and the rows cache of
+`guardrail judge`, with the real shipped model."""
 
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest

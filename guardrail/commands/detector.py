@@ -12,8 +12,9 @@ import typer
 from guardrail.commands.training_data import (CROP_HELP, DATA_HELP, DEFAULT_KINDS, DEVICE_HELP,
                                               KINDS_HELP, WORKERS_HELP, calib_cap, capped,
                                               default_workers, labelled_examples,
-                                              load_span_data, training_device, split_for_training,
-                                              parse_kinds, summary, training_passages)
+                                              load_span_data, parse_kinds, split_for_training,
+                                              summary, training_device, training_passages)
+
 
 def register(app: typer.Typer) -> None:
     train_app = typer.Typer(help="Train the detector and its early exits (CPU is fine).",
