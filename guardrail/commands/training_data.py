@@ -31,8 +31,10 @@ def default_workers() -> int:
 def training_device(spec: str) -> str:
     import torch
 
+    from guardrail.model.detector import pick_device
+
     if spec == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
+        return pick_device(None).type  # the serving rule: CUDA when there is one
     if spec.startswith("cuda") and not torch.cuda.is_available():
         raise typer.BadParameter(f"{spec}: torch sees no CUDA device", param_hint="--device")
     return spec
