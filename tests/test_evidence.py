@@ -4,11 +4,13 @@ features, the sentence judge and its explanation, and what the policy does with 
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
 from guardrail.evidence.features import ContextEvidence, is_claim, numbers
-from guardrail.evidence.judge import FEATURES, Head, SentenceJudge, explain, feature_vector
+from guardrail.evidence.judge import (FEATURES, FIRST_FEATURES, Head, SentenceJudge, explain,
+                                      feature_vector)
 from guardrail.evidence.render import render, written_date
 from guardrail.stream.policy import EffectivePolicy, decide, judged
 from guardrail.types import Action, Detection
@@ -121,8 +123,26 @@ def test_the_judge_round_trips_and_refuses_another_feature_set():
     again = SentenceJudge.from_json(json.loads(json.dumps(judge.to_json())))
     assert again.heads == judge.heads
     assert judge.head(2) is judge.heads[4] and judge.head(6) is judge.heads[6]
-    with pytest.raises(ValueError, match="other features"):
+    with pytest.raises(ValueError, match="unknown features"):
+        SentenceJudge.from_json({**judge.to_json(), "features": ["p_max", *FEATURES[1:-1],
+                                                                 "sentiment"]})
+    with pytest.raises(ValueError, match="means, scales and weights"):
         SentenceJudge.from_json({**judge.to_json(), "features": ["p_max"]})
+
+
+def test_a_judge_fitted_on_fewer_features_reads_just_those():
+    """A judge from before ``record_gap`` (its JSON names 17 features) keeps working."""
+    n = len(FIRST_FEATURES)
+    w = [0.0] * n
+    w[FIRST_FEATURES.index("number_missing")] = 4.0
+    old = {"features": list(FIRST_FEATURES), "heads": {"4": {
+        "mean": [0.0] * n, "scale": [1.0] * n, "weights": w, "bias": -1.0, "threshold": 0.5}}}
+    head = SentenceJudge.from_json(old).head(4)
+    x = [0.0] * len(FEATURES)
+    x[FEATURES.index("record_gap")] = 100.0  # a feature it never read changes nothing
+    assert head.prob(x) == pytest.approx(1 / (1 + math.exp(1.0)))
+    x[FEATURES.index("number_missing")] = 1.0
+    assert head.prob(x) == pytest.approx(1 / (1 + math.exp(-3.0)))
 
 
 def test_judged_flags_a_changed_value_and_redacts_just_that_value():

@@ -4,6 +4,7 @@ hand (the detector's part of a row is its token probabilities), and the rows cac
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -74,25 +75,26 @@ def test_fitting_needs_both_labels():
 
 
 def test_the_rows_cache_keeps_each_data_set_apart(tmp_path, monkeypatch):
-    """A second `judge eval` reads the rows it has; one more data set runs the model on
-    that set alone (the real shipped detector; the collector is only counted)."""
+    """A second `judge eval` reads the detector's scores it has; one more data set runs
+    the model on that set alone (the real shipped detector; the scorer is only counted)."""
     from typer.testing import CliRunner
 
     from guardrail.cli import app
-    from guardrail.commands import judge as judge_cmd
+    from guardrail.train import judge as judge_train
     from guardrail.train import toolctx
 
     a, b, cache = tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "rows.json"
     toolctx.write_jsonl(a, toolctx.generate("dev", 3, 0))
     toolctx.write_jsonl(b, toolctx.generate("dev", 3, 1))
+    first_ids = {str(p): json.loads(p.read_text().splitlines()[0])["id"] for p in (a, b)}
     seen: list[list[str]] = []
-    real = judge_cmd._collect
+    real = judge_train.score
 
-    def counted(det, specs, *args):
-        seen.append(list(specs))
-        return real(det, specs, *args)
+    def counted(det, examples, *args, **kw):
+        seen.append([p for p, i in first_ids.items() if examples[0].id == i])
+        return real(det, examples, *args, **kw)
 
-    monkeypatch.setattr(judge_cmd, "_collect", counted)
+    monkeypatch.setattr(judge_train, "score", counted)
 
     def run(*data: Path) -> str:
         args = ["judge", "eval", "--tokens", "--layers", "4", "--rows-cache", str(cache)]
@@ -107,3 +109,40 @@ def test_the_rows_cache_keeps_each_data_set_apart(tmp_path, monkeypatch):
     assert run(a) == first and seen == [[str(a)]]          # read back, no model run
     run(a, b)
     assert seen == [[str(a)], [str(b)]]                    # only the new set ran
+
+
+def _structured(rows: list[Row], on: bool, key: str) -> list[Row]:
+    """The rows grounded in a structured context (``on``), where ``key`` gives the
+    unsupported ones away instead of the token probability; in prose it is noise."""
+    s, k, p = FEATURES.index("structured"), FEATURES.index(key), FEATURES.index("p_max")
+    rng, out = random.Random(len(rows)), []
+    for r in rows:
+        x = list(r.x)
+        x[s] = float(on)
+        x[k] = rng.random()
+        if on:
+            x[p], x[k] = 0.5, float(r.gold)
+        out.append(Row(r.dataset, r.example_id, r.sentence, r.gold, r.claim, tuple(x), r.layer))
+    return out
+
+
+def test_tool_results_and_prose_get_heads_of_their_own():
+    """Where tool turns are told apart by a feature that is noise in prose, the split
+    judge's tool head stops them all and keeps every supported one; the heads survive
+    JSON; with too few unsupported tool sentences there is one set of heads."""
+    from guardrail.train.judge import fit_judge
+
+    prose = _structured(_rows(600, "ragtruth", 3), False, "record_gap")
+    tools = _structured(_rows(600, "toolctx/train/json-array", 4), True, "record_gap")
+    judge = fit_judge(prose + tools, keep=0.95)
+    assert set(judge.structured_heads) == {4} and set(judge.heads) == {4}
+    on_tools = measure(_structured(_rows(400, "toolctx/dev/json-array", 5), True,
+                                   "record_gap"), judge)["all"]
+    assert on_tools["supported_kept"] == 1.0 and on_tools["unsupported_stopped"] == 1.0
+    assert not fit_judge(prose + tools, keep=0.95, split=False).structured_heads
+    again = SentenceJudge.from_json(json.loads(json.dumps(judge.to_json())))
+    assert again.structured_heads == judge.structured_heads and again.heads == judge.heads
+    assert again.head(4, structured=True) is again.structured_heads[4]
+    assert again.head(4) is again.heads[4]
+    few = [r for r in tools if not r.gold][:300] + [r for r in tools if r.gold][:5]
+    assert not fit_judge(prose + few).structured_heads

@@ -65,9 +65,9 @@ def kinds_of(spec: str):
     return kind_of if per_sentence or per_example else None
 
 
-CACHE_HELP = ("A JSON file of the detector's rows (features per sentence): read when it was "
-              "written for the same model, data and options, else written; refitting or "
-              "re-measuring then runs no model.")
+CACHE_HELP = ("A JSON file of the detector's token probabilities per sentence: read when it "
+              "was written for the same model, data and options, else written; refitting "
+              "or re-measuring then runs no model (the evidence features are recomputed).")
 WHOLE_HELP = ("Comma-separated data set name prefixes whose hallucinated examples without "
               "spans count as unsupported as a whole (claims, short answers), as for `train "
               "detector`; elsewhere they are left out.")
@@ -75,18 +75,19 @@ WHOLE_HELP = ("Comma-separated data set name prefixes whose hallucinated example
 
 def _rows(det, specs: list[str], layers: list[int], limit: Optional[int],
           whole_response: str = "", cache: Optional[Path] = None):
-    """The rows of every spec at every layer; with ``cache``, each spec's rows are read
-    from it when they were written for the same model weights, data, layers, limit and
-    labelling, else computed and added (so a refit on one more data set runs the model
-    on that set alone)."""
+    """The rows of every spec at every layer.  With ``cache``, the detector's part of each
+    spec's rows (token probabilities per sentence) is read from it when it was written
+    for the same model weights, data, layers, limit and labelling, else computed and
+    added: a refit on one more data set runs the model on that set alone, and a change
+    of the evidence features runs no model at all."""
     import hashlib
     from dataclasses import asdict
 
-    from guardrail.train.judge import Row
+    from guardrail.train.judge import Scored, rows_from, score
 
     def key(spec: str) -> str:
         return hashlib.sha256(json.dumps([det.name, det.meta.get("training", {}).get("report"),
-                                          spec, layers, limit, whole_response],
+                                          spec, layers, limit, whole_response, "scored"],
                                          default=str).encode()).hexdigest()
 
     stored = {}
@@ -94,34 +95,29 @@ def _rows(det, specs: list[str], layers: list[int], limit: Optional[int],
         stored = json.loads(cache.read_text()).get("entries", {})
     rows, changed = [], False
     for spec in specs:
+        examples = _examples(det, spec, limit, whole_response)
         k = key(spec)
         if k not in stored:
-            stored[k] = [asdict(r) for r in _collect(det, [spec], layers, limit, whole_response)]
+            stored[k] = [asdict(sc) for layer in layers for sc in
+                         score(det, examples, None if layer >= det.n_layers else layer)]
             changed = True
-        rows += [Row(**{**r, "x": tuple(r["x"])}) for r in stored[k]]
+            typer.echo(f"{spec}: {len(examples)} examples", err=True)
+        scored = [Scored(**{**sc, "probs": tuple(sc["probs"])}) for sc in stored[k]]
+        rows += rows_from(examples, scored, kinds_of(spec))
     if cache is not None and changed:
         cache.parent.mkdir(parents=True, exist_ok=True)
         cache.write_text(json.dumps({"entries": stored}))
     return rows
 
 
-def _collect(det, specs: list[str], layers: list[int], limit: Optional[int],
-             whole_response: str):
+def _examples(det, spec: str, limit: Optional[int], whole_response: str):
     from guardrail.commands.training_data import labelled_examples
-    from guardrail.train.judge import collect
 
-    rows = []
-    for spec in specs:
-        examples = labelled_examples(load_split(spec, det.meta), whole_response)
-        examples = examples[:limit] if limit else examples
-        if not any(ex.has_spans for ex in examples):
-            raise typer.BadParameter(f"{spec}: no span-labelled examples", param_hint="--data")
-        kind_of = kinds_of(spec)
-        for layer in layers:
-            rows += collect(det, examples, None if layer >= det.n_layers else layer,
-                            kind_of=kind_of)
-        typer.echo(f"{spec}: {len(examples)} examples", err=True)
-    return rows
+    examples = labelled_examples(load_split(spec, det.meta), whole_response)
+    examples = examples[:limit] if limit else examples
+    if not any(ex.has_spans for ex in examples):
+        raise typer.BadParameter(f"{spec}: no span-labelled examples", param_hint="--data")
+    return examples
 
 
 def _layers(spec: str, det) -> list[int]:
@@ -152,6 +148,9 @@ def register(app: typer.Typer) -> None:
         keep: float = typer.Option(0.95, min=0.5, max=0.999, help="Share of supported "
                                    "sentences that must pass on every data set."),
         l2: float = typer.Option(1.0, min=0.0, help="L2 regularisation."),
+        structured_heads: bool = typer.Option(True, help="Heads of their own for sentences "
+                                              "grounded in structured contexts (tool "
+                                              "results), when the data has enough of both."),
         limit: Optional[int] = typer.Option(None, help="First N examples of each --data."),
         whole_response: str = typer.Option("", help=WHOLE_HELP),
         rows_cache: Optional[Path] = typer.Option(None, help=CACHE_HELP),
@@ -160,22 +159,23 @@ def register(app: typer.Typer) -> None:
         """Fit a sentence judge per exit layer and write it into the model's guardrail.json."""
         from guardrail.evidence.judge import SentenceJudge
         from guardrail.model import DEFAULT_MODEL, Detector
-        from guardrail.train.judge import fit, format_measure, measure, rows_by_layer
+        from guardrail.train.judge import fit_judge, format_measure, measure, rows_by_layer
 
         directory = Path(model) if model else Path(DEFAULT_MODEL)
         det = Detector.from_pretrained(directory)
         rows = _rows(det, data, _layers(layers, det) if layers else
                      [*det.exit_layers, det.n_layers], limit, whole_response, rows_cache)
         try:
-            heads = {layer: fit(part, keep=keep, l2=l2)
-                     for layer, part in rows_by_layer(rows).items()}
+            judge = fit_judge(rows, keep=keep, l2=l2, split=structured_heads)
         except ValueError as exc:
             raise typer.BadParameter(str(exc)) from exc
-        judge = SentenceJudge(heads)
         report = {layer: measure(part, judge) for layer, part in rows_by_layer(rows).items()}
         for layer, m in report.items():
+            tools = judge.structured_heads.get(layer)
             typer.echo(f"layer {layer} (fitted on these; threshold "
-                       f"{heads[layer].threshold:.3f}):\n{format_measure(m)}")
+                       f"{judge.heads[layer].threshold:.3f}"
+                       f"{f', structured contexts {tools.threshold:.3f}' if tools else ''}"
+                       f"):\n{format_measure(m)}")
         cfg_path = directory / "guardrail.json"
         meta = json.loads(cfg_path.read_text())
         meta["judge"] = {**judge.to_json(), "fitted_on": data, "keep": keep, "l2": l2}

@@ -17,10 +17,13 @@ from __future__ import annotations
 
 import copy
 import functools
+import itertools
 import re
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
+from guardrail.evidence import values as V
+from guardrail.evidence.values import Number, StoredValues, numbers
 from guardrail.evidence.render import render
 
 STOPWORDS = frozenset("""
@@ -50,22 +53,6 @@ _FILLER_START = re.compile(
     r"if you (?:have|need)|thanks|thank you|based on|according to|below|in summary|to summarize)\b",
     re.I)
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’\-]*|\d+(?:[.,:]\d+)*")
-_NUMBER = re.compile(
-    r"(?<![\w.])(?P<sign>[-−])?[$€£¥]?(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
-    r"(?:\s*(?P<scale>thousand|million|billion|trillion)\b|(?P<abbr>k|bn|mn)\b)?"
-    r"(?P<pct>\s*%| percent)?",
-    re.I)
-_SCALES = {"thousand": 1e3, "k": 1e3, "million": 1e6, "mn": 1e6, "billion": 1e9,
-           "bn": 1e9, "trillion": 1e12}
-_WORD_NUMBERS = {w: float(i) for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-    "fifteen sixteen seventeen eighteen nineteen twenty".split()) if i >= 2}
-_WORD_NUMBERS.update(thirty=30.0, forty=40.0, fifty=50.0, hundred=100.0, dozen=12.0)
-_NUMBER_WORD = re.compile(r"\b(" + "|".join(_WORD_NUMBERS) + r")\b", re.I)
-_HEDGES = re.compile(r"\b(about|around|approximately|roughly|nearly|almost|over|under|"
-                     r"more than|less than|some|close to|just over|just under|~)\s*$", re.I)
-
-
 def stem(word: str) -> str:
     """A crude, fast stem: lower case, no possessive, the first six letters."""
     w = word.lower().replace("’", "'")
@@ -81,51 +68,6 @@ def stem(word: str) -> str:
 def content_words(text: str) -> list[str]:
     return [w for w in _WORD.findall(text)
             if not w[0].isdigit() and w.lower().replace("’", "'") not in STOPWORDS]
-
-
-@dataclass(frozen=True)
-class Number:
-    value: float
-    start: int
-    end: int
-    precision: float   # half a unit of the last written digit, scaled
-    hedged: bool       # "about 1.2 million"
-    percent: bool
-
-
-def numbers(text: str) -> list[Number]:
-    out = []
-    for m in _NUMBER.finditer(text):
-        raw = m["num"].replace(",", "")
-        try:
-            v = float(raw)
-        except ValueError:
-            continue
-        decimals = len(raw.split(".")[1]) if "." in raw else 0
-        unit = 10.0 ** -decimals
-        scale = m["scale"] or m["abbr"]
-        if scale:
-            f = _SCALES[scale.lower()]
-            v, unit = v * f, unit * f
-        if m["sign"]:
-            v = -v
-        hedged = bool(_HEDGES.search(text[max(0, m.start() - 16):m.start()]))
-        out.append(Number(v, m.start(), m.end(), unit / 2, hedged, bool(m["pct"])))
-    for m in _NUMBER_WORD.finditer(text):  # "four events" (not "one": "one of the ...")
-        if not text[m.end():m.end() + 3].startswith((" of", "-")):
-            out.append(Number(_WORD_NUMBERS[m[1].lower()], m.start(), m.end(), 0.5, False,
-                              False))
-    return sorted(out, key=lambda n: n.start)
-
-
-def _matches(n: Number, values: Sequence[float]) -> bool:
-    for c in values:
-        for cand in (c, c * 100) if n.percent else (c,):
-            if abs(cand - n.value) <= max(n.precision, 1e-9) + 1e-9 * abs(cand):
-                return True
-            if n.hedged and cand and abs(cand - n.value) <= 0.1 * abs(cand):
-                return True
-    return False
 
 
 def is_claim(sentence: str) -> bool:
@@ -150,9 +92,9 @@ def is_claim(sentence: str) -> bool:
 
 @dataclass(frozen=True)
 class SentenceEvidence:
-    """What the context says about one sentence's numbers and words."""
+    """What the context says about one sentence's values and words."""
 
-    n_numbers: int
+    n_numbers: int            # values: numbers, times, dates, durations, counts
     missing_numbers: tuple[Number, ...]
     n_words: int
     word_precision: float     # share of its content words found anywhere in the grounding
@@ -162,6 +104,13 @@ class SentenceEvidence:
     missing_names: int        # capitalised words (not first) the context lacks
     negation_mismatch: bool   # negated where its best line is not, or the other way round
     context_has_numbers: bool
+    record_gap: float = 0.0   # share of what it found in the context that lies outside
+    #                           the one record it is about (a value from another record)
+
+
+_PRONOUN_START = re.compile(r"^\W*(?i:it|its|it's|they|their|them|this|that|these|those|"
+                            r"he|she|his|her|both)\b")
+_GENERIC_START = re.compile(r"^\W*[Tt]he [a-z]+\b")  # "The hotel ...", "The company ..."
 
 
 class ContextEvidence:
@@ -170,25 +119,38 @@ class ContextEvidence:
     ``build`` indexes the documents once per process for all the answers that share
     them (a tenant's stored context, a tool result re-sent each turn): a 185 KB JSON
     result takes about 0.3 s to render and index on one core.  The question is added
-    per answer on top of the shared index."""
+    per answer on top of the shared index.
 
-    def __init__(self, lines: list[str], question: str, structured: bool):
+    ``records[i]`` says which record line ``i`` belongs to (an item of a JSON array of
+    objects, a table row, a block of a ``key: value`` text), -1 for lines outside any;
+    with two records or more a sentence is matched to the record it is about, and what
+    it found only in other records is its ``record_gap``."""
+
+    def __init__(self, lines: list[str], question: str, structured: bool,
+                 records: Optional[list[int]] = None, counts: frozenset[int] = frozenset()):
         self.lines, self.structured = lines, structured
         self._line_stems = [frozenset(stem(w) for w in content_words(x)) for x in lines]
         self._negated = [any(w.lower() in NEGATIONS for w in _WORD.findall(x)) for x in lines]
         self.stems = frozenset().union(*self._line_stems) if lines else frozenset()
         text = "\n".join(lines)
         self.lower = text.lower()
-        self._context_values = {n.value for n in numbers(text)}
+        per_line = [StoredValues.of(x, with_counts=False) for x in lines]  # parsed once
+        self.stored = StoredValues.union(per_line, counts)
         self._postings: dict[str, list[int]] = {}
         for i, st in enumerate(self._line_stems):
             for s in st:
                 self._postings.setdefault(s, []).append(i)
+        self._records = records if records is not None else [-1] * len(lines)
+        by_record: dict[int, list[int]] = {}
+        for i, r in enumerate(self._records):
+            by_record.setdefault(r, []).append(i)
+        self._record_values = {r: StoredValues.union([per_line[i] for i in idx])
+                               for r, idx in by_record.items()}
         self._ask(question)
 
     def _ask(self, question: str) -> None:
         self.question_stems = frozenset(stem(w) for w in content_words(question))
-        self.values = sorted(self._context_values | {n.value for n in numbers(question)})
+        self.asked = StoredValues.of(question, with_counts=False)
 
     @classmethod
     def build(cls, documents: Sequence[str], question: str = "") -> "ContextEvidence":
@@ -196,9 +158,11 @@ class ContextEvidence:
         ev._ask(question)
         return ev
 
-    def features(self, sentence: str) -> SentenceEvidence:
+    def features(self, sentence: str, before: str = "") -> SentenceEvidence:
+        """``before``: the answer up to the sentence; a sentence that opens with a
+        pronoun ("It costs ...") is about the record the sentence before it named."""
         nums = numbers(sentence)
-        missing = tuple(n for n in nums if not _matches(n, self.values))
+        missing = tuple(n for n in nums if not (self.stored.has(n) or self.asked.has(n)))
         words = content_words(sentence)
         stems = [stem(w) for w in words]
         known = self.stems | self.question_stems
@@ -221,7 +185,68 @@ class ContextEvidence:
         return SentenceEvidence(
             len(nums), missing, len(words), found / len(stems) if stems else 1.0, best,
             self.lines[best_i] if best_i is not None else None, len(names), missing_names,
-            mismatch, bool(self.values))
+            mismatch, self.stored.any, self._record_gap(sentence, nums, before))
+
+    def _record_hits(self, stems: Sequence[str], nums: Sequence[Number]
+                     ) -> tuple[list[set[int]], dict[int, int]]:
+        """Where each of the sentence's stems and values stands in the context (the
+        records holding it; lines outside records stand in every record), and how many
+        of them each record holds."""
+        items: list[set[int]] = []
+        for s in dict.fromkeys(stems):
+            where = {self._records[i] for i in self._postings.get(s, ())}
+            if where:
+                items.append(set(self._record_values) if -1 in where else where)
+        for n in nums:
+            where = {r for r, v in self._record_values.items() if v.has(n)}
+            if where:
+                items.append(set(self._record_values) if -1 in where else where)
+        hits: dict[int, int] = {}
+        for where in items:
+            for r in where - {-1}:
+                hits[r] = hits.get(r, 0) + 1
+        return items, hits
+
+    def _record_gap(self, sentence: str, nums: Sequence[Number], before: str) -> float:
+        """The share of the sentence's values (numbers, dates, names, handles) found in
+        the context that none of the records it is about holds.  The records it is about
+        hold the most of its names and values (ties kept: search results often return
+        one thing several times); for "It ..." or "The hotel ...", the most of the names
+        and values of the sentence before it."""
+        if len(self._record_values.keys() - {-1}) < 2:
+            return 0.0
+        nums = [n for n in nums if n.kind != "count"]  # counts belong to no record
+        own = _names(sentence)
+        values, _ = self._record_hits(own, nums)
+        if not values:
+            return 0.0
+        refers = _PRONOUN_START.match(sentence) or (
+            _GENERIC_START.match(sentence) and not own and not nums)
+        prev = _last_sentence(before) if refers else ""
+        _, hits = self._record_hits(_names(prev), numbers(prev)) if prev else ({}, {})
+        if not hits:
+            _, hits = self._record_hits(own, nums)
+        if not hits:
+            return 0.0
+        top = max(hits.values())
+        about = {r for r, h in hits.items() if h == top}
+        return sum(1 for where in values if not where & about) / len(values)
+
+
+def _names(text: str) -> list[str]:
+    """Stems of the words that name things: capitalised (not the first word) or handles
+    (``lim-wei``, ``v1.9``)."""
+    return [stem(w) for i, w in enumerate(_WORD.findall(text)) if not w[0].isdigit() and
+            (i > 0 and w[0].isupper() or any(c in w for c in "-_")) and
+            w.lower() not in STOPWORDS]
+
+
+def _last_sentence(text: str) -> str:
+    """The last sentence of ``text`` (the answer before the one being judged)."""
+    text = text.rstrip()[-400:]
+    cut = max(text.rfind(". ", 0, len(text) - 1), text.rfind("\n", 0, len(text) - 1),
+              text.rfind("! ", 0, len(text) - 1), text.rfind("? ", 0, len(text) - 1))
+    return text[cut + 1:].strip() if cut >= 0 else text.strip()
 
 
 def _units(text: str) -> list[str]:
@@ -234,11 +259,39 @@ def _units(text: str) -> list[str]:
     return out
 
 
+_RECORD_HEAD = re.compile(r"^.*\S \d+ of \d+:$")
+
+
 @functools.lru_cache(maxsize=8)
 def _indexed(documents: tuple[str, ...]) -> ContextEvidence:
-    lines, structured = [], False
+    lines: list[str] = []
+    records: list[int] = []
+    counts: set[int] = set()
+    structured, next_record = False, 0
     for doc in documents:
         r = render(doc)
-        structured |= r.structured
-        lines += [x.text for x in r.lines] if r.structured else _units(doc)
-    return ContextEvidence(lines, "", structured)
+        if r.structured:
+            structured = True
+            current = -1
+            for line in r.lines:
+                text = line.text
+                if _RECORD_HEAD.match(text) or (r.format == "markdown-table"
+                                                and text.count("; ") >= 2):
+                    current, next_record = next_record, next_record + 1
+                lines.append(text)
+                records.append(current)
+            keys = [x.text.split(": ", 1)[0] if ": " in x.text else None for x in r.lines]
+            counts |= {n for k, g in itertools.groupby(keys) if k is not None
+                       for n in [len(list(g))] if n >= 2}  # a list of scalars, one per line
+            counts |= V.counts(doc) if r.format == "markdown-table" else \
+                {n for x in r.lines for n in V.listed(x.text) if n >= 2}
+            continue
+        blocks = V.record_blocks(doc)
+        structured |= V.is_key_value(doc)
+        counts |= V.counts(doc)
+        for block in blocks or [doc]:
+            units = _units(block)
+            lines += units
+            records += [next_record if blocks else -1] * len(units)
+            next_record += 1 if blocks else 0
+    return ContextEvidence(lines, "", structured, records, frozenset(counts))

@@ -2,16 +2,18 @@
 
 The proxy acts on sentences, so it decides on sentences.  ``SentenceJudge`` is a small
 logistic model over the detector's token probabilities inside the sentence and the
-evidence features of ``features.py`` (numbers found, content words found, the best
-context line, names, negation), one per exit layer, fitted by ``guardrail train judge``
-on data the detector never trained on and shipped in the model's ``guardrail.json``
-under ``"judge"``.  Its threshold is chosen for the proxy's first goal: supported text
-passes untouched.
+evidence features of ``features.py`` (values found: numbers, times, dates, counts;
+content words found, the best context line, names, negation, a value of another record,
+nothing anchored in the context at all), one per exit layer, fitted by ``guardrail judge
+fit`` on data the detector never trained on and shipped in the model's
+``guardrail.json`` under ``"judge"``.  Its threshold is chosen for the proxy's first
+goal: supported text passes untouched.
 
 Every flag is explained (HaluGate's explainer, as a label rather than a second model):
 
-* ``contradicted`` — the context speaks of the same thing and says otherwise: a number
-  the context lacks while it holds numbers, a negation its closest line does not share,
+* ``contradicted`` — the context speaks of the same thing and says otherwise: a value
+  (number, time, date) the context lacks while it holds values, a value the context
+  holds for another record (``record_gap``), a negation its closest line does not share,
   or most of the sentence's words standing in one context line;
 * ``unverifiable`` — the context does not speak of it at all;
 
@@ -31,7 +33,10 @@ from guardrail.types import Explanation
 FEATURES = ("p_max", "p_mean", "p_frac", "logit_p_max", "has_number", "number_missing",
             "number_missing_share", "word_precision", "best_line_recall", "name_missing",
             "negation_mismatch", "structured", "log_words", "p_max_x_number_missing",
-            "p_max_x_word_gap", "p_max_x_structured", "no_context_numbers_x_number")
+            "p_max_x_word_gap", "p_max_x_structured", "no_context_numbers_x_number",
+            "record_gap", "values_all_found", "unanchored")
+FIRST_FEATURES = FEATURES[:17]
+"""What a judge fitted before ``record_gap`` reads (its JSON names no features)."""
 
 Kind = Literal["contradicted", "unverifiable"]
 Severity = Literal["low", "medium", "high"]
@@ -45,17 +50,21 @@ def feature_vector(ev: SentenceEvidence, probs: Sequence[float], structured: boo
     p_frac = sum(p >= 0.5 for p in probs) / len(probs) if probs else 0.0
     p = min(max(p_max, 1e-4), 1 - 1e-4)
     miss = float(bool(ev.missing_numbers))
+    # nothing of it stands in the context: no value found, no name found
+    anchored = len(ev.missing_numbers) < ev.n_numbers or ev.missing_names < ev.n_names
     gap = 1.0 - ev.word_precision
     return [p_max, p_mean, p_frac, math.log(p / (1 - p)), float(ev.n_numbers > 0), miss,
             len(ev.missing_numbers) / ev.n_numbers if ev.n_numbers else 0.0,
             ev.word_precision, ev.best_line_recall, float(ev.missing_names > 0),
             float(ev.negation_mismatch), float(structured), math.log1p(ev.n_words),
             p_max * miss, p_max * gap, p_max * float(structured),
-            float(ev.n_numbers > 0 and not ev.context_has_numbers)]
+            float(ev.n_numbers > 0 and not ev.context_has_numbers), ev.record_gap,
+            float(ev.n_numbers > 0 and not ev.missing_numbers),
+            0.0 if anchored else 1.0 - ev.word_precision]
 
 
 def explain(ev: SentenceEvidence, prob: float) -> Explanation:
-    changed = bool(ev.missing_numbers) and ev.context_has_numbers
+    changed = bool(ev.missing_numbers) and ev.context_has_numbers or ev.record_gap > 0
     about_it = ev.best_line_recall >= 0.5 and ev.word_precision >= 0.6
     kind: Kind = "contradicted" if changed or ev.negation_mismatch or about_it \
         else "unverifiable"
@@ -66,17 +75,30 @@ def explain(ev: SentenceEvidence, prob: float) -> Explanation:
 
 @dataclass(frozen=True)
 class Head:
-    """One exit's logistic model."""
+    """One exit's logistic model over ``features`` (names from ``FEATURES``; a judge
+    fitted on fewer features than today's keeps reading just those)."""
 
     mean: tuple[float, ...]
     scale: tuple[float, ...]
     weights: tuple[float, ...]
     bias: float
     threshold: float
+    features: tuple[str, ...] = FEATURES
+
+    def __post_init__(self) -> None:
+        unknown = set(self.features) - set(FEATURES)
+        if unknown:
+            raise ValueError(f"the judge reads unknown features {sorted(unknown)}; refit it "
+                             "with `guardrail judge fit`")
+        n = len(self.features)
+        if not len(self.mean) == len(self.scale) == len(self.weights) == n:
+            raise ValueError(f"a judge head needs {n} means, scales and weights")
+        object.__setattr__(self, "_use", tuple(FEATURES.index(f) for f in self.features))
 
     def prob(self, x: Sequence[float]) -> float:
-        z = self.bias + sum(w * (v - m) / s for w, v, m, s in
-                            zip(self.weights, x, self.mean, self.scale))
+        """``x``: every feature of ``FEATURES``, in order."""
+        z = self.bias + sum(w * (x[i] - m) / s for w, i, m, s in
+                            zip(self.weights, self._use, self.mean, self.scale))
         return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
 
     def to_json(self) -> dict:
@@ -84,12 +106,10 @@ class Head:
                 "weights": list(self.weights), "bias": self.bias, "threshold": self.threshold}
 
     @classmethod
-    def from_json(cls, d: Mapping) -> "Head":
-        n = len(FEATURES)
-        if not all(len(d[k]) == n for k in ("mean", "scale", "weights")):
-            raise ValueError(f"a judge head needs {n} means, scales and weights")
+    def from_json(cls, d: Mapping, features: Sequence[str] = FEATURES) -> "Head":
         return cls(tuple(map(float, d["mean"])), tuple(float(s) or 1.0 for s in d["scale"]),
-                   tuple(map(float, d["weights"])), float(d["bias"]), float(d["threshold"]))
+                   tuple(map(float, d["weights"])), float(d["bias"]), float(d["threshold"]),
+                   tuple(features))
 
 
 @dataclass(frozen=True)
@@ -105,37 +125,54 @@ class Judgement:
 
 class SentenceJudge:
     """Heads per exit layer; a check that exited at a layer without its own head uses
-    the head of the nearest deeper layer (else the deepest)."""
+    the head of the nearest deeper layer (else the deepest).
 
-    def __init__(self, heads: Mapping[int, Head]):
+    Tool results and prose get heads of their own where the judge has both
+    (``structured_heads`` decide sentences grounded in a structured context): what
+    gives a sentence away differs (a value missing from a record vs a paraphrase of
+    a passage), and so does the threshold that keeps 95 % of the supported ones."""
+
+    def __init__(self, heads: Mapping[int, Head],
+                 structured_heads: Optional[Mapping[int, Head]] = None):
         if not heads:
             raise ValueError("a judge needs at least one head")
         self.heads = dict(sorted(heads.items()))
+        self.structured_heads = dict(sorted((structured_heads or {}).items()))
 
     @classmethod
     def from_json(cls, d: Mapping) -> "SentenceJudge":
-        if list(d.get("features", FEATURES)) != list(FEATURES):
-            raise ValueError("the judge was fitted on other features; refit it with "
-                             "`guardrail train judge`")
-        return cls({int(k): Head.from_json(v) for k, v in d["heads"].items()})
+        features = tuple(d.get("features", FIRST_FEATURES))
+        return cls({int(k): Head.from_json(v, features) for k, v in d["heads"].items()},
+                   {int(k): Head.from_json(v, features)
+                    for k, v in d.get("structured_heads", {}).items()})
 
     def to_json(self) -> dict:
-        return {"features": list(FEATURES),
-                "heads": {str(k): h.to_json() for k, h in self.heads.items()}}
+        every = [*self.heads.values(), *self.structured_heads.values()]
+        features = {h.features for h in every}
+        if len(features) != 1:
+            raise ValueError("every head of a judge reads the same features")
+        out = {"features": list(features.pop()),
+               "heads": {str(k): h.to_json() for k, h in self.heads.items()}}
+        if self.structured_heads:
+            out["structured_heads"] = {str(k): h.to_json()
+                                       for k, h in self.structured_heads.items()}
+        return out
 
-    def head(self, layer: int) -> Head:
-        for k, h in self.heads.items():
+    def head(self, layer: int, structured: bool = False) -> Head:
+        heads = self.structured_heads if structured and self.structured_heads else self.heads
+        for k, h in heads.items():
             if k >= layer:
                 return h
-        return self.heads[max(self.heads)]
+        return heads[max(heads)]
 
     def judge(self, evidence: ContextEvidence, sentence: str, probs: Sequence[float],
-              layer: int, threshold: Optional[float] = None) -> Judgement:
-        """``threshold`` (the policy's) overrides the head's own."""
+              layer: int, threshold: Optional[float] = None, before: str = "") -> Judgement:
+        """``threshold`` (the policy's) overrides the head's own; ``before`` is the
+        answer up to the sentence (what "It" refers to)."""
         if not is_claim(sentence):
             return Judgement(0.0, False, False, None, None)
-        ev = evidence.features(sentence)
-        head = self.head(layer)
+        ev = evidence.features(sentence, before)
+        head = self.head(layer, evidence.structured)
         prob = head.prob(feature_vector(ev, probs, evidence.structured))
         flagged = prob >= (head.threshold if threshold is None else threshold)
         return Judgement(prob, flagged, True, explain(ev, prob) if flagged else None, ev)

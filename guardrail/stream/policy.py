@@ -147,7 +147,8 @@ def judged(det: Detection, start: int, end: int, judge: SentenceJudge,
     its own threshold) or, when a number the context lacks is the only thing found
     wrong, that number."""
     text = det.response[start:end]
-    j = judge.judge(evidence, text, det.probs_in(start, end), det.exit_layer, threshold)
+    j = judge.judge(evidence, text, det.probs_in(start, end), det.exit_layer, threshold,
+                    det.response[:start])
     if not j.flagged:
         return Assessment(j.prob, (), False, det.exit_layer, None, j.claim)
     spans = det.spans_in(start, end)

@@ -43,49 +43,78 @@ class Row:
 KindOf = Callable[[Example, int, int], Optional[str]]
 
 
+@dataclass(frozen=True)
+class Scored:
+    """What the detector said about one sentence: its token probabilities, at ``layer``.
+    The model's part of a row, kept apart so that a cache of it outlives a change of the
+    evidence features."""
+
+    example: int   # its example's position in the examples scored
+    start: int
+    end: int
+    layer: int
+    probs: tuple[float, ...]
+
+
+def score(detector, examples: Sequence[Example], layer: Optional[int] = None, *,
+          progress: bool = False, batch: int = 16) -> list[Scored]:
+    """The detector's probabilities for every sentence of the span-labelled examples, at
+    ``layer`` (None: full depth, over the whole answer; else in-flight, up to each
+    sentence's end)."""
+    from guardrail.model.detector import DetectInput
+
+    depth = layer or detector.n_layers
+    jobs = [(i, ex, s, e) for i, ex in enumerate(examples) if ex.has_spans
+            for s, e in sentence_bounds(ex.response)]
+    out: list[Scored] = []
+    if layer is None or layer >= detector.n_layers:
+        todo = sorted({i for i, *_ in jobs})
+        whole = {}
+        for k in range(0, len(todo), batch):
+            part = todo[k:k + batch]
+            dets = detector.detect_batch([DetectInput(examples[i].context, examples[i].question,
+                                                      examples[i].response) for i in part])
+            whole.update(zip(part, dets))
+        return [Scored(i, s, e, depth, tuple(whole[i].probs_in(s, e))) for i, _, s, e in jobs]
+    for k in range(0, len(jobs), batch):
+        part = jobs[k:k + batch]
+        dets = detector.detect_batch([DetectInput(ex.context, ex.question, ex.response[:e])
+                                      for _, ex, s, e in part], exit_layer=layer)
+        out += [Scored(i, s, e, depth, tuple(d.probs_in(s, e)))
+                for d, (i, _, s, e) in zip(dets, part)]
+    if progress:
+        print(f"  collected {len(jobs)} sentences at layer {layer}")
+    return out
+
+
+def rows_from(examples: Sequence[Example], scored: Sequence[Scored],
+              kind_of: Optional[KindOf] = None) -> list[Row]:
+    """One row per scored sentence: the evidence features against its example's context
+    (read now, so they follow the code) and the detector's probabilities."""
+    evidence: dict[int, ContextEvidence] = {}
+    rows: list[Row] = []
+    for sc in scored:
+        ex = examples[sc.example]
+        if sc.example not in evidence:
+            evidence[sc.example] = ContextEvidence.build([ex.context], ex.question)
+        ev, s, e = evidence[sc.example], sc.start, sc.end
+        text = ex.response[s:e]
+        gold = any(a < e and b > s for a, b in ex.spans)
+        sev = ev.features(text, ex.response[:s])
+        x = feature_vector(sev, sc.probs, ev.structured)
+        kind = kind_of(ex, s, e) if kind_of is not None and gold else None
+        rows.append(Row(ex.dataset, ex.id, text, gold, is_claim(text), tuple(x), sc.layer,
+                        kind, explain(sev, 1.0).kind if gold else None))
+    return rows
+
+
 def collect(detector, examples: Sequence[Example], layer: Optional[int] = None, *,
             progress: bool = False, batch: int = 16,
             kind_of: Optional[KindOf] = None) -> list[Row]:
     """Rows for every checkable sentence of the span-labelled examples, at ``layer``
     (None: full depth, over the whole answer; else in-flight, up to each sentence)."""
-    from guardrail.model.detector import DetectInput
-
-    depth = layer or detector.n_layers
-    jobs: list[tuple[Example, int, int, ContextEvidence]] = []
-    for ex in examples:
-        if not ex.has_spans:
-            continue
-        ev = ContextEvidence.build([ex.context], ex.question)
-        for s, e in sentence_bounds(ex.response):
-            jobs.append((ex, s, e, ev))
-    rows: list[Row] = []
-    if layer is None or layer >= detector.n_layers:
-        whole = {}
-        todo = list({id(ex): ex for ex, *_ in jobs}.values())
-        for i in range(0, len(todo), batch):
-            part = todo[i:i + batch]
-            dets = detector.detect_batch([DetectInput(x.context, x.question, x.response)
-                                          for x in part])
-            whole.update({id(x): d for x, d in zip(part, dets)})
-        dets_for = [(whole[id(ex)], s, e) for ex, s, e, _ in jobs]
-    else:
-        dets_for = []
-        for i in range(0, len(jobs), batch):
-            part = jobs[i:i + batch]
-            dets = detector.detect_batch([DetectInput(ex.context, ex.question, ex.response[:e])
-                                          for ex, s, e, _ in part], exit_layer=layer)
-            dets_for += [(d, s, e) for d, (ex, s, e, _) in zip(dets, part)]
-        if progress:
-            print(f"  collected {len(jobs)} sentences at layer {layer}")
-    for (ex, s, e, ev), (det, _, _) in zip(jobs, dets_for):
-        text = ex.response[s:e]
-        gold = any(a < e and b > s for a, b in ex.spans)
-        sev = ev.features(text)
-        x = feature_vector(sev, det.probs_in(s, e), ev.structured)
-        kind = kind_of(ex, s, e) if kind_of is not None and gold else None
-        rows.append(Row(ex.dataset, ex.id, text, gold, is_claim(text), tuple(x), depth, kind,
-                        explain(sev, 1.0).kind if gold else None))
-    return rows
+    return rows_from(examples, score(detector, examples, layer, progress=progress,
+                                     batch=batch), kind_of)
 
 
 def _standardise(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -153,6 +182,27 @@ def fit(rows: Sequence[Row], keep: float = 0.95, l2: float = 1.0) -> Head:
     return Head(head.mean, head.scale, head.weights, head.bias, thr)
 
 
+MIN_UNSUPPORTED = 20
+"""Unsupported sentences each kind of context needs for heads of its own."""
+
+
+def fit_judge(rows: Sequence[Row], keep: float = 0.95, l2: float = 1.0,
+              split: bool = True) -> SentenceJudge:
+    """Heads per layer; with ``split``, sentences grounded in structured contexts get
+    heads of their own when both kinds of context have ``MIN_UNSUPPORTED`` unsupported
+    sentences at every layer (else one set of heads for all)."""
+    s = FEATURES.index("structured")
+    layers = rows_by_layer(rows)
+    kinds = {layer: ([r for r in part if r.x[s] <= 0.5], [r for r in part if r.x[s] > 0.5])
+             for layer, part in layers.items()}
+    if split and all(sum(r.gold and r.claim for r in k) >= MIN_UNSUPPORTED
+                     for prose, tools in kinds.values() for k in (prose, tools)):
+        return SentenceJudge(
+            {layer: fit(prose, keep, l2) for layer, (prose, _) in kinds.items()},
+            {layer: fit(tools, keep, l2) for layer, (_, tools) in kinds.items()})
+    return SentenceJudge({layer: fit(part, keep, l2) for layer, part in layers.items()})
+
+
 def family(dataset: str) -> str:
     return dataset.split("/")[0]
 
@@ -191,7 +241,7 @@ def measure(rows: Sequence[Row], judge: Optional[SentenceJudge],
             prob = 0.0
             flagged.append(False)
         else:
-            head = judge.head(r.layer)
+            head = judge.head(r.layer, r.x[FEATURES.index("structured")] > 0.5)
             prob = head.prob(r.x)
             flagged.append(prob >= head.threshold)
         probs.append(prob)

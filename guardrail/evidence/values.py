@@ -1,0 +1,328 @@
+"""Values as answers write them and as tool results store them: times, dates, durations,
+counts, and the records a value belongs to.
+
+    times(text)       "1 PM", "6:30 a.m.", "16:45", "noon"      -> minutes after midnight
+    dates(text)       "March 1, 2024", "1 March", "Oct. 18"      -> (year or 0, month, day or 0)
+    durations(text)   "1 hour 33 minutes", "2 hours"             -> minutes
+    stored_times(t)   the same, plus ISO date-times ("2024-02-04T09:10:00+12:00" -> 9:10,
+                      the local time as written: that is the time an assistant reads out)
+    stored_dates(t)   the same, plus ISO dates
+    counts(text)      how many: rows of a markdown table, blank-line separated records,
+                      items of a markdown list or of a comma-separated value
+    record_blocks(t)  a key-value text's records (blank-line separated blocks), or None
+
+A sentence's "1 PM" is one value, 13:00, not the number 1: read as a number it is
+missing from a context that stores ``13:00`` and the sentence looks changed.  Counts are
+matched only by counts written in words ("four events"): the small integers they add
+would otherwise let any fabricated digit pass.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+MONTHS = {name[:3]: i for i, name in enumerate(
+    "january february march april may june july august september october november december"
+    .split(), 1)}
+_MONTH = r"(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|" \
+         r"aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+_DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
+_YEAR = r"(?:,?\s+(?P<year>\d{4}))?"
+_DATE_MD = re.compile(rf"\b{_MONTH}\s+{_DAY}\b(?!:){_YEAR}", re.I)
+_DATE_DM = re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}{_YEAR}\b", re.I)
+_DATE_MY = re.compile(rf"\b{_MONTH}\s+(?P<year>\d{{4}})\b", re.I)
+_ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2}))?")
+_TIME_12 = re.compile(r"\b(1[0-2]|0?[1-9])(?:[:.]([0-5]\d))?\s*([ap])\.?\s?m\b\.?", re.I)
+_TIME_24 = re.compile(r"(?<![\d:.\-+])([01]?\d|2[0-3]):([0-5]\d)(?::\d\d)?(?![\d:])")
+_TIME_WORD = re.compile(r"\b(noon|midday|midnight)\b", re.I)
+_DURATION = re.compile(
+    r"\b(\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h)\b(?:,?\s*(?:and\s+)?(\d+)\s*(?:minutes?|mins?)\b)?",
+    re.I)
+_KEY_VALUE = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?\**[\w][\w ()/#.\-]{0,40}"
+                        r"(?::\*\*|\*\*:|:)\s+\S.{0,160}$")  # short: not a passage
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\S")
+_TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+
+Span = tuple[int, int]
+
+
+def times(text: str) -> list[tuple[int, int, int]]:
+    """(start, end, minutes after midnight) for each time of day in ``text``."""
+    out: list[tuple[int, int, int]] = []
+    for m in _TIME_12.finditer(text):
+        h = int(m[1]) % 12 + (12 if m[3].lower() == "p" else 0)
+        out.append((m.start(), m.end(), h * 60 + int(m[2] or 0)))
+    taken = [(s, e) for s, e, _ in out]
+    for m in _TIME_24.finditer(text):
+        if not _inside(m.start(), taken):
+            out.append((m.start(), m.end(), int(m[1]) * 60 + int(m[2])))
+    for m in _TIME_WORD.finditer(text):
+        out.append((m.start(), m.end(), 0 if m[1].lower() == "midnight" else 720))
+    return sorted(out)
+
+
+def dates(text: str) -> list[tuple[int, int, tuple[int, int, int]]]:
+    """(start, end, (year or 0, month, day or 0)) for each date in ``text``."""
+    out: list[tuple[int, int, tuple[int, int, int]]] = []
+    for m in _ISO_DATE.finditer(text):
+        out.append((m.start(), m.start() + 10, (int(m[1]), int(m[2]), int(m[3]))))
+    for rx in (_DATE_MD, _DATE_DM, _DATE_MY):
+        for m in rx.finditer(text):
+            if _inside(m.start(), [(s, e) for s, e, _ in out]):
+                continue
+            mon = MONTHS.get(m["mon"].lower()[:3])
+            day = int(m.groupdict().get("day") or 0)
+            if mon is None or day > 31 or (m["mon"].lower() == "may" and m.start() > 0
+                                           and rx is _DATE_MD and not m["year"]
+                                           and text[m.start()].islower()):
+                continue  # "it may 3 ..." is not a date
+            out.append((m.start(), m.end(), (int(m["year"] or 0), mon, day)))
+    return sorted(out)
+
+
+def durations(text: str) -> list[tuple[int, int, float]]:
+    """(start, end, minutes) for "1 hour 33 minutes", "2 hours", "1.5 h"."""
+    return [(m.start(), m.end(), float(m[1]) * 60 + int(m[2] or 0))
+            for m in _DURATION.finditer(text)]
+
+
+def stored_times(text: str) -> set[int]:
+    found = {v for _, _, v in times(text)}
+    found |= {int(m[4]) * 60 + int(m[5]) for m in _ISO_DATE.finditer(text) if m[4]}
+    return found
+
+
+def stored_dates(text: str) -> set[tuple[int, int, int]]:
+    return {v for _, _, v in dates(text)}
+
+
+def date_matches(d: tuple[int, int, int], stored: set[tuple[int, int, int]]) -> bool:
+    y, mo, day = d
+    return any(mo == sm and (not day or not sd or day == sd) and (not y or not sy or y == sy)
+               for sy, sm, sd in stored)
+
+
+def _inside(pos: int, spans: list[Span]) -> bool:
+    return any(s <= pos < e for s, e in spans)
+
+
+def masked(text: str, spans: list[Span]) -> str:
+    """``text`` with ``spans`` blanked out (same length, so offsets still hold)."""
+    chars = list(text)
+    for s, e in spans:
+        chars[s:e] = " " * (e - s)
+    return "".join(chars)
+
+
+def _items(value: str) -> int:
+    parts = [p for p in re.split(r",\s*(?:and\s+|or\s+)?|\s+and\s+", value) if p.strip()]
+    return len(parts)
+
+
+def listed(line: str) -> set[int]:
+    """How many items each comma-separated value of ``line`` lists ("attendees: A, B, C",
+    "Cast: A, B · Critic score: 5.2", a table cell "x, y")."""
+    found = set()
+    for segment in re.split(r"[·;|—]", line):
+        value = segment.rsplit(":", 1)[-1]
+        if "," in value:
+            found.add(_items(value))
+    return found
+
+
+def counts(text: str) -> set[int]:
+    """How many of something the text lists (see the module docstring)."""
+    found: set[int] = set()
+    lines = text.split("\n")
+    rows = 0
+    for i, line in enumerate(lines + [""]):
+        if "|" in line and not _TABLE_SEP.match(line):
+            nxt = lines[i + 1] if i + 1 < len(lines) else ""
+            rows += 0 if (_TABLE_SEP.match(nxt) and "|" in nxt) else 1
+        elif rows:
+            found.add(rows)
+            rows = 0
+        found |= listed(line)
+    found |= {len(run) for run in _list_runs(lines)  # not the fields of one record
+              if sum(_KEY_VALUE.match(lines[i]) is not None for i in run) < 0.6 * len(run)}
+    blocks = record_blocks(text)
+    if blocks is not None:
+        found.add(len(blocks))
+    return {n for n in found if n >= 2}
+
+
+def _list_runs(lines: list[str]) -> list[list[int]]:
+    """Runs of markdown list items at one indent: the line numbers of each top-level
+    item (a deeper item or a wrapped line belongs to the item above it)."""
+    runs: list[list[int]] = []
+    current: list[int] = []
+    indent: Optional[int] = None
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        depth = len(line) - len(line.lstrip())
+        if _LIST_ITEM.match(line) and (indent is None or depth <= indent):
+            if indent is not None and depth < indent:
+                current = []
+                runs.append(current)
+            indent = depth
+            if not current:
+                runs.append(current)
+            current.append(i)
+        elif indent is None or depth <= indent:
+            current, indent = [], None
+    return [r for r in runs if len(r) >= 2]
+
+
+def record_blocks(text: str) -> Optional[list[str]]:
+    """The records of a ``key: value`` text, when it is one: blank-line separated
+    blocks (most lines ``key: value``), or the items of a markdown list whose items
+    hold nested ``key: value`` items; else None."""
+    blocks = [b for b in re.split(r"\n\s*\n", text) if b.strip()]
+    if len(blocks) >= 2:
+        lines = [x for b in blocks for x in b.split("\n") if x.strip()]
+        kv = sum(1 for x in lines if _KEY_VALUE.match(x))
+        return blocks if kv >= 0.6 * len(lines) else None
+    lines = text.split("\n")
+    runs = _list_runs(lines)
+    if len(runs) != 1 or len(runs[0]) < 2:
+        return None
+    starts = runs[0] + [len(lines)]
+    items = ["\n".join(lines[a:b]) for a, b in zip(starts, starts[1:])]
+    nested = sum(1 for it in items if it.count("\n") >= 1)
+    return items if nested == len(items) else None
+
+
+def is_key_value(text: str) -> bool:
+    """Most lines ``key: value`` (a tool result written as text)."""
+    lines = [x for x in text.split("\n") if x.strip()]
+    return len(lines) >= 3 and sum(1 for x in lines if _KEY_VALUE.match(x)) >= 0.6 * len(lines)
+
+
+_NUMBER = re.compile(
+    r"(?<![\w.])(?P<sign>[-−])?[$€£¥]?(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+    r"(?:\s*(?P<scale>thousand|million|billion|trillion)\b|(?P<abbr>k|bn|mn)\b)?"
+    r"(?P<pct>\s*%| percent)?",
+    re.I)
+_SCALES = {"thousand": 1e3, "k": 1e3, "million": 1e6, "mn": 1e6, "billion": 1e9,
+           "bn": 1e9, "trillion": 1e12}
+_WORD_NUMBERS = {w: float(i) for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen twenty".split()) if i >= 2}
+_WORD_NUMBERS.update(thirty=30.0, forty=40.0, fifty=50.0, hundred=100.0, dozen=12.0)
+_NUMBER_WORD = re.compile(r"\b(" + "|".join(_WORD_NUMBERS) + r")\b", re.I)
+_ANY_VALUE = re.compile(r"\d|noon|midday|midnight|" + "|".join(
+    w for w in ("two three four five six seven eight nine ten eleven twelve thirteen "
+                "fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty "
+                "forty fifty hundred dozen").split()), re.I)
+_SCALE_OF = re.compile(r"(\bout of\s+|\d\s*/\s*)$", re.I)
+_HEDGES = re.compile(r"\b(about|around|approximately|roughly|nearly|almost|over|under|"
+                     r"more than|less than|some|close to|just over|just under|~)\s*$", re.I)
+
+
+@dataclass(frozen=True)
+class Number:
+    value: float
+    start: int
+    end: int
+    precision: float   # half a unit of the last written digit, scaled
+    hedged: bool       # "about 1.2 million"
+    percent: bool
+    kind: str = "number"   # "number" | "time" (minutes) | "date" (y*10000+m*100+d) |
+    #                        "duration" (minutes) | "count" (a number written as a word)
+
+
+def numbers(text: str) -> list[Number]:
+    """Every value ``text`` writes: times, dates and durations as one value each, then
+    the numbers left (``1,200``, ``about 1.2 million``, ``25%``)."""
+    out = []
+    for s, e, minutes in times(text):
+        out.append(Number(float(minutes), s, e, 0.5, False, False, "time"))
+    for s, e, (y, mo, d) in dates(text):
+        out.append(Number(float(y * 10000 + mo * 100 + d), s, e, 0.5, False, False, "date"))
+    for s, e, minutes in durations(text):
+        out.append(Number(minutes, s, e, 0.5, False, False, "duration"))
+    text = masked(text, [(n.start, n.end) for n in out])
+    for m in _NUMBER.finditer(text):
+        if _SCALE_OF.search(text[max(0, m.start() - 8):m.start()]):
+            continue  # "4.2 out of 5": the scale is no claim
+        raw = m["num"].replace(",", "")
+        try:
+            v = float(raw)
+        except ValueError:
+            continue
+        decimals = len(raw.split(".")[1]) if "." in raw else 0
+        unit = 10.0 ** -decimals
+        scale = m["scale"] or m["abbr"]
+        if scale:
+            f = _SCALES[scale.lower()]
+            v, unit = v * f, unit * f
+        if m["sign"]:
+            v = -v
+        hedged = bool(_HEDGES.search(text[max(0, m.start() - 16):m.start()]))
+        out.append(Number(v, m.start(), m.end(), unit / 2, hedged, bool(m["pct"])))
+    for m in _NUMBER_WORD.finditer(text):  # "four events" (not "one": "one of the ...")
+        if not text[m.end():m.end() + 3].startswith((" of", "-")):
+            out.append(Number(_WORD_NUMBERS[m[1].lower()], m.start(), m.end(), 0.5, False,
+                              False, "count"))
+    return sorted(out, key=lambda n: n.start)
+
+
+@dataclass(frozen=True)
+class StoredValues:
+    """What a text stores, normalised for matching: numbers, times, dates, counts."""
+
+    numbers: tuple[float, ...]
+    times: frozenset[int]
+    dates: frozenset[tuple[int, int, int]]
+    counts: frozenset[int]
+
+    @classmethod
+    def of(cls, text: str, extra: Sequence[float] = (), with_counts: bool = True
+           ) -> "StoredValues":
+        if not _ANY_VALUE.search(text):  # most lines of a large tool result: no digit
+            return cls(tuple(sorted(set(extra))), frozenset(), frozenset(), frozenset())
+        found = numbers(text)
+        days = {(int(n.value) // 10000, int(n.value) // 100 % 100, int(n.value) % 100)
+                for n in found if n.kind == "date"}
+        nums = {n.value for n in found if n.kind in ("number", "count")}
+        nums |= {v for n in found if n.kind == "duration" for v in (n.value, n.value / 60)}
+        nums |= {float(y) for y, _, _ in days if y}
+        return cls(tuple(sorted(nums | set(extra))), frozenset(stored_times(text)),
+                   frozenset(days), frozenset(counts(text)) if with_counts else frozenset())
+
+    @classmethod
+    def union(cls, parts: Sequence["StoredValues"], counts: frozenset[int] = frozenset()
+              ) -> "StoredValues":
+        return cls(tuple(sorted({v for p in parts for v in p.numbers})),
+                   frozenset().union(*(p.times for p in parts)),
+                   frozenset().union(*(p.dates for p in parts)), counts)
+
+    def has(self, n: Number) -> bool:
+        if n.kind == "time":
+            return int(n.value) in self.times
+        if n.kind == "date":
+            v = int(n.value)
+            return date_matches((v // 10000, v // 100 % 100, v % 100), set(self.dates))
+        if n.kind == "duration":
+            return _matches(n, self.numbers) or _matches(
+                Number(n.value / 60, 0, 0, n.precision / 60, n.hedged, False), self.numbers)
+        if n.kind == "count" and int(n.value) in self.counts:
+            return True
+        return _matches(n, self.numbers)
+
+    @property
+    def any(self) -> bool:
+        return bool(self.numbers or self.times or self.dates)
+
+
+def _matches(n: Number, values: Sequence[float]) -> bool:
+    for c in values:
+        for cand in (c, c * 100) if n.percent else (c,):
+            if abs(cand - n.value) <= max(n.precision, 1e-9) + 1e-9 * abs(cand):
+                return True
+            if n.hedged and cand and abs(cand - n.value) <= 0.1 * abs(cand):
+                return True
+    return False

@@ -1,0 +1,88 @@
+"""guardrail.evidence.values and the record features: values read the way answers write
+them (times, dates, durations, counts, scales) and a value checked against the record
+the sentence is about."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from guardrail.evidence.features import ContextEvidence
+from guardrail.evidence.values import counts, dates, durations, numbers, record_blocks, times
+
+EVENTS = [{"summary": "Budget Check-in", "starts_at": "2025-03-23T13:00:00+12:00",
+           "room": "Kauri Room", "organizer": "Mei Chen",
+           "attendees": ["Yuki Nguyen", "Kofi Watanabe", "Ibrahim Lim"]},
+          {"summary": "Hiring Committee", "starts_at": "2025-06-06T19:45:00+12:00",
+           "room": "Level 12 Boardroom", "organizer": "Ananya Okafor",
+           "attendees": ["Aiko Tanaka", "Tane Iyer"]}]
+
+
+def _missing(ev: ContextEvidence, sentence: str) -> list[tuple[str, float]]:
+    return [(n.kind, n.value) for n in ev.features(sentence).missing_numbers]
+
+
+def test_times_are_one_value_each_whatever_the_clock():
+    assert [v for _, _, v in times("from 5:15 PM to 7:30 p.m., at 1 PM, 16:45 or noon")] \
+        == [17 * 60 + 15, 19 * 60 + 30, 13 * 60, 16 * 60 + 45, 12 * 60]
+    assert times("rated 8.9 out of 10, version 2.4, +12:00") == []
+
+
+def test_dates_in_words_and_iso_are_the_same_date():
+    got = [v for _, _, v in dates("launched on October 18, 2023, on 4 March 2024, "
+                                  "on May 10, in March 2021, on 2024-03-01")]
+    assert got == [(2023, 10, 18), (2024, 3, 4), (0, 5, 10), (2021, 3, 0), (2024, 3, 1)]
+    assert dates("it may 3 times") == []
+
+
+def test_durations_scales_and_counts():
+    assert [v for _, _, v in durations("runs for 1 hour 33 minutes, or 2 hours")] == [93, 120]
+    kinds = [(n.kind, n.value) for n in numbers("Guests give it 8.0 out of 10, rated 4.2/5.")]
+    assert kinds == [("number", 8.0), ("number", 4.2)]  # the scale is no claim
+    table = "| a | b |\n|---|---|\n| 1 | x, y, z |\n| 2 | w |"
+    assert counts(table) == {2, 3}
+    nested = "- **A**\n  - Room: X\n- **B**\n  - Room: Y\n- **C**\n  - Room: Z"
+    assert 3 in counts(nested) and len(record_blocks(nested)) == 3
+    assert counts("- **Id:** F1\n- **Title:** Dune") == set()  # one record's fields
+
+
+def test_a_time_or_date_is_checked_as_written_in_the_tool_result():
+    ev = ContextEvidence.build([json.dumps(EVENTS)], "")
+    assert _missing(ev, "The Budget Check-in starts at 1 PM on March 23.") == []
+    assert _missing(ev, "The Budget Check-in starts at 13:00.") == []
+    assert _missing(ev, "The Budget Check-in starts at 3 PM.") == [("time", 15 * 60.0)]
+    assert _missing(ev, "The Budget Check-in is on March 25.") == [("date", 325.0)]
+    assert _missing(ev, "The lookup returned two events.") == []
+    assert _missing(ev, "Three people are invited to the Budget Check-in.") == []
+    assert _missing(ev, "The lookup returned five events.") == [("count", 5.0)]
+
+
+def test_a_value_of_another_record_is_a_record_gap():
+    ev = ContextEvidence.build([json.dumps(EVENTS)], "")
+    assert ev.features("Mei Chen is organizing the Budget Check-in.").record_gap == 0.0
+    assert ev.features("Ananya Okafor is organizing the Budget Check-in.").record_gap > 0.0
+    answer = "The Hiring Committee starts at 7:45 PM. "
+    assert ev.features("It takes place in Level 12 Boardroom.", answer).record_gap == 0.0
+    assert ev.features("It takes place in Kauri Room.", answer).record_gap > 0.0
+    # without a sentence before it, "It" is about whatever record it names
+    assert ev.features("It takes place in Kauri Room.").record_gap == 0.0
+
+
+@pytest.mark.parametrize("context", [
+    "summary: Budget Check-in\nroom: Kauri Room\n\nsummary: Hiring Committee\nroom: Level 12",
+    "| Summary | Room | Organizer |\n|---|---|---|\n| Budget Check-in | Kauri Room | Mei Chen |\n"
+    "| Hiring Committee | Level 12 | Ananya Okafor |",
+])
+def test_records_of_text_and_tables(context):
+    ev = ContextEvidence.build([context], "")
+    assert ev.features("The Budget Check-in is in Kauri Room.").record_gap == 0.0
+    assert ev.features("The Hiring Committee is in Kauri Room.").record_gap > 0.0
+
+
+def test_one_record_or_prose_has_no_record_gap():
+    field_value = "| Field | Value |\n|---|---|\n| Courier | Aramex |\n| Origin | Vietnam |"
+    ev = ContextEvidence.build([field_value], "")
+    assert ev.features("It is being delivered by Aramex from Vietnam.").record_gap == 0.0
+    prose = ContextEvidence.build(["Paris is in France.\n\nRome is in Italy."], "")
+    assert prose.features("Paris is in Italy.").record_gap == 0.0
