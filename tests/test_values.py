@@ -86,3 +86,21 @@ def test_one_record_or_prose_has_no_record_gap():
     assert ev.features("It is being delivered by Aramex from Vietnam.").record_gap == 0.0
     prose = ContextEvidence.build(["Paris is in France.\n\nRome is in Italy."], "")
     assert prose.features("Paris is in Italy.").record_gap == 0.0
+
+
+def test_a_sentence_copied_from_the_grounding_is_never_flagged():
+    from guardrail.evidence.judge import FEATURES, Head, SentenceJudge
+
+    n = len(FEATURES)
+    w = [0.0] * n
+    w[FEATURES.index("p_max")] = 10.0
+    judge = SentenceJudge({4: Head((0.0,) * n, (1.0,) * n, tuple(w), -1.0, 0.5)})
+    ev = ContextEvidence.build(["The Mona Lisa is a half-length portrait painting by "
+                                "Leonardo da Vinci. It hangs in the Louvre."], "")
+    copied = judge.judge(ev, "The Mona Lisa is a half-length portrait painting by Leonardo "
+                         "da Vinci.", [0.9], 4)
+    assert copied.claim and not copied.flagged
+    changed = judge.judge(ev, "The Mona Lisa is a half-length portrait painting by "
+                          "Raphael.", [0.9], 4)
+    assert changed.flagged
+    assert not ev.copied("It hangs.")  # too short to say

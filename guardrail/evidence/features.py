@@ -134,6 +134,7 @@ class ContextEvidence:
         self.stems = frozenset().union(*self._line_stems) if lines else frozenset()
         text = "\n".join(lines)
         self.lower = text.lower()
+        self._flat = f" {_flat(text)} "
         per_line = [StoredValues.of(x, with_counts=False) for x in lines]  # parsed once
         self.stored = StoredValues.union(per_line, counts)
         self._postings: dict[str, list[int]] = {}
@@ -157,6 +158,11 @@ class ContextEvidence:
         ev = copy.copy(_indexed(tuple(documents)))  # shares the index, not the question
         ev._ask(question)
         return ev
+
+    def copied(self, sentence: str) -> bool:
+        """The sentence stands word for word in the grounding (six words or more)."""
+        flat = _flat(sentence)
+        return flat.count(" ") >= 5 and f" {flat} " in self._flat
 
     def features(self, sentence: str, before: str = "") -> SentenceEvidence:
         """``before``: the answer up to the sentence; a sentence that opens with a
@@ -239,6 +245,10 @@ def _names(text: str) -> list[str]:
     return [stem(w) for i, w in enumerate(_WORD.findall(text)) if not w[0].isdigit() and
             (i > 0 and w[0].isupper() or any(c in w for c in "-_")) and
             w.lower() not in STOPWORDS]
+
+
+def _flat(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
 
 
 def _last_sentence(text: str) -> str:

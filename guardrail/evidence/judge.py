@@ -171,6 +171,8 @@ class SentenceJudge:
         answer up to the sentence (what "It" refers to)."""
         if not is_claim(sentence):
             return Judgement(0.0, False, False, None, None)
+        if evidence.copied(sentence):  # word for word from the grounding: nothing to doubt
+            return Judgement(0.0, False, True, None, None)
         ev = evidence.features(sentence, before)
         head = self.head(layer, evidence.structured)
         prob = head.prob(feature_vector(ev, probs, evidence.structured))
