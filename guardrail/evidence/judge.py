@@ -171,10 +171,10 @@ class SentenceJudge:
         answer up to the sentence (what "It" refers to)."""
         if not is_claim(sentence):
             return Judgement(0.0, False, False, None, None)
-        if evidence.copied(sentence):  # word for word from the grounding: nothing to doubt
-            return Judgement(0.0, False, True, None, None)
         ev = evidence.features(sentence, before)
         head = self.head(layer, evidence.structured)
-        prob = head.prob(feature_vector(ev, probs, evidence.structured))
+        # word for word from the grounding: nothing to doubt (only threshold 0 flags it)
+        prob = 0.0 if evidence.copied(sentence) else \
+            head.prob(feature_vector(ev, probs, evidence.structured))
         flagged = prob >= (head.threshold if threshold is None else threshold)
         return Judgement(prob, flagged, True, explain(ev, prob) if flagged else None, ev)
