@@ -117,9 +117,9 @@ class ContextEvidence:
     """A grounding indexed once for every sentence checked against it.
 
     ``build`` indexes the documents once per process for all the answers that share
-    them (a tenant's stored context, a tool result re-sent each turn): a 245 KB JSON
-    result of 2,000 records took 0.85 s to render and index (values per line and per
-    record included), measured on a shared core.  The question is added
+    them (a tenant's stored context, a tool result re-sent each turn): rendering and
+    reading the values of every line of a large tool result costs far more than judging
+    a sentence, so it is done once.  The question is added
     per answer on top of the shared index.
 
     ``records[i]`` says which record line ``i`` belongs to (an item of a JSON array of
@@ -136,7 +136,7 @@ class ContextEvidence:
         text = "\n".join(lines)
         self.lower = text.lower()
         self._flat = f" {_flat(text)} "
-        per_line = [StoredValues.of(x, with_counts=False) for x in lines]  # parsed once
+        per_line = [StoredValues.of(x) for x in lines]  # parsed once
         self.stored = StoredValues.union(per_line, counts)
         self._postings: dict[str, list[int]] = {}
         for i, st in enumerate(self._line_stems):
@@ -152,7 +152,7 @@ class ContextEvidence:
 
     def _ask(self, question: str) -> None:
         self.question_stems = frozenset(stem(w) for w in content_words(question))
-        self.asked = StoredValues.of(question, with_counts=False)
+        self.asked = StoredValues.of(question)
 
     @classmethod
     def build(cls, documents: Sequence[str], question: str = "") -> "ContextEvidence":
@@ -224,15 +224,15 @@ class ContextEvidence:
             return 0.0
         nums = [n for n in nums if n.kind != "count"]  # counts belong to no record
         own = _names(sentence)
-        values, _ = self._record_hits(own, nums)
+        values, hits = self._record_hits(own, nums)
         if not values:
             return 0.0
         refers = _PRONOUN_START.match(sentence) or (
             _GENERIC_START.match(sentence) and not own and not nums)
         prev = _last_sentence(before) if refers else ""
-        _, hits = self._record_hits(_names(prev), numbers(prev)) if prev else ({}, {})
-        if not hits:
-            _, hits = self._record_hits(own, nums)
+        if prev:
+            _, before_hits = self._record_hits(_names(prev), numbers(prev))
+            hits = before_hits or hits
         if not hits:
             return 0.0
         top = max(hits.values())

@@ -1,6 +1,9 @@
-"""Values as answers write them and as tool results store them: times, dates, durations,
-counts, and the records a value belongs to.
+"""Values as answers write them and as tool results store them: numbers, times, dates,
+durations, counts, and the records of a ``key: value`` text.
 
+    numbers(text)     every value, each one unit: times, dates and durations first, then
+                      numbers (``1,200``, ``about 1.2 million``, ``25%``; not "out of 10")
+    StoredValues      what a text stores, normalised for matching a sentence's values
     times(text)       "1 PM", "6:30 a.m.", "16:45", "noon"      -> minutes after midnight
     dates(text)       "March 1, 2024", "1 March", "Oct. 18"      -> (year or 0, month, day or 0)
     durations(text)   "1 hour 33 minutes", "2 hours"             -> minutes
@@ -9,7 +12,8 @@ counts, and the records a value belongs to.
     stored_dates(t)   the same, plus ISO dates
     counts(text)      how many: rows of a markdown table, blank-line separated records,
                       items of a markdown list or of a comma-separated value
-    record_blocks(t)  a key-value text's records (blank-line separated blocks), or None
+    record_blocks(t)  a key-value text's records (blank-line separated blocks or nested
+                      list items), or None
 
 A sentence's "1 PM" is one value, 13:00, not the number 1: read as a number it is
 missing from a context that stores ``13:00`` and the sentence looks changed.  Counts are
@@ -280,18 +284,18 @@ class StoredValues:
     counts: frozenset[int]
 
     @classmethod
-    def of(cls, text: str, extra: Sequence[float] = (), with_counts: bool = True
-           ) -> "StoredValues":
+    def of(cls, text: str) -> "StoredValues":
+        """The numbers, times and dates ``text`` holds (counts: ``counts``, per document)."""
         if not _ANY_VALUE.search(text):  # most lines of a large tool result: no digit
-            return cls(tuple(sorted(set(extra))), frozenset(), frozenset(), frozenset())
+            return cls((), frozenset(), frozenset(), frozenset())
         found = numbers(text)
         days = {(int(n.value) // 10000, int(n.value) // 100 % 100, int(n.value) % 100)
                 for n in found if n.kind == "date"}
         nums = {n.value for n in found if n.kind in ("number", "count")}
         nums |= {v for n in found if n.kind == "duration" for v in (n.value, n.value / 60)}
         nums |= {float(y) for y, _, _ in days if y}
-        return cls(tuple(sorted(nums | set(extra))), frozenset(stored_times(text)),
-                   frozenset(days), frozenset(counts(text)) if with_counts else frozenset())
+        return cls(tuple(sorted(nums)), frozenset(stored_times(text)), frozenset(days),
+                   frozenset())
 
     @classmethod
     def union(cls, parts: Sequence["StoredValues"], counts: frozenset[int] = frozenset()

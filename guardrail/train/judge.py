@@ -1,6 +1,7 @@
 """Fit and measure the sentence judge (``guardrail.evidence.judge``).
 
-    rows = collect(detector, examples, layer)    one row per sentence the proxy would check
+    scored = score(detector, examples, layer)    the detector's probabilities per sentence
+    rows = rows_from(examples, scored)            one row per sentence the proxy would check
     head = fit(rows, keep=0.95)                  logistic model + the threshold that keeps
                                                  ``keep`` of the supported sentences
     report = measure(rows, judge)                what the proxy would do, per data set
@@ -106,15 +107,6 @@ def rows_from(examples: Sequence[Example], scored: Sequence[Scored],
         rows.append(Row(ex.dataset, ex.id, text, gold, is_claim(text), tuple(x), sc.layer,
                         kind, explain(sev, 1.0).kind if gold else None))
     return rows
-
-
-def collect(detector, examples: Sequence[Example], layer: Optional[int] = None, *,
-            progress: bool = False, batch: int = 16,
-            kind_of: Optional[KindOf] = None) -> list[Row]:
-    """Rows for every checkable sentence of the span-labelled examples, at ``layer``
-    (None: full depth, over the whole answer; else in-flight, up to each sentence)."""
-    return rows_from(examples, score(detector, examples, layer, progress=progress,
-                                     batch=batch), kind_of)
 
 
 def _standardise(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
