@@ -31,8 +31,10 @@ def test_streamed_answers_are_scored_by_what_the_client_received():
 def test_chunks_rebuild_the_answer_exactly():
     import json
 
+    from guardrail.testing.script import chat_events
+
     answer = "It is 330 m tall.\n\nIt opened in 1889.  "
-    events = verdicts._chunks(answer)
+    events = chat_events(answer)
     assert events[-1] == "[DONE]"
     text = "".join(json.loads(e)["choices"][0]["delta"].get("content", "")
                    for e in events[:-1])

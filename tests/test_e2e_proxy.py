@@ -24,6 +24,7 @@ from conftest import EIFFEL_ANSWER, EIFFEL_REWRITE, EIFFEL_TOOL, proxy_config, s
 
 from guardrail.config import GuardrailConfig
 from guardrail.proxy.app import create_app
+from guardrail.testing.script import chat_events
 
 QUESTION = "When was the Eiffel Tower built?"
 MESSAGES = [{"role": "user", "content": QUESTION},
@@ -298,3 +299,44 @@ def test_each_flag_is_explained_and_a_json_tool_result_grounds_like_prose(client
             assert (s["explanation"] is None) is (not s["final"]["hallucinated"]), (tool, s)
         assert built["explanation"]["kind"] in ("contradicted", "unverifiable")
         assert built["explanation"]["severity"] in ("low", "medium", "high")
+
+
+EVENTS_TOOL = json.dumps([
+    {"summary": "Budget Check-in", "starts_at": "2025-03-23T13:00:00+12:00",
+     "room": "Kauri Room", "organizer": "Mei Chen",
+     "attendees": ["Yuki Nguyen", "Kofi Watanabe", "Ibrahim Lim"]},
+    {"summary": "Hiring Committee", "starts_at": "2025-06-06T19:45:00+12:00",
+     "room": "Level 12 Boardroom", "organizer": "Ananya Okafor",
+     "attendees": ["Aiko Tanaka", "Tane Iyer"]}])
+EVENTS_SUPPORTED = ["The lookup returned two events. ",
+                    "The Budget Check-in starts at 1 PM on March 23. ",
+                    "Three people are invited to it. ",
+                    "The Hiring Committee starts at 7:45 PM. "]
+EVENTS_CHANGED = "It is organized by Mei Chen."  # Mei Chen organizes the other event
+
+
+def test_tool_values_are_read_as_answers_write_them(client, placeholder):
+    """The shipped judge through the real server: a time in words against an ISO
+    date-time, a count of records and of a list, a pronoun about the record before it,
+    all released verbatim; a name that belongs to the other record is stopped as a
+    contradiction."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    answer = "".join(EVENTS_SUPPORTED) + EVENTS_CHANGED
+    messages = [{"role": "user", "content": "What is on the calendar?"},
+                {"role": "assistant", "content": None, "tool_calls": [
+                    {"id": "call_1", "type": "function",
+                     "function": {"name": "calendar", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "call_1", "content": EVENTS_TOOL}]
+    chunks = list(client.chat.completions.create(
+        model="fake-llm", messages=messages, stream=True,
+        extra_body={"fake": {"mode": "raw", "events": chat_events(answer)}}))
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    [g] = [c.model_extra["guardrail"] for c in chunks if "guardrail" in (c.model_extra or {})]
+    assert [s["original"] for s in g["sentences"]] == [*EVENTS_SUPPORTED, EVENTS_CHANGED]
+    for s in g["sentences"][:-1]:
+        assert s["action"] == "release" and s["released"] == s["original"], s
+    changed = g["sentences"][-1]
+    assert changed["action"] != "release" and "Mei Chen" not in changed["released"], changed
+    assert changed["explanation"]["kind"] == "contradicted"
+    assert text.startswith("".join(EVENTS_SUPPORTED)) and "Mei Chen" not in text

@@ -18,14 +18,13 @@ per data set and overall, in JSON.
 from __future__ import annotations
 
 import json
-import re
 import time
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 import httpx
 
-_PIECE = re.compile(r"\s*\S+|\s+$")
+from guardrail.testing.script import chat_events
 
 
 @dataclass(frozen=True)
@@ -34,19 +33,6 @@ class Outcome:
     gold: bool        # overlaps a gold span
     stopped: bool     # released differently from what the upstream said
     claim: bool
-
-
-def _chunks(answer: str) -> list[str]:
-    base = {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 0,
-            "model": "fake-llm"}
-    out = [json.dumps({**base, "choices": [{"index": 0, "delta": {"role": "assistant"},
-                                            "finish_reason": None}]})]
-    for piece in _PIECE.findall(answer):
-        out.append(json.dumps({**base, "choices": [{"index": 0, "delta": {"content": piece},
-                                                    "finish_reason": None}]}))
-    out.append(json.dumps({**base, "choices": [{"index": 0, "delta": {},
-                                                "finish_reason": "stop"}]}))
-    return out + ["[DONE]"]
 
 
 def _report(text: str) -> Optional[dict]:
@@ -66,7 +52,7 @@ def stream_one(client: httpx.Client, ex: Any) -> list[Outcome]:
                              {"id": "call_1", "type": "function",
                               "function": {"name": "lookup", "arguments": "{}"}}]},
                          {"role": "tool", "tool_call_id": "call_1", "content": ex.context}],
-            "fake": {"mode": "raw", "events": _chunks(ex.response)}}
+            "fake": {"mode": "raw", "events": chat_events(ex.response)}}
     for attempt in range(30):
         r = client.post("/v1/chat/completions", json=body)
         if r.status_code != 503:

@@ -14,8 +14,8 @@ import yaml
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-__all__ = ["FakeCall", "FakeScript", "Rule", "ScriptedCut", "hang_until_gone", "raw_events",
-           "scripted_error", "split_pieces"]
+__all__ = ["FakeCall", "FakeScript", "Rule", "ScriptedCut", "chat_events", "hang_until_gone",
+           "raw_events", "scripted_error", "split_pieces"]
 
 _PIECE = re.compile(r"\s*\S+|\s+$")
 
@@ -79,6 +79,19 @@ class FakeScript:
 def split_pieces(text: str) -> list[str]:
     """Word pieces with their leading whitespace, like LLM tokens."""
     return _PIECE.findall(text) or ([text] if text else [])
+
+
+def chat_events(answer: str, model: str = "fake-llm") -> list[str]:
+    """``answer`` as the ``data:`` payloads of a streamed chat completion, word piece by
+    word piece, for ``"fake": {"mode": "raw", "events": ...}``."""
+    base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0,
+            "model": model}
+
+    def event(delta: dict, finish=None) -> str:
+        return json.dumps({**base, "choices": [{"index": 0, "delta": delta,
+                                                "finish_reason": finish}]})
+    return [event({"role": "assistant"}), *(event({"content": p}) for p in split_pieces(answer)),
+            event({}, "stop"), "[DONE]"]
 
 
 async def raw_events(fake: dict, call: FakeCall) -> AsyncIterator[bytes]:
