@@ -82,6 +82,8 @@ def test_numbers_are_read_the_way_answers_write_them():
     ("Would you like more details?", False),
     ("Sure!", False),
     ("Here are the flights I found for Monday:", False),
+    ("From the tool response:", False),
+    ("Open hotels in Lisbon:", False),
     ("The Eiffel Tower was completed in 1889.", True),
     ("Sure, the tower was designed by Gustave Eiffel.", True),
     ("Here is the weather in Paris: 21 degrees and sunny.", True),

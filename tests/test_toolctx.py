@@ -1,7 +1,7 @@
 """Tool-grounded turns (issue #12): deterministic, every supported sentence's numbers, dates,
 times, amounts and names read off its context by a normaliser of this file's own, every
 contradicted span the changed value, every unverifiable fact absent, sentences exactly the
-proxy segmenter's, and the train / dev / calib families disjoint."""
+proxy segmenter's, and the train / dev / calib / holdout families disjoint."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ WORDS = "zero one two three four five six seven eight nine ten".split()
 JSON_FORMATS = {"json-object", "json-array", "nested-json", "search-results"}
 
 
-@pytest.fixture(scope="module", params=["train", "dev", "calib"])
+@pytest.fixture(scope="module", params=["train", "dev", "calib", "holdout"])
 def turns(request):
     return toolctx.generate(request.param, N, seed=5)
 
@@ -50,9 +50,11 @@ CURRENCY = [("Canadian dollars", "CAD"), ("Australian dollars", "AUD"),
             ("Brazilian reais", "BRL"), ("Mexican pesos", "MXN"), ("South Korean won", "KRW"),
             ("MX$", "MXN"), ("R$", "BRL"), ("S$", "SGD"), ("€", "EUR"), ("£", "GBP"), ("¥", "JPY"),
             ("₹", "INR"), ("₩", "KRW"), ("$", "USD"), ("yen", "JPY"), ("euros", "EUR"),
-            ("pounds", "GBP"), ("dollars", "USD"), ("rupees", "INR"), ("rand", "ZAR")]
+            ("pounds", "GBP"), ("dollars", "USD"), ("rupees", "INR"), ("rand", "ZAR"),
+            ("Turkish lira", "TRY"), ("Norwegian kroner", "NOK"), ("฿", "THB"), ("₺", "TRY"),
+            ("₪", "ILS"), ("₫", "VND"), ("baht", "THB"), ("shekels", "ILS"), ("dong", "VND")]
 CURRENCY += [(c, c) for c in ("CHF", "EUR", "GBP", "USD", "JPY", "CAD", "AUD", "SGD", "INR",
-                              "BRL", "MXN", "ZAR", "KRW")]
+                              "BRL", "MXN", "ZAR", "KRW", "THB", "TRY", "ILS", "NOK", "VND")]
 NUMBER = re.compile(r"(?:((?i:about|roughly|around)) )?(-?\d[\d,]*(?:\.\d+)?)"
                     r"(?: (million|billion|trillion))?")
 DIRECTION = re.compile(r"\b(up|down|rose|fell) (\d+(?:\.\d+)?)")
@@ -60,7 +62,7 @@ STAMP = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::\d{2})?(?:Z|[
 CLOCK = re.compile(r"\b(\d{2}):(\d{2})\b")
 SCALE = {None: 1, "million": 1e6, "billion": 1e9, "trillion": 1e12}
 WRONG_UNITS = re.compile(r"\d (feet|inches|mph|ounces|miles|days|square feet|kilojoules|ppm"
-                         r"|milligrams per cubic meter)\b|\d°F")
+                         r"|milligrams per cubic meter|mcg)\b|\d°F")
 
 
 class Context:
@@ -338,28 +340,32 @@ def test_train_and_dev_share_no_template_field_or_vocabulary():
             assert not _keys(json.loads(t.example.context)) & train_keys
 
 
-@pytest.mark.parametrize("other", ["train", "dev"])
-def test_calib_shares_nothing_with_train_or_dev(other):
-    calib, fam = FAMILIES["calib"], FAMILIES[other]
-    assert not _strings(calib) & _strings(fam)
-    assert not _fields(calib) & _fields(fam)
-    assert not _vocab(calib) & _vocab(fam)
-    assert not set(calib.tz) & set(fam.tz)
-    assert not {w for c in calib.currencies.values() for w in c[:2]} & {
+@pytest.mark.parametrize("name, other", [("calib", "train"), ("calib", "dev"),
+                                         ("holdout", "train"), ("holdout", "dev"),
+                                         ("holdout", "calib")])
+def test_later_families_share_nothing_with_earlier_ones(name, other):
+    """calib shares nothing with train or dev; holdout nothing with any of the three."""
+    held, fam = FAMILIES[name], FAMILIES[other]
+    assert not _strings(held) & _strings(fam)
+    assert not _fields(held) & _fields(fam)
+    assert not _vocab(held) & _vocab(fam)
+    assert not set(held.tz) & set(fam.tz)
+    assert not {w for c in held.currencies.values() for w in c[:2]} & {
         w for c in fam.currencies.values() for w in c[:2]}
     keys = _fields(fam)
-    for t in toolctx.generate("calib", 70, 0):
+    for t in toolctx.generate(name, 70, 0):
         if t.format in JSON_FORMATS - {"search-results"}:
             assert not _keys(json.loads(t.example.context)) & keys
 
 
-def test_calib_covers_every_schema_and_format_with_labelled_sentences():
-    calib = FAMILIES["calib"]
-    turns = toolctx.generate("calib", 2 * len(calib.schemas) * len(toolctx.FORMATS), seed=2)
+@pytest.mark.parametrize("name", ["calib", "holdout"])
+def test_later_families_cover_every_schema_and_format_with_labelled_sentences(name):
+    fam = FAMILIES[name]
+    turns = toolctx.generate(name, 2 * len(fam.schemas) * len(toolctx.FORMATS), seed=2)
     assert {(t.schema, t.format) for t in turns} == {
-        (s.name, f) for s in calib.schemas for f in toolctx.FORMATS}
+        (s.name, f) for s in fam.schemas for f in toolctx.FORMATS}
     for t in turns:
-        assert t.example.dataset == f"toolctx/calib/{t.format}" and t.sentences
+        assert t.example.dataset == f"toolctx/{name}/{t.format}" and t.sentences
         assert any(s.label != "no_claim" for s in t.sentences)
         assert all(t.example.response[s.start:s.end].strip() for s in t.sentences)
     assert {s.label for t in turns for s in t.sentences} == set(toolctx.LABELS)

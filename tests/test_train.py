@@ -170,3 +170,20 @@ def test_train_detector_on_cuda_with_bf16_autocast(tiny_ragtruth, tmp_path):
     det = Detector.from_pretrained(model, device="cpu")
     assert next(det.model.parameters()).dtype == torch.float32
     assert json.loads((model / "guardrail.json").read_text())["training"]["report"]["steps"] == 2
+
+
+def test_eval_reports_what_the_sentence_judge_would_do(tiny_ragtruth, tmp_path):
+    """`guardrail eval` with a model that has a judge: per answer and per sentence, the
+    decisions the proxy takes; the same numbers as `guardrail judge eval` at full depth."""
+    out, ref = tmp_path / "eval.json", tmp_path / "judge.json"
+    text = run("eval", "--data", str(tiny_ragtruth), "--limit", "12", "--out", str(out),
+               "--no-progress")
+    run("judge", "eval", "--data", str(tiny_ragtruth), "--limit", "12", "--layers", "6",
+        "--out", str(ref))
+    judged = json.loads(out.read_text())["judge"]
+    expected = json.loads(ref.read_text())["layers"]["6"]
+    assert judged["all"]["answers"] == 12
+    for key in ("example_f1", "example_precision", "example_recall", "supported_kept",
+                "unsupported_stopped", "stop_f1"):
+        assert judged["all"][key] == expected["all"][key], key
+    assert "the sentence judge" in text

@@ -17,11 +17,12 @@ def register(app: typer.Typer) -> None:
     @data_app.command("toolctx")
     def toolctx_cmd(
         out: Path = typer.Option(..., "--out", help="The JSONL file to write."),
-        family: str = typer.Option("train", help="train | dev | calib: disjoint domains, field "
-                                   "names, vocabularies and sentence templates (dev measures "
-                                   "generalisation; calib, disjoint from both, is for fitting "
-                                   "the sentence judge on turns the detector never trained "
-                                   "on)."),
+        family: str = typer.Option("train", help="train | dev | calib | holdout: disjoint "
+                                   "domains, field names, vocabularies and sentence templates "
+                                   "(dev measures generalisation; calib, disjoint from both, is "
+                                   "for fitting the sentence judge on turns the detector never "
+                                   "trained on; holdout, disjoint from all three, is an "
+                                   "evaluation set nobody tunes on)."),
         n: int = typer.Option(2000, "--n", help="How many chat turns."),
         seed: int = typer.Option(0),
     ) -> None:

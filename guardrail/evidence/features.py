@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from guardrail.evidence import values as V
+from guardrail.evidence.fields import FieldCheck, Fields
 from guardrail.evidence.values import Number, StoredValues, numbers
 from guardrail.evidence.render import render
 
@@ -87,6 +88,8 @@ def is_claim(sentence: str) -> bool:
         return False  # "Would you like the full itinerary?"
     if _FILLER_START.match(text) and text.endswith(":") and len(rest) <= 3:
         return False  # "Here are the flights I found for Monday:"
+    if text.endswith(":") and len(_WORD.findall(text)) <= 6:
+        return False  # a lead-in or heading: "From the tool response:", "Results for Lyon:"
     return True
 
 
@@ -106,6 +109,8 @@ class SentenceEvidence:
     context_has_numbers: bool
     record_gap: float = 0.0   # share of what it found in the context that lies outside
     #                           the one record it is about (a value from another record)
+    field_changed: Optional[str] = None  # the line of a field it names with another value
+    field_agreed: bool = False           # it names a field and states the field's value
 
 
 _PRONOUN_START = re.compile(r"^\W*(?i:it|its|it's|they|their|them|this|that|these|those|"
@@ -148,6 +153,7 @@ class ContextEvidence:
             by_record.setdefault(r, []).append(i)
         self._record_values = {r: StoredValues.union([per_line[i] for i in idx])
                                for r, idx in by_record.items()}
+        self.fields = Fields(lines, self._records, stem, STOPWORDS) if structured else None
         self._ask(question)
 
     def _ask(self, question: str) -> None:
@@ -189,16 +195,23 @@ class ContextEvidence:
                             and stem(w) not in known)
         neg = any(w.lower() in NEGATIONS for w in _WORD.findall(sentence))
         mismatch = best_i is not None and neg != self._negated[best_i]
+        about, values = self._about(sentence, nums, before)
+        # against each record it may be about, the least left out (duplicates of one
+        # thing in search results: one of them holds it all)
+        gap = min(sum(1 for where in values if r not in where) for r in about) / len(values) \
+            if about and values else 0.0
+        check = self.fields.check(sentence, nums, about) if self.fields else FieldCheck()
         return SentenceEvidence(
             len(nums), missing, len(words), found / len(stems) if stems else 1.0, best,
             self.lines[best_i] if best_i is not None else None, len(names), missing_names,
-            mismatch, self.stored.any, self._record_gap(sentence, nums, before))
+            mismatch, self.stored.any, gap, check.changed, check.agreed)
 
     def _record_hits(self, stems: Sequence[str], nums: Sequence[Number]
-                     ) -> tuple[list[set[int]], dict[int, int]]:
+                     ) -> tuple[list[set[int]], dict[int, float]]:
         """Where each of the sentence's stems and values stands in the context (the
-        records holding it; lines outside records stand in every record), and how many
-        of them each record holds."""
+        records holding it; lines outside records stand in every record), and how much
+        of it each record holds: a name or value that few records share counts more
+        (a currency that every record has hardly tells which one the sentence means)."""
         items: list[set[int]] = []
         for s in dict.fromkeys(stems):
             where = {self._records[i] for i in self._postings.get(s, ())}
@@ -208,36 +221,38 @@ class ContextEvidence:
             where = {r for r, v in self._record_values.items() if v.has(n)}
             if where:
                 items.append(set(self._record_values) if -1 in where else where)
-        hits: dict[int, int] = {}
+        hits: dict[int, float] = {}
         for where in items:
             for r in where - {-1}:
-                hits[r] = hits.get(r, 0) + 1
+                hits[r] = hits.get(r, 0.0) + 1.0 / len(where)
         return items, hits
 
-    def _record_gap(self, sentence: str, nums: Sequence[Number], before: str) -> float:
-        """The share of the sentence's values (numbers, dates, names, handles) found in
-        the context that none of the records it is about holds.  The records it is about
-        hold the most of its names and values (ties kept: search results often return
-        one thing several times); for "It ..." or "The hotel ...", the most of the names
-        and values of the sentence before it."""
+    def _about(self, sentence: str, nums: Sequence[Number], before: str
+               ) -> tuple[Optional[set[int]], list[set[int]]]:
+        """The records the sentence is about (None: the context has fewer than two, or
+        nothing tells) and where each of its names and values stands.  The records it is
+        about hold the most of its names and values (ties kept: search results often
+        return one thing several times); for "It ..." or "The hotel ...", the most of
+        the names and values of the sentence before it."""
         if len(self._record_values.keys() - {-1}) < 2:
-            return 0.0
+            return None, []
         nums = [n for n in nums if n.kind != "count"]  # counts belong to no record
         own = _names(sentence)
-        values, hits = self._record_hits(own, nums)
-        if not values:
-            return 0.0
+        values, _ = self._record_hits(own, nums)
+        _, hits = self._record_hits(_words(sentence), nums)
         refers = _PRONOUN_START.match(sentence) or (
-            _GENERIC_START.match(sentence) and not own and not nums)
-        prev = _last_sentence(before) if refers else ""
-        if prev:
-            _, before_hits = self._record_hits(_names(prev), numbers(prev))
-            hits = before_hits or hits
-        if not hits:
-            return 0.0
+            _GENERIC_START.match(sentence) and not values)
+        for prev in _recent_sentences(before) if refers else ():
+            _, before_hits = self._record_hits(_words(prev), numbers(prev))
+            if before_hits and max(before_hits.values()) >= 0.5:
+                hits = before_hits
+                break
+            if not _PRONOUN_START.match(prev):
+                break  # "It ..." after "It ...": the one named before both
+        if not hits or max(hits.values()) < 0.5:
+            return None, values  # only words that most records share: nothing tells
         top = max(hits.values())
-        about = {r for r, h in hits.items() if h == top}
-        return sum(1 for where in values if not where & about) / len(values)
+        return {r for r, h in hits.items() if h >= top - 1e-9}, values
 
 
 def _names(text: str) -> list[str]:
@@ -248,16 +263,27 @@ def _names(text: str) -> list[str]:
             w.lower() not in STOPWORDS]
 
 
+def _words(text: str) -> list[str]:
+    """Stems of every content word, the first included: which record a sentence is
+    about (words that every record holds, such as keys, weigh next to nothing)."""
+    return [stem(w) for w in content_words(text)]
+
+
 def _flat(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.lower()))
 
 
-def _last_sentence(text: str) -> str:
-    """The last sentence of ``text`` (the answer before the one being judged)."""
-    text = text.rstrip()[-400:]
-    cut = max(text.rfind(". ", 0, len(text) - 1), text.rfind("\n", 0, len(text) - 1),
-              text.rfind("! ", 0, len(text) - 1), text.rfind("? ", 0, len(text) - 1))
-    return text[cut + 1:].strip() if cut >= 0 else text.strip()
+def _recent_sentences(text: str, n: int = 3) -> list[str]:
+    """The last ``n`` sentences of ``text`` (the answer before the one being judged),
+    the latest first."""
+    out: list[str] = []
+    text = text.rstrip()[-1200:]
+    while text and len(out) < n:
+        cut = max(text.rfind(". ", 0, len(text) - 1), text.rfind("\n", 0, len(text) - 1),
+                  text.rfind("! ", 0, len(text) - 1), text.rfind("? ", 0, len(text) - 1))
+        out.append(text[cut + 1:].strip())
+        text = text[:cut + 1].rstrip() if cut >= 0 else ""
+    return [s for s in out if s]
 
 
 def _units(text: str) -> list[str]:

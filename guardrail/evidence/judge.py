@@ -34,7 +34,7 @@ FEATURES = ("p_max", "p_mean", "p_frac", "logit_p_max", "has_number", "number_mi
             "number_missing_share", "word_precision", "best_line_recall", "name_missing",
             "negation_mismatch", "structured", "log_words", "p_max_x_number_missing",
             "p_max_x_word_gap", "p_max_x_structured", "no_context_numbers_x_number",
-            "record_gap", "values_all_found", "unanchored")
+            "record_gap", "values_all_found", "unanchored", "field_changed", "field_agreed")
 FIRST_FEATURES = FEATURES[:17]
 """What a judge fitted before ``record_gap`` reads (its JSON names no features)."""
 
@@ -60,17 +60,19 @@ def feature_vector(ev: SentenceEvidence, probs: Sequence[float], structured: boo
             p_max * miss, p_max * gap, p_max * float(structured),
             float(ev.n_numbers > 0 and not ev.context_has_numbers), ev.record_gap,
             float(ev.n_numbers > 0 and not ev.missing_numbers),
-            0.0 if anchored else 1.0 - ev.word_precision]
+            0.0 if anchored else 1.0 - ev.word_precision,
+            float(ev.field_changed is not None), float(ev.field_agreed)]
 
 
 def explain(ev: SentenceEvidence, prob: float) -> Explanation:
-    changed = bool(ev.missing_numbers) and ev.context_has_numbers or ev.record_gap > 0
+    changed = bool(ev.missing_numbers) and ev.context_has_numbers or ev.record_gap > 0 \
+        or ev.field_changed is not None
     about_it = ev.best_line_recall >= 0.5 and ev.word_precision >= 0.6
     kind: Kind = "contradicted" if changed or ev.negation_mismatch or about_it \
         else "unverifiable"
     severity: Severity = "high" if changed or prob >= 0.9 else \
         "medium" if prob >= 0.75 else "low"
-    return Explanation(kind, severity, ev.best_line)
+    return Explanation(kind, severity, ev.field_changed or ev.best_line)
 
 
 @dataclass(frozen=True)

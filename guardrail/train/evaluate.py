@@ -48,7 +48,30 @@ def evaluate(det: Detector, examples: Sequence[Example], *, exit_layer: Optional
     result["threshold"] = det.threshold_for(exit_layer)
     result["response_split"] = sum(d.response_split for d in detections)
     result["windowed"] = sum(d.windows_total > 1 for d in detections)
+    decided = judged(det, examples, detections, result["exit_layer"])
+    if decided:
+        result["judge"] = decided
     return result
+
+
+def judged(det: Detector, examples: Sequence[Example], detections: Sequence[Detection],
+           layer: int) -> Optional[dict]:
+    """What the proxy would do with these answers: the model's sentence judge on each
+    sentence of the span-labelled examples, the token probabilities read over the whole
+    answer.  Per data set and overall: supported sentences kept, unsupported stopped,
+    stop F1, and per answer (flagged when any sentence is stopped) example P/R/F1."""
+    from guardrail.evidence.judge import SentenceJudge
+    from guardrail.train.judge import Scored, measure, rows_from
+
+    params = det.meta.get("judge")
+    if not params:
+        return None
+    scored = [Scored(i, s, e, layer, tuple(d.probs_in(s, e)))
+              for i, (ex, d) in enumerate(zip(examples, detections)) if ex.has_spans
+              for s, e in metrics.sentence_bounds(ex.response)]
+    if not scored:
+        return None
+    return measure(rows_from(examples, scored), SentenceJudge.from_json(params))
 
 
 def calibrate(det: Detector, examples: Sequence[Example], layers: Sequence[int],

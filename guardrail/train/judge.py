@@ -150,7 +150,11 @@ def keep_threshold(probs: np.ndarray, gold: np.ndarray, keep: float,
     return float(min(0.999, max(0.05, neg[k] + 1e-6)))
 
 
-def fit(rows: Sequence[Row], keep: float = 0.95, l2: float = 1.0) -> Head:
+def fit(rows: Sequence[Row], keep: float = 0.95, l2: float = 1.0,
+        every_source: bool = False) -> Head:
+    """One head over ``rows``.  With ``every_source``, the threshold keeps ``keep`` of
+    the supported sentences of every source of data (``toolctx/calib`` as well as
+    ``toolctx/train``), not only of all of them together."""
     claims = [r for r in rows if r.claim]
     if not claims or all(r.gold for r in claims) or not any(r.gold for r in claims):
         raise ValueError("fitting the judge needs supported and unsupported sentences")
@@ -171,6 +175,10 @@ def fit(rows: Sequence[Row], keep: float = 0.95, l2: float = 1.0) -> Head:
     # strictest family alone would let one hard set, e.g. claims that need inference,
     # set the threshold for all)
     thr = keep_threshold(probs, y.astype(bool), keep, sw)
+    if every_source:
+        src = np.asarray([source(r.dataset) for r in claims])
+        thr = max([thr] + [keep_threshold(probs[src == g], y[src == g].astype(bool), keep)
+                           for g in set(src) if (y[src == g] == 0).any()])
     return Head(head.mean, head.scale, head.weights, head.bias, thr)
 
 
@@ -182,7 +190,10 @@ def fit_judge(rows: Sequence[Row], keep: float = 0.95, l2: float = 1.0,
               split: bool = True) -> SentenceJudge:
     """Heads per layer; with ``split``, sentences grounded in structured contexts get
     heads of their own when both kinds of context have ``MIN_UNSUPPORTED`` unsupported
-    sentences at every layer (else one set of heads for all)."""
+    sentences at every layer (else one set of heads for all).  Their thresholds keep
+    ``keep`` of the supported sentences of every source of tool turns: a family of
+    schemas the detector never saw gets sentences it is less sure of, and the promise
+    that supported text passes is made per family, not on average."""
     s = FEATURES.index("structured")
     layers = rows_by_layer(rows)
     kinds = {layer: ([r for r in part if r.x[s] <= 0.5], [r for r in part if r.x[s] > 0.5])
@@ -191,12 +202,18 @@ def fit_judge(rows: Sequence[Row], keep: float = 0.95, l2: float = 1.0,
                      for prose, tools in kinds.values() for k in (prose, tools)):
         return SentenceJudge(
             {layer: fit(prose, keep, l2) for layer, (prose, _) in kinds.items()},
-            {layer: fit(tools, keep, l2) for layer, (_, tools) in kinds.items()})
+            {layer: fit(tools, keep, l2, every_source=True)
+             for layer, (_, tools) in kinds.items()})
     return SentenceJudge({layer: fit(part, keep, l2) for layer, part in layers.items()})
 
 
 def family(dataset: str) -> str:
     return dataset.split("/")[0]
+
+
+def source(dataset: str) -> str:
+    """``toolctx/calib/json-array`` -> ``toolctx/calib``: one generator's family of schemas."""
+    return "/".join(dataset.split("/")[:2])
 
 
 def _group_report(rows: Sequence[Row], flagged: Sequence[bool], probs: Sequence[float]) -> dict:
@@ -207,7 +224,7 @@ def _group_report(rows: Sequence[Row], flagged: Sequence[bool], probs: Sequence[
     p = tp / (tp + fp) if tp + fp else 0.0
     r = tp / (tp + fn) if tp + fn else 0.0
     known = [(r.kind, r.explained) for r, f in zip(rows, pred) if f and r.gold and r.kind]
-    return {
+    return {**_example_report(rows, pred, probs),
         "explanation_accuracy": round(sum(k == e for k, e in known) / len(known), 4)
         if known else None, "explained_flags": len(known),
         "sentences": len(rows), "unsupported": int(gold.sum()),
@@ -218,6 +235,26 @@ def _group_report(rows: Sequence[Row], flagged: Sequence[bool], probs: Sequence[
         "stop_f1": round(2 * p * r / (p + r), 4) if p + r else 0.0,
         "auroc": auroc(list(gold), list(probs)),
     }
+
+
+def _example_report(rows: Sequence[Row], flagged: Sequence[bool], probs: Sequence[float]
+                    ) -> dict:
+    """Per answer: it is flagged when the proxy stops any of its sentences, hallucinated
+    when any of its sentences is unsupported; its score is its highest sentence score."""
+    answers: dict[tuple[str, str], list[bool]] = {}
+    for r, f, p in zip(rows, flagged, probs):
+        a = answers.setdefault((r.dataset, r.example_id), [False, False, 0.0])
+        a[0], a[1], a[2] = a[0] or r.gold, a[1] or bool(f), max(a[2], p)
+    gold = [g for g, _, _ in answers.values()]
+    tp = sum(g and f for g, f, _ in answers.values())
+    fp = sum(f and not g for g, f, _ in answers.values())
+    fn = sum(g and not f for g, f, _ in answers.values())
+    p = tp / (tp + fp) if tp + fp else 0.0
+    r = tp / (tp + fn) if tp + fn else 0.0
+    return {"answers": len(answers), "hallucinated_answers": sum(gold),
+            "example_precision": round(p, 4), "example_recall": round(r, 4),
+            "example_f1": round(2 * p * r / (p + r), 4) if p + r else 0.0,
+            "example_auroc": auroc(gold, [s for _, _, s in answers.values()])}
 
 
 def measure(rows: Sequence[Row], judge: Optional[SentenceJudge],
@@ -248,12 +285,14 @@ def measure(rows: Sequence[Row], judge: Optional[SentenceJudge],
 
 def format_measure(result: dict) -> str:
     lines = [f"{'data':34s} {'sent':>5s} {'unsup':>5s} {'kept':>6s} {'stopped':>7s} "
-             f"{'stopF1':>6s} {'AUROC':>6s} {'kind ok':>7s}"]
+             f"{'stopF1':>6s} {'AUROC':>6s} {'kind ok':>7s} {'answers':>7s} {'exF1':>6s} "
+             f"{'exAUC':>6s}"]
     for name, m in result.items():
         lines.append(f"{name[:34]:34s} {m['sentences']:5d} {m['unsupported']:5d} "
                      f"{_f(m['supported_kept']):>6s} {_f(m['unsupported_stopped']):>7s} "
                      f"{_f(m['stop_f1']):>6s} {_f(m['auroc']):>6s} "
-                     f"{_f(m['explanation_accuracy']):>7s}")
+                     f"{_f(m['explanation_accuracy']):>7s} {m['answers']:7d} "
+                     f"{_f(m['example_f1']):>6s} {_f(m['example_auroc']):>6s}")
     return "\n".join(lines)
 
 

@@ -1,6 +1,6 @@
 """Tool-grounded chat turns with sentence labels (issue #12).
 
-    guardrail data toolctx --family train|dev|calib --n N --seed S --out PATH.jsonl
+    guardrail data toolctx --family train|dev|calib|holdout --n N --seed S --out PATH.jsonl
 
 A turn is a tool result (the context, exactly as the tool message carries it), a user
 question and an answer of 1-5 sentences paraphrasing the result as chat assistants do:
@@ -15,12 +15,11 @@ found:").  Sentences are cut where the proxy's segmenter cuts them, and labelled
                   a claim no context makes); the span is the sentence after its subject
     no_claim      intros and sign-offs
 
-About 70 % of turns are fully supported.  A context lays out the records of one schema
-instance in one of seven ``FORMATS``, each field left out at random, so one field's
-sentence is supported in one turn and unverifiable in another.  The ``train`` family
-(``toolctx_schemas``), ``dev`` (``toolctx_dev``) and ``calib`` (``toolctx_calib``, for
-the sentence judge) share no template, field or vocabulary.  A turn draws from
-``random.Random`` seeded with its id alone.
+About 70 % of turns are fully supported.  A context lays out the records of one schema instance
+in one of seven ``FORMATS``, each field left out at random, so one field's sentence is supported
+in one turn and unverifiable in another.  The families ``train``, ``dev``, ``calib`` (for the
+sentence judge) and ``holdout`` (an evaluation set nobody tunes on) share no template, field or
+vocabulary.  A turn draws from ``random.Random`` seeded with its id alone.
 """
 
 from __future__ import annotations
@@ -40,6 +39,7 @@ from guardrail.train.toolctx_render import (NUMBER_WORDS, Style, alter_value, ex
                                             template_slots)
 from guardrail.train.toolctx_calib import CALIB
 from guardrail.train.toolctx_dev import DEV
+from guardrail.train.toolctx_holdout import HOLDOUT
 from guardrail.train.toolctx_schemas import TRAIN, Fact, Family, Schema
 
 __all__ = ["FAMILIES", "FORMATS", "SentenceLabel", "Turn", "generate", "load_toolctx",
@@ -48,7 +48,7 @@ __all__ = ["FAMILIES", "FORMATS", "SentenceLabel", "Turn", "generate", "load_too
 Label = Literal["supported", "contradicted", "unverifiable", "no_claim"]
 LABELS: tuple[Label, ...] = ("supported", "contradicted", "unverifiable", "no_claim")
 P_HALLUCINATED = 0.3
-FAMILIES: dict[str, Family] = {"train": TRAIN, "dev": DEV, "calib": CALIB}
+FAMILIES: dict[str, Family] = {"train": TRAIN, "dev": DEV, "calib": CALIB, "holdout": HOLDOUT}
 
 
 @dataclass(frozen=True)

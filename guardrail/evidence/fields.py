@@ -1,0 +1,231 @@
+"""The fields of a tool result, and whether a sentence that names a field states its value.
+
+    Fields(lines, records)                   once per grounding: every ``key: value``
+    fields.check(sentence, numbers, about)   -> FieldCheck: a field it names with another
+                                             value (the line saying so), or one it agrees with
+
+A tool result says ``terminal: 5``, ``checked bag included: false``, ``office: Bologna``.
+An answer that names the field ("leaves from Terminal 2", "includes a checked bag", "is
+based in the Lyon office") and gives it another value is contradicted, even when that
+other value stands elsewhere in the context (another record's office, another field's
+number), so the value lookups of features.py find it and the detector, reading tokens,
+often lets it pass.  Precision first: a text value counts as changed only when what the
+sentence puts there is a name or another record's value of the same field; a number only
+when no field of the record holds it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, Iterable, Optional, Sequence
+
+from guardrail.evidence.values import Number, StoredValues
+
+_PART_SPLIT = re.compile(r";\s+|\s+·\s+")
+_KEY_VALUE = re.compile(r"^(?P<key>[^:]{1,60}?):\s+(?P<value>\S.*)$")
+_PAREN = re.compile(r"\([^)]*\)")
+GENERIC = frozenset("value amount data info details item items result results is has".split())
+"""Words of a key that say nothing about what it holds: "order total > amount" is named
+by its parent."""
+IDENTITY = frozenset("id name title code ref url uuid sku slug handle".split())
+"""Keys that name a record rather than state something of it (record_gap reads those)."""
+UNITS = frozenset("c f m km kg kph mph pct usd eur gbp min mins sec secs h hr hrs ms mm cm ft "
+                  "lb lbs".split())
+CALENDAR = frozenset("january february march april may june july august september october "
+                     "november december monday tuesday wednesday thursday friday saturday "
+                     "sunday".split())
+FLAGS = {"true": True, "yes": True, "false": False, "no": False}
+NULLS = frozenset(("null", "none", "n/a", "na", "-", "unknown", "tbd"))
+NEGATIONS = frozenset("not no never none without isn't wasn't aren't weren't doesn't don't "
+                      "didn't cannot can't won't hasn't haven't hadn't non lacks lack "
+                      "lacking excludes excluded".split())
+_CLAUSE = re.compile(r",\s+|;\s+|\s+(?:but|and|while|whereas|although)\s+", re.I)
+_WORDS = re.compile(r"[A-Za-z][A-Za-z'’]*|\d+(?:[.,:]\d+)*")
+_NEG_PREFIX = re.compile(r"^(?:un|non|in)(?=[a-z]{5})", re.I)
+
+Stem = Callable[[str], str]
+
+
+@dataclass(frozen=True)
+class Field:
+    key: frozenset[str]        # the stems that name it: "checked bag included" -> check, bag, includ
+    name: str                  # the key as written
+    value: str
+    flag: Optional[bool]       # a yes/no value
+    values: StoredValues       # its numbers, dates, times
+    words: frozenset[str]      # stems of the value's words
+    line: int
+    record: int
+    listed: bool               # one of several values of its key in its record
+
+
+@dataclass(frozen=True)
+class FieldCheck:
+    changed: Optional[str] = None   # the line of a field the sentence gives another value
+    agreed: bool = False            # it names a field and states its value
+
+
+def pairs(line: str) -> list[tuple[str, str]]:
+    """The ``(key, value)`` pairs of a rendered line: ``a > b > key: value``, a table row
+    ``k: v; k: v``, a search snippet ``Title — k: v · k: v``, a list item ``- K: v``."""
+    text = line.strip().lstrip("-*+ ").replace("**", "")
+    out = []
+    for part in _PART_SPLIT.split(text):
+        part = part.rsplit(" — ", 1)[-1]
+        m = _KEY_VALUE.match(part.strip())
+        if m:
+            out.append((m["key"].strip(), m["value"].strip()))
+    return out
+
+
+def _key_stems(key: str, stem: Stem, stopwords: frozenset[str]) -> frozenset[str]:
+    """The stems naming a field: its own key's, or where that is generic ("amount") its
+    parent's ("order total > amount" -> order, total); none for a key naming a record."""
+    for segment in reversed(key.split(" > ")):
+        words = _WORDS.findall(_PAREN.sub(" ", segment).replace("_", " ").replace("-", " "))
+        if any(w.lower() in IDENTITY for w in words):
+            return frozenset()
+        found = frozenset(stem(w) for w in words if len(w) > 1 and not w[0].isdigit()
+                          and w.lower() not in GENERIC and w.lower() not in UNITS
+                          and w.lower() not in stopwords)
+        if found:
+            return found
+    return frozenset()
+
+
+def _has(key_stem: str, stems: Iterable[str]) -> bool:
+    """A key's stem against a sentence's: equal, or the same first five letters
+    ("remote" / "remotely", "wrap" / "wrapped")."""
+    n = min(len(key_stem), 5)
+    return any(s == key_stem or (n >= 4 and s[:n] == key_stem[:n]) for s in stems)
+
+
+class Fields:
+    """Every ``key: value`` of a grounding, by record, indexed by the keys' stems."""
+
+    def __init__(self, lines: Sequence[str], records: Sequence[int], stem: Stem,
+                 stopwords: frozenset[str]):
+        self.stem, self.lines = stem, lines
+        found: list[tuple[str, str, int, int]] = []
+        for i, line in enumerate(lines):
+            found += [(k, v, i, records[i]) for k, v in pairs(line)]
+        per_record: dict[tuple[str, int], int] = {}
+        for k, _, _, r in found:
+            k = k.rsplit(" > ", 1)[-1].lower()
+            per_record[(k, r)] = per_record.get((k, r), 0) + 1
+        self.fields: list[Field] = []
+        self._by_prefix: dict[str, list[int]] = {}
+        self._record_words: dict[int, set[str]] = {}
+        self._key_words: dict[str, set[str]] = {}
+        by_record: dict[int, list[StoredValues]] = {}
+        self._record_stems: dict[int, set[str]] = {}
+        for i, line in enumerate(lines):
+            self._record_stems.setdefault(records[i], set()).update(
+                stem(w) for w in _WORDS.findall(line.replace("-", " ")))
+        self._by_value: dict[str, list[int]] = {}       # categorical value stem -> fields
+        self._by_key: dict[tuple[int, str], list[int]] = {}  # (record, key) -> fields
+        for path, v, i, r in found:
+            k, key = path.rsplit(" > ", 1)[-1], _key_stems(path, stem, stopwords)
+            words = frozenset(stem(w) for w in _WORDS.findall(v) if not w[0].isdigit())
+            self._record_words.setdefault(r, set()).update(words)
+            by_record.setdefault(r, []).append(StoredValues.of(v))
+            if not key or v.lower() in NULLS:
+                continue
+            self._key_words.setdefault(k.lower(), set()).update(words)
+            self.fields.append(Field(key, k.lower(), v, FLAGS.get(v.lower()),
+                                     StoredValues.of(v), words, i, r,
+                                     per_record[(k.lower(), r)] > 1))
+            j = len(self.fields) - 1
+            for s in key:
+                self._by_prefix.setdefault(s[:4], []).append(j)
+            self._by_key.setdefault((r, k.lower()), []).append(j)
+            if FLAGS.get(v.lower()) is None and not any(c.isdigit() for c in v) \
+                    and len(v.split()) <= 3:
+                for w in words - stopwords:
+                    if len(w) >= 4:
+                        self._by_value.setdefault(w, []).append(j)
+        self._record_values = {r: StoredValues.union(v) for r, v in by_record.items()}
+
+    def check(self, sentence: str, nums: Sequence[Number],
+              about: Optional[set[int]] = None) -> FieldCheck:
+        """What the sentence says of the fields it names, in the records it is about
+        (None: any record)."""
+        words = _WORDS.findall(sentence.replace("-", " "))
+        stems = {self.stem(w) for w in words if not w[0].isdigit()}
+        negated = {self.stem(_NEG_PREFIX.sub("", w)) for w in words if _NEG_PREFIX.match(w)}
+        names = {self.stem(w) for i, w in enumerate(words) if i and w[0].isupper()
+                 and w.lower() not in CALENDAR}
+        candidates = {j for s in stems | negated for j in self._by_prefix.get(s[:4], ())}
+        named = [self.fields[j] for j in sorted(candidates)
+                 if (about is None or self.fields[j].record in about or
+                     self.fields[j].record == -1)
+                 and all(_has(k, stems | negated) for k in self.fields[j].key)]
+        held = [v for r, v in self._record_values.items()
+                if about is None or r in about or r == -1]
+        verdicts: dict[str, list[tuple[bool, Field]]] = {}
+        for f in named:
+            v = self._verdict(f, sentence, nums, stems, negated, names, held)
+            if v is not None:
+                verdicts.setdefault(f.name, []).append((v, f))
+        changed = [fs for fs in verdicts.values() if not any(ok for ok, _ in fs)]
+        agreed = any(ok for fs in verdicts.values() for ok, _ in fs)
+        line = self.lines[changed[0][0][1].line] if changed else \
+            self._swapped(stems, about) if about is not None else None
+        return FieldCheck(line, agreed and line is None)
+
+    def _swapped(self, stems: set[str], about: set[int]) -> Optional[str]:
+        """The line of a field of the record the sentence is about that the sentence
+        gives another record's value of, without naming the field ("It is a western."
+        where this film's genre is drama and another's is western)."""
+        own = set().union(*(self._record_stems.get(r, set()) for r in about))
+        for s in stems - own:
+            for j in self._by_value.get(s, ()):
+                f = self.fields[j]
+                if f.record in about or f.listed:
+                    continue
+                mine = [self.fields[k] for r in about
+                        for k in self._by_key.get((r, f.name), ())]
+                if mine and not any(w in stems for g in mine for w in g.words):
+                    return self.lines[mine[0].line]
+        return None
+
+    def _verdict(self, f: Field, sentence: str, nums: Sequence[Number], stems: set[str],
+                 negated: set[str], names: set[str], held: list[StoredValues]
+                 ) -> Optional[bool]:
+        """True: the sentence states the field's value; False: another value; None: it
+        says nothing checkable about it."""
+        if f.flag is not None:
+            by_prefix = any(_has(k, negated) and not _has(k, stems - negated) for k in f.key)
+            return f.flag != (by_prefix or self._negated(sentence, f))
+        if f.values.any:
+            mine = [n for n in nums if _comparable(n, f.values)]
+            if not mine:
+                return None
+            if any(f.values.has(n) for n in mine):
+                return True
+            # another field of the record holds it: the sentence is about that one
+            return None if any(h.has(n) for n in mine for h in held) else False
+        if f.words and any(_has(w, stems) for w in f.words):
+            return True
+        if f.listed or not f.words:
+            return None
+        rivals = (self._key_words.get(f.name, set()) - f.words) | names
+        own = self._record_words.get(f.record, set())
+        return False if any(s in rivals and s not in own for s in stems) else None
+
+    def _negated(self, sentence: str, f: Field) -> bool:
+        """The clause of the sentence that names the field is negated."""
+        for clause in _CLAUSE.split(sentence):
+            words = _WORDS.findall(clause.replace("-", " "))
+            if any(_has(k, {self.stem(w) for w in words}) for k in f.key):
+                return any(w.lower().replace("’", "'") in NEGATIONS for w in words)
+        return False
+
+
+def _comparable(n: Number, values: StoredValues) -> bool:
+    if n.kind == "time":
+        return bool(values.times)
+    if n.kind == "date":
+        return bool(values.dates)
+    return n.kind in ("number", "duration") and bool(values.numbers)

@@ -1,0 +1,89 @@
+"""A sentence that names a field of a tool result and gives it another value
+(guardrail.evidence.fields), read through ContextEvidence as the judge reads it."""
+
+import json
+
+import pytest
+
+from guardrail.evidence.features import ContextEvidence
+from guardrail.evidence.fields import pairs
+from guardrail.evidence.judge import explain
+
+FLIGHT = json.dumps({"flight_no": "SK701", "terminal": "5", "seats_left": 22,
+                     "refundable": True, "checked_bag_included": False,
+                     "fare": {"amount": 454.22, "currency": "EUR"}, "carrier": "SAS",
+                     "departs": "2024-02-03T11:10:00Z"})
+STAFF = json.dumps([
+    {"employee_id": "E1", "full_name": "Nina Weber", "office": "Bologna", "remote": False},
+    {"employee_id": "E2", "full_name": "Oliver Jensen", "office": "Lyon", "remote": True}])
+FILMS = json.dumps([{"film_title": "Copper Sky", "genre": "drama"},
+                    {"film_title": "Quiet Volcano", "genre": "western"}])
+FLATS = ("| Name | Furnished | Bedrooms |\n| --- | --- | --- |\n"
+         "| Flat Alder | no | 2 |\n| Flat Birch | yes | 3 |")
+
+
+def test_the_pairs_of_every_rendered_line():
+    assert pairs("data > order > order total > amount: 454.22") == [
+        ("data > order > order total > amount", "454.22")]
+    assert pairs("name: Flat Alder; furnished: no; bedrooms: 2") == [
+        ("name", "Flat Alder"), ("furnished", "no"), ("bedrooms", "2")]
+    assert pairs("results 1 > snippet: SK732 — Airline: SAS · Gate: B6") == [
+        ("Airline", "SAS"), ("Gate", "B6")]
+    assert pairs("  - **Checked bag included:** no") == [("Checked bag included", "no")]
+    assert pairs("item 1 of 3:") == []
+
+
+@pytest.mark.parametrize("context,before,sentence,changed", [
+    (FLIGHT, "", "Flight SK701 includes a checked bag.", "checked bag included: false"),
+    (FLIGHT, "", "The ticket is non-refundable.", "refundable: true"),
+    (FLIGHT, "Flight SK701 is run by SAS. ", "It leaves from Terminal 2.", "terminal: 5"),
+    (FLIGHT, "", "The carrier is Lufthansa.", "carrier: SAS"),
+    (STAFF, "", "Nina Weber is based in the Lyon office.", "item 1 > office: Bologna"),
+    (STAFF, "Nina Weber joined in 2021. ", "She works remotely.", "item 1 > remote: false"),
+    (FLATS, "", "Flat Alder is furnished.", "name: Flat Alder; furnished: no; bedrooms: 2"),
+    # another record's value of a field the sentence does not name
+    (FILMS, "Copper Sky came out in 2001. ", "It is a western.", "item 1 > genre: drama"),
+])
+def test_a_field_given_another_value_is_contradicted(context, before, sentence, changed):
+    ev = ContextEvidence.build([context]).features(sentence, before)
+    assert ev.field_changed == changed and not ev.field_agreed
+    why = explain(ev, 0.5)
+    assert (why.kind, why.severity, why.evidence) == ("contradicted", "high", changed)
+
+
+@pytest.mark.parametrize("context,before,sentence", [
+    (FLIGHT, "", "Flight SK701 does not include a checked bag."),
+    (FLIGHT, "", "The ticket is refundable, but no checked bag is included."),
+    (FLIGHT, "", "It leaves from Terminal 5 with 22 seats left."),
+    (FLIGHT, "", "The fare comes to 454.22 euros."),
+    (FLIGHT, "", "The carrier is SAS."),
+    (STAFF, "", "Nina Weber is based in the Bologna office."),
+    (STAFF, "Oliver Jensen is in Lyon. ", "He works remotely."),
+    (FLATS, "", "Flat Alder is unfurnished."),
+    (FLATS, "", "Flat Birch is furnished and has 3 bedrooms."),
+])
+def test_a_field_stated_as_the_context_has_it_agrees(context, before, sentence):
+    ev = ContextEvidence.build([context]).features(sentence, before)
+    assert ev.field_changed is None and ev.field_agreed
+
+
+@pytest.mark.parametrize("context,sentence", [
+    # the number belongs to another field the sentence does not name by its key
+    (FLIGHT, "The terminal for the 11:10 departure is on the plan."),
+    # it names no field: nothing to compare
+    (FLIGHT, "The flight is popular with families."),
+    # the date is not a rival value of the office
+    (STAFF, "Nina Weber has been in the office since January."),
+    # its own record's value, the field unnamed
+    (FILMS, "Quiet Volcano is a western."),
+    # a record the sentence does not single out: any record's value may be meant
+    (STAFF, "One of them works remotely."),
+])
+def test_nothing_is_said_where_the_sentence_does_not_state_a_field(context, sentence):
+    assert ContextEvidence.build([context]).features(sentence).field_changed is None
+
+
+def test_prose_has_no_fields_to_check():
+    ev = ContextEvidence.build(["The terminal: a place where flights leave. It is busy."])
+    assert ev.fields is None
+    assert ev.features("The terminal is quiet.").field_changed is None
