@@ -146,3 +146,16 @@ def test_tool_results_and_prose_get_heads_of_their_own():
     assert again.head(4) is again.heads[4]
     few = [r for r in tools if not r.gold][:300] + [r for r in tools if r.gold][:5]
     assert not fit_judge(prose + few).structured_heads
+
+
+def test_tool_heads_keep_the_share_asked_for_in_every_family_of_tool_turns():
+    """A family of schemas the detector reads less surely (noisier probabilities) keeps
+    95 % of its supported sentences too, not only the families together."""
+    easy = _rows(900, "toolctx/train/json-array", 6, noise=0.15)
+    hard = _rows(300, "toolctx/calib/json-array", 7, noise=0.45)
+    tools = fit([*easy, *hard], keep=0.95, every_source=True)
+    together = fit([*easy, *hard], keep=0.95)
+    assert tools.threshold > together.threshold
+    for rows in (easy, hard):
+        assert measure(rows, SentenceJudge({4: tools}))["all"]["supported_kept"] >= 0.95
+    assert measure(hard, SentenceJudge({4: together}))["all"]["supported_kept"] < 0.95
