@@ -315,6 +315,42 @@ EVENTS_SUPPORTED = ["The lookup returned two events. ",
 EVENTS_CHANGED = "It is organized by Mei Chen."  # Mei Chen organizes the other event
 
 
+FLIGHT_TOOL = json.dumps({"flight_no": "SK701", "airline": "SAS", "terminal": "5",
+                          "seats_left": 22, "refundable": False,
+                          "checked_bag_included": False,
+                          "departure_time": "2024-02-03T11:10:00Z"})
+FLIGHT_SUPPORTED = ["Flight SK701 is operated by SAS. ",
+                    "It leaves from Terminal 5 at 11:10 AM. ",
+                    "The ticket is non-refundable. "]
+FLIGHT_CHANGED = "It includes a checked bag."  # checked_bag_included: false
+
+
+def test_a_field_given_another_value_is_stopped_with_its_line(client, placeholder):
+    """The shipped judge through the real server: a field of a tool result stated as the
+    result has it is released verbatim (a false flag said with "non-"); the same kind of
+    field stated the other way round is stopped as a contradiction whose evidence is the
+    field's line (the previous judge released it)."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    messages = [{"role": "user", "content": "Tell me about flight SK701."},
+                {"role": "assistant", "content": None, "tool_calls": [
+                    {"id": "call_1", "type": "function",
+                     "function": {"name": "flight", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "call_1", "content": FLIGHT_TOOL}]
+    chunks = list(client.chat.completions.create(
+        model="fake-llm", messages=messages, stream=True, extra_body={"fake": {
+            "mode": "raw", "events": chat_events("".join(FLIGHT_SUPPORTED) + FLIGHT_CHANGED)}}))
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    [g] = [c.model_extra["guardrail"] for c in chunks if "guardrail" in (c.model_extra or {})]
+    for s in g["sentences"][:-1]:
+        assert s["action"] == "release" and s["released"] == s["original"], s
+    changed = g["sentences"][-1]
+    assert changed["original"] == FLIGHT_CHANGED and changed["action"] != "release", changed
+    assert changed["explanation"]["kind"] == "contradicted"
+    assert "checked bag included: false" in changed["explanation"]["evidence"]
+    assert text.startswith("".join(FLIGHT_SUPPORTED)) and FLIGHT_CHANGED not in text
+
+
 def test_tool_values_are_read_as_answers_write_them(client, placeholder):
     """The shipped judge through the real server: a time in words against an ISO
     date-time, a count of records and of a list, a pronoun about the record before it,
