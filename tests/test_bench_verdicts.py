@@ -9,11 +9,11 @@ from guardrail.bench import verdicts
 from guardrail.train.data import Example
 
 
-def _example(i: int, response: str, bad: str = "") -> Example:
+def _example(i: int, response: str, bad: str = "", dataset: str = "hand") -> Example:
     start = response.find(bad) if bad else -1
     spans = ((start, start + len(bad)),) if start >= 0 else ()
     return Example(f"ex{i}", EIFFEL_TOOL, "When was the Eiffel Tower built?", response, spans,
-                   bool(spans), True, f"src{i}", "hand")
+                   bool(spans), True, f"src{i}", dataset)
 
 
 def test_streamed_answers_are_scored_by_what_the_client_received():
@@ -39,3 +39,13 @@ def test_chunks_rebuild_the_answer_exactly():
     text = "".join(json.loads(e)["choices"][0]["delta"].get("content", "")
                    for e in events[:-1])
     assert text == answer
+
+
+def test_formats_of_one_family_of_tool_turns_are_also_summed():
+    examples = [_example(0, "The tower is in Paris.", dataset="toolctx/dev/json-array"),
+                _example(1, "The tower is in Paris. It is tall.",
+                         dataset="toolctx/dev/markdown-table")]
+    by = verdicts.run(examples)["by_dataset"]
+    assert set(by) == {"all", "toolctx/dev", "toolctx/dev/json-array",
+                       "toolctx/dev/markdown-table"}
+    assert by["toolctx/dev"]["sentences"] == 3 == by["all"]["sentences"]

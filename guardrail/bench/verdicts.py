@@ -108,7 +108,10 @@ def run(examples: Sequence[Any], *, config: Any = None, progress: bool = False) 
                 if progress and (i + 1) % 25 == 0:
                     print(f"  {i + 1}/{len(examples)} answers streamed", flush=True)
     by = {"all": summarise(outcomes)}
-    for name in sorted({o.dataset for o in outcomes}):
-        by[name] = summarise([o for o in outcomes if o.dataset == name])
+    names = {o.dataset for o in outcomes}
+    families = {"/".join(n.split("/")[:2]) for n in names if n.count("/") >= 2}
+    for name in sorted(names | families):  # toolctx/dev/json-array, and toolctx/dev
+        by[name] = summarise([o for o in outcomes if o.dataset == name
+                              or o.dataset.startswith(name + "/")])
     return {"kind": "verdicts", "answers": len(examples),
             "seconds": round(time.perf_counter() - t0, 1), "by_dataset": by}
