@@ -231,9 +231,10 @@ class ContextEvidence:
                ) -> tuple[Optional[set[int]], list[set[int]]]:
         """The records the sentence is about (None: the context has fewer than two, or
         nothing tells) and where each of its names and values stands.  The records it is
-        about hold the most of its names and values (ties kept: search results often
-        return one thing several times); for "It ..." or "The hotel ...", the most of
-        the names and values of the sentence before it."""
+        about hold the most of its words and values, each weighted by how few records
+        hold it (ties kept: search results often return one thing several times); for
+        "It ..." or "The hotel ...", those of the sentence before it that named
+        something (up to three back, past other "It ..." sentences)."""
         if len(self._record_values.keys() - {-1}) < 2:
             return None, []
         nums = [n for n in nums if n.kind != "count"]  # counts belong to no record
