@@ -9,9 +9,11 @@ An answer that names the field ("leaves from Terminal 2", "includes a checked ba
 based in the Lyon office") and gives it another value is contradicted, even when that
 other value stands elsewhere in the context (another record's office, another field's
 number), so the value lookups of features.py find it and the detector, reading tokens,
-often lets it pass.  Precision first: a text value counts as changed only when what the
-sentence puts there is a name or another record's value of the same field; a number only
-when no field of the record holds it.
+often lets it pass.  So does one that gives its record another record's value of a field
+without naming the field ("It is a western." where this film is a drama).  Precision
+first: a text value counts as changed only when what the sentence puts there is a name or
+another record's value of the same field; a number only when no field of the record holds
+it; a yes/no value by the negation of the clause naming the key.
 """
 
 from __future__ import annotations
