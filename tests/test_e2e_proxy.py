@@ -56,8 +56,8 @@ def client(proxy, fake_upstream) -> openai.OpenAI:
         yield c
 
 
-def stream_answer(client, **kw) -> tuple[str, dict, list]:
-    chunks = list(client.chat.completions.create(model="fake-llm", messages=MESSAGES,
+def stream_answer(client, messages: list = MESSAGES, **kw) -> tuple[str, dict, list]:
+    chunks = list(client.chat.completions.create(model="fake-llm", messages=messages,
                                                  stream=True, **kw))
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     finals = [c.model_extra["guardrail"] for c in chunks if "guardrail" in (c.model_extra or {})]
@@ -315,6 +315,20 @@ EVENTS_SUPPORTED = ["The lookup returned two events. ",
 EVENTS_CHANGED = "It is organized by Mei Chen."  # Mei Chen organizes the other event
 
 
+def stream_tool_turn(client, question: str, tool: str, result: str, answer: str
+                     ) -> tuple[str, dict]:
+    """One turn grounded in a tool call's result, the upstream streaming ``answer``: what
+    the client received and the final guardrail object."""
+    messages = [{"role": "user", "content": question},
+                {"role": "assistant", "content": None, "tool_calls": [
+                    {"id": "call_1", "type": "function",
+                     "function": {"name": tool, "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "call_1", "content": result}]
+    text, g, _ = stream_answer(client, messages, extra_body={"fake": {
+        "mode": "raw", "events": chat_events(answer)}})
+    return text, g
+
+
 FLIGHT_TOOL = json.dumps({"flight_no": "SK701", "airline": "SAS", "terminal": "5",
                           "seats_left": 22, "refundable": False,
                           "checked_bag_included": False,
@@ -332,16 +346,8 @@ def test_a_field_given_another_value_is_stopped_with_its_line(client, placeholde
     field's line (the previous judge released it)."""
     if placeholder:
         pytest.skip("needs the trained default model")
-    messages = [{"role": "user", "content": "Tell me about flight SK701."},
-                {"role": "assistant", "content": None, "tool_calls": [
-                    {"id": "call_1", "type": "function",
-                     "function": {"name": "flight", "arguments": "{}"}}]},
-                {"role": "tool", "tool_call_id": "call_1", "content": FLIGHT_TOOL}]
-    chunks = list(client.chat.completions.create(
-        model="fake-llm", messages=messages, stream=True, extra_body={"fake": {
-            "mode": "raw", "events": chat_events("".join(FLIGHT_SUPPORTED) + FLIGHT_CHANGED)}}))
-    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
-    [g] = [c.model_extra["guardrail"] for c in chunks if "guardrail" in (c.model_extra or {})]
+    text, g = stream_tool_turn(client, "Tell me about flight SK701.", "flight", FLIGHT_TOOL,
+                               "".join(FLIGHT_SUPPORTED) + FLIGHT_CHANGED)
     for s in g["sentences"][:-1]:
         assert s["action"] == "release" and s["released"] == s["original"], s
     changed = g["sentences"][-1]
@@ -358,17 +364,8 @@ def test_tool_values_are_read_as_answers_write_them(client, placeholder):
     contradiction."""
     if placeholder:
         pytest.skip("needs the trained default model")
-    answer = "".join(EVENTS_SUPPORTED) + EVENTS_CHANGED
-    messages = [{"role": "user", "content": "What is on the calendar?"},
-                {"role": "assistant", "content": None, "tool_calls": [
-                    {"id": "call_1", "type": "function",
-                     "function": {"name": "calendar", "arguments": "{}"}}]},
-                {"role": "tool", "tool_call_id": "call_1", "content": EVENTS_TOOL}]
-    chunks = list(client.chat.completions.create(
-        model="fake-llm", messages=messages, stream=True,
-        extra_body={"fake": {"mode": "raw", "events": chat_events(answer)}}))
-    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
-    [g] = [c.model_extra["guardrail"] for c in chunks if "guardrail" in (c.model_extra or {})]
+    text, g = stream_tool_turn(client, "What is on the calendar?", "calendar", EVENTS_TOOL,
+                               "".join(EVENTS_SUPPORTED) + EVENTS_CHANGED)
     assert [s["original"] for s in g["sentences"]] == [*EVENTS_SUPPORTED, EVENTS_CHANGED]
     for s in g["sentences"][:-1]:
         assert s["action"] == "release" and s["released"] == s["original"], s

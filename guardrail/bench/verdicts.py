@@ -107,9 +107,11 @@ def run(examples: Sequence[Any], *, config: Any = None, progress: bool = False) 
                 outcomes += stream_one(client, ex)
                 if progress and (i + 1) % 25 == 0:
                     print(f"  {i + 1}/{len(examples)} answers streamed", flush=True)
+    from guardrail.train.judge import source
+
     by = {"all": summarise(outcomes)}
     names = {o.dataset for o in outcomes}
-    families = {"/".join(n.split("/")[:2]) for n in names if n.count("/") >= 2}
+    families = {source(n) for n in names if n.count("/") >= 2}
     for name in sorted(names | families):  # toolctx/dev/json-array, and toolctx/dev
         by[name] = summarise([o for o in outcomes if o.dataset == name
                               or o.dataset.startswith(name + "/")])

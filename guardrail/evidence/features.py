@@ -195,7 +195,7 @@ class ContextEvidence:
                             and stem(w) not in known)
         neg = any(w.lower() in NEGATIONS for w in _WORD.findall(sentence))
         mismatch = best_i is not None and neg != self._negated[best_i]
-        about, values = self._about(sentence, nums, before)
+        about, values = self._about(sentence, stems, nums, before)
         # against each record it may be about, the least left out (duplicates of one
         # thing in search results: one of them holds it all)
         gap = min(sum(1 for where in values if r not in where) for r in about) / len(values) \
@@ -227,8 +227,8 @@ class ContextEvidence:
                 hits[r] = hits.get(r, 0.0) + 1.0 / len(where)
         return items, hits
 
-    def _about(self, sentence: str, nums: Sequence[Number], before: str
-               ) -> tuple[Optional[set[int]], list[set[int]]]:
+    def _about(self, sentence: str, stems: Sequence[str], nums: Sequence[Number],
+               before: str) -> tuple[Optional[set[int]], list[set[int]]]:
         """The records the sentence is about (None: the context has fewer than two, or
         nothing tells) and where each of its names and values stands.  The records it is
         about hold the most of its words and values, each weighted by how few records
@@ -240,7 +240,7 @@ class ContextEvidence:
         nums = [n for n in nums if n.kind != "count"]  # counts belong to no record
         own = _names(sentence)
         values, _ = self._record_hits(own, nums)
-        _, hits = self._record_hits(_words(sentence), nums)
+        _, hits = self._record_hits(stems, nums)  # every content word, the first too
         refers = _PRONOUN_START.match(sentence) or (
             _GENERIC_START.match(sentence) and not values)
         for prev in _recent_sentences(before) if refers else ():

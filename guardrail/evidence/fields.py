@@ -164,7 +164,7 @@ class Fields:
                      self.fields[j].record == -1)
                  and all(_has(k, stems | negated) for k in self.fields[j].key)]
         held = [v for r, v in self._record_values.items()
-                if about is None or r in about or r == -1]
+                if about is None or r in about or r == -1] if named else []
         verdicts: dict[str, list[tuple[bool, Field]]] = {}
         for f in named:
             v = self._verdict(f, sentence, nums, stems, negated, names, held)
