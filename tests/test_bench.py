@@ -307,7 +307,8 @@ def test_bench_context_quick(tmp_path: Path):
         assert set(row["checks"]) == {"cached_exit2", "cached_full", "cached_bf16_exit2",
                                       "cached_bf16_full", "reencode_top2_exit2",
                                       "reencode_top2_full", "reencode_all_exit2",
-                                      "reencode_all_full"}
+                                      "reencode_all_full", "kept_exit2", "kept_full"}
+        assert row["kept_checks_reused"] == 2 * 2  # every timed kept check found its prefix
         for t in row["checks"].values():
             check_timing(t)
         # 6 layers x (keys + values) x 384 numbers x 4 bytes per cached position

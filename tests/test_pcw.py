@@ -55,13 +55,15 @@ def test_merge_by_logsumexp_equals_attention_over_the_union():
     whole = torch.nn.functional.scaled_dot_product_attention(q, k, v)
     qmask = torch.ones(1, 5, dtype=torch.bool)
     # the last 5 keys play the query's own keys, the first 32 a cached context
-    got = cached_attention(q, k[:, :, 32:], v[:, :, 32:], qmask, [(k[0, :, :32], v[0, :, :32])])
+    got = cached_attention(q, k[:, :, 32:], v[:, :, 32:], qmask, [[(k[0, :, :32], v[0, :, :32])]])
     torch.testing.assert_close(got, whole, atol=1e-5, rtol=1e-5)
     o1 = torch.nn.functional.scaled_dot_product_attention(q, k[:, :, :10], v[:, :, :10])
     o2 = torch.nn.functional.scaled_dot_product_attention(q, k[:, :, 10:], v[:, :, 10:])
     s = (q @ k.transpose(-1, -2)) / 8 ** 0.5
     lse1, lse2 = s[..., :10].logsumexp(-1), s[..., 10:].logsumexp(-1)
-    torch.testing.assert_close(merge(o1, lse1, o2, lse2), whole, atol=1e-5, rtol=1e-5)
+    merged, lse = merge(o1, lse1, o2, lse2)
+    torch.testing.assert_close(merged, whole, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(lse, s.logsumexp(-1), atol=1e-5, rtol=1e-5)
 
 
 @pytest.mark.parametrize("exit_layer", [2, 4, None])
@@ -421,7 +423,7 @@ def test_training_sequences_with_distractors(pcw):
                 ex(2, PARIS, long_answer), ex(3, " ", "Empty context.")]
     seqs, counts = encode_pcw(pcw, examples, distractors=1.0, max_distractors=2, seed=0)
     assert counts == {"sequences": 2, "with_distractors": 2, "cut_windows": 0,
-                      "skipped_long_response": 1, "empty": 1}
+                      "skipped_long_response": 1, "empty": 1, "answer_blocks": 0}
     own = [len(pcw.windows(pcw.prepare_context(e.context))) for e in examples[:2]]
     for s, n in zip(seqs, own):
         windows = set(s.segments.tolist()) - {QUERY}

@@ -7,6 +7,8 @@ For each context length (512 ... 32K tokens of real documents) and each exit:
 * ``cached``: one sentence check reading the encoded context (``PcwDetector``:
   the query tokens only, attending to every window's cached keys and values);
   ``cached_bf16`` with the states kept in bfloat16 (``cache.states_dtype``);
+  ``kept``: the same check by a model with answer blocks that finds the answer so
+  far kept by the check before it (``model.prefixes``): only the sentence's tokens run;
 * ``reencode_all`` / ``reencode_top2``: the cross-encoder's check, which encodes
   context windows with the query every time: all windows (the end-of-stream pass) or
   the two BM25-best (the in-flight default); all windows is skipped above
@@ -79,10 +81,14 @@ def run(cfg: ContextBenchConfig, log: Callable[[str], None] = print) -> dict:
     pcw = PcwDetector.from_pretrained(cfg.model, device="cpu")
     half = PcwDetector(pcw.model, pcw.tokenizer, meta=pcw.meta)  # bfloat16 states
     half.state_dtype = torch.bfloat16
+    kept = PcwDetector(pcw.model, pcw.tokenizer,
+                       meta={**pcw.meta, "pcw": {**pcw.meta["pcw"], "answer": "sentences"}})
+    kept.states = pcw.states  # the same encoded contexts
     cross = Detector.from_pretrained(cfg.cross_model, device="cpu")
     docs, source = bench_documents(find_data_dir(cfg.data_dir))
     n = cfg.left_sentences
     response = " ".join(SENTENCES[i % len(SENTENCES)] for i in range(n + 1))
+    start = len(response) - len(SENTENCES[n % len(SENTENCES)])  # the checked sentence
     rows = []
     for size in cfg.context_tokens:
         ctx = _context(pcw, docs, size)
@@ -99,11 +105,16 @@ def run(cfg: ContextBenchConfig, log: Callable[[str], None] = print) -> dict:
         inp, cross_inp = DetectInput(ctx, QUESTION, response), DetectInput(cross_ctx, QUESTION,
                                                                           response)
         top2 = TopKWindows(2)
+        kept_inp = DetectInput(ctx, QUESTION, response, start)
+        prior = response[:start].rstrip()  # the check before keeps the answer so far
+        before = prior.rfind(". ") + 2 if ". " in prior else 0
+        kept.detect_batch([DetectInput(ctx, QUESTION, prior, before)])
         fns: dict[str, Callable[[], object]] = {}
         for e in cfg.exits:
             tag = "full" if e is None else f"exit{e}"
             fns[f"cached_{tag}"] = lambda e=e: pcw.detect_batch([inp], exit_layer=e)
             fns[f"cached_bf16_{tag}"] = lambda e=e: half.detect_batch([inp], exit_layer=e)
+            fns[f"kept_{tag}"] = lambda e=e: kept.detect_batch([kept_inp], exit_layer=e)
             fns[f"reencode_top2_{tag}"] = lambda e=e: cross.detect_batch(
                 [cross_inp], exit_layer=e, selector=top2)
             if size <= cfg.max_all_windows_tokens:
@@ -115,14 +126,16 @@ def run(cfg: ContextBenchConfig, log: Callable[[str], None] = print) -> dict:
                "state_bytes": states.nbytes,
                "state_bytes_per_token": round(states.nbytes / max(states.n_tokens, 1), 1),
                "state_bytes_per_token_bf16": round(half_states.nbytes / states.n_tokens, 1),
-               "checks": {k: v.to_json() for k, v in timings.items()}}
+               "checks": {k: v.to_json() for k, v in timings.items()},
+               "kept_checks_reused": kept.prefixes.stats().hits}  # all of them, or kept_* lie
         if cfg.redis_url:
             row["redis_fp16"] = _redis_round_trip(cfg.redis_url, states, cfg.encode_repeats)
         full = timings.get("cached_full")
         row["encode_over_cached_full"] = ratio(Timing.of(encode).median_ms,
                                                full.median_ms if full else None)
         half.states = type(half.states)()  # keep one context's states at a time
-        pcw.states = type(pcw.states)()
+        pcw.states = kept.states = type(pcw.states)()
+        kept.prefixes = type(kept.prefixes)()
         rows.append(row)
         log(f"{size:>6} tokens: encode {row['encode']['median_ms']:.0f} ms, "
             + ", ".join(f"{k} {v.median_ms:.0f}" for k, v in timings.items()))

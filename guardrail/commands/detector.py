@@ -61,6 +61,10 @@ def register(app: typer.Typer) -> None:
         attention: str = typer.Option("cross", help="cross, or pcw (Parallel Context "
                                       "Windows: each window encoded once, cacheable)."),
         distractors: float = typer.Option(0.0, help="pcw: share of examples with others' windows."),
+        pcw_answer: Optional[str] = typer.Option(None, help="pcw: 'sentences' reads the answer "
+                                                 "block-causally by sentence, so each check "
+                                                 "keeps the answer so far for the next; "
+                                                 "'whole' (default) as one block."),
         resume: bool = typer.Option(False, help="Continue from OUT/checkpoint-detector.pt."),
         device: str = typer.Option("auto", help=DEVICE_HELP),
         workers: int = typer.Option(default_workers(), help=WORKERS_HELP),
@@ -95,6 +99,11 @@ def register(app: typer.Typer) -> None:
         det = kind.from_pretrained(backbone or minilm_path(), device=training_device(device),
                                    dtype=torch.float32)
         det.render_structured |= render_structured
+        if pcw_answer is not None:
+            if det.meta.get("attention") != "pcw" or pcw_answer not in ("whole", "sentences"):
+                raise typer.BadParameter("'whole' or 'sentences', with --attention pcw",
+                                         param_hint="--pcw-answer")
+            det.answer = pcw_answer
         if max_length:
             det.max_length = min(det.max_length, max_length)
             det.builder.max_length = det.max_length

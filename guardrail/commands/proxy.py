@@ -198,7 +198,9 @@ async def _check(cfg, docs: list[str], question: str, answer: str):
         settings = GuardSettings(Grounding(tuple(docs), question), resolve_policy(cfg),
                                  cfg.verification, stream_id="check",
                                  judge=SentenceJudge.from_json(params) if params else None,
-                                 left_context_chars=cfg.scheduler.left_context_chars)
+                                 left_context_chars=cfg.scheduler.left_context_chars,
+                                 left_context_step_chars=cfg.scheduler.left_context_step(
+                                     verifier.info().keeps_answer))
         completion = {"choices": [{"index": 0, "message": {"role": "assistant",
                                                            "content": answer}}]}
         return await guarded_completion(completion, settings, verifier)

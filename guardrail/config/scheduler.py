@@ -47,6 +47,13 @@ class SchedulerConfig(BaseModel):
     left_context_chars: int = Field(600, ge=0)
     """Characters of the answer so far that a sentence check reads before the sentence
     (cut at a word boundary, by the stream: the engine checks the text it is given)."""
+    left_context_step_chars: Optional[int] = Field(None, ge=0)
+    """How the start of that text moves as the answer grows: 0 slides it with every
+    sentence (always ``left_context_chars`` before the sentence); N > 0 moves it in
+    steps of N characters, so consecutive checks read the same answer so far (between
+    ``left_context_chars - N`` and ``left_context_chars`` of it) and a model that keeps
+    the answer so far (a pcw model with answer blocks) reuses it instead of re-reading
+    it.  None (default): half the budget for such a model, else 0."""
     max_pending_checks: int = Field(1024, ge=1)
     """Checks pending across streams (the queue bound): new checked requests are
     refused at it, and ``verify`` beyond it raises Overloaded."""
@@ -95,3 +102,10 @@ class SchedulerConfig(BaseModel):
             raise ValueError(f"scheduler.depth_ladder must be strictly increasing positive "
                              f"queue depths, got {list(ladder)}")
         return self
+
+    def left_context_step(self, keeps_answer: bool) -> int:
+        """``left_context_step_chars`` for an engine whose checks keep the answer so far
+        (``keeps_answer``) or not: when unset, half the budget or 0 (slide)."""
+        if self.left_context_step_chars is not None:
+            return self.left_context_step_chars
+        return self.left_context_chars // 2 if keeps_answer else 0

@@ -180,8 +180,8 @@ class LocalVerifier:
                 from guardrail.model import DetectInput
 
                 det = self.detector.detect_batch(
-                    [DetectInput(g.documents, g.question, text)], exit_layer=layer,
-                    selector=self._selectors[req.priority])[0]
+                    [DetectInput(g.documents, g.question, text, req.target_start)],
+                    exit_layer=layer, selector=self._selectors[req.priority])[0]
         except GuardrailError:
             raise
         except Exception as e:

@@ -234,7 +234,8 @@ class Scheduler:
             in_flight_model_s=c["in_flight_model_s"], layer_tokens_per_s=self._rate,
             drain_time_s=self.drain_time_s(), contexts=self.contexts.stats(),
             streams_active=self.admission.active(), stream_limit=int(self.admission.limit),
-            context_states=self.det.states.stats() if hasattr(self.det, "states") else None)
+            context_states=self.det.states.stats() if hasattr(self.det, "states") else None,
+            answer_states=getattr(self.det, "answer_stats", lambda: None)())
 
     # -- stage 1: prepare -----------------------------------------------------------------------
     async def _prepare(self, check: _Check, wake: asyncio.Event) -> None:
@@ -251,7 +252,8 @@ class Scheduler:
             ready = await self._encodings.ready(ctx, wait=not in_flight)
             prep = await loop.run_in_executor(  # not ready: read a few windows meanwhile
                 self._prepare_pool, self.det.prepare if ready else self.det.prepare_cold,
-                DetectInput(ctx, g.question, check.text), self.selectors[check.req.priority])
+                DetectInput(ctx, g.question, check.text, check.req.target_start),
+                self.selectors[check.req.priority])
         except Exception as e:
             if not check.future.done():
                 check.future.set_exception(e)

@@ -19,6 +19,7 @@ class EngineInfo:
     threshold: Optional[float]
     judge: Optional[dict] = None     # the sentence judge's parameters (evidence.judge), if any
     attention: str = "cross"         # "pcw": contexts encoded once and cached (model.pcw)
+    keeps_answer: bool = False       # checks keep the answer so far for the next (answer blocks)
 
     @classmethod
     def of(cls, engine: str, model: str, detector: Any, shallow: Optional[int]) -> "EngineInfo":
@@ -26,13 +27,15 @@ class EngineInfo:
         meta = getattr(detector, "meta", {})
         return cls(engine, model, detector.n_layers, tuple(detector.exit_layers),
                    shallow or detector.n_layers, getattr(detector, "threshold", None),
-                   meta.get("judge"), meta.get("attention", "cross"))
+                   meta.get("judge"), meta.get("attention", "cross"),
+                   bool(getattr(detector, "answer_blocks", False)))
 
     def to_json(self) -> dict:
         return {"model": self.model, "n_layers": self.n_layers,
                 "exit_layers": list(self.exit_layers),
                 "shallow_exit_layer": self.shallow_exit_layer, "threshold": self.threshold,
-                "scheduler": self.engine, "attention": self.attention}
+                "scheduler": self.engine, "attention": self.attention,
+                "keeps_answer": self.keeps_answer}
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,7 @@ class EngineStats:
     stream_limit: int = 0            # the adaptive limit on them (engine.admission)
     contexts: Any = None         # the context cache's CacheStats
     context_states: Any = None   # encoded contexts (model.states.StateStats), PCW models only
+    answer_states: Any = None    # answers so far kept by checks (StateStats), answer blocks only
 
     @property
     def mean_batch_size(self) -> float:

@@ -52,49 +52,62 @@ def _lse_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 
 
 def merge(o_a: torch.Tensor, lse_a: torch.Tensor, o_b: torch.Tensor,
-          lse_b: torch.Tensor) -> torch.Tensor:
-    """Attention over the union of two key sets from the attention over each."""
+          lse_b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Attention over the union of two key sets from the attention over each: the
+    output (in ``o_b``'s dtype) and its log-sum-exp."""
     lse = torch.logaddexp(lse_a.float(), lse_b.float())
-    return (o_a.float() * torch.exp(lse_a - lse).unsqueeze(-1)
-            + o_b.float() * torch.exp(lse_b - lse).unsqueeze(-1)).to(o_b.dtype)
+    out = (o_a.float() * torch.exp(lse_a - lse).unsqueeze(-1)
+           + o_b.float() * torch.exp(lse_b - lse).unsqueeze(-1)).to(o_b.dtype)
+    return out, lse
+
+
+Parts = Sequence[tuple[torch.Tensor, torch.Tensor]]
 
 
 def cached_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, query_mask: torch.Tensor,
-                     contexts: Sequence[tuple[torch.Tensor, torch.Tensor]]) -> torch.Tensor:
-    """Each query item attends to its own cached context and to the batch's query keys.
+                     contexts: Sequence[Parts],
+                     self_mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """Each query item attends to its own cached parts and to the batch's query keys.
 
     ``q, k, v``: ``[B, H, L, d]`` of the query tokens; ``query_mask``: ``[B, L]``, True
-    on real tokens; ``contexts[b]``: item ``b``'s cached ``(keys, values)``, each
-    ``[H, N_b, d]`` (N differs per item; nothing is padded or copied).
+    on real tokens; ``contexts[b]``: item ``b``'s cached parts (its context's windows,
+    then the answer so far where it was kept), each ``(keys, values)`` ``[H, N, d]``
+    (N differs per part and item; nothing is padded or copied).  ``self_mask``
+    (``[B, 1, L, L]``, boolean): which query keys each query token may read, for
+    block-causal answers; default every real token of its item.
     """
-    key_mask = query_mask[:, None, None, :]
+    key_mask = query_mask[:, None, None, :] if self_mask is None else self_mask
     o_q, lse_q = _lse_attention(q, k, v, key_mask)
     out = o_q.clone()  # padding rows keep these (nobody reads them)
-    for b, (ck, cv) in enumerate(contexts):  # a bfloat16 context is read in bfloat16
-        n = int(query_mask[b].sum())  # only the item's real tokens read its context
-        o_c, lse_c = _lse_attention(q[b:b + 1, :, :n].to(ck.dtype), ck.unsqueeze(0),
-                                    cv.unsqueeze(0))
-        out[b:b + 1, :, :n] = merge(o_c, lse_c, o_q[b:b + 1, :, :n], lse_q[b:b + 1, :, :n])
+    for b, parts in enumerate(contexts):  # a bfloat16 part is read in bfloat16
+        n = int(query_mask[b].sum())  # only the item's real tokens read its parts
+        o, lse = o_q[b:b + 1, :, :n], lse_q[b:b + 1, :, :n]
+        for ck, cv in parts:
+            o_c, lse_c = _lse_attention(q[b:b + 1, :, :n].to(ck.dtype), ck.unsqueeze(0),
+                                        cv.unsqueeze(0))
+            o, lse = merge(o_c, lse_c, o, lse)
+        out[b:b + 1, :, :n] = o
     return out
 
 
 def varlen_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, query_mask: torch.Tensor,
-                     contexts: Sequence[tuple[torch.Tensor, torch.Tensor]]) -> torch.Tensor:
+                     contexts: Sequence[Parts]) -> torch.Tensor:
     """The same on CUDA with flash-attn's varlen kernel: one call for the whole batch,
-    item ``b`` reading its context followed by its own query tokens (cu_seqlens per item).
+    item ``b`` reading its cached parts followed by its own query tokens (cu_seqlens per
+    item; every query token reads all of its item's: no block-causal answer here).
     The per-item key tensors are joined on the device (bandwidth there is cheap)."""
     from flash_attn import flash_attn_varlen_func
 
     B, H, L, d = q.shape
     lens = query_mask.sum(1).tolist()
     qs, ks, vs, cu_q, cu_k = [], [], [], [0], [0]
-    for b, (ck, cv) in enumerate(contexts):
+    for b, parts in enumerate(contexts):
         n = int(lens[b])
         qs.append(q[b, :, :n].transpose(0, 1))
-        ks.append(torch.cat([ck.to(q.dtype), k[b, :, :n]], 1).transpose(0, 1))
-        vs.append(torch.cat([cv.to(q.dtype), v[b, :, :n]], 1).transpose(0, 1))
+        ks.append(torch.cat([*(ck.to(q.dtype) for ck, _ in parts), k[b, :, :n]], 1).transpose(0, 1))
+        vs.append(torch.cat([*(cv.to(q.dtype) for _, cv in parts), v[b, :, :n]], 1).transpose(0, 1))
         cu_q.append(cu_q[-1] + n)
-        cu_k.append(cu_k[-1] + ck.shape[1] + n)
+        cu_k.append(cu_k[-1] + ks[-1].shape[0])
     dev = q.device
     out = flash_attn_varlen_func(
         torch.cat(qs).contiguous(), torch.cat(ks).contiguous(), torch.cat(vs).contiguous(),
@@ -114,13 +127,14 @@ def _heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
 
 def bert_layer(layer: nn.Module, hidden: torch.Tensor, *, mask: Optional[torch.Tensor] = None,
                query_mask: Optional[torch.Tensor] = None,
-               contexts: Optional[Sequence[tuple[torch.Tensor, torch.Tensor]]] = None,
+               contexts: Optional[Sequence[Parts]] = None, self_mask: Optional[torch.Tensor] = None,
                varlen: bool = False) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """One BERT-family encoder layer with its own modules, in eval mode.
 
     Either a plain forward (``mask``: boolean ``[B, 1, L, L]`` or None), used to encode
     context windows, or a query forward that also reads ``contexts`` (cached keys and
-    values per item) with ``query_mask`` marking real tokens.  Returns the new hidden
+    values per item, see :func:`cached_attention`) with ``query_mask`` marking real
+    tokens and ``self_mask`` the block-causal pattern among them.  Returns the new hidden
     states and this layer's keys and values ``[B, H, L, d]`` (what a context keeps).
     """
     sa = layer.attention.self
@@ -128,10 +142,10 @@ def bert_layer(layer: nn.Module, hidden: torch.Tensor, *, mask: Optional[torch.T
     q, k, v = (_heads(proj(hidden), n_heads) for proj in (sa.query, sa.key, sa.value))
     if contexts is None:
         ctx = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-    elif varlen:
+    elif varlen and self_mask is None:
         ctx = varlen_attention(q, k, v, query_mask, contexts)
     else:
-        ctx = cached_attention(q, k, v, query_mask, contexts)
+        ctx = cached_attention(q, k, v, query_mask, contexts, self_mask)
     B, _, L, _ = ctx.shape
     attended = layer.attention.output(ctx.transpose(1, 2).reshape(B, L, -1), hidden)
     return layer.output(layer.intermediate(attended), attended), k, v

@@ -51,6 +51,7 @@ class DetectInput:
     context: "str | Sequence[str] | PreparedContext"
     question: str
     response: str
+    target_start: int = 0  # where the checked sentence begins; before it: the answer so far
 
 
 @dataclass(frozen=True)

@@ -35,10 +35,12 @@ from guardrail.model.detector import DetectInput, Detector, PreparedInput
 from guardrail.model.inputs import (IGNORE, PreparedContext, Tokenized, Window, clean_text,
                                     cut_windows, tokenize)
 from guardrail.model.layers import BertLoop
+from guardrail.model.prefixes import prefix_key
+from guardrail.model.queries import (QUERY, QuerySequence, block_segments, forward_queries,
+                                     pcw_mask)
 from guardrail.model.states import ContextStates, StateCache
 from guardrail.model.windows import TopKWindows
 
-QUERY = -1  # the segment of query tokens
 COLD_WINDOWS = 4  # most windows a check reads while its context is being encoded
 
 
@@ -59,31 +61,9 @@ class PcwSequence:
         return int(self.input_ids.shape[0])
 
 
-@dataclass(frozen=True, eq=False)
-class QuerySequence:
-    """The query tokens of one check and the encoded context they read."""
-
-    input_ids: np.ndarray
-    token_type_ids: Optional[np.ndarray]
-    position_ids: np.ndarray
-    response_slice: slice
-    piece: int
-    states: ContextStates
-    window: int = 0
-
-    def __len__(self) -> int:
-        return int(self.input_ids.shape[0])
-
-
-def pcw_mask(segments: np.ndarray) -> np.ndarray:
-    """``[L, L]`` boolean, True where token i may attend to token j: a window token to
-    its own window, a query token to everything."""
-    seg = np.asarray(segments)
-    return (seg[:, None] == seg[None, :]) | (seg[:, None] == QUERY)
-
-
 class PcwDetector(Detector, attention="pcw"):
-    def __init__(self, model, tokenizer, *, state_bytes: int = 2 << 30, **kwargs):
+    def __init__(self, model, tokenizer, *, state_bytes: int = 2 << 30,
+                 prefix_bytes: int = 256 << 20, **kwargs):
         super().__init__(model, tokenizer, **kwargs)
         if not isinstance(self.model.loop, BertLoop):
             raise ModelLoadError("Parallel Context Windows need a BERT-family model "
@@ -96,7 +76,9 @@ class PcwDetector(Detector, attention="pcw"):
                                  f"in {self.max_length} positions")
         self.meta = {**self.meta, "attention": "pcw",
                      "pcw": {"window": self.window, "overlap": self.overlap}}
+        self.answer = str(geometry.get("answer", "whole"))
         self.states = StateCache(state_bytes)
+        self.prefixes = StateCache(prefix_bytes)  # answers so far (answer blocks only)
         self.state_dtype: Optional[torch.dtype] = None  # None: the model's dtype
 
     def state_bytes_per_token(self) -> int:
@@ -127,17 +109,44 @@ class PcwDetector(Detector, attention="pcw"):
         b = self.builder
         return np.concatenate([[b.cls_id], context.ids[w.start:w.end], [b.sep_id]])
 
-    def _query(self, q: Tokenized, r: Tokenized, piece: tuple[int, int]):
-        """ids, token types, positions and the response slice of ``q [SEP] r [SEP]``."""
+    @property
+    def answer(self) -> str:
+        """How the query reads the answer: ``whole`` (one block) or ``sentences``."""
+        return self.meta["pcw"]["answer"]
+
+    @answer.setter
+    def answer(self, mode: str) -> None:
+        if mode not in ("whole", "sentences"):
+            raise ModelLoadError(f"pcw answer {mode!r}: 'whole' or 'sentences'")
+        self.meta["pcw"]["answer"] = mode
+
+    def answer_stats(self):
+        """The kept answers' ``StateStats`` (hits: reused), or None without answer blocks."""
+        return self.prefixes.stats() if self.answer_blocks else None
+
+    @property
+    def answer_blocks(self) -> bool:
+        """Whether the answer is read block-causally by sentence (and kept per check)."""
+        return self.answer == "sentences"
+
+    def _query(self, q: Tokenized, r: Tokenized, piece: tuple[int, int], cuts=()):
+        """ids, token types, positions, segments and the response slice of the query:
+        ``q [SEP] r [SEP]`` in one block, or with answer blocks ``q [SEP] r`` with the
+        question a block and a new block at every answer token index in ``cuts``."""
         b = self.builder
         rr = r.ids[piece[0]:piece[1]]
-        ids = np.concatenate([q.ids, [b.sep_id], rr, [b.sep_id]]).astype(np.int64)
+        end = [] if self.answer_blocks else [b.sep_id]
+        ids = np.concatenate([q.ids, [b.sep_id], rr, end]).astype(np.int64)
         types = None
         if self.use_token_types:
             types = np.zeros(len(ids), np.int64)
             types[len(q) + 1:] = 1
         pos = np.arange(self.window, self.window + len(ids), dtype=np.int64)
-        return ids, types, pos, slice(len(q) + 1, len(q) + 1 + len(rr))
+        segments = np.full(len(ids), QUERY, np.int64)
+        if self.answer_blocks:
+            segments[len(q) + 1:] = block_segments(
+                len(rr), [c - piece[0] for c in cuts if piece[0] < c < piece[1]])
+        return ids, types, pos, segments, slice(len(q) + 1, len(q) + 1 + len(rr))
 
     # -- stage 1: prepare ----------------------------------------------------------------
     def inputs(self, inp: DetectInput):
@@ -163,12 +172,13 @@ class PcwDetector(Detector, attention="pcw"):
         context (built now on a cache miss)."""
         context, response, q, r, pieces = self.inputs(inp)
         windows = self.windows(context)
+        cuts = self._cuts(r, inp.target_start)
         if labels is not None:
-            seqs = tuple(self.training_sequence(context.tokens, windows, q, r, p, i, labels)
-                         for i, p in enumerate(pieces))
+            seqs = tuple(self.training_sequence(context.tokens, windows, q, r, p, i, labels,
+                                                cuts=cuts) for i, p in enumerate(pieces))
         else:
             states = self.context_states(context)
-            seqs = tuple(QuerySequence(*self._query(q, r, p), piece=i, states=states)
+            seqs = tuple(self._query_sequence(context, states, q, r, p, i, cuts, len(pieces))
                          for i, p in enumerate(pieces))
         return PreparedInput(response, context, r, seqs, len(windows), len(windows),
                              len(pieces) > 1)
@@ -184,22 +194,48 @@ class PcwDetector(Detector, attention="pcw"):
         if not isinstance(selector, TopKWindows) or selector.k > COLD_WINDOWS:
             selector = TopKWindows(COLD_WINDOWS)  # a few windows, or it costs more than waiting
         chosen = selector.select(context, windows, inp.question, response) or windows[:1]
-        seqs = tuple(self.training_sequence(context.tokens, chosen, q, r, p, i)
+        cuts = self._cuts(r, inp.target_start)
+        seqs = tuple(self.training_sequence(context.tokens, chosen, q, r, p, i, cuts=cuts)
                      for i, p in enumerate(pieces))
         return PreparedInput(response, context, r, seqs, len(windows), len(chosen),
                              len(pieces) > 1)
 
+    def _cuts(self, r: Tokenized, target_start: int) -> list[int]:
+        """With answer blocks, the answer token where the checked sentence begins
+        (the text before it is the answer so far, a block of its own)."""
+        if not self.answer_blocks or target_start <= 0:
+            return []
+        cut = int(np.searchsorted(r.offsets[:, 0], target_start))
+        return [cut] if 0 < cut < len(r) else []
+
+    def _query_sequence(self, context: PreparedContext, states: ContextStates, q: Tokenized,
+                        r: Tokenized, piece: tuple[int, int], index: int, cuts: list[int],
+                        n_pieces: int) -> QuerySequence:
+        """A check's query on the encoded context; with answer blocks and an answer that
+        fits one query, also the answer so far if a check kept it, and the key to keep
+        this one under."""
+        ids, types, pos, segments, rs = self._query(q, r, piece, cuts)
+        if not self.answer_blocks or n_pieces > 1:
+            return QuerySequence(ids, types, pos, rs, index, states)
+        cut = cuts[0] if cuts else 0
+        prefix = self.prefixes.peek(prefix_key(context.key, q.ids, r.ids[:cut])) if cut else None
+        return QuerySequence(ids, types, pos, rs, index, states, segments=segments,
+                             prefix=prefix, tail=len(q) + 1 + cut,
+                             keep=prefix_key(context.key, q.ids, r.ids))
+
     def training_sequence(self, context: Tokenized, windows: Sequence[Window], q: Tokenized,
                           r: Tokenized, piece: tuple[int, int], index: int,
                           labels: Optional[np.ndarray] = None,
-                          extra: Sequence[np.ndarray] = ()) -> PcwSequence:
-        """Every window (then ``extra`` windows' ids, e.g. distractors) and the query."""
+                          extra: Sequence[np.ndarray] = (), cuts: Sequence[int] = ()
+                          ) -> PcwSequence:
+        """Every window (then ``extra`` windows' ids, e.g. distractors) and the query
+        (with answer blocks, a new block at each answer token index in ``cuts``)."""
         parts = [self._window_ids(context, w) for w in windows] + [np.asarray(e) for e in extra]
-        ids, types, pos, rs = self._query(q, r, piece)
+        ids, types, pos, query_segments, rs = self._query(q, r, piece, cuts)
         n_ctx = sum(len(p) for p in parts)
         all_ids = np.concatenate([*parts, ids]).astype(np.int64)
         segments = np.concatenate([np.full(len(p), i) for i, p in enumerate(parts)]
-                                  + [np.full(len(ids), QUERY)]).astype(np.int64)
+                                  + [query_segments]).astype(np.int64)
         positions = np.concatenate([np.arange(len(p)) for p in parts] + [pos]).astype(np.int64)
         all_types = None if types is None else np.concatenate([np.zeros(n_ctx, np.int64), types])
         lab = None
@@ -286,26 +322,4 @@ class PcwDetector(Detector, attention="pcw"):
         return out
 
     def _forward_cached(self, seqs, exit_layer: Optional[int]) -> list[np.ndarray]:
-        layer = self.model.resolve(exit_layer)
-        batch = self.collate(seqs)
-        base, loop = self.model.loop.base, self.model.loop
-        hidden = base.embeddings(input_ids=batch["input_ids"],
-                                 token_type_ids=batch.get("token_type_ids"),
-                                 position_ids=batch["position_ids"])
-        real = batch["attention_mask"]
-        varlen = hidden.device.type == "cuda" and _has_flash_attn()
-        for i in range(layer):
-            hidden, _, _ = bert_layer(loop.layers[i], hidden, query_mask=real, varlen=varlen,
-                                      contexts=[s.states.layer(i) for s in seqs])
-        logits = loop.head(hidden) if layer == self.n_layers \
-            else self.model.exits[str(layer)](hidden)
-        probs = torch.softmax(logits.float(), -1)[..., self.hallucinated_label].cpu().numpy()
-        return [probs[i, s.response_slice] for i, s in enumerate(seqs)]
-
-
-def _has_flash_attn() -> bool:
-    try:
-        import flash_attn  # noqa: F401
-        return True
-    except ImportError:
-        return False
+        return forward_queries(self, seqs, self.model.resolve(exit_layer))

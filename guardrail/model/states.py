@@ -81,6 +81,30 @@ class StateCache:
         with self._lock:
             return self._items.get(key)
 
+    def put(self, key: str, states) -> None:
+        """Keep ``states`` (anything with ``nbytes``) under ``key``, replacing any
+        (counted as a build)."""
+        with self._lock:
+            old = self._items.pop(key, None)
+            if old is not None:
+                self.bytes -= old.nbytes
+            self.builds += 1
+            self._store(key, states)
+
+    def reused(self, n: int = 1) -> None:
+        """Count ``n`` uses of entries found by :meth:`peek` (as ``hits``)."""
+        with self._lock:
+            self.hits += n
+
+    def _store(self, key: str, states) -> None:  # holding the lock
+        if states.nbytes <= self.max_bytes:
+            self._items[key] = states
+            self.bytes += states.nbytes
+            while self.bytes > self.max_bytes:
+                _, old = self._items.popitem(last=False)
+                self.bytes -= old.nbytes
+                self.evictions += 1
+
     def get(self, key: str, build: Callable[[], ContextStates]) -> ContextStates:
         while True:
             with self._lock:
@@ -99,13 +123,7 @@ class StateCache:
             states = build()
             with self._lock:
                 self.builds += 1
-                if states.nbytes <= self.max_bytes:
-                    self._items[key] = states
-                    self.bytes += states.nbytes
-                    while self.bytes > self.max_bytes:
-                        _, old = self._items.popitem(last=False)
-                        self.bytes -= old.nbytes
-                        self.evictions += 1
+                self._store(key, states)
             return states
         finally:
             with self._lock:

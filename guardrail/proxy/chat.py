@@ -66,7 +66,8 @@ async def _settings(st: AppState, grounding: Grounding, override: Optional[Polic
                          observer=st.metrics, tenant=tenant,
                          on_report=lambda r: st.reports.put(tenant, stream_id, r),
                          judge=st.sentence_judge(), sentence_events=sentence_events,
-                         left_context_chars=cfg.scheduler.left_context_chars)
+                         left_context_chars=cfg.scheduler.left_context_chars,
+                         left_context_step_chars=st.left_context_step())
 
 
 async def _streaming(body: AsyncIterator[bytes], slot: _Admission) -> AsyncIterator[bytes]:

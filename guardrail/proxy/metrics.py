@@ -14,6 +14,8 @@ and the hot path pays nothing for them:
     guardrail_cache_redis_errors_total               failed Redis calls (all tiers)
     guardrail_context_states_{bytes,entries}         encoded contexts held (PCW models)
     guardrail_context_states_lookups_total{result}   hit/encoded/shared_wait
+    guardrail_answer_states_total{event}             answers so far kept / reused (answer blocks)
+    guardrail_answer_states_bytes                    answers so far held
 
 Each app has a registry of its own, so several apps in one process never clash.
 """
@@ -88,6 +90,8 @@ class EngineCollector:
             yield from _cache_metrics(stats.contexts)
         if stats.context_states is not None:
             yield from _state_metrics(stats.context_states)
+        if stats.answer_states is not None:
+            yield from _answer_metrics(stats.answer_states)
         stores = self.redis_stores
         yield CounterMetricFamily("guardrail_cache_redis_errors", "Failed Redis calls "
                                   "(the request went on from the in-process tier)",
@@ -163,6 +167,15 @@ def _cache_metrics(c: Any) -> Iterator[Metric]:
     yield CounterMetricFamily("guardrail_context_cache_redis_corrupt", "Unreadable "
                               "values found in Redis (treated as misses)",
                               value=c.redis_corrupt)
+
+
+def _answer_metrics(c: Any) -> Iterator[Metric]:
+    yield _by_label(CounterMetricFamily, "guardrail_answer_states", "Answers so far kept "
+                    "by checks (kept) and found by the next sentence's check (reused)",
+                    "event", (("kept", c.builds), ("reused", c.hits)))
+    yield GaugeMetricFamily("guardrail_answer_states_bytes", "Bytes of the answers so far "
+                            "held (keys and values of the layers their checks ran)",
+                            value=c.bytes)
 
 
 def _state_metrics(c: Any) -> Iterator[Metric]:

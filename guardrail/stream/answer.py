@@ -73,6 +73,7 @@ class AnswerGuard:
         self._supported = TextLog()   # unflagged sentences and verified rewrites
         self._any_flagged = False
         self._budget = settings.left_context_chars
+        self._step = settings.left_context_step_chars
         self.errors: list[str] = []
         self.unchecked_choices: set[int] = set()
         self.final: Optional[Assessment] = None
@@ -123,7 +124,7 @@ class AnswerGuard:
         return check
 
     def _launch(self, s: Sentence) -> tuple[int, "asyncio.Task[Detection]"]:
-        base, text = self._answer.left_context(s.start, s.end, self._budget)
+        base, text = self._answer.left_context(s.start, s.end, self._budget, self._step)
         return base, asyncio.create_task(self._timed(self._request(text, s.start - base)))
 
     def _request(self, text: str, start: int) -> CheckRequest:
@@ -288,7 +289,7 @@ class AnswerGuard:
         if check.supported_at is None:
             return None
         start, end = check.supported_at
-        base, text = self._supported.left_context(start, end, self._budget)
+        base, text = self._supported.left_context(start, end, self._budget, self._step)
         try:
             det = await self.verifier.verify(CheckRequest(
                 self.grounding, text, start - base, len(text), self.s.stream_id,

@@ -59,3 +59,6 @@ class GuardSettings:
     left_context_chars: int = SchedulerConfig.model_fields["left_context_chars"].default
     """The left-context budget (``scheduler.left_context_chars``): how much of the
     answer so far a check and a rewrite prompt read."""
+    left_context_step_chars: int = 0
+    """How a check's start moves (``scheduler.left_context_step_chars``, resolved: 0
+    slides with every sentence; N moves it in steps of N characters)."""

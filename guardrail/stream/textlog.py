@@ -50,10 +50,16 @@ class TextLog:
     def tail(self, n: int) -> str:
         return self.slice(max(0, self._len - n))
 
-    def left_context(self, start: int, end: int, budget: int) -> tuple[int, str]:
+    def left_context(self, start: int, end: int, budget: int, step: int = 0
+                     ) -> tuple[int, str]:
         """``(base, text)``: the check of ``[start, end)`` reads ``text`` =
         ``self[base:end]``, with ``base`` from ``trim_left`` (reads one character
-        before the budget, to see whether the cut falls between words)."""
+        before the budget, to see whether the cut falls between words).  With ``step``
+        the cut is first rounded up to a multiple of ``step``: checks of consecutive
+        sentences then begin at the same place until the budget passes the next one."""
+        step = min(step, budget)  # a step past the budget would cut after the start
+        if step > 0 and start > budget:
+            budget = start - -(-(start - budget) // step) * step
         lo = max(0, start - budget - 1)
         window = self.slice(lo, end)
         cut = lo + trim_left(window, start - lo, budget)

@@ -1,0 +1,172 @@
+"""A check's query over cached states: the serving forward of a PCW model.
+
+A Parallel Context Windows check (``guardrail.model.pcw``) runs only its query tokens:
+at every layer they attend to the cached keys and values of every context window
+(``model.states``), to the answer so far where an earlier check of the same answer kept
+it (``model.prefixes``, answer blocks only), and to each other, block-causally when the
+query holds the answer so far and its sentence as separate blocks.  ``pcw_mask`` is
+the pattern they all follow, in training (over the concatenation) and here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+import torch
+
+from guardrail.model.attention import bert_layer
+from guardrail.model.prefixes import PrefixStates
+from guardrail.model.states import ContextStates
+
+QUERY = -1  # the segment of the query (the question's; answer block b is QUERY - 1 - b)
+
+
+@dataclass(frozen=True, eq=False)
+
+
+class QuerySequence:
+    """The query tokens of one check and the encoded context they read.  With answer
+    blocks, also the answer so far where an earlier check kept it (``prefix``: the
+    check then runs only ``input_ids[tail:]``, its sentence) and the key to keep this
+    query's states under for the next sentence (``keep``)."""
+
+    input_ids: np.ndarray
+    token_type_ids: Optional[np.ndarray]
+    position_ids: np.ndarray
+    response_slice: slice
+    piece: int
+    states: ContextStates
+    window: int = 0
+    segments: Optional[np.ndarray] = None  # the query's blocks (None: one block)
+    prefix: Optional[PrefixStates] = None
+    tail: int = 0
+    keep: Optional[str] = None
+
+    def __len__(self) -> int:  # what the forward runs, for batching budgets
+        return int(self.input_ids.shape[0]) - (self.tail if self.prefix is not None else 0)
+
+
+@dataclass(frozen=True, eq=False)
+
+
+class Run:
+    """What one query runs at a given depth: all its tokens, or those after its prefix."""
+
+    ids: np.ndarray
+    types: Optional[np.ndarray]
+    pos: np.ndarray
+    segments: Optional[np.ndarray]
+    response_slice: slice
+    prefix: Optional[PrefixStates]
+
+    @classmethod
+    def of(cls, s: QuerySequence, layer: int) -> "Run":
+        p = s.prefix
+        if p is None or p.depth < layer:
+            return cls(s.input_ids, s.token_type_ids, s.position_ids, s.segments,
+                       s.response_slice, None)
+        t, rs = s.tail, s.response_slice
+        return cls(s.input_ids[t:], None if s.token_type_ids is None else s.token_type_ids[t:],
+                   s.position_ids[t:], None, slice(rs.start + len(p.probs) - t, rs.stop - t), p)
+
+
+def pcw_mask(segments: np.ndarray) -> np.ndarray:
+    """``[L, L]`` boolean, True where token i may attend to token j: a window token
+    (segment >= 0) to its own window; a query token to every window and to the query
+    tokens of its own block and of the blocks before it (segments ``QUERY``,
+    ``QUERY - 1``, ...).  A query in one segment sees all of itself; with answer blocks
+    it is block-causal: the question sees no answer, a sentence no later sentence."""
+    seg = np.asarray(segments)
+    i, j = seg[:, None], seg[None, :]
+    return (i == j) | ((i < 0) & ((j >= 0) | (j >= i)))
+
+
+def block_segments(n_tokens: int, cuts: Sequence[int]) -> np.ndarray:
+    """The segment of each of ``n_tokens`` answer tokens: a new block starts at every
+    index in ``cuts``; the first block is ``QUERY - 1``."""
+    return QUERY - 1 - np.searchsorted(np.sort(np.asarray(cuts, np.int64)),
+                                       np.arange(n_tokens), side="right")
+
+
+def forward_queries(det, seqs: Sequence[QuerySequence], layer: int) -> list[np.ndarray]:
+    """Hallucination probabilities of each query's answer tokens at ``layer``: the
+    query tokens (or those after a kept prefix) read their cached parts at every layer;
+    queries with a ``keep`` key leave their states for the next check."""
+    runs = [Run.of(s, layer) for s in seqs]
+    if reused := sum(r.prefix is not None for r in runs):
+        det.prefixes.reused(reused)
+    batch, self_mask = _collate(det, runs)
+    base, loop = det.model.loop.base, det.model.loop
+    hidden = base.embeddings(input_ids=batch["input_ids"],
+                             token_type_ids=batch.get("token_type_ids"),
+                             position_ids=batch["position_ids"])
+    real = batch["attention_mask"]
+    varlen = hidden.device.type == "cuda" and has_flash_attn()
+    keeping = [b for b, s in enumerate(seqs) if s.keep is not None]
+    kept: dict[int, list] = {b: [] for b in keeping}
+    for i in range(layer):
+        parts = [[s.states.layer(i)] + ([r.prefix.layer(i)] if r.prefix else [])
+                 for s, r in zip(seqs, runs)]
+        hidden, k, v = bert_layer(loop.layers[i], hidden, query_mask=real, varlen=varlen,
+                                  contexts=parts, self_mask=self_mask)
+        for b in keeping:
+            n = len(runs[b].ids)
+            kept[b].append((k[b, :, :n].clone(), v[b, :, :n].clone()))
+    logits = loop.head(hidden) if layer == det.n_layers \
+        else det.model.exits[str(layer)](hidden)
+    probs = torch.softmax(logits.float(), -1)[..., det.hallucinated_label].cpu().numpy()
+    out = []
+    for b, r in enumerate(runs):
+        p = probs[b, r.response_slice]
+        out.append(p if r.prefix is None else np.concatenate([r.prefix.probs, p]))
+    for b in keeping:
+        _keep(det, seqs[b].keep, runs[b].prefix, kept[b], out[b], layer)
+    return out
+
+
+def _collate(det, runs: Sequence[Run]):
+    """The batch of runs, and the block-causal mask among query tokens when any run
+    has more than one block (else None: every real token reads its item's)."""
+    n = max(len(r.ids) for r in runs)
+    ids = np.full((len(runs), n), det.pad_id, np.int64)
+    pos = np.zeros((len(runs), n), np.int64)
+    types = np.zeros((len(runs), n), np.int64)
+    real = np.zeros((len(runs), n), bool)
+    blocks = any(r.segments is not None and len(set(r.segments.tolist())) > 1 for r in runs)
+    mask = np.zeros((len(runs), 1, n, n), bool) if blocks else None
+    for i, r in enumerate(runs):
+        m = len(r.ids)
+        ids[i, :m], pos[i, :m], real[i, :m] = r.ids, r.pos, True
+        if r.types is not None:
+            types[i, :m] = r.types
+        if mask is not None:
+            mask[i, 0, :m, :m] = True if r.segments is None else pcw_mask(r.segments)
+            mask[i, 0, np.arange(m, n), np.arange(m, n)] = True  # padding: no empty row
+    dev = det.device
+    batch = {"input_ids": torch.from_numpy(ids).to(dev),
+             "position_ids": torch.from_numpy(pos).to(dev),
+             "attention_mask": torch.from_numpy(real).to(dev)}
+    if det.use_token_types:
+        batch["token_type_ids"] = torch.from_numpy(types).to(dev)
+    return batch, None if mask is None else torch.from_numpy(mask).to(dev)
+
+
+def _keep(det, key: str, prefix: Optional[PrefixStates], kv: list, probs: np.ndarray,
+          layer: int) -> None:
+    """Keep a query's keys and values (its prefix's and its own) for the next check."""
+    keys = tuple(k if prefix is None else torch.cat([prefix.keys[i], k], 1)
+                 for i, (k, _) in enumerate(kv))
+    values = tuple(v if prefix is None else torch.cat([prefix.values[i], v], 1)
+                   for i, (_, v) in enumerate(kv))
+    det.prefixes.put(key, PrefixStates(key, int(keys[0].shape[1]) if keys else 0, keys,
+                                       values, np.asarray(probs, np.float32), layer))
+
+
+def has_flash_attn() -> bool:
+    try:
+        import flash_attn  # noqa: F401
+        return True
+    except ImportError:
+        return False

@@ -1,0 +1,210 @@
+"""Answer blocks: a PCW model that reads the answer block-causally by sentence, so each
+check keeps the answer so far and the next sentence's check runs only its own tokens.
+
+The reference is the concatenation (windows + question + answer) with the block-causal
+mask, one forward of the Hugging Face layers (what training runs).  The shipped weights
+read as a model with answer blocks: these tests hold the computation, not the quality.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from guardrail.model import DetectInput, PcwDetector
+from guardrail.model.inputs import tokenize
+from guardrail.model.pcw import QUERY, QuerySequence, block_segments, pcw_mask
+from guardrail.model.states import StateCache
+from guardrail.stream.textlog import TextLog
+
+PARIS = ("The Eiffel Tower is a wrought-iron lattice tower in Paris. It was completed in 1889 "
+         "for the World's Fair and is 330 metres tall. Gustave Eiffel's company built it. ")
+FILLER = ("The harbour district was rebuilt after the flood, with new warehouses along the "
+          "quay and a market that opens on Saturdays. ")
+QUESTION = "When was the Eiffel Tower completed?"
+SENTENCES = ["The Eiffel Tower was completed in 1889.", " It is 500 metres tall.",
+             " Gustave Eiffel's company built it in Paris."]
+CONTEXT = FILLER * 8 + PARIS + FILLER * 4
+
+
+@pytest.fixture()
+def blocks() -> PcwDetector:
+    det = PcwDetector.from_pretrained(None, device="cpu")
+    det.answer = "sentences"
+    return det
+
+
+def _reference(det: PcwDetector, response: str, starts: list[int], exit_layer):
+    """The concatenation with a block at each character offset in ``starts``."""
+    r = tokenize(det.tokenizer, response)
+    cuts = [int(np.searchsorted(r.offsets[:, 0], c)) for c in starts]
+    ctx = det.prepare_context(CONTEXT)
+    seq = det.training_sequence(ctx.tokens, det.windows(ctx), det.builder.question_tokens(QUESTION),
+                                r, (0, len(r)), 0, cuts=cuts)
+    return det.forward([seq], exit_layer)[0]
+
+
+def _check(det: PcwDetector, n: int, exit_layer):
+    """The check of sentence ``n`` as a stream sends it: the answer so far, then it."""
+    text = "".join(SENTENCES[:n + 1])
+    start = len("".join(SENTENCES[:n]))
+    return det.detect_batch([DetectInput(CONTEXT, QUESTION, text, start)],
+                            exit_layer=exit_layer)[0]
+
+
+def test_the_mask_is_block_causal_over_the_answer():
+    seg = np.concatenate([[0, 0, 1], [QUERY] * 2, block_segments(5, [2, 4])])
+    m = pcw_mask(seg)
+    assert m[3, :3].all() and m[3, 3:5].all() and not m[3, 5:].any()  # question: not the answer
+    assert m[5, :7].all() and not m[5, 7:].any()     # block 1 (tokens 5-6): itself and before
+    assert m[7, :9].all() and not m[7, 9:].any()     # block 2: blocks 0-2
+    assert m[9].all()                                # the last block: everything
+    assert not m[0, 2] and not m[2, :2].any()        # windows still see only themselves
+
+
+@pytest.mark.parametrize("exit_layer", [2, 4, None])
+def test_each_check_reuses_the_answer_so_far_and_equals_the_reference(blocks, exit_layer):
+    """Sentence by sentence: the second and third checks find what the one before kept,
+    run only their sentence, and score exactly as the whole query read at once."""
+    dets = [_check(blocks, n, exit_layer) for n in range(3)]
+    assert blocks.prefixes.stats().hits == 2 and blocks.prefixes.stats().builds == 3
+    text = "".join(SENTENCES)
+    ref = _reference(blocks, text, [len(SENTENCES[0]), len(SENTENCES[0] + SENTENCES[1])],
+                     exit_layer)
+    np.testing.assert_allclose(dets[2].token_probs, ref, atol=2e-5)
+    n0 = len(dets[0].token_probs)  # the first sentence's scores are its own check's
+    np.testing.assert_allclose(dets[2].token_probs[:n0], dets[0].token_probs, atol=1e-6)
+
+
+def test_a_check_without_a_kept_prefix_reads_the_answer_so_far_as_one_block(blocks):
+    det = _check(blocks, 2, 4)
+    assert blocks.prefixes.stats().hits == 0
+    ref = _reference(blocks, "".join(SENTENCES), [len(SENTENCES[0] + SENTENCES[1])], 4)
+    np.testing.assert_allclose(det.token_probs, ref, atol=2e-5)
+
+
+def test_a_deeper_check_does_not_read_a_shallower_prefix(blocks):
+    """The in-flight check kept 4 layers; the full-depth pass needs 6 and reruns."""
+    _check(blocks, 0, 4)
+    full = _check(blocks, 1, None)
+    assert blocks.prefixes.stats().hits == 0
+    ref = _reference(blocks, "".join(SENTENCES[:2]), [len(SENTENCES[0])], None)
+    np.testing.assert_allclose(full.token_probs, ref, atol=2e-5)
+    _check(blocks, 1, 2)  # a shallower one may read the deeper entry
+    assert blocks.prefixes.stats().hits == 1
+
+
+def test_a_batch_mixes_kept_and_whole_queries(blocks):
+    """One item reads a kept prefix (only its sentence runs), another its whole query
+    with blocks, a third a different context: each equals its own check alone."""
+    _check(blocks, 0, 4)
+    text = "".join(SENTENCES[:2])
+    inputs = [DetectInput(CONTEXT, QUESTION, text, len(SENTENCES[0])),
+              DetectInput(FILLER * 3, "", "A market opens. It is on Saturdays.", 16),
+              DetectInput(CONTEXT, "", "The tower is in Paris.", 0)]
+    preps = [blocks.prepare(i) for i in inputs]
+    seqs = [p.sequences[0] for p in preps]
+    assert isinstance(seqs[0], QuerySequence) and seqs[0].prefix is not None
+    assert len(seqs[0]) < len(seqs[0].input_ids) and seqs[1].prefix is None
+    batched = blocks.forward(seqs, 4)
+    alone = PcwDetector.from_pretrained(None, device="cpu")
+    alone.answer = "sentences"
+    _check(alone, 0, 4)
+    for inp, got in zip(inputs, batched):
+        want = alone.detect_batch([inp], exit_layer=4)[0].token_probs
+        np.testing.assert_allclose(got, want, atol=2e-5)
+
+
+def test_kept_answers_stay_within_their_byte_bound(blocks):
+    blocks.prefixes = StateCache(max_bytes=1 << 20)
+    for i in range(12):
+        blocks.detect_batch([DetectInput(CONTEXT, f"Question {i}?", SENTENCES[0])], exit_layer=4)
+    stats = blocks.prefixes.stats()
+    assert stats.builds == 12 and stats.bytes <= 1 << 20 and stats.evictions > 0
+
+
+def test_a_model_without_answer_blocks_keeps_nothing():
+    det = PcwDetector.from_pretrained(None, device="cpu")
+    assert det.answer == "whole" and not det.answer_blocks
+    seq = det.prepare(DetectInput(CONTEXT, QUESTION, "".join(SENTENCES), 10)).sequences[0]
+    assert seq.keep is None and seq.prefix is None and seq.segments is None
+    assert seq.input_ids[-1] == det.builder.sep_id  # the query ends with [SEP] as trained
+
+
+def test_training_queries_get_a_block_at_sentence_starts(blocks):
+    from guardrail.train.pcw import answer_cuts
+
+    text = "".join(SENTENCES)
+    r = tokenize(blocks.tokenizer, text)
+    starts = {int(np.searchsorted(r.offsets[:, 0], len("".join(SENTENCES[:n]))))
+              for n in (1, 2)}
+    seen = [answer_cuts(text, r, random.Random(i)) for i in range(200)]
+    assert all(set(c) <= starts for c in seen)
+    assert any(not c for c in seen) and any(set(c) == starts for c in seen)
+    ctx = blocks.prepare_context(CONTEXT)
+    seq = blocks.training_sequence(ctx.tokens, blocks.windows(ctx),
+                                   blocks.builder.question_tokens(QUESTION), r, (0, len(r)), 0,
+                                   labels=np.zeros(len(r), int), cuts=sorted(starts))
+    answer = seq.segments[seq.response_slice]
+    assert sorted(set(answer.tolist()), reverse=True) == [QUERY - 1, QUERY - 2, QUERY - 3]
+    assert seq.input_ids[-1] != blocks.builder.sep_id  # no [SEP] after a block-causal answer
+
+
+def test_left_context_moves_in_steps_so_checks_share_their_start():
+    log, bases, pos = TextLog(), [], 0
+    for i in range(30):
+        sentence = f"Sentence number {i} says something about item {i * 7}. "
+        log.append(sentence)
+        base, text = log.left_context(pos, pos + len(sentence), 600, 300)
+        assert 300 - 60 <= pos - base <= 600 or base == 0  # within the budget, a word apart
+        assert text == log.slice(base, pos + len(sentence)) and log.slice(base - 1, base) in " "
+        bases.append(base)
+        pos += len(sentence)
+    assert 1 < len(set(bases)) <= 6  # the start moved 2-5 times over 30 sentences
+    sliding = {TextLog.left_context(log, s, s + 10, 600)[0] for s in range(700, 1400, 50)}
+    assert len(sliding) == 14  # without a step it moves with every sentence
+
+
+def test_a_stream_behind_the_real_server_reuses_its_answer_so_far(blocks):
+    """The proxy on a loopback port, an upstream that streams at a reading pace: each
+    sentence's in-flight check finds the answer so far that the one before it kept
+    (``/metrics``), the text reaches the client verbatim, and ``/healthz`` says so."""
+    import httpx
+    import openai
+    from conftest import proxy_config, scrape, serve
+
+    from guardrail.proxy.app import create_app
+    from guardrail.testing.fake_upstream import create_fake_upstream
+    from guardrail.testing.script import FakeScript, Rule
+
+    answer = "".join(SENTENCES) + " It opened for the World's Fair. Its company was Eiffel's. " \
+        "The tower is 330 metres tall."
+    script = FakeScript(rules=[Rule(match="", reply=answer)], token_delay_s=0.03)
+    with serve(create_fake_upstream(script)) as up, \
+            serve(create_app(proxy_config(up.url), detector=blocks)) as p:
+        assert httpx.get(p.url + "/healthz").json()["verifier"]["keeps_answer"] is True
+        with openai.OpenAI(base_url=p.url + "/v1", api_key="k", max_retries=0) as c:
+            chunks = list(c.chat.completions.create(
+                model="fake-llm", stream=True,
+                messages=[{"role": "user", "content": QUESTION}],
+                extra_body={"guardrail": {"context": CONTEXT, "policy": {"threshold": 1.0}}}))
+        m = scrape(p.url)
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == answer
+    g = chunks[-1].model_extra["guardrail"]
+    assert len(g["sentences"]) == 6 and all(s["checked"] for s in g["sentences"])
+    assert m[("guardrail_answer_states_total", (("event", "kept"),))] >= 6
+    assert m[("guardrail_answer_states_total", (("event", "reused"),))] >= 1
+    assert m[("guardrail_answer_states_bytes", ())] > 0
+
+
+def test_the_left_context_step_follows_the_engine_unless_set():
+    from guardrail.config import SchedulerConfig
+
+    assert SchedulerConfig().left_context_step(keeps_answer=True) == 300  # half of 600
+    assert SchedulerConfig().left_context_step(keeps_answer=False) == 0   # slide, as before
+    set_ = SchedulerConfig(left_context_step_chars=0, left_context_chars=800)
+    assert set_.left_context_step(keeps_answer=True) == 0
+    with pytest.raises(ValueError, match="left_context_step_chars"):
+        SchedulerConfig(left_context_step_chars=-1)
