@@ -117,6 +117,10 @@ def test_bench_stream_quick_without_data(out: Path, tmp_path: Path):
     assert ("naive", 1, True) in variants and ("no_batching", 2, True) in variants
     shallow = r["shallow_check_ms"]["256"]
     assert num(shallow) and shallow > 0
+    gate = {t["name"]: t for t in r["targets"]}
+    for name in ("release delay p50 / one stream's p50", "release delay p99 / upstream time "
+                 "per sentence", "[DONE] after the upstream's, p99 (end-of-stream pass)"):
+        assert num(gate[name]["value"]), name
     for c in r["configs"]:
         assert c["streams_ok"] == c["streams"] and c["streams_failed"] == 0, c["errors"]
         assert c["chunks"] > 0 and num(c["chunks_per_s"]) and c["chunks_per_s"] > 0
@@ -128,6 +132,8 @@ def test_bench_stream_quick_without_data(out: Path, tmp_path: Path):
         d = c["release_delay_ms"]
         assert d["n"] == c["sentences_released"] > 0
         assert d["p50"] <= d["p95"] <= d["p99"] <= d["max"]
+        done = c["done_delay_ms"]  # every stream's [DONE] after its upstream's
+        assert done["n"] == c["streams"] and 0 < done["p50"] <= done["max"]
         assert close(c["delay_over_shallow_check"]["p50"], d["p50"] / shallow)
         chk = c["checks"]
         assert chk["in_flight"] >= d["n"] // 2 and chk["failed"] == 0
@@ -149,7 +155,7 @@ def test_bench_stream_quick_without_data(out: Path, tmp_path: Path):
     assert close(mech["naive"]["p50_vs_guarded"],
                  mech["naive"]["p50_ms"] / g["release_delay_ms"]["p50"])
     check_targets(r)
-    assert len(r["targets"]) == 6
+    assert len(r["targets"]) == 6 + 4  # and engine v2's gate at the one context size
     assert (out / "stream_delay.png").stat().st_size > 0
 
 

@@ -137,6 +137,34 @@ def targets(result: dict, cfg: StreamBenchConfig) -> list[Target]:
                           f"{where}: {g['streams_behind']} of {n} ({g['streams_cut']} cut at the "
                           f"{cfg.deadline_s:g} s deadline); behind = cut, or delay growing "
                           f"> {BEHIND_SLOPE} s/s by > {BEHIND_GROWTH_S} s"))
+    return out + engine_targets(result, cfg)
+
+
+def engine_targets(result: dict, cfg: StreamBenchConfig) -> list[Target]:
+    """Engine v2's gate at each context size: the most streams against one stream of
+    the same run, and against the upstream's time per sentence; the end of each answer
+    ([DONE] after the upstream's, which the end-of-stream pass delays)."""
+    out = []
+    for size in cfg.context_tokens:
+        runs = sorted((c for c in result["configs"] if c["variant"] == "guarded"
+                       and c["context_tokens"] == size and c["throttled"]),
+                      key=lambda c: c["streams"])
+        if not runs or not runs[-1]["sentences_released"]:
+            continue
+        one, many = runs[0], runs[-1]
+        d, where = many["release_delay_ms"], f"{_n(many['streams'])} x {size}-token contexts"
+        sentence_ms = 1000 * cfg.answer_tokens / cfg.rate / (
+            many["sentences_released"] / many["streams"])
+        if len(runs) > 1 and one["streams"] == 1:
+            out.append(Target("release delay p50 / one stream's p50", ratio(
+                d["p50"], one["release_delay_ms"]["p50"]), 2.0, "<=", "x", where))
+        for q, bound in (("p50", 0.5), ("p99", 1.5)):
+            out.append(Target(f"release delay {q} / upstream time per sentence", ratio(
+                d[q], sentence_ms), bound, "<=", "x",
+                f"{where}: one sentence every {sentence_ms:.0f} ms at {cfg.rate:g} tok/s"))
+        if many.get("done_delay_ms") and many["done_delay_ms"]["p99"] is not None:
+            out.append(Target("[DONE] after the upstream's, p99 (end-of-stream pass)",
+                              many["done_delay_ms"]["p99"], 2000.0, "<=", "ms", where))
     return out
 
 

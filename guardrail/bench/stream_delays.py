@@ -136,13 +136,16 @@ def fell_behind(points: list[tuple[float, float]]) -> tuple[bool, float]:
 
 
 def analyse(traces: list[Trace], upstream: dict, *, checked: bool) -> dict:
-    delays, transport, ttft, behind, errors, slopes = [], [], [], 0, [], []
+    delays, transport, ttft, behind, errors, slopes, done = [], [], [], 0, [], [], []
     chunks, flagged, sentences, ok = 0, 0, 0, 0
     first = min((t.start for t in traces), default=0.0)
     last = first
     for tr in traces:
-        up_t, up_cum, answer, _ = content_timeline(upstream.get(tr.key, []))
+        up_t, up_cum, answer, up_events = content_timeline(upstream.get(tr.key, []))
         down_t, down_cum, _text, events = content_timeline(tr.reads)
+        ends = [next((t for t, e in evs if e == "[DONE]"), None) for evs in (up_events, events)]
+        if None not in ends:  # the end-of-stream pass runs between the two
+            done.append((ends[1] - ends[0]) * 1000)
         last = max([last] + [t for t, _ in tr.reads])
         report = next((e["guardrail"] for _, e in events
                        if isinstance(e, dict) and isinstance(e.get("guardrail"), dict)), None)
@@ -185,6 +188,8 @@ def analyse(traces: list[Trace], upstream: dict, *, checked: bool) -> dict:
         "chunks_per_s": round(chunks / wall, 2),
         "ttft_ms": _dist(ttft),
         "release_delay_ms": _dist(delays) if checked else None,
+        # the client's [DONE] after the upstream's: the end-of-stream pass and the report
+        "done_delay_ms": _dist(done) if checked else None,
         "transport_delay_ms": None if checked else _dist(transport),
         "sentences_released": sentences if checked else None,
         "sentences_acted_on": flagged if checked else None,
