@@ -208,3 +208,26 @@ def test_the_left_context_step_follows_the_engine_unless_set():
     assert set_.left_context_step(keeps_answer=True) == 0
     with pytest.raises(ValueError, match="left_context_step_chars"):
         SchedulerConfig(left_context_step_chars=-1)
+
+
+def test_a_check_stays_at_the_exit_its_answer_so_far_was_kept_at():
+    """Under load the depth ladder moved a check to exit 2; the next sentence's check
+    reads what that one kept at exit 2 rather than reading the whole answer again at 4."""
+    from types import SimpleNamespace as NS
+
+    from guardrail.engine.batching import shallower_under_load
+
+    ladder = [2, 4, None]
+    kept_at = lambda d: [NS(prefix=NS(depth=d))]  # noqa: E731
+    assert shallower_under_load(ladder, 4, 0, (6, 64)) == 4
+    assert shallower_under_load(ladder, 4, 0, (6, 64), kept_at(2)) == 2
+    assert shallower_under_load(ladder, 4, 0, (6, 64), kept_at(4)) == 4
+    assert shallower_under_load(ladder, 4, 0, (6, 64), kept_at(6)) == 4  # full depth: any
+    assert shallower_under_load(ladder, 4, 10, (6, 64), kept_at(4)) == 2  # load still counts
+    assert shallower_under_load(ladder, 4, 0, (6, 64), [NS(prefix=None)]) == 4
+
+
+def test_the_shipped_pcw_model_reads_the_answer_in_blocks():
+    det = PcwDetector.from_pretrained("pcw", device="cpu")
+    assert det.answer_blocks and det.meta["pcw"]["answer"] == "sentences"
+    assert det.meta["judge"]  # its own sentence judge, fitted on its probabilities

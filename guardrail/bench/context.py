@@ -147,14 +147,17 @@ def run(cfg: ContextBenchConfig, log: Callable[[str], None] = print) -> dict:
 
 def targets(rows: list[dict]) -> list[Target]:
     """One cached full-depth check against encoding the context, at the largest length,
-    with the states in float32 and in bfloat16 (``cache.states_dtype``)."""
+    with the states in float32 and in bfloat16 (``cache.states_dtype``), and with the
+    answer so far kept by the check before (answer blocks)."""
     r = rows[-1]
     encode = r["encode"]["median_ms"]
     return [Target(f"one cached full-depth check ({name} states) costs <= 1/20 of encoding "
                    f"the context ({r['context_tokens']} tokens)",
                    ratio(encode, r["checks"][key]["median_ms"]) if key in r["checks"] else None,
                    20.0, ">=", "x") for name, key in (("float32", "cached_full"),
-                                                      ("bfloat16", "cached_bf16_full"))]
+                                                      ("bfloat16", "cached_bf16_full"),
+                                                      ("float32, answer so far kept",
+                                                       "kept_full"))]
 
 
 def _redis_round_trip(url: str, states, repeats: int) -> dict:

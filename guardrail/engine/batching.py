@@ -220,10 +220,16 @@ class WorkQueue:
 
 
 def shallower_under_load(ladder: Sequence[Optional[int]], requested: Optional[int],
-                         queued: int, thresholds: Sequence[int]) -> Optional[int]:
+                         queued: int, thresholds: Sequence[int], seqs: Sequence = ()
+                         ) -> Optional[int]:
     """Adaptive depth: one step down ``ladder`` (exits, shallow to full depth = None)
     from ``requested`` per threshold that ``queued`` in-flight sequences reach, never
-    below the first exit."""
+    below the first exit.  A check whose sequences read an answer so far kept at a
+    shallower exit (answer blocks: ``seqs[i].prefix.depth``) runs there: going deeper
+    would read the whole answer again, which costs more than the deeper layers save."""
     steps = sum(queued >= t for t in thresholds)
-    i = list(ladder).index(requested)
-    return ladder[max(0, i - steps)]
+    i = max(0, list(ladder).index(requested) - steps)
+    kept = [s.prefix.depth for s in seqs if getattr(s, "prefix", None) is not None]
+    if kept and min(kept) in ladder:
+        i = min(i, list(ladder).index(min(kept)))
+    return ladder[i]

@@ -279,7 +279,7 @@ class Scheduler:
             return check.exit_layer
         chosen = shallower_under_load(self._ladder, check.exit_layer,
                                       self._queue.queued(Priority.IN_FLIGHT),
-                                      self.config.depth_ladder)
+                                      self.config.depth_ladder, check.prep.sequences)
         if chosen != check.exit_layer:
             self._c["shallower"] += 1
         return chosen

@@ -61,7 +61,7 @@ def score(detector, examples: Sequence[Example], layer: Optional[int] = None, *,
           progress: bool = False, batch: int = 16) -> list[Scored]:
     """The detector's probabilities for every sentence of the span-labelled examples, at
     ``layer`` (None: full depth, over the whole answer; else in-flight, up to each
-    sentence's end)."""
+    sentence's end, the sentence's start given as the proxy gives it)."""
     from guardrail.model.detector import DetectInput
 
     depth = layer or detector.n_layers
@@ -79,7 +79,7 @@ def score(detector, examples: Sequence[Example], layer: Optional[int] = None, *,
         return [Scored(i, s, e, depth, tuple(whole[i].probs_in(s, e))) for i, _, s, e in jobs]
     for k in range(0, len(jobs), batch):
         part = jobs[k:k + batch]
-        dets = detector.detect_batch([DetectInput(ex.context, ex.question, ex.response[:e])
+        dets = detector.detect_batch([DetectInput(ex.context, ex.question, ex.response[:e], s)
                                       for _, ex, s, e in part], exit_layer=layer)
         out += [Scored(i, s, e, depth, tuple(d.probs_in(s, e)))
                 for d, (i, _, s, e) in zip(dets, part)]
