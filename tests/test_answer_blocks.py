@@ -231,3 +231,16 @@ def test_the_shipped_pcw_model_reads_the_answer_in_blocks():
     det = PcwDetector.from_pretrained("pcw", device="cpu")
     assert det.answer_blocks and det.meta["pcw"]["answer"] == "sentences"
     assert det.meta["judge"]  # its own sentence judge, fitted on its probabilities
+
+
+def test_a_check_prepared_before_the_one_before_it_ran_still_finds_what_it_kept(blocks):
+    """Under load a stream's next sentence is prepared while the check before it still
+    waits in the queue: it looks again when it runs."""
+    first = blocks.prepare(DetectInput(CONTEXT, QUESTION, SENTENCES[0], 0))
+    text = "".join(SENTENCES[:2])
+    second = blocks.prepare(DetectInput(CONTEXT, QUESTION, text, len(SENTENCES[0])))
+    assert second.sequences[0].prefix is None and second.sequences[0].lookup is not None
+    blocks.forward(list(first.sequences), 4)
+    got = blocks.forward(list(second.sequences), 4)[0]
+    assert blocks.prefixes.stats().hits == 1
+    np.testing.assert_allclose(got, _reference(blocks, text, [len(SENTENCES[0])], 4), atol=2e-5)

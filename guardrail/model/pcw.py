@@ -218,9 +218,10 @@ class PcwDetector(Detector, attention="pcw"):
         if not self.answer_blocks or n_pieces > 1:
             return QuerySequence(ids, types, pos, rs, index, states)
         cut = cuts[0] if cuts else 0
-        prefix = self.prefixes.peek(prefix_key(context.key, q.ids, r.ids[:cut])) if cut else None
+        lookup = prefix_key(context.key, q.ids, r.ids[:cut]) if cut else None
         return QuerySequence(ids, types, pos, rs, index, states, segments=segments,
-                             prefix=prefix, tail=len(q) + 1 + cut,
+                             prefix=self.prefixes.peek(lookup) if lookup else None,
+                             tail=len(q) + 1 + cut, lookup=lookup,
                              keep=prefix_key(context.key, q.ids, r.ids))
 
     def training_sequence(self, context: Tokenized, windows: Sequence[Window], q: Tokenized,

@@ -10,7 +10,7 @@ the pattern they all follow, in training (over the concatenation) and here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional, Sequence
 
 import numpy as np
@@ -29,8 +29,9 @@ QUERY = -1  # the segment of the query (the question's; answer block b is QUERY 
 class QuerySequence:
     """The query tokens of one check and the encoded context they read.  With answer
     blocks, also the answer so far where an earlier check kept it (``prefix``: the
-    check then runs only ``input_ids[tail:]``, its sentence) and the key to keep this
-    query's states under for the next sentence (``keep``)."""
+    check then runs only ``input_ids[tail:]``, its sentence; ``lookup``: its key, looked
+    up again when the check runs, in case the check before finished meanwhile) and the
+    key to keep this query's states under for the next sentence (``keep``)."""
 
     input_ids: np.ndarray
     token_type_ids: Optional[np.ndarray]
@@ -43,6 +44,7 @@ class QuerySequence:
     prefix: Optional[PrefixStates] = None
     tail: int = 0
     keep: Optional[str] = None
+    lookup: Optional[str] = None
 
     def __len__(self) -> int:  # what the forward runs, for batching budgets
         return int(self.input_ids.shape[0]) - (self.tail if self.prefix is not None else 0)
@@ -94,6 +96,8 @@ def forward_queries(det, seqs: Sequence[QuerySequence], layer: int) -> list[np.n
     """Hallucination probabilities of each query's answer tokens at ``layer``: the
     query tokens (or those after a kept prefix) read their cached parts at every layer;
     queries with a ``keep`` key leave their states for the next check."""
+    seqs = [replace(s, prefix=det.prefixes.peek(s.lookup))
+            if s.prefix is None and s.lookup is not None else s for s in seqs]
     runs = [Run.of(s, layer) for s in seqs]
     if reused := sum(r.prefix is not None for r in runs):
         det.prefixes.reused(reused)
