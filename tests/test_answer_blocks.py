@@ -15,7 +15,7 @@ import pytest
 
 from guardrail.model import DetectInput, PcwDetector
 from guardrail.model.inputs import tokenize
-from guardrail.model.pcw import QUERY, QuerySequence, block_segments, pcw_mask
+from guardrail.model.queries import QUERY, QuerySequence, block_segments, pcw_mask
 from guardrail.model.states import StateCache
 from guardrail.stream.textlog import TextLog
 

@@ -19,7 +19,7 @@ from guardrail.errors import ModelLoadError
 from guardrail.model import DetectInput, Detector, PcwDetector
 from guardrail.model.attention import cached_attention, merge
 from guardrail.model.inputs import tokenize
-from guardrail.model.pcw import QUERY, QuerySequence, pcw_mask
+from guardrail.model.queries import QUERY, QuerySequence, pcw_mask
 from guardrail.model.states import ContextStates, StateCache
 
 PARIS = ("The Eiffel Tower is a wrought-iron lattice tower in Paris. It was completed in 1889 "

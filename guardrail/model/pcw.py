@@ -9,7 +9,7 @@ reads a context of any length, with no window selection and no minimum over wind
 Two ways to run the same function, which tests hold equal:
 
 * **reference / training** (``PcwSequence``): windows and query concatenated, one
-  forward of the Hugging Face layers with the boolean mask :func:`pcw_mask` and
+  forward of the Hugging Face layers with the boolean mask ``queries.pcw_mask`` and
   restarting position ids.  ``train_detector`` and ``train_exits`` use it unchanged.
 * **serving** (``QuerySequence``): the windows are encoded once per context
   (:meth:`PcwDetector.encode_context`, kept in a ``StateCache``) and a check runs
@@ -37,7 +37,7 @@ from guardrail.model.inputs import (IGNORE, PreparedContext, Tokenized, Window, 
 from guardrail.model.layers import BertLoop
 from guardrail.model.prefixes import prefix_key
 from guardrail.model.queries import (QUERY, QuerySequence, block_segments, forward_queries,
-                                     pcw_mask)
+                                     padded)
 from guardrail.model.states import ContextStates, StateCache
 from guardrail.model.windows import TopKWindows
 
@@ -283,27 +283,10 @@ class PcwDetector(Detector, attention="pcw"):
 
     # -- stage 2: forward ----------------------------------------------------------------
     def collate(self, seqs) -> dict[str, torch.Tensor]:
-        n = max(len(s) for s in seqs)
-        ids = np.full((len(seqs), n), self.pad_id, np.int64)
-        pos = np.zeros((len(seqs), n), np.int64)
-        types = np.zeros((len(seqs), n), np.int64)
-        real = np.zeros((len(seqs), n), bool)
-        mask = np.zeros((len(seqs), 1, n, n), bool) if isinstance(seqs[0], PcwSequence) else None
-        for i, s in enumerate(seqs):
-            m = len(s)
-            ids[i, :m], pos[i, :m], real[i, :m] = s.input_ids, s.position_ids, True
-            if s.token_type_ids is not None:
-                types[i, :m] = s.token_type_ids
-            if mask is not None:
-                mask[i, 0, :m, :m] = pcw_mask(s.segments)
-                mask[i, 0, np.arange(m, n), np.arange(m, n)] = True  # padding: no empty row
-        dev = self.device
-        batch = {"input_ids": torch.from_numpy(ids).to(dev),
-                 "position_ids": torch.from_numpy(pos).to(dev),
-                 "attention_mask": torch.from_numpy(mask if mask is not None else real).to(dev)}
-        if self.use_token_types:
-            batch["token_type_ids"] = torch.from_numpy(types).to(dev)
-        return batch
+        """``PcwSequence``s (windows and query concatenated) with the PCW mask."""
+        batch, _, mask = padded(self, [(s.input_ids, s.position_ids, s.token_type_ids,
+                                        s.segments) for s in seqs], masked=True)
+        return {**batch, "attention_mask": mask}
 
     @torch.inference_mode()
     def forward(self, seqs, exit_layer: Optional[int] = None) -> list[np.ndarray]:

@@ -101,12 +101,13 @@ def forward_queries(det, seqs: Sequence[QuerySequence], layer: int) -> list[np.n
     runs = [Run.of(s, layer) for s in seqs]
     if reused := sum(r.prefix is not None for r in runs):
         det.prefixes.reused(reused)
-    batch, self_mask = _collate(det, runs)
+    blocks = any(r.segments is not None and len(set(r.segments.tolist())) > 1 for r in runs)
+    batch, real, self_mask = padded(det, [(r.ids, r.pos, r.types, r.segments) for r in runs],
+                                    masked=blocks)
     base, loop = det.model.loop.base, det.model.loop
     hidden = base.embeddings(input_ids=batch["input_ids"],
                              token_type_ids=batch.get("token_type_ids"),
                              position_ids=batch["position_ids"])
-    real = batch["attention_mask"]
     varlen = hidden.device.type == "cuda" and has_flash_attn()
     keeping = [b for b, s in enumerate(seqs) if s.keep is not None]
     kept: dict[int, list] = {b: [] for b in keeping}
@@ -130,31 +131,34 @@ def forward_queries(det, seqs: Sequence[QuerySequence], layer: int) -> list[np.n
     return out
 
 
-def _collate(det, runs: Sequence[Run]):
-    """The batch of runs, and the block-causal mask among query tokens when any run
-    has more than one block (else None: every real token reads its item's)."""
-    n = max(len(r.ids) for r in runs)
-    ids = np.full((len(runs), n), det.pad_id, np.int64)
-    pos = np.zeros((len(runs), n), np.int64)
-    types = np.zeros((len(runs), n), np.int64)
-    real = np.zeros((len(runs), n), bool)
-    blocks = any(r.segments is not None and len(set(r.segments.tolist())) > 1 for r in runs)
-    mask = np.zeros((len(runs), 1, n, n), bool) if blocks else None
-    for i, r in enumerate(runs):
-        m = len(r.ids)
-        ids[i, :m], pos[i, :m], real[i, :m] = r.ids, r.pos, True
-        if r.types is not None:
-            types[i, :m] = r.types
+def padded(det, rows: Sequence[tuple], masked: bool):
+    """Batch tensors of ``rows`` = ``(ids, positions, token types or None, segments or
+    None)``: ``(batch, real, mask)`` with ``batch`` the ids, positions and (if the model
+    reads them) token types, ``real`` ``[B, L]`` True on real tokens, and with
+    ``masked`` the boolean attention mask ``[B, 1, L, L]`` from each row's segments
+    (``pcw_mask``; None segments: the whole row; padding sees itself, so no row is
+    empty), else None."""
+    n = max(len(r[0]) for r in rows)
+    ids = np.full((len(rows), n), det.pad_id, np.int64)
+    pos = np.zeros((len(rows), n), np.int64)
+    types = np.zeros((len(rows), n), np.int64)
+    real = np.zeros((len(rows), n), bool)
+    mask = np.zeros((len(rows), 1, n, n), bool) if masked else None
+    for i, (r_ids, r_pos, r_types, r_seg) in enumerate(rows):
+        m = len(r_ids)
+        ids[i, :m], pos[i, :m], real[i, :m] = r_ids, r_pos, True
+        if r_types is not None:
+            types[i, :m] = r_types
         if mask is not None:
-            mask[i, 0, :m, :m] = True if r.segments is None else pcw_mask(r.segments)
-            mask[i, 0, np.arange(m, n), np.arange(m, n)] = True  # padding: no empty row
+            mask[i, 0, :m, :m] = True if r_seg is None else pcw_mask(r_seg)
+            mask[i, 0, np.arange(m, n), np.arange(m, n)] = True
     dev = det.device
     batch = {"input_ids": torch.from_numpy(ids).to(dev),
-             "position_ids": torch.from_numpy(pos).to(dev),
-             "attention_mask": torch.from_numpy(real).to(dev)}
+             "position_ids": torch.from_numpy(pos).to(dev)}
     if det.use_token_types:
         batch["token_type_ids"] = torch.from_numpy(types).to(dev)
-    return batch, None if mask is None else torch.from_numpy(mask).to(dev)
+    return (batch, torch.from_numpy(real).to(dev),
+            None if mask is None else torch.from_numpy(mask).to(dev))
 
 
 def _keep(det, key: str, prefix: Optional[PrefixStates], kv: list, probs: np.ndarray,
