@@ -324,6 +324,25 @@ def test_bench_context_quick(tmp_path: Path):
         check_timing(row["redis_fp16"]["get_and_decode"])
     assert r["rows"][1]["windows"] > r["rows"][0]["windows"]
     assert "encode" in result.output and "cached_full" in result.output
+    assert r["settings"]["batch"] == 0 and r["published"] is None  # off on CPU by default
+    assert "throughput" not in r["rows"][0]
+
+
+def test_bench_context_batched_throughput(tmp_path: Path):
+    """``--batch``: N checks on N different contexts per batch, full depth; checks per
+    second cached and with the encoding paid, beside the published figures."""
+    invoke("bench", "context", "--quick", "--batch", "3", "--context-tokens", "256",
+           "--out", str(tmp_path))
+    r = json.loads((tmp_path / "context.json").read_text())
+    assert r["settings"]["batch"] == 3 and r["settings"]["device"] == "cpu"
+    assert r["published"]["per_s"] == {"512": 487.0, "24576": 15.0}
+    assert r["settings"]["attention"].startswith("per-part")
+    (row,) = r["rows"]
+    t = row["throughput"]
+    check_timing(t["check_batch"])
+    check_timing(t["encode_one"])
+    assert t["batch"] == 3 and 0 < t["cold_per_s"] < t["cached_per_s"]
+    assert t["cached_per_s"] == pytest.approx(3000 / t["check_batch"]["median_ms"], rel=0.01)
 
 
 def test_bench_stream_warm_contexts_with_the_pcw_model(tmp_path: Path):

@@ -240,13 +240,20 @@ def register(app: typer.Typer) -> None:
         repeats: Optional[int] = typer.Option(None, help="Timed rounds per configuration."),
         redis_url: Optional[str] = typer.Option(None, help="Also time the states via Redis."),
         data_dir: Optional[str] = typer.Option(None, help="Shared data directory."),
+        cross_model: Optional[str] = typer.Option(None, help="The re-encoding cross-encoder "
+                                                  "(default: shipped)."),
+        device: Optional[str] = typer.Option(None, help="cpu (default) | cuda."),
+        batch: Optional[int] = typer.Option(None, min=0, help="Checks per batch for the "
+                                            "throughput rows (default: 8 on CUDA, 0 = none)."),
     ) -> None:
         """One sentence check against an encoded (cached) context vs re-encoding the
-        context with the query, 512 -> 32K tokens; encode cost; bytes per token."""
+        context with the query, 512 -> 32K tokens; encode cost; bytes per token; with
+        --batch (default on CUDA) batched full-depth checks per second."""
         from guardrail.bench import context as bc
 
         kw = _given(model=model, context_tokens=_ints(context_tokens), repeats=repeats,
-                    redis_url=redis_url, data_dir=data_dir)
+                    redis_url=redis_url, data_dir=data_dir, cross_model=cross_model,
+                    device=device, batch=batch)
         cfg = bc.ContextBenchConfig.quick(**kw) if quick else bc.ContextBenchConfig(**kw)
         _run_and_save(bc, cfg, out, ctx, write=bc.write)
 

@@ -14,9 +14,8 @@ Cached keys and values may be bfloat16 (half the bytes, and faster on CPUs with
 bfloat16 matrix units); the query is then read against them in bfloat16 and the
 merge is done in float32.  Kernels: on CPU PyTorch's fused flash kernel
 (``_scaled_dot_product_flash_attention_for_cpu``, which returns the log-sum-exp) with a
-plain fallback; on CUDA, flash-attn's varlen
-kernel over the whole batch, each item with its own context length
-(:func:`varlen_attention`).  ``bert_layer`` runs one BERT layer around this attention
+plain fallback; on CUDA, a varlen flash kernel (flash-attn's, else PyTorch's own) over
+the whole batch, each item with its own context length (:func:`varlen_attention`).  ``bert_layer`` runs one BERT layer around this attention
 with the layer's own modules; tests check it against the Hugging Face layer given the
 equivalent mask over the concatenation (the reference).
 """
@@ -90,34 +89,76 @@ def cached_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, query_ma
     return out
 
 
-def varlen_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, query_mask: torch.Tensor,
-                     contexts: Sequence[Parts]) -> torch.Tensor:
-    """The same on CUDA with flash-attn's varlen kernel: one call for the whole batch,
-    item ``b`` reading its cached parts followed by its own query tokens (cu_seqlens per
-    item; every query token reads all of its item's: no block-causal answer here).
-    The per-item key tensors are joined on the device (bandwidth there is cheap)."""
-    from flash_attn import flash_attn_varlen_func
+def varlen_kernel() -> Optional[str]:
+    """The CUDA varlen kernel at hand: ``flash_attn`` (flash-attn's
+    ``flash_attn_varlen_func``) when installed, else ``torch`` (PyTorch's own
+    ``torch.nn.attention.varlen.varlen_attn``, 2.10 and newer), else None."""
+    try:
+        import flash_attn  # noqa: F401
+        return "flash_attn"
+    except ImportError:
+        pass
+    try:
+        from torch.nn.attention.varlen import varlen_attn  # noqa: F401
+        return "torch"
+    except ImportError:
+        return None
 
+
+def _varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_q: torch.Tensor,
+            cu_k: torch.Tensor, max_q: int, max_k: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Packed attention (``q`` ``[Tq, H, d]``, ``k, v`` ``[Tk, H, d]``, item ``i`` holding
+    rows ``cu[i]:cu[i+1]``): the output ``[Tq, H, d]`` and its log-sum-exp ``[Tq, H]``."""
+    H, Tq = q.shape[1], q.shape[0]
+    if varlen_kernel() == "flash_attn":
+        from flash_attn import flash_attn_varlen_func
+
+        out, lse, _ = flash_attn_varlen_func(q, k, v, cu_q, cu_k, max_q, max_k,
+                                             softmax_scale=1.0 / math.sqrt(q.shape[-1]),
+                                             return_attn_probs=True)
+        return out, lse.transpose(0, 1).float()  # flash-attn's lse is [H, Tq]
+    from torch.nn.attention.varlen import AuxRequest, varlen_attn
+
+    out, lse = varlen_attn(q, k, v, cu_q, cu_k, max_q, max_k, return_aux=AuxRequest(lse=True))
+    if lse.shape != (Tq, H):  # documented as [Tq, H]; the raw flash op gives [H, Tq]
+        lse = lse.transpose(0, 1)
+    return out, lse.float()
+
+
+def varlen_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, query_mask: torch.Tensor,
+                     contexts: Sequence[Parts],
+                     self_mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """:func:`cached_attention` on CUDA with a varlen kernel (:func:`varlen_kernel`): one
+    call for the whole batch reads every item's cached parts (cu_seqlens per item: its
+    real query tokens against its own context, whatever its length); the query tokens'
+    attention among themselves (block-causal with ``self_mask``) is the short padded
+    part, merged by log-sum-exp.  An item's parts are joined on the device (bandwidth
+    there is cheap); nothing is padded to the longest context."""
     B, H, L, d = q.shape
     lens = query_mask.sum(1).tolist()
     qs, ks, vs, cu_q, cu_k = [], [], [], [0], [0]
     for b, parts in enumerate(contexts):
         n = int(lens[b])
         qs.append(q[b, :, :n].transpose(0, 1))
-        ks.append(torch.cat([*(ck.to(q.dtype) for ck, _ in parts), k[b, :, :n]], 1).transpose(0, 1))
-        vs.append(torch.cat([*(cv.to(q.dtype) for _, cv in parts), v[b, :, :n]], 1).transpose(0, 1))
+        ks.append(torch.cat([ck.to(q.dtype) for ck, _ in parts], 1).transpose(0, 1))
+        vs.append(torch.cat([cv.to(q.dtype) for _, cv in parts], 1).transpose(0, 1))
         cu_q.append(cu_q[-1] + n)
         cu_k.append(cu_k[-1] + ks[-1].shape[0])
     dev = q.device
-    out = flash_attn_varlen_func(
+    o_packed, lse_packed = _varlen(
         torch.cat(qs).contiguous(), torch.cat(ks).contiguous(), torch.cat(vs).contiguous(),
         torch.tensor(cu_q, dtype=torch.int32, device=dev),
-        torch.tensor(cu_k, dtype=torch.int32, device=dev), max(lens),
-        max(cu_k[i + 1] - cu_k[i] for i in range(B)), softmax_scale=1.0 / math.sqrt(d))
-    res = q.new_zeros(B, L, H, d)
-    for b in range(B):
-        res[b, :int(lens[b])] = out[cu_q[b]:cu_q[b + 1]]
-    return res.transpose(1, 2)
+        torch.tensor(cu_k, dtype=torch.int32, device=dev), int(max(lens)),
+        max(cu_k[i + 1] - cu_k[i] for i in range(B)))
+    o_ctx = q.new_zeros(B, L, H, d)
+    lse_ctx = torch.full((B, L, H), float("-inf"), device=dev)
+    for b in range(B):  # padding rows read no context: their own attention stands
+        o_ctx[b, :int(lens[b])] = o_packed[cu_q[b]:cu_q[b + 1]].to(q.dtype)
+        lse_ctx[b, :int(lens[b])] = lse_packed[cu_q[b]:cu_q[b + 1]]
+    key_mask = query_mask[:, None, None, :] if self_mask is None else self_mask
+    o_q, lse_q = _lse_attention(q, k, v, key_mask)
+    out, _ = merge(o_ctx.transpose(1, 2), lse_ctx.transpose(1, 2), o_q, lse_q)
+    return out
 
 
 def _heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
@@ -142,8 +183,8 @@ def bert_layer(layer: nn.Module, hidden: torch.Tensor, *, mask: Optional[torch.T
     q, k, v = (_heads(proj(hidden), n_heads) for proj in (sa.query, sa.key, sa.value))
     if contexts is None:
         ctx = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-    elif varlen and self_mask is None:
-        ctx = varlen_attention(q, k, v, query_mask, contexts)
+    elif varlen:
+        ctx = varlen_attention(q, k, v, query_mask, contexts, self_mask)
     else:
         ctx = cached_attention(q, k, v, query_mask, contexts, self_mask)
     B, _, L, _ = ctx.shape

@@ -16,7 +16,7 @@ from typing import Optional, Sequence
 import numpy as np
 import torch
 
-from guardrail.model.attention import bert_layer
+from guardrail.model.attention import bert_layer, varlen_kernel
 from guardrail.model.prefixes import PrefixStates
 from guardrail.model.states import ContextStates
 
@@ -24,8 +24,6 @@ QUERY = -1  # the segment of the query (the question's; answer block b is QUERY 
 
 
 @dataclass(frozen=True, eq=False)
-
-
 class QuerySequence:
     """The query tokens of one check and the encoded context they read.  With answer
     blocks, also the answer so far where an earlier check kept it (``prefix``: the
@@ -108,7 +106,7 @@ def forward_queries(det, seqs: Sequence[QuerySequence], layer: int) -> list[np.n
     hidden = base.embeddings(input_ids=batch["input_ids"],
                              token_type_ids=batch.get("token_type_ids"),
                              position_ids=batch["position_ids"])
-    varlen = hidden.device.type == "cuda" and has_flash_attn()
+    varlen = hidden.device.type == "cuda" and varlen_kernel() is not None
     keeping = [b for b, s in enumerate(seqs) if s.keep is not None]
     kept: dict[int, list] = {b: [] for b in keeping}
     for i in range(layer):
@@ -170,11 +168,3 @@ def _keep(det, key: str, prefix: Optional[PrefixStates], kv: list, probs: np.nda
                    for i, (_, v) in enumerate(kv))
     det.prefixes.put(key, PrefixStates(key, int(keys[0].shape[1]) if keys else 0, keys,
                                        values, np.asarray(probs, np.float32), layer))
-
-
-def has_flash_attn() -> bool:
-    try:
-        import flash_attn  # noqa: F401
-        return True
-    except ImportError:
-        return False
