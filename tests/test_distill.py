@@ -1,0 +1,140 @@
+"""Distillation from a stronger teacher (``guardrail.train.distill``) and the teacher's own
+backbone family (MPNet, which has no SDPA attention in transformers).
+
+Real tokenizers and real weights: the shipped detector plays the teacher (the real
+teacher, all-mpnet-base-v2 fine-tuned by scripts/train-teacher, needs a GPU to build).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from test_train import run, tiny_ragtruth  # noqa: F401  (fixture)
+
+from guardrail.model import DetectInput, Detector
+from guardrail.model.inputs import IGNORE, tokenize
+from guardrail.train.data import Example
+from guardrail.train.distill import soft_labels, teacher_outputs
+from guardrail.train.train import encode_examples, soft_loss
+
+CONTEXT = ("The Eiffel Tower is a wrought-iron lattice tower in Paris. It was completed in "
+           "1889 and is 330 metres tall.")
+
+
+def _example(response: str, i: int = 0) -> Example:
+    return Example(id=f"t/{i}", context=CONTEXT, question="", response=response, spans=[],
+                   hallucinated=False, has_spans=True, source_id=f"t/{i}", dataset="t")
+
+
+@pytest.fixture(scope="module")
+def det() -> Detector:
+    return Detector.from_pretrained(None, device="cpu")
+
+
+def test_student_tokens_take_the_largest_overlapping_teacher_probability():
+    teacher = (np.array([[0, 5], [6, 11], [11, 12]]), np.array([0.9, 0.1, 0.6], np.float32))
+    got = soft_labels(np.array([[0, 3], [3, 5], [6, 12], [13, 14]]), teacher)
+    np.testing.assert_allclose(got[:3], [0.9, 0.9, 0.6])
+    assert np.isnan(got[3])  # overlaps no teacher token: no soft label
+
+
+def test_with_the_same_tokenizer_soft_labels_are_the_teachers_probabilities(det):
+    response = "It was completed in 1950, by Italian architects (reportedly)."
+    (out,) = teacher_outputs(det, [_example(response)])
+    toks = tokenize(det.tokenizer, response)
+    np.testing.assert_allclose(soft_labels(toks.offsets, out), out[1], atol=1e-6)
+
+
+def test_teacher_outputs_are_cached_and_each_text_is_scored_once(det, tmp_path: Path):
+    calls = []
+    real = det.detect_batch
+
+    def counting(inputs, **kw):
+        calls.append(len(inputs))
+        return real(inputs, **kw)
+
+    examples = [_example("It is 330 metres tall.", 0), _example("It is 500 metres tall.", 1),
+                _example("It is 330 metres tall.", 2), _example("", 3)]
+    cache = tmp_path / "teacher.jsonl"
+    det.detect_batch = counting
+    try:
+        first = teacher_outputs(det, examples, cache)
+        assert sum(calls) == 2  # the repeated text once; the empty response never
+        assert first[3] is None and first[0] is not None
+        np.testing.assert_allclose(first[0][1], first[2][1])
+        again = teacher_outputs(det, examples, cache)
+        assert sum(calls) == 2  # all read back from the file
+    finally:
+        del det.detect_batch
+    for a, b in zip(first[:3], again[:3]):
+        np.testing.assert_array_equal(a[0], b[0])
+        np.testing.assert_allclose(a[1], b[1], atol=1e-4)
+    assert max(first[1][1]) > max(first[0][1])  # the teacher tells 500 from 330
+
+
+def test_sequences_carry_soft_labels_on_response_tokens_only(det):
+    examples = [_example("It was completed in 1889."), _example("It is 330 metres tall.", 1)]
+    taught = teacher_outputs(det, examples)
+    taught[1] = None  # an example the teacher did not score trains on its labels alone
+    seqs, _ = encode_examples(det, examples, teacher=taught)
+    s, plain = seqs
+    assert plain.soft is None
+    r = s.response_slice
+    assert not np.isnan(s.soft[r]).any() and np.isnan(np.delete(s.soft, np.arange(
+        r.start, r.stop))).all()
+    assert (s.labels[r] != IGNORE).all()
+
+
+def test_the_soft_loss_is_cross_entropy_against_the_teachers_probabilities(det):
+    examples = [_example("It was completed in 1889.")]
+    seqs, _ = encode_examples(det, examples, teacher=teacher_outputs(det, examples))
+    logits = torch.randn(1, len(seqs[0]), 2)
+    p = torch.from_numpy(seqs[0].soft)
+    m = ~torch.isnan(p)
+    logp = torch.log_softmax(logits, -1)[0][m]
+    h = det.hallucinated_label
+    want = -(p[m] * logp[:, h] + (1 - p[m]) * logp[:, 1 - h]).mean()
+    torch.testing.assert_close(soft_loss(det, seqs, logits), want)
+
+
+def test_train_detector_with_a_teacher(tiny_ragtruth, tmp_path):  # noqa: F811
+    """The shipped detector as the teacher of a fresh MiniLM: soft labels scored once,
+    cached next to the model, and recorded in its training metadata."""
+    model = tmp_path / "student"
+    args = ("train", "detector", "--data", f"ragtruth={tiny_ragtruth}", "--out", str(model),
+            "--synthetic", "4", "--max-steps", "2", "--batch-tokens", "2048", "--no-progress",
+            "--dev-fraction", "0.3", "--teacher", "default", "--distill", "0.7")
+    run(*args)
+    meta = json.loads((model / "guardrail.json").read_text())
+    assert meta["training"]["teacher"] == "default"
+    assert meta["training"]["config"]["distill"] == 0.7
+    cached = (model / "teacher_probs.jsonl").read_text().splitlines()
+    assert len(cached) >= meta["training"]["train"]["n"] // 2
+    run(*args)  # again: every teacher output read back, none added
+    assert (model / "teacher_probs.jsonl").read_text().splitlines() == cached
+
+
+def test_an_mpnet_detector_loads_with_plain_attention_and_offset_positions(tmp_path):
+    """MPNet (the teacher's family) has no SDPA attention: loading falls back to the
+    plain one; its positions start after the padding index, like RoBERTa's."""
+    from transformers import AutoTokenizer, MPNetConfig, MPNetForTokenClassification
+
+    from guardrail.train.train import minilm_path
+
+    tok = AutoTokenizer.from_pretrained(minilm_path())
+    cfg = MPNetConfig(vocab_size=tok.vocab_size, hidden_size=32, intermediate_size=64,
+                      num_hidden_layers=2, num_attention_heads=2, num_labels=2,
+                      max_position_embeddings=130, pad_token_id=tok.pad_token_id)
+    torch.manual_seed(0)
+    MPNetForTokenClassification(cfg).save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    d = Detector.from_pretrained(tmp_path, device="cpu")
+    assert d.model.backbone.config._attn_implementation == "eager"
+    assert d.max_length == 128
+    long_context = " ".join([CONTEXT] * 20)  # several windows of 128 tokens
+    r = d.detect_batch([DetectInput(long_context, "When?", "It was completed in 1889.")])[0]
+    assert r.windows_total > 1 and len(r.token_probs) == len(r.token_offsets) > 0
