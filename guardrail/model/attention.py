@@ -22,6 +22,7 @@ equivalent mask over the concatenation (the reference).
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Optional, Sequence
 
@@ -89,6 +90,7 @@ def cached_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, query_ma
     return out
 
 
+@functools.lru_cache(maxsize=None)
 def varlen_kernel() -> Optional[str]:
     """The CUDA varlen kernel at hand: ``flash_attn`` (flash-attn's
     ``flash_attn_varlen_func``) when installed, else ``torch`` (PyTorch's own
