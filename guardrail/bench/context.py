@@ -191,7 +191,7 @@ def _throughput(pcw, docs: list[str], size: int, batch: int, response: str,
         pcw.states.put(c.key, pcw.encode_context(c))
     sync()
     checks, encodes = [], []
-    for r in range(cfg.warmup + cfg.repeats):
+    for _ in range(cfg.warmup + cfg.repeats):
         t0 = time.perf_counter()
         pcw.detect_batch(inputs)
         checks.append(time.perf_counter() - t0)

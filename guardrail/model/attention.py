@@ -15,9 +15,10 @@ bfloat16 matrix units); the query is then read against them in bfloat16 and the
 merge is done in float32.  Kernels: on CPU PyTorch's fused flash kernel
 (``_scaled_dot_product_flash_attention_for_cpu``, which returns the log-sum-exp) with a
 plain fallback; on CUDA, a varlen flash kernel (flash-attn's, else PyTorch's own) over
-the whole batch, each item with its own context length (:func:`varlen_attention`).  ``bert_layer`` runs one BERT layer around this attention
-with the layer's own modules; tests check it against the Hugging Face layer given the
-equivalent mask over the concatenation (the reference).
+the whole batch, each item with its own context length (:func:`varlen_attention`).
+``bert_layer`` runs one BERT layer around this attention with the layer's own modules;
+tests check it against the Hugging Face layer given the equivalent mask over the
+concatenation (the reference).
 """
 
 from __future__ import annotations
