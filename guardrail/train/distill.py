@@ -48,9 +48,10 @@ def teacher_outputs(teacher, examples: Sequence, cache: Optional[Path] = None,
                                 np.asarray(row["probs"], np.float32))
     keys = [example_key(ex) for ex in examples]
     todo: list[int] = []
+    claimed: set[str] = set()
     for i, (k, ex) in enumerate(zip(keys, examples)):  # each text once (repeats share it)
-        if k not in done and ex.context.strip() and ex.response.strip():
-            done[k] = None  # type: ignore[assignment]  # claimed; filled below
+        if k not in done and k not in claimed and ex.context.strip() and ex.response.strip():
+            claimed.add(k)
             todo.append(i)
     log.info("teacher: %d examples, %d to score", len(examples), len(todo))
     sink = cache.open("a") if cache is not None else None

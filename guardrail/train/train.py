@@ -92,10 +92,10 @@ def encode_examples(det: Detector, examples: Sequence, distractors: float = 0.0,
         from guardrail.train.pcw import encode_pcw
 
         return encode_pcw(det, examples, distractors=distractors, seed=seed)
-    teacher = list(teacher) if teacher is not None else [None] * len(examples)
-    if workers > 1 and len(examples) >= 2000:
-        return _encode_parallel(det, examples, workers, teacher)
-    return _encode_cross(det, list(zip(examples, teacher)))
+    pairs = list(zip(examples, teacher if teacher is not None else [None] * len(examples)))
+    if workers > 1 and len(pairs) >= 2000:
+        return _encode_parallel(det, pairs, workers)
+    return _encode_cross(det, pairs)
 
 
 _WORKER_DETECTOR: Optional[Detector] = None
@@ -106,7 +106,7 @@ def _encode_chunk(chunk: Sequence[tuple]) -> tuple[list[Sequence_], dict]:
     return _encode_cross(_WORKER_DETECTOR, chunk)
 
 
-def _encode_parallel(det: Detector, examples: Sequence, workers: int, teacher: list
+def _encode_parallel(det: Detector, pairs: Sequence[tuple], workers: int
                      ) -> tuple[list[Sequence_], dict]:
     """Tokenizing and windowing is CPU work, one example at a time: a training run on a
     GPU machine would wait minutes for one core.  Forked workers share the detector's
@@ -116,8 +116,7 @@ def _encode_parallel(det: Detector, examples: Sequence, workers: int, teacher: l
 
     global _WORKER_DETECTOR
     _WORKER_DETECTOR = det
-    size = math.ceil(len(examples) / (workers * 4))
-    pairs = list(zip(examples, teacher))
+    size = math.ceil(len(pairs) / (workers * 4))
     chunks = [pairs[i:i + size] for i in range(0, len(pairs), size)]
     seqs: list[Sequence_] = []
     counts: dict[str, int] = {}
