@@ -244,3 +244,24 @@ def test_a_check_prepared_before_the_one_before_it_ran_still_finds_what_it_kept(
     got = blocks.forward(list(second.sequences), 4)[0]
     assert blocks.prefixes.stats().hits == 1
     np.testing.assert_allclose(got, _reference(blocks, text, [len(SENTENCES[0])], 4), atol=2e-5)
+
+
+def test_a_streams_consecutive_sentences_in_one_batch_share_what_the_first_keeps(blocks):
+    """Under load a stream's next sentences wait in the queue with the one before them
+    and land in one batch: each runs after the check it follows, reads what that one
+    kept (only its own sentence runs), and equals the reference."""
+    texts = ["".join(SENTENCES[:n + 1]) for n in range(3)]
+    starts = [len("".join(SENTENCES[:n])) for n in range(3)]
+    other = DetectInput(FILLER * 3, "", "A market opens. It is on Saturdays.", 16)
+    seqs = [blocks.prepare(DetectInput(CONTEXT, QUESTION, t, s)).sequences[0]
+            for t, s in zip(texts, starts)] + [blocks.prepare(other).sequences[0]]
+    assert all(s.prefix is None for s in seqs)
+    got = blocks.forward(seqs[::-1], 4)[::-1]  # batch order does not matter
+    assert blocks.prefixes.stats().hits == 2  # sentences 2 and 3 read what 1 and 2 kept
+    for n in range(3):
+        np.testing.assert_allclose(got[n], _reference(blocks, texts[n], starts[1:n + 1], 4),
+                                   atol=2e-5)
+    alone = PcwDetector.from_pretrained(None, device="cpu")
+    alone.answer = "sentences"
+    np.testing.assert_allclose(got[3], alone.detect_batch([other], exit_layer=4)[0].token_probs,
+                               atol=2e-5)

@@ -17,7 +17,7 @@ import torch
 
 from guardrail.errors import ModelLoadError
 from guardrail.model import DetectInput, Detector, PcwDetector
-from guardrail.model.attention import cached_attention, merge
+from guardrail.model.attention import _lse_attention, cached_attention, merge
 from guardrail.model.inputs import tokenize
 from guardrail.model.queries import QUERY, QuerySequence, pcw_mask
 from guardrail.model.states import ContextStates, StateCache
@@ -64,6 +64,32 @@ def test_merge_by_logsumexp_equals_attention_over_the_union():
     merged, lse = merge(o1, lse1, o2, lse2)
     torch.testing.assert_close(merged, whole, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(lse, s.logsumexp(-1), atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("shape", ["keys", "rows"])
+def test_masked_attention_returns_what_the_written_out_softmax_gives(shape):
+    # the query-to-query part of every check: padded keys ([B,1,1,L]) or block-causal
+    # rows ([B,1,L,L]); a row that may read nothing must weigh nothing in a merge
+    torch.manual_seed(1)
+    q, k, v = torch.randn(3, 4, 6, 8), torch.randn(3, 4, 6, 8), torch.randn(3, 4, 6, 8)
+    if shape == "keys":
+        mask = torch.ones(3, 1, 1, 6, dtype=torch.bool)
+        mask[1, ..., 4:] = False
+    else:
+        mask = torch.ones(6, 6, dtype=torch.bool).tril().expand(3, 1, 6, 6).clone()
+        mask[2, 0, 3] = False  # a padding row
+    out, lse = _lse_attention(q, k, v, mask)
+    scores = ((q @ k.transpose(-1, -2)) / 8 ** 0.5).masked_fill(~mask, float("-inf"))
+    want_lse = scores.logsumexp(-1)
+    want = (scores - want_lse.unsqueeze(-1)).exp().nan_to_num(0.0) @ v
+    torch.testing.assert_close(lse, want_lse, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(out, want, atol=1e-5, rtol=1e-5)
+    if shape == "rows":
+        assert lse[2, :, 3].isneginf().all()
+        # merged with a part it may read, the empty row contributes nothing
+        o_c, lse_c = torch.randn(4, 8), torch.randn(4)
+        merged, _ = merge(o_c, lse_c, out[2, :, 3], lse[2, :, 3])
+        torch.testing.assert_close(merged, o_c)
 
 
 @pytest.mark.parametrize("exit_layer", [2, 4, None])

@@ -37,13 +37,21 @@ def _lse_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     """``(output, logsumexp)`` of softmax attention, ``q`` ``[B, H, Lq, d]``; ``mask``
     (boolean, True = may attend) broadcasts to ``[B, H, Lq, Lk]``."""
     scale = 1.0 / math.sqrt(q.shape[-1])
-    if mask is None and q.device.type == "cpu":
+    if q.device.type == "cpu":
+        # The fused kernel takes an additive mask only; it gives a row that may read
+        # nothing output 0 and log-sum-exp 0, where the log-sum-exp must be -inf (that
+        # row then weighs nothing in a merge).
+        bias = None if mask is None else torch.zeros(mask.shape, dtype=q.dtype).masked_fill_(
+            ~mask, float("-inf"))
         try:
             out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
-                q, k, v, 0.0, False, scale=scale)
-            return out, lse
-        except (RuntimeError, AttributeError):  # an older or newer torch: the plain path
+                q, k, v, 0.0, False, attn_mask=bias, scale=scale)
+        except (RuntimeError, AttributeError, TypeError):  # another torch: the plain path
             pass
+        else:
+            if mask is not None:
+                lse = lse.masked_fill(~mask.any(-1), float("-inf"))
+            return out, lse
     scores = torch.matmul(q, k.transpose(-1, -2)).float() * scale
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))

@@ -93,9 +93,26 @@ def block_segments(n_tokens: int, cuts: Sequence[int]) -> np.ndarray:
 def forward_queries(det, seqs: Sequence[QuerySequence], layer: int) -> list[np.ndarray]:
     """Hallucination probabilities of each query's answer tokens at ``layer``: the
     query tokens (or those after a kept prefix) read their cached parts at every layer;
-    queries with a ``keep`` key leave their states for the next check."""
+    queries with a ``keep`` key leave their states for the next check.
+
+    A query whose answer so far another query of the batch is about to keep (a stream's
+    next sentence queued behind its last) runs after it, in a second forward, and reads
+    only its own sentence: the same probabilities, block-causal as the answer is, for
+    a fraction of the tokens."""
     seqs = [replace(s, prefix=det.prefixes.peek(s.lookup))
             if s.prefix is None and s.lookup is not None else s for s in seqs]
+    keeps = {s.keep for s in seqs if s.keep is not None}
+    later = [s.prefix is None and s.lookup in keeps for s in seqs]
+    if any(later) and not all(later):
+        first = [s for s, w in zip(seqs, later) if not w]
+        done = iter(_forward(det, first, layer))
+        rest = iter(forward_queries(det, [s for s, w in zip(seqs, later) if w], layer))
+        return [next(rest) if w else next(done) for w in later]
+    return _forward(det, seqs, layer)
+
+
+def _forward(det, seqs: Sequence[QuerySequence], layer: int) -> list[np.ndarray]:
+    """One forward of ``seqs`` (prefixes already looked up) at ``layer``."""
     runs = [Run.of(s, layer) for s in seqs]
     if reused := sum(r.prefix is not None for r in runs):
         det.prefixes.reused(reused)
