@@ -345,7 +345,7 @@ async def test_in_flight_checks_do_not_wait_for_an_encoding(pcw):
     pcw.states = type(pcw.states)()
     docs = (FILLER * 30 + PARIS + FILLER * 30,)
     answer = "The Eiffel Tower was completed in 1889."
-    async with Scheduler(pcw, SchedulerConfig(in_flight_top_k=3)) as s:
+    async with Scheduler(pcw, SchedulerConfig(in_flight_top_k=3, final_state_wait_s=None)) as s:
         cold, final = await asyncio.gather(
             s.verify(CheckRequest(Grounding(docs, QUESTION), answer, stream_id="a",
                                   priority=Priority.IN_FLIGHT, exit_layer=4)),
@@ -362,6 +362,82 @@ async def test_in_flight_checks_do_not_wait_for_an_encoding(pcw):
     assert not warm.context_truncated and pcw.states.builds == 1
     direct = pcw.detect(docs, QUESTION, answer, exit_layer=4)
     np.testing.assert_allclose(warm.token_probs, direct.token_probs, atol=1e-4)
+
+
+class _HeldEncoding(PcwDetector):
+    """The shipped PCW weights whose context encodings wait for ``release`` (a slow
+    encoding, on cue)."""
+
+    release: threading.Event
+
+    def context_states(self, context):
+        self.release.wait(30)
+        return super().context_states(context)
+
+
+def _held_encoding(pcw: PcwDetector, release) -> PcwDetector:
+    det = _HeldEncoding(pcw.model, pcw.tokenizer, meta=pcw.meta)
+    det.release = release
+    return det
+
+
+async def test_an_end_of_stream_check_waits_for_an_encoding_only_so_long(pcw):
+    """``final_state_wait_s``: past it, the end-of-stream check of a context still being
+    encoded reads the picked windows (``context_truncated``) and the encoding goes on;
+    the next check reads every window.  The encoding is held back by an event."""
+    import asyncio
+
+    from guardrail.config import SchedulerConfig
+    from guardrail.engine.scheduler import Scheduler
+    from guardrail.types import CheckRequest, Grounding, Priority
+
+    release = threading.Event()
+    det = _held_encoding(pcw, release)
+    docs = (FILLER * 30 + PARIS + FILLER * 30,)
+    answer = "The Eiffel Tower was completed in 1889."
+
+    def end(stream: str) -> CheckRequest:
+        return CheckRequest(Grounding(docs, QUESTION), answer, stream_id=stream,
+                            priority=Priority.END_OF_STREAM)
+
+    async with Scheduler(det, SchedulerConfig(final_state_wait_s=0.2)) as s:
+        first = await asyncio.wait_for(s.verify(end("a")), 20)
+        assert det.states.builds == 0  # answered while the encoding was held
+        release.set()
+        await asyncio.sleep(0)
+        later = await s.verify(end("b"))  # waits (within its 0.2 s or not) ...
+        for _ in range(100):  # ... until the states are in, then reads them all
+            if not later.context_truncated:
+                break
+            await asyncio.sleep(0.1)
+            later = await s.verify(end("c"))
+    assert first.context_truncated and first.windows_scored < first.windows_total
+    assert not later.context_truncated and later.windows_scored == later.windows_total
+    assert det.states.builds == 1
+
+
+async def test_an_encoding_expected_to_take_longer_than_the_wait_is_not_waited_for(pcw):
+    """At the measured encode rate, an end-of-stream check does not wait for an encoding
+    that cannot be done within ``wait_s`` (it reads a few windows at once), and waits for
+    one that can."""
+    import asyncio
+
+    from guardrail.engine.encoding import Encodings
+
+    release = threading.Event()
+    det = _held_encoding(pcw, release)
+    ctx = det.prepare_context((FILLER * 30 + PARIS,))
+    enc = Encodings(det, wait_s=5.0)
+    enc.rate = ctx.n_tokens / 60  # as measured: this context takes a minute
+    t0 = time.monotonic()
+    assert not await enc.ready(ctx)
+    assert time.monotonic() - t0 < 2 and enc.expected_s(ctx.key) > 5
+    enc.rate = ctx.n_tokens / 0.01  # ... or a hundredth of a second: wait for it
+    threading.Timer(0.2, release.set).start()
+    assert await enc.ready(ctx) and det.states.peek(ctx.key) is not None
+    await asyncio.sleep(0)  # the job's done-callback
+    assert enc.rate is not None and enc.expected_s(ctx.key) == 0.0
+    enc.shutdown()
 
 
 def test_a_batch_may_mix_cached_and_cold_sequences(pcw):

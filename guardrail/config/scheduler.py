@@ -89,6 +89,15 @@ class SchedulerConfig(BaseModel):
     ``in_flight_windows``); ``all`` keeps the final verdict exact."""
     final_top_k: int = Field(8, ge=1)
     """Windows per end-of-stream check with ``final_windows: topk``."""
+    final_state_wait_s: Optional[float] = Field(1.0, ge=0)
+    """Cached-context (PCW) engines: how long an end-of-stream check waits for its
+    context's states when the context came with the request and is still being
+    encoded (a 32K context takes seconds on a CPU).  After that, or at once when at
+    the measured encode rate the encodings ahead of it and its own should take longer,
+    it reads the windows BM25 picks, as in-flight checks do meanwhile, the report says
+    ``context_truncated``, and the encoding goes on for the next check.  The client's
+    ``[DONE]`` then comes within about this long plus one check, not after the whole
+    encoding.  None: always wait for the states (every window is read)."""
     final_max_windows: Optional[int] = Field(64, ge=1)
     """The budget of one end-of-stream pass with ``final_windows: all``: a context of
     more windows (64 x 512 tokens is ~25K tokens) scores the most relevant this many

@@ -87,7 +87,7 @@ class Scheduler:
         self._prepare_pool = ThreadPoolExecutor(config.prepare_threads, "guardrail-prepare")
         self._model_pool = ThreadPoolExecutor(1, "guardrail-forward")
         self._post_pool = ThreadPoolExecutor(1, "guardrail-finish")
-        self._encodings = Encodings(detector)  # a cached-context model's encode thread
+        self._encodings = Encodings(detector, config.final_state_wait_s)  # its encode thread
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def __aenter__(self) -> "Scheduler":
