@@ -86,6 +86,28 @@ def test_packing_and_merge_around_the_kernel_equal_cached_attention(monkeypatch,
     assert cu_k == [0, 53, 123, 161] and (max_q, max_k) == (9, 70)  # nothing padded
 
 
+def test_a_float32_model_gives_the_kernel_half_precision(monkeypatch):
+    """Both kernels take fp16/bf16 only; a float32 model on CUDA (training keeps float32
+    weights, and its calibration pass runs outside autocast) crashed with "FlashAttention
+    only support fp16 and bf16" before ``_varlen`` cast its inputs.  PyTorch's kernel is
+    replaced by the packed reference, recording what it was given."""
+    varlen = pytest.importorskip("torch.nn.attention.varlen")
+    q, k, v, real, contexts, self_mask = _batch(blocks=True)
+    dtypes = []
+
+    def kernel(q, k, v, cu_q, cu_k, max_q, max_k, return_aux=None):
+        dtypes.append({q.dtype, k.dtype, v.dtype})
+        return _packed_reference(q, k, v, cu_q, cu_k, max_q, max_k)
+
+    monkeypatch.setattr(attention, "varlen_kernel", lambda: "torch")
+    monkeypatch.setattr(varlen, "varlen_attn", kernel)
+    got = varlen_attention(q, k, v, real, contexts, self_mask)
+    want = cached_attention(q, k, v, real, contexts, self_mask)
+    assert dtypes == [{torch.bfloat16}] and got.dtype == torch.float32
+    for b, n in enumerate(real.sum(1).tolist()):
+        torch.testing.assert_close(got[b, :, :n], want[b, :, :n], atol=3e-2, rtol=3e-2)
+
+
 @needs_cuda
 @pytest.mark.gpu
 @pytest.mark.parametrize("blocks", [False, True])

@@ -121,6 +121,8 @@ def _varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_q: torch.Tenso
     """Packed attention (``q`` ``[Tq, H, d]``, ``k, v`` ``[Tk, H, d]``, item ``i`` holding
     rows ``cu[i]:cu[i+1]``): the output ``[Tq, H, d]`` and its log-sum-exp ``[Tq, H]``."""
     H, Tq = q.shape[1], q.shape[0]
+    half = q.dtype if q.dtype in (torch.float16, torch.bfloat16) else torch.bfloat16
+    q, k, v = (x.to(half) for x in (q, k, v))  # both kernels take half precision only
     if varlen_kernel() == "flash_attn":
         from flash_attn import flash_attn_varlen_func
 
