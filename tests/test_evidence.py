@@ -9,11 +9,11 @@ import math
 import pytest
 
 from guardrail.evidence.features import ContextEvidence, is_claim, numbers
-from guardrail.evidence.judge import (FEATURES, FIRST_FEATURES, Head, SentenceJudge, explain,
-                                      feature_vector)
+from guardrail.evidence.judge import (FEATURES, FIRST_FEATURES, FITTED_FEATURES, Head,
+                                      SentenceJudge, explain, feature_vector)
 from guardrail.evidence.render import render, written_date
 from guardrail.stream.policy import EffectivePolicy, decide, judged
-from guardrail.types import Action, Detection
+from guardrail.types import Action, Detection, Explanation
 
 TOOL = {"name": "Eiffel Tower", "city": "Paris", "completed": 1889, "height_m": 330,
         "opened": "1889-03-31", "lit": True, "closed": None, "visitors": 1234567,
@@ -105,6 +105,31 @@ def test_features_find_values_whatever_the_wording():
     assert explain(away, 0.95).severity == "high" and explain(away, 0.6).severity == "low"
 
 
+@pytest.mark.parametrize("sentence, changed", [
+    ("It was completed in 1950.", True),            # a year for a year
+    ("It is 500 metres tall.", True),                # metres for metres
+    ("It was completed in 1889 and is 324 metres tall.", True),
+    ("About 9 million people visit it each year.", False),  # hedged: a rounding, maybe
+    ("5. Climb the stairs for 15 minutes.", False),  # a list item's number is no value
+    ("It is 330 metres tall.", False),               # supported
+    ("It was completed in 1889 after 3 years of work.", False),  # a value added
+    ("It is 330 metres tall and 125 metres wide.", False),        # 330 stated: added
+    ("Its restaurant seats 200 guests.", False),     # no line of it
+])
+def test_a_value_changed_in_its_closest_prose_line_is_told_from_one_added(sentence, changed):
+    line = "It was completed in 1889 and is 330 metres tall."
+    visits = "About 7 million people visit it each year."
+    steps = "Step 3: climb the stairs for 15 minutes."
+    ev = ContextEvidence.build([f"The Eiffel Tower is in Paris. {line} {visits}\n{steps}"], "")
+    got = ev.features(sentence)
+    assert (got.line_changed is not None) == changed
+    if changed:
+        assert got.line_changed in (line, visits)
+        assert explain(got, 0.6) == Explanation("contradicted", "high", got.line_changed)
+        x = feature_vector(got, [0.1], False)
+        assert x[FEATURES.index("line_value_changed")] == 1.0
+
+
 def _head(weight_on: str, weight: float, threshold: float = 0.5) -> Head:
     n = len(FEATURES)
     w = [0.0] * n
@@ -118,6 +143,21 @@ def _detection(response: str, prob: float) -> Detection:
         offsets.append((pos, pos + len(w)))
         pos += len(w) + 1
     return Detection(response, (), tuple(offsets), (prob,) * len(offsets), 0.5, 4, 6)
+
+
+def test_a_changed_value_is_flagged_whatever_the_head_says():
+    """``decide``: a head fitted on data with few such sentences (here: one that reads
+    only p_max) still flags a value its closest line states otherwise, explained; an
+    operator's threshold above the head's still rules."""
+    ev = ContextEvidence.build(["The tower is in Paris. It was completed in 1889."], "")
+    judge = SentenceJudge({4: _head("p_max", 4.0, threshold=0.8)})
+    bad = judge.judge(ev, "It was completed in 1950.", [0.01], 4)
+    assert bad.flagged and bad.prob == pytest.approx(0.8)
+    assert bad.explanation == Explanation("contradicted", "high",
+                                          "It was completed in 1889.")
+    assert not judge.judge(ev, "It was completed in 1889.", [0.01], 4).flagged
+    assert not judge.judge(ev, "It was completed in 1950.", [0.01], 4, threshold=0.9).flagged
+    assert FITTED_FEATURES == tuple(f for f in FEATURES if f != "line_value_changed")
 
 
 def test_the_judge_round_trips_and_refuses_another_feature_set():

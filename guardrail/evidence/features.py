@@ -111,6 +111,8 @@ class SentenceEvidence:
     #                           the one record it is about (a value from another record)
     field_changed: Optional[str] = None  # the line of a field it names with another value
     field_agreed: bool = False           # it names a field and states the field's value
+    line_changed: Optional[str] = None   # its closest line, holding another value of the
+    #                                      sort of one it states and the context lacks
 
 
 _PRONOUN_START = re.compile(r"^\W*(?i:it|its|it's|they|their|them|this|that|these|those|"
@@ -201,10 +203,12 @@ class ContextEvidence:
         gap = min(sum(1 for where in values if r not in where) for r in about) / len(values) \
             if about and values else 0.0
         check = self.fields.check(sentence, nums, about) if self.fields else FieldCheck()
+        line = self.lines[best_i] if best_i is not None else None
         return SentenceEvidence(
             len(nums), missing, len(words), found / len(stems) if stems else 1.0, best,
-            self.lines[best_i] if best_i is not None else None, len(names), missing_names,
-            mismatch, self.stored.any, gap, check.changed, check.agreed)
+            line, len(names), missing_names, mismatch, self.stored.any, gap, check.changed,
+            check.agreed, line if line and best >= 0.5 and _changed(sentence, missing, line)
+            else None)
 
     def _record_hits(self, stems: Sequence[str], nums: Sequence[Number]
                      ) -> tuple[list[set[int]], dict[int, float]]:
@@ -254,6 +258,48 @@ class ContextEvidence:
             return None, values  # only words that most records share: nothing tells
         top = max(hits.values())
         return {r for r, h in hits.items() if h >= top - 1e-9}, values
+
+
+def _unit(text: str, n: Number) -> str:
+    """The word after a value: its unit or what it counts ("330 metres", "12 stores")."""
+    m = re.match(r"\s*([A-Za-z]+)", text[n.end:])
+    return stem(m[1]) if m else ""
+
+
+def _same_sort(text: str, n: Number, line: str, m: Number) -> bool:
+    """Two values of one sort: dates, times, durations, years and percentages by kind;
+    other numbers by the word after them."""
+    def year(x: Number) -> bool:
+        return x.kind == "number" and not x.percent and x.value.is_integer() \
+            and 1000 <= x.value <= 2100
+
+    if (n.kind, n.percent, year(n)) != (m.kind, m.percent, year(m)):
+        return False
+    return n.kind != "number" or n.percent or year(n) or _unit(text, n) == _unit(line, m)
+
+
+def _changed(sentence: str, missing: Sequence[Number], line: str) -> bool:
+    """The line holds a value of the sort of one the sentence states and the context
+    lacks, and the sentence does not state that one: "completed in 1950" against
+    "completed in 1889", "500 metres" against "330 metres tall" -- a changed value,
+    where a value the context lacks beside nothing of its sort is more likely added."""
+    missing = [n for n in missing if _exact(sentence, n)]
+    if not missing:
+        return False
+    stated = StoredValues.of(sentence)
+    return any(_same_sort(sentence, n, line, m) and not stated.has(m)
+               for m in numbers(line) if _exact(line, m) for n in missing)
+
+
+_BOUND = re.compile(r"\b(?:before|after|by|since|until|fewer than|more than|less than|over|"
+                    r"under|at least|at most|up to|above|below|nearly|almost)\s*\W?\s*$", re.I)
+
+
+def _exact(text: str, n: Number) -> bool:
+    """A value stated as such: not a bound or a rounding ("more than 450,000", "before
+    2000", "about 7 million"), nor a list item's number ("5. Bake the fillets")."""
+    enumerator = not text[:n.start].strip() and text[n.end:n.end + 1] in (".", ")")
+    return not (n.hedged or enumerator or _BOUND.search(text[max(0, n.start - 16):n.start]))
 
 
 def _names(text: str) -> list[str]:

@@ -7,7 +7,9 @@ content words found, the best context line, names, negation, a value of another 
 nothing anchored in the context at all), one per exit layer, fitted by ``guardrail judge
 fit`` on data the detector never trained on and shipped in the model's
 ``guardrail.json`` under ``"judge"``.  Its threshold is chosen for the proxy's first
-goal: supported text passes untouched.
+goal: supported text passes untouched.  One piece of evidence is a rule rather than a
+weight: a value that the sentence's closest context line states otherwise ("completed
+in 1950" against "completed in 1889") is flagged (``SentenceJudge.decide``).
 
 Every flag is explained (HaluGate's explainer, as a label rather than a second model):
 
@@ -34,9 +36,14 @@ FEATURES = ("p_max", "p_mean", "p_frac", "logit_p_max", "has_number", "number_mi
             "number_missing_share", "word_precision", "best_line_recall", "name_missing",
             "negation_mismatch", "structured", "log_words", "p_max_x_number_missing",
             "p_max_x_word_gap", "p_max_x_structured", "no_context_numbers_x_number",
-            "record_gap", "values_all_found", "unanchored", "field_changed", "field_agreed")
+            "record_gap", "values_all_found", "unanchored", "field_changed", "field_agreed",
+            "line_value_changed")
 FIRST_FEATURES = FEATURES[:17]
 """What a judge fitted before ``record_gap`` reads (its JSON names no features)."""
+
+_LINE_CHANGED = FEATURES.index("line_value_changed")
+FITTED_FEATURES = tuple(f for f in FEATURES if f != "line_value_changed")
+"""What ``guardrail judge fit`` weighs; a changed value is a rule (``decide``)."""
 
 Kind = Literal["contradicted", "unverifiable"]
 Severity = Literal["low", "medium", "high"]
@@ -61,18 +68,19 @@ def feature_vector(ev: SentenceEvidence, probs: Sequence[float], structured: boo
             float(ev.n_numbers > 0 and not ev.context_has_numbers), ev.record_gap,
             float(ev.n_numbers > 0 and not ev.missing_numbers),
             0.0 if anchored else 1.0 - ev.word_precision,
-            float(ev.field_changed is not None), float(ev.field_agreed)]
+            float(ev.field_changed is not None), float(ev.field_agreed),
+            float(ev.line_changed is not None)]
 
 
 def explain(ev: SentenceEvidence, prob: float) -> Explanation:
     changed = bool(ev.missing_numbers) and ev.context_has_numbers or ev.record_gap > 0 \
-        or ev.field_changed is not None
+        or ev.field_changed is not None or ev.line_changed is not None
     about_it = ev.best_line_recall >= 0.5 and ev.word_precision >= 0.6
     kind: Kind = "contradicted" if changed or ev.negation_mismatch or about_it \
         else "unverifiable"
     severity: Severity = "high" if changed or prob >= 0.9 else \
         "medium" if prob >= 0.75 else "low"
-    return Explanation(kind, severity, ev.field_changed or ev.best_line)
+    return Explanation(kind, severity, ev.field_changed or ev.line_changed or ev.best_line)
 
 
 @dataclass(frozen=True)
@@ -167,6 +175,19 @@ class SentenceJudge:
                 return h
         return heads[max(heads)]
 
+    def decide(self, x: Sequence[float], layer: int, structured: bool,
+               threshold: Optional[float] = None) -> tuple[float, bool]:
+        """The probability that a claim is unsupported, from its features ``x``
+        (``FEATURES``), and whether it is flagged.  A value that the sentence's closest
+        context line states otherwise ("completed in 1950" against "completed in 1889")
+        reaches the head's threshold whatever the head says: the calibration data hold
+        few such sentences, so a head weighs that evidence by its other features."""
+        head = self.head(layer, structured)
+        prob = head.prob(x)
+        if x[_LINE_CHANGED] > 0.5:
+            prob = max(prob, head.threshold)
+        return prob, prob >= (head.threshold if threshold is None else threshold)
+
     def judge(self, evidence: ContextEvidence, sentence: str, probs: Sequence[float],
               layer: int, threshold: Optional[float] = None, before: str = "") -> Judgement:
         """``threshold`` (the policy's) overrides the head's own; ``before`` is the
@@ -174,9 +195,10 @@ class SentenceJudge:
         if not is_claim(sentence):
             return Judgement(0.0, False, False, None, None)
         ev = evidence.features(sentence, before)
-        head = self.head(layer, evidence.structured)
         # word for word from the grounding: nothing to doubt (only threshold 0 flags it)
-        prob = 0.0 if evidence.copied(sentence) else \
-            head.prob(feature_vector(ev, probs, evidence.structured))
-        flagged = prob >= (head.threshold if threshold is None else threshold)
+        if evidence.copied(sentence):
+            prob, flagged = 0.0, threshold is not None and threshold <= 0.0
+        else:
+            prob, flagged = self.decide(feature_vector(ev, probs, evidence.structured), layer,
+                                        evidence.structured, threshold)
         return Judgement(prob, flagged, True, explain(ev, prob) if flagged else None, ev)

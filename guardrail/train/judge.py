@@ -23,7 +23,8 @@ from typing import Callable, Iterable, Optional, Sequence
 import numpy as np
 
 from guardrail.evidence.features import ContextEvidence, is_claim
-from guardrail.evidence.judge import FEATURES, Head, SentenceJudge, explain, feature_vector
+from guardrail.evidence.judge import (FEATURES, FITTED_FEATURES, Head, SentenceJudge, explain,
+                                      feature_vector)
 from guardrail.train.data import Example
 from guardrail.train.scores import auroc, sentence_bounds
 
@@ -158,7 +159,8 @@ def fit(rows: Sequence[Row], keep: float = 0.95, l2: float = 1.0,
     claims = [r for r in rows if r.claim]
     if not claims or all(r.gold for r in claims) or not any(r.gold for r in claims):
         raise ValueError("fitting the judge needs supported and unsupported sentences")
-    X = np.asarray([r.x for r in claims], dtype=np.float64)
+    use = [FEATURES.index(f) for f in FITTED_FEATURES]
+    X = np.asarray([[r.x[i] for i in use] for r in claims], dtype=np.float64)
     y = np.asarray([r.gold for r in claims], dtype=np.float64)
     # each family of data (``toolctx/train/json-array`` -> ``toolctx``) weighs the same,
     # so the largest does not decide alone
@@ -169,8 +171,8 @@ def fit(rows: Sequence[Row], keep: float = 0.95, l2: float = 1.0,
     sw = np.asarray([len(claims) / (len(counts) * counts[f]) for f in fam])
     mean, scale = _standardise(X)
     w, b = fit_logistic((X - mean) / scale, y, l2=l2, weights=sw)
-    head = Head(tuple(mean), tuple(scale), tuple(w), b, 0.5)
-    probs = np.asarray([head.prob(x) for x in X])
+    head = Head(tuple(mean), tuple(scale), tuple(w), b, 0.5, FITTED_FEATURES)
+    probs = np.asarray([head.prob(r.x) for r in claims])
     # ``keep`` of the supported sentences pass, each family weighing the same (the
     # strictest family alone would let one hard set, e.g. claims that need inference,
     # set the threshold for all)
@@ -179,7 +181,7 @@ def fit(rows: Sequence[Row], keep: float = 0.95, l2: float = 1.0,
         src = np.asarray([source(r.dataset) for r in claims])
         thr = max([thr] + [keep_threshold(probs[src == g], y[src == g].astype(bool), keep)
                            for g in set(src) if (y[src == g] == 0).any()])
-    return Head(head.mean, head.scale, head.weights, head.bias, thr)
+    return Head(head.mean, head.scale, head.weights, head.bias, thr, FITTED_FEATURES)
 
 
 MIN_UNSUPPORTED = 20
@@ -270,9 +272,8 @@ def measure(rows: Sequence[Row], judge: Optional[SentenceJudge],
             prob = 0.0
             flagged.append(False)
         else:
-            head = judge.head(r.layer, r.x[FEATURES.index("structured")] > 0.5)
-            prob = head.prob(r.x)
-            flagged.append(prob >= head.threshold)
+            prob, flag = judge.decide(r.x, r.layer, r.x[FEATURES.index("structured")] > 0.5)
+            flagged.append(flag)
         probs.append(prob)
     out = {"all": _group_report(rows, flagged, probs)}
     names = {r.dataset for r in rows}
