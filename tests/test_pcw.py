@@ -314,21 +314,32 @@ def test_a_pcw_model_behind_the_real_server(fake_upstream, pcw):
 
 def test_the_shipped_pcw_model_loads_by_name_and_knows_a_changed_number():
     """``detector.model: pcw``: the trained weights, exits 2 and 4, a sentence judge;
-    the supported sentence passes and the changed height is flagged, against prose and
-    against the same facts as a JSON tool result (deterministic: fixed weights, float32)."""
+    against prose and against the same facts as a JSON tool result, the changed height
+    scores far above the supported one, and the proxy's decision (its judge, at the
+    in-flight exit) releases the supported sentence and flags the changed one
+    (deterministic: fixed weights, float32)."""
     import json
+
+    from guardrail.evidence.features import ContextEvidence
+    from guardrail.evidence.judge import SentenceJudge
 
     det = Detector.from_pretrained("pcw", device="cpu")
     assert isinstance(det, PcwDetector) and det.exit_layers == (2, 4)
     assert det.meta["judge"] and det.render_structured
+    judge = SentenceJudge.from_json(det.meta["judge"])
     prose = "The Eiffel Tower is in Paris. It was completed in 1889 and is 330 metres tall."
     tool = json.dumps({"name": "Eiffel Tower", "city": "Paris", "completed": 1889,
                        "height_m": 330})
+    question = "Tell me about the Eiffel Tower."
     for context in (prose, tool):
-        ok = det.detect(context, "Tell me about the Eiffel Tower.", "It is 330 metres tall.")
-        bad = det.detect(context, "Tell me about the Eiffel Tower.", "It is 500 metres tall.")
-        assert not ok.spans and max(ok.token_probs) < det.threshold
-        assert bad.spans and "500" in bad.spans[0].text
+        evidence = ContextEvidence.build([context], question)
+        verdicts = []
+        for answer in ("It is 330 metres tall.", "It is 500 metres tall."):
+            d = det.detect(context, question, answer, exit_layer=4)
+            verdicts.append((max(d.token_probs),
+                             judge.judge(evidence, answer, d.token_probs, 4).flagged))
+        (ok, ok_flagged), (bad, bad_flagged) = verdicts
+        assert 2 * ok < bad and not ok_flagged and bad_flagged
 
 
 async def test_in_flight_checks_do_not_wait_for_an_encoding(pcw):
