@@ -181,7 +181,7 @@ class SentenceJudge:
         (``FEATURES``), and whether it is flagged.  A value that the sentence's closest
         context line states otherwise ("completed in 1950" against "completed in 1889")
         reaches the head's threshold whatever the head says: the calibration data hold
-        few such sentences, so a head weighs that evidence by its other features."""
+        few such sentences, and a head fitted on them weighs it lightly."""
         head = self.head(layer, structured)
         prob = head.prob(x)
         if x[_LINE_CHANGED] > 0.5:
