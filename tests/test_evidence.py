@@ -111,6 +111,7 @@ def test_features_find_values_whatever_the_wording():
     ("It was completed in 1889 and is 324 metres tall.", True),
     ("About 9 million people visit it each year.", False),  # hedged: a rounding, maybe
     ("5. Climb the stairs for 15 minutes.", False),  # a list item's number is no value
+    ("Climb the stairs at step 7.", False),          # bare numbers: of what sort?
     ("It is 330 metres tall.", False),               # supported
     ("It was completed in 1889 after 3 years of work.", False),  # a value added
     ("It is 330 metres tall and 125 metres wide.", False),        # 330 stated: added
