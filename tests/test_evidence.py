@@ -87,6 +87,15 @@ def test_numbers_are_read_the_way_answers_write_them():
     ("The Eiffel Tower was completed in 1889.", True),
     ("Sure, the tower was designed by Gustave Eiffel.", True),
     ("Here is the weather in Paris: 21 degrees and sunny.", True),
+    # caveats about the data, not claims about the world
+    ("These figures come from the tool and could be out of date.", False),
+    ("Prices are subject to change.", False),
+    ("Fares may change without notice.", False),
+    ("Please verify with the airline before you travel.", False),
+    ("I recommend checking the official site.", False),
+    ("It can change lanes automatically.", True),
+    ("It may change colour in the sun and fade.", True),
+    ("The data may have changed to 12 seats.", True),  # a value: checked
 ])
 def test_a_sentence_without_a_claim_needs_no_check(sentence, claim):
     assert is_claim(sentence) is claim
@@ -250,6 +259,17 @@ async def test_a_judged_stream_skips_lead_ins_and_explains_its_flags():
     assert built["explanation"]["kind"] in ("contradicted", "unverifiable")
     assert built["explanation"]["severity"] == "high"
     assert report["span_count"] == 1 and report["hallucination_detected"] is True
+
+
+def test_a_negative_value_is_found_written_as_its_size():
+    """``"rent_change_pct": -10.2`` is what "down 10.2 percent" says."""
+    ev = ContextEvidence.build([json.dumps({"rent_change_pct": -10.2, "rooms": 3})], "")
+    for sentence in ("The rent is down 10.2 percent on last year.",
+                     "The rent fell 10.2% over the past year.",
+                     "The rent change was -10.2%."):
+        assert ev.features(sentence).missing_numbers == (), sentence
+    assert [n.value for n in ev.features("The rent fell 12.4%.").missing_numbers] == [12.4]
+    assert [n.value for n in ev.features("It has -3 rooms.").missing_numbers] == [-3.0]
 
 
 def test_a_count_in_words_is_checked_against_the_records():

@@ -54,6 +54,13 @@ _FILLER_START = re.compile(
     r"if you (?:have|need)|thanks|thank you|based on|according to|below|in summary|to summarize)\b",
     re.I)
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’\-]*|\d+(?:[.,:]\d+)*")
+_CAVEAT = re.compile(  # about the data's reliability, not about the world
+    r"\b(?:could|may|might)\s+(?:be|have)\b[^.]*\b(?:out of date|outdated|inaccurate|"
+    r"incomplete|changed)\b|\b(?:could|may|might) change(?: at any time| without notice)?"
+    r"\W*$|\bsubject to change\b|\b(?:please|recommend|suggest|want to|be sure to)\s+"
+    r"(?:verify|verifying|check|checking|confirm|confirming|double-check)\b", re.I)
+
+
 def stem(word: str) -> str:
     """A crude, fast stem: lower case, no possessive, the first six letters."""
     w = word.lower().replace("’", "'")
@@ -80,6 +87,8 @@ def is_claim(sentence: str) -> bool:
         return False
     if any(c.isdigit() for c in text):
         return True
+    if _CAVEAT.search(text):
+        return False  # "These figures come from the tool and could be out of date."
     words = content_words(text)
     rest = [w for w in words if w.lower() not in META_WORDS]
     if not rest:

@@ -24,7 +24,7 @@ would otherwise let any fabricated digit pass.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional, Sequence
 
 MONTHS = {name[:3]: i for i, name in enumerate(
@@ -315,7 +315,9 @@ class StoredValues:
                 Number(n.value / 60, 0, 0, n.precision / 60, n.hedged, False), self.numbers)
         if n.kind == "count" and int(n.value) in self.counts:
             return True
-        return _matches(n, self.numbers)
+        # a negative value is written as its size ("down 10.2%" for ``-10.2``)
+        return _matches(n, self.numbers) or n.value > 0 and _matches(
+            replace(n, value=-n.value), [c for c in self.numbers if c < 0])
 
     @property
     def any(self) -> bool:
