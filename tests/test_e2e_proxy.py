@@ -373,3 +373,34 @@ def test_tool_values_are_read_as_answers_write_them(client, placeholder):
     assert changed["action"] != "release" and "Mei Chen" not in changed["released"], changed
     assert changed["explanation"]["kind"] == "contradicted"
     assert text.startswith("".join(EVENTS_SUPPORTED)) and "Mei Chen" not in text
+
+
+TOWER_PROSE = "The Eiffel Tower is in Paris. It was completed in 1889 and is 330 metres tall."
+TOWER_SUPPORTED = "The Eiffel Tower is in Paris. "
+TOWER_CAVEAT = " These figures come from the tool and could be out of date."
+RENT_TOOL = json.dumps({"listing_code": "APT277438", "building": "Juhu Seaview Court",
+                        "rent_change_pct": -10.2, "bedrooms": 4})
+RENT_SUPPORTED = "The asking rent at Juhu Seaview Court is down 10.2 percent on last year."
+
+
+@pytest.mark.parametrize("changed", ["It was completed in 1950.", "It is 500 metres tall."])
+def test_a_value_its_line_states_otherwise_is_stopped_and_caveats_pass(client, placeholder,
+                                                                       changed):
+    """The shipped judge through the real server, on a prose tool result: one changed
+    value (the judge's weights alone released it) is stopped as a contradiction pointing
+    at its line; the supported sentence and a caveat about the data (no claim, no check)
+    pass verbatim; a negative value written as its size is supported."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    text, g = stream_tool_turn(client, "Tell me about the Eiffel Tower.", "lookup",
+                               TOWER_PROSE, TOWER_SUPPORTED + changed + TOWER_CAVEAT)
+    first, bad, caveat = g["sentences"]
+    assert first["action"] == "release" and first["released"] == first["original"]
+    assert bad["action"] != "release" and changed not in text, bad
+    assert bad["explanation"] == {"kind": "contradicted", "severity": "high",
+                                  "evidence": "It was completed in 1889 and is 330 metres tall."}
+    assert caveat["claim"] is False and caveat["checked"] is False
+    assert text.startswith(TOWER_SUPPORTED) and text.endswith(TOWER_CAVEAT)
+    text, g = stream_tool_turn(client, "How has the rent changed?", "listing", RENT_TOOL,
+                               RENT_SUPPORTED)
+    assert text == RENT_SUPPORTED and g["sentences"][0]["action"] == "release", g
