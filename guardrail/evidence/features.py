@@ -275,16 +275,17 @@ def _unit(text: str, n: Number) -> str:
     return stem(m[1]) if m else ""
 
 
+def _year(n: Number) -> bool:
+    return n.kind == "number" and not n.percent and n.value.is_integer() \
+        and 1000 <= n.value <= 2100
+
+
 def _same_sort(text: str, n: Number, line: str, m: Number) -> bool:
     """Two values of one sort: dates, times, durations, years and percentages by kind;
     other numbers by the word after them (a bare number, as in "passage 1:", has none)."""
-    def year(x: Number) -> bool:
-        return x.kind == "number" and not x.percent and x.value.is_integer() \
-            and 1000 <= x.value <= 2100
-
-    if (n.kind, n.percent, year(n)) != (m.kind, m.percent, year(m)):
+    if (n.kind, n.percent, _year(n)) != (m.kind, m.percent, _year(m)):
         return False
-    return n.kind != "number" or n.percent or year(n) or _unit(text, n) == _unit(line, m) != ""
+    return n.kind != "number" or n.percent or _year(n) or _unit(text, n) == _unit(line, m) != ""
 
 
 def _changed(sentence: str, missing: Sequence[Number], line: str) -> bool:
