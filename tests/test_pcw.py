@@ -536,3 +536,22 @@ def test_training_sequences_with_distractors(pcw):
         assert labelled.min() == s.response_slice.start and labelled.max() == s.response_slice.stop - 1
     tokens = pcw.tokenizer.convert_ids_to_tokens(seqs[0].input_ids[seqs[0].labels == 1].tolist())
     assert tokens == ["500"]
+
+
+def test_training_takes_its_distractor_cap_from_the_config(pcw):
+    """`train detector/exits --max-distractors N` reaches the PCW sequences: with the
+    share at 1.0, every example gets between 1 and N windows of other contexts."""
+    from guardrail.train.data import Example
+    from guardrail.train.train import TrainConfig, encode_examples
+
+    examples = [Example(f"x{i}", FILLER * (i + 1), QUESTION, "A market opens on Saturdays.",
+                        (), False, True, f"s{i}", "test") for i in range(6)]
+    own = [len(pcw.windows(pcw.prepare_context(e.context))) for e in examples]
+    for cap in (1, 12):
+        cfg = TrainConfig(distractors=1.0, max_distractors=cap)
+        seqs, counts = encode_examples(pcw, examples, cfg.distractors, seed=3,
+                                       max_distractors=cfg.max_distractors)
+        extra = [len(set(s.segments.tolist()) - {QUERY}) - n for s, n in zip(seqs, own)]
+        assert counts["with_distractors"] == 6 and all(1 <= e <= cap for e in extra), extra
+        if cap > 1:
+            assert max(extra) > 1

@@ -61,6 +61,8 @@ def register(app: typer.Typer) -> None:
         attention: str = typer.Option("cross", help="cross, or pcw (Parallel Context "
                                       "Windows: each window encoded once, cacheable)."),
         distractors: float = typer.Option(0.0, help="pcw: share of examples with others' windows."),
+        max_distractors: int = typer.Option(8, help="pcw: at most this many such windows per "
+                                            "example (serving reads tens to hundreds)."),
         pcw_answer: Optional[str] = typer.Option(None, help="pcw: 'sentences' reads the answer "
                                                  "block-causally by sentence, so each check "
                                                  "keeps the answer so far for the next; "
@@ -116,6 +118,7 @@ def register(app: typer.Typer) -> None:
             det.builder.max_length = det.max_length
         cfg = TrainConfig(epochs=epochs, lr=lr, batch_tokens=batch_tokens, max_steps=max_steps,
                           seed=seed, progress=progress, distractors=distractors,
+                          max_distractors=max_distractors,
                           workers=workers, distill=distill if teacher else 0.0)
         train = fit * repeat_real + synth
         taught = None
@@ -159,6 +162,7 @@ def register(app: typer.Typer) -> None:
         max_per_dataset: Optional[int] = typer.Option(None, help="As for `train detector`."),
         whole_response: str = typer.Option("", help="As for `train detector`."),
         distractors: float = typer.Option(0.0, help="As for `train detector`."),
+        max_distractors: int = typer.Option(8, help="As for `train detector`."),
         device: str = typer.Option("auto", help=DEVICE_HELP),
         workers: int = typer.Option(default_workers(), help=WORKERS_HELP),
         progress: bool = typer.Option(True),
@@ -184,6 +188,7 @@ def register(app: typer.Typer) -> None:
             if synthetic else []
         cfg = TrainConfig(epochs=epochs, lr=lr, batch_tokens=batch_tokens, max_steps=max_steps,
                           seed=seed, progress=progress, distractors=distractors,
+                          max_distractors=max_distractors,
                           workers=workers)
         wanted = [int(x) for x in layers.split(",") if x.strip()]
         report = train_exits(det, fit + synth, out, cfg, wanted, resume=resume)

@@ -59,6 +59,8 @@ class TrainConfig:
     progress: bool = True
     distractors: float = 0.0
     """PCW detectors: share of examples given windows of other contexts."""
+    max_distractors: int = 8
+    """PCW detectors: at most this many such windows per example (1..max, uniform)."""
     workers: int = 1
     """Processes that tokenize and window the training examples (CPU work)."""
     distill: float = 0.0
@@ -74,8 +76,8 @@ def seed_everything(seed: int) -> None:
 
 
 def encode_examples(det: Detector, examples: Sequence, distractors: float = 0.0,
-                    seed: int = 13, workers: int = 1, teacher: Optional[Sequence] = None
-                    ) -> tuple[list[Sequence_], dict]:
+                    seed: int = 13, workers: int = 1, teacher: Optional[Sequence] = None,
+                    max_distractors: int = 8) -> tuple[list[Sequence_], dict]:
     """Labelled model sequences, one per example.
 
     A context longer than the window is not truncated blindly: the example is trained
@@ -83,7 +85,8 @@ def encode_examples(det: Detector, examples: Sequence, distractors: float = 0.0,
     hold its evidence), since at inference a token counts as supported when *any*
     window supports it.  A response that itself needs splitting is skipped.  A
     Parallel Context Windows detector gets its own sequences (``guardrail.train.pcw``;
-    ``distractors``: the share of examples also given windows of other contexts).
+    ``distractors``: the share of examples also given 1..``max_distractors`` windows of
+    other contexts).
     ``workers`` > 1 encodes in that many forked processes (same result, in order).
     ``teacher``: per example, a teacher's token offsets and probabilities (or None),
     turned into the sequence's soft labels (``train.distill``).
@@ -91,7 +94,8 @@ def encode_examples(det: Detector, examples: Sequence, distractors: float = 0.0,
     if det.meta.get("attention") == "pcw":
         from guardrail.train.pcw import encode_pcw
 
-        return encode_pcw(det, examples, distractors=distractors, seed=seed)
+        return encode_pcw(det, examples, distractors=distractors,
+                          max_distractors=max_distractors, seed=seed)
     pairs = list(zip(examples, teacher if teacher is not None else [None] * len(examples)))
     if workers > 1 and len(pairs) >= 2000:
         return _encode_parallel(det, pairs, workers)
@@ -293,7 +297,7 @@ def train_detector(det: Detector, train: Sequence, out: str | Path, cfg: TrainCo
     out.mkdir(parents=True, exist_ok=True)
     seed_everything(cfg.seed)
     seqs, encoded = encode_examples(det, train, cfg.distractors, cfg.seed, cfg.workers,
-                                    teacher)
+                                    teacher, cfg.max_distractors)
     model = det.model.backbone
     model.train()
     named = {k: p for k, p in model.named_parameters() if p.requires_grad}
@@ -326,7 +330,8 @@ def train_exits(det: Detector, train: Sequence, out: str | Path, cfg: TrainConfi
     for p in det.model.backbone.parameters():
         p.requires_grad_(False)
     det.model.backbone.eval()
-    seqs, encoded = encode_examples(det, train, cfg.distractors, cfg.seed, cfg.workers)
+    seqs, encoded = encode_examples(det, train, cfg.distractors, cfg.seed, cfg.workers,
+                                    max_distractors=cfg.max_distractors)
     named = {f"{k}": p for k, p in det.model.exits.named_parameters()
              if int(k.split(".")[0]) in layers}
     t = cfg.temperature
