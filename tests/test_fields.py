@@ -87,3 +87,44 @@ def test_prose_has_no_fields_to_check():
     ev = ContextEvidence.build(["The terminal: a place where flights leave. It is busy."])
     assert ev.fields is None
     assert ev.features("The terminal is quiet.").field_changed is None
+
+
+CATALOGUE = json.dumps([
+    {"film_title": "Copper Sky", "release_year": 2003, "critic_score": 7.2, "cast": ["A", "B"],
+     "added_at": "2023-12-21T21:15:00-06:00"},
+    {"film_title": "Paper Kites", "release_year": 1974, "critic_score": 6.5,
+     "cast": ["C", "D", "E"], "added_at": "2025-09-03T06:35:00-03:00"},
+    {"film_title": "Harvest of Stars", "release_year": 1987, "critic_score": 9.0,
+     "cast": ["F", "G"], "added_at": "2024-12-03T19:50:00-05:00"}])
+RECIPES = json.dumps([{"dish": "Bobotie", "servings": 3, "cook_rating": 4.8},
+                      {"dish": "Chakalaka Stew", "servings": 2, "cook_rating": 3.2}])
+
+
+@pytest.mark.parametrize("context,before,sentence,changed", [
+    # another record's number for this record, the field unnamed
+    (CATALOGUE, "", "Paper Kites came out in 1987.", "item 2 > release year: 1974"),
+    (CATALOGUE, "Harvest of Stars is on the list. ", "It came out in 1974.",
+     "item 3 > release year: 1987"),
+    # the named field's value is another; a rounding of another field's value
+    # (3 for a rating of 3.2) does not make the sentence about that field
+    (RECIPES, "", "The Chakalaka Stew makes 3 servings.", "item 2 > servings: 2"),
+])
+def test_another_records_number_given_to_this_record_is_contradicted(context, before, sentence,
+                                                                     changed):
+    ev = ContextEvidence.build([context]).features(sentence, before)
+    assert ev.field_changed == changed and not ev.field_agreed
+
+
+@pytest.mark.parametrize("context,before,sentence", [
+    (CATALOGUE, "", "Paper Kites came out in 1974."),
+    # "It" after "It has three lead actors": the count names no record, the film before does
+    (CATALOGUE, "Harvest of Stars came out in 1987. Critics score the film 9.0 out of 10. "
+                "It has two lead actors. ", "It was added to the catalogue on December 3, 2024."),
+    # a value about in more than one field name of other records: nothing tells which
+    (RECIPES, "", "The Chakalaka Stew is rated about 3 out of 5."),
+    (CATALOGUE, "", "Paper Kites came out about 15 years before Harvest of Stars, in 1987."),
+])
+def test_a_number_of_its_own_record_or_of_another_named_record_is_not_changed(context, before,
+                                                                              sentence):
+    ev = ContextEvidence.build([context]).features(sentence, before)
+    assert ev.field_changed is None

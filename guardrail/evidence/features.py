@@ -257,7 +257,8 @@ class ContextEvidence:
         refers = _PRONOUN_START.match(sentence) or (
             _GENERIC_START.match(sentence) and not values)
         for prev in _recent_sentences(before) if refers else ():
-            _, before_hits = self._record_hits(_words(prev), numbers(prev))
+            _, before_hits = self._record_hits(
+                _words(prev), [n for n in numbers(prev) if n.kind != "count"])
             if before_hits and max(before_hits.values()) >= 0.5:
                 hits = before_hits
                 break

@@ -19,7 +19,7 @@ it; a yes/no value by the negation of the clause naming the key.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Optional, Sequence
 
 from guardrail.evidence.values import Number, StoredValues
@@ -47,6 +47,7 @@ _WORDS = re.compile(r"[A-Za-z][A-Za-z'’]*|\d+(?:[.,:]\d+)*")
 _NEG_PREFIX = re.compile(r"^(?:un|non|in)(?=[a-z]{5})", re.I)
 
 Stem = Callable[[str], str]
+_NONE = StoredValues.of("")
 
 
 @dataclass(frozen=True)
@@ -172,8 +173,9 @@ class Fields:
                 verdicts.setdefault(f.name, []).append((v, f))
         changed = [fs for fs in verdicts.values() if not any(ok for ok, _ in fs)]
         agreed = any(ok for fs in verdicts.values() for ok, _ in fs)
-        line = self.lines[changed[0][0][1].line] if changed else \
-            self._swapped(stems, about) if about is not None else None
+        line = self.lines[changed[0][0][1].line] if changed else None
+        if line is None and about is not None:
+            line = self._swapped(stems, about) or self._swapped_value(nums, about)
         return FieldCheck(line, agreed and line is None)
 
     def _swapped(self, stems: set[str], about: set[int]) -> Optional[str]:
@@ -192,6 +194,24 @@ class Fields:
                     return self.lines[mine[0].line]
         return None
 
+    def _swapped_value(self, nums: Sequence[Number], about: set[int]) -> Optional[str]:
+        """The line of a field of the record the sentence is about that the sentence
+        gives another record's number of, without naming the field ("Paper Kites came
+        out in 1987." where this film's release year is 1974 and another's is 1987): the
+        number stands in no field of this record, and only in fields of other records
+        that this record has too."""
+        for n in nums:
+            if n.kind == "count" or n.hedged or any(
+                    self._record_values.get(r, _NONE).has(n) for r in about | {-1}):
+                continue
+            holders = [f for f in self.fields
+                       if f.record not in about and not f.listed and f.values.has(n)]
+            mine = [self.fields[k] for f in holders for r in about
+                    for k in self._by_key.get((r, f.name), ())]
+            if holders and mine and len({f.name for f in holders}) == 1:
+                return self.lines[mine[0].line]
+        return None
+
     def _verdict(self, f: Field, sentence: str, nums: Sequence[Number], stems: set[str],
                  negated: set[str], names: set[str], held: list[StoredValues]
                  ) -> Optional[bool]:
@@ -206,8 +226,10 @@ class Fields:
                 return None
             if any(f.values.has(n) for n in mine):
                 return True
-            # another field of the record holds it: the sentence is about that one
-            return None if any(h.has(n) for n in mine for h in held) else False
+            # another field of the record holds it: the sentence is about that one (a
+            # rounding of another field's value does not outweigh the field it names)
+            return None if any(h.has(replace(n, precision=0.0)) for n in mine
+                               for h in held) else False
         if f.words and any(_has(w, stems) for w in f.words):
             return True
         if f.listed or not f.words:
