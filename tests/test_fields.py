@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from guardrail.evidence.currency import mentioned
 from guardrail.evidence.features import ContextEvidence
 from guardrail.evidence.fields import pairs
 from guardrail.evidence.judge import explain
@@ -128,3 +129,54 @@ def test_a_number_of_its_own_record_or_of_another_named_record_is_not_changed(co
                                                                               sentence):
     ev = ContextEvidence.build([context]).features(sentence, before)
     assert ev.field_changed is None
+
+
+CHARGES = json.dumps([
+    {"txn_ref": "TXN1", "merchant": "Livraria Ipê", "charged": {"amt": 869.3, "ccy": "BRL"}},
+    {"txn_ref": "TXN2", "merchant": "Taquería El Faro", "charged": {"amt": 120.0, "ccy": "MXN"}}])
+FLAT = json.dumps({"apartments": [
+    {"name": "Torre Ipanema",
+     "agreed_lease_terms_2024": {"monthly_rent_current": {"amt": 404790, "ccy": "KRW"}},
+     "value": {"amt": 397000000, "ccy": "INR"}},
+    {"name": "Casa Verde",
+     "agreed_lease_terms_2024": {"monthly_rent_current": {"amt": 1887.29, "ccy": "INR"}},
+     "value": {"amt": 41000000, "ccy": "KRW"}}]})
+
+
+@pytest.mark.parametrize("context,before,sentence,changed", [
+    (CHARGES, "The first charge was at Livraria Ipê. ", "It was for 869.30 rand.",
+     "item 1 > charged > ccy: BRL"),
+    (CHARGES, "", "The Livraria Ipê charge came to 869.30 rupees.", "item 1 > charged > ccy: BRL"),
+])
+def test_an_amount_in_another_currency_is_contradicted(context, before, sentence, changed):
+    ev = ContextEvidence.build([context]).features(sentence, before)
+    assert ev.field_changed == changed and not ev.field_agreed
+
+
+@pytest.mark.parametrize("context,before,sentence", [
+    (CHARGES, "The first charge was at Livraria Ipê. ", "It was for 869.30 Brazilian reais."),
+    (CHARGES, "The first charge was at Livraria Ipê. ", "It was for R$869.30."),
+    (CHARGES, "The second charge was at Taquería El Faro. ", "It came to 120 pesos."),
+    (CHARGES, "", "Nothing here won a prize."),
+    # a key path longer than 60 characters is still a field: its currency is read
+    (FLAT, "", "The flat in Torre Ipanema rents for ₩404,790 a month."),
+])
+def test_an_amount_in_its_own_currency_is_not_changed(context, before, sentence):
+    assert ContextEvidence.build([context]).features(sentence, before).field_changed is None
+
+
+def test_a_deep_key_path_is_a_field():
+    line = "payload > payload > apartments 1 > terms > monthly rent > ccy: KRW"
+    assert pairs(line) == [("payload > payload > apartments 1 > terms > monthly rent > ccy",
+                            "KRW")]
+
+
+@pytest.mark.parametrize("text,codes", [
+    ("It was for 869.30 rand.", {"ZAR"}), ("ccy: BRL", {"BRL"}), ("R$ 12.50", {"BRL"}),
+    ("It cost 12 pesos.", {"MXN", "COP", "ARS", "CLP"}), ("It is 40 euros.", {"EUR"}),
+    ("It costs 500 Brazilian reais", {"BRL"}), ("TRY 500", {"TRY"}),
+    # words that are currencies only beside a number, and codes only in capitals
+    ("It won the award.", set()), ("The real issue is cost.", set()), ("try again", set()),
+])
+def test_the_currencies_a_text_names(text, codes):
+    assert mentioned(text) == codes

@@ -22,10 +22,13 @@ import re
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Optional, Sequence
 
+from guardrail.evidence.currency import mentioned
 from guardrail.evidence.values import Number, StoredValues
 
 _PART_SPLIT = re.compile(r";\s+|\s+·\s+")
-_KEY_VALUE = re.compile(r"^(?P<key>[^:]{1,60}?):\s+(?P<value>\S.*)$")
+# a key, or a path of keys ("a > b > key", each up to 60 characters): deep JSON paths
+# run past 60 characters in all
+_KEY_VALUE = re.compile(r"^(?P<key>(?:[^:>]{1,60}? > ){0,16}[^:>]{1,60}?):\s+(?P<value>\S.*)$")
 _PAREN = re.compile(r"\([^)]*\)")
 GENERIC = frozenset("value amount data info details item items result results is has".split())
 """Words of a key that say nothing about what it holds: "order total > amount" is named
@@ -109,7 +112,7 @@ class Fields:
 
     def __init__(self, lines: Sequence[str], records: Sequence[int], stem: Stem,
                  stopwords: frozenset[str]):
-        self.stem, self.lines = stem, lines
+        self.stem, self.lines, self._records = stem, lines, records
         found: list[tuple[str, str, int, int]] = []
         for i, line in enumerate(lines):
             found += [(k, v, i, records[i]) for k, v in pairs(line)]
@@ -176,7 +179,22 @@ class Fields:
         line = self.lines[changed[0][0][1].line] if changed else None
         if line is None and about is not None:
             line = self._swapped(stems, about) or self._swapped_value(nums, about)
+        line = line or self._currency(sentence, about)
         return FieldCheck(line, agreed and line is None)
+
+    def _currency(self, sentence: str, about: Optional[set[int]]) -> Optional[str]:
+        """The line of the currency of the record the sentence is about (None: of the
+        context) where the sentence names only other currencies ("It was for 869.30
+        rand." where the record's `ccy` is BRL)."""
+        said = mentioned(sentence)
+        if not said:
+            return None
+        coded = [(i, mentioned(v)) for i, (line, r) in enumerate(zip(self.lines, self._records))
+                 if about is None or r in about or r == -1 for _, v in pairs(line)]
+        coded = [(i, c) for i, c in coded if c]
+        if coded and not said & set().union(*(c for _, c in coded)):
+            return self.lines[coded[0][0]]
+        return None
 
     def _swapped(self, stems: set[str], about: set[int]) -> Optional[str]:
         """The line of a field of the record the sentence is about that the sentence

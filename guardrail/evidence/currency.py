@@ -1,0 +1,72 @@
+"""Currencies as answers name them and as tool results code them.
+
+    mentioned("It was for 869.30 rand.")  -> {"ZAR"}
+    mentioned("charged: amt: 869.3; ccy: BRL") -> {"BRL"}
+
+A tool result codes a currency (``"ccy": "BRL"``, ``R$ 12.50``); an answer names it
+("Brazilian reais", "rand", "₹"). A name may stand for several codes ("peso", "dollar",
+"$"): it is read as all of them, so a sentence is said to change the currency only when
+none of its currencies is one the record holds.
+"""
+
+from __future__ import annotations
+
+import re
+
+_NAMES = {
+    "USD": "us dollar|us dollars|american dollar|american dollars|usd|us$",
+    "EUR": "euro|euros|eur|€",
+    "GBP": "pound|pounds|pound sterling|sterling|gbp|£",
+    "JPY": "yen|japanese yen|jpy",
+    "CNY": "yuan|renminbi|rmb|cny",
+    "INR": "rupee|rupees|indian rupee|indian rupees|inr|₹",
+    "BRL": "real|reais|brazilian real|brazilian reais|brl|r$",
+    "ZAR": "rand|south african rand|zar",
+    "MXN": "mexican peso|mexican pesos|mxn",
+    "COP": "colombian peso|colombian pesos|cop",
+    "ARS": "argentine peso|argentine pesos|ars",
+    "CLP": "chilean peso|chilean pesos|clp",
+    "CAD": "canadian dollar|canadian dollars|cad|c$",
+    "AUD": "australian dollar|australian dollars|aud|a$",
+    "NZD": "new zealand dollar|new zealand dollars|nzd",
+    "CHF": "swiss franc|swiss francs|franc|francs|chf",
+    "SEK": "swedish krona|swedish kronor|sek",
+    "NOK": "norwegian krone|norwegian kroner|nok",
+    "DKK": "danish krone|danish kroner|dkk",
+    "KRW": "won|korean won|south korean won|krw|₩",
+    "NGN": "naira|nigerian naira|ngn|₦",
+    "KES": "kenyan shilling|kenyan shillings|kes",
+    "TRY": "lira|turkish lira|try|₺",
+    "RUB": "ruble|rubles|rouble|roubles|rub|₽",
+    "PLN": "zloty|zlotys|polish zloty|pln|zł",
+}
+# names shared by several currencies: read as all of them
+_SHARED = {"peso": {"MXN", "COP", "ARS", "CLP"}, "pesos": {"MXN", "COP", "ARS", "CLP"},
+           "dollar": {"USD", "CAD", "AUD", "NZD"}, "dollars": {"USD", "CAD", "AUD", "NZD"},
+           "$": {"USD", "CAD", "AUD", "NZD", "MXN", "COP", "ARS", "CLP"},
+           "krona": {"SEK"}, "krone": {"NOK", "DKK"}, "kroner": {"NOK", "DKK"}}
+CODES: dict[str, set[str]] = dict(_SHARED)
+for _code, _names in _NAMES.items():
+    for _name in _names.split("|"):
+        CODES.setdefault(_name, set()).add(_code)
+_SYMBOLS = sorted((n for n in CODES if not n[0].isalpha()), key=len, reverse=True)
+_WORDED = sorted((n for n in CODES if n[0].isalpha()), key=len, reverse=True)
+_FIND = re.compile(r"(?<![A-Za-z])(?:" + "|".join(re.escape(n) for n in _WORDED) + r")(?![A-Za-z])"
+                   r"|" + "|".join(re.escape(s) for s in _SYMBOLS), re.I)
+# a three-letter code counts only in capitals ("try", "cop", "won" are words too)
+_CODE = re.compile(r"^[A-Z]{3}$")
+
+
+def mentioned(text: str) -> set[str]:
+    """The ISO codes of every currency ``text`` names, codes or symbols."""
+    found: set[str] = set()
+    for m in _FIND.finditer(text):
+        word = m.group(0)
+        if len(word) == 3 and word.isalpha() and word.upper() in _NAMES and \
+                not _CODE.match(word):
+            continue
+        if word.lower() in ("real", "won", "franc", "francs", "lira", "pound", "pounds") and \
+                not re.search(r"\d", text[max(0, m.start() - 25):m.end() + 25]):
+            continue  # "a real problem", "won the award": a currency only beside a number
+        found |= CODES[word.lower()] if word.lower() in CODES else CODES.get(word, set())
+    return found
