@@ -180,3 +180,26 @@ def test_a_deep_key_path_is_a_field():
 ])
 def test_the_currencies_a_text_names(text, codes):
     assert mentioned(text) == codes
+
+
+LEDGER = ("| Txn ref | Merchant | Spend category | Flagged |\n| --- | --- | --- | --- |\n"
+          "| TXN75280238 | Rooibos Corner | fuel | yes |\n"
+          "| TXN99297636 | Bazaar Cardamom | pharmacy | no |")
+READINGS = json.dumps([{"monitor": "Polanco", "sampled_at": "11:00", "band": "moderate"},
+                       {"monitor": "Roma", "sampled_at": "17:00", "band": "good"}])
+
+
+def test_an_identifier_names_the_record_that_it_refers_to():
+    """"It" after "Transaction TXN75280238 ..." is that transaction: its category is
+    fuel; another's is pharmacy."""
+    ev = ContextEvidence.build([LEDGER])
+    before = "Transaction TXN75280238 is flagged for review. "
+    assert ev.features("It is categorised as fuel.", before).field_changed is None
+    assert ev.features("It is categorised as pharmacy.", before).field_changed is not None
+
+
+def test_a_time_or_date_is_not_taken_for_another_records_value():
+    """A time picks a reading ("Polanco's 5 PM reading") more often than it states one:
+    it is not read as Roma's 17:00 given to Polanco.  A year still is (above)."""
+    ev = ContextEvidence.build([READINGS])
+    assert ev.features("Polanco's 5 PM reading was moderate.").field_changed is None

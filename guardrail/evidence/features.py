@@ -53,7 +53,8 @@ _FILLER_START = re.compile(
     r"i hope|hope this|i'm happy|i am happy|i'd be happy|feel free|let me know|is there|"
     r"if you (?:have|need)|thanks|thank you|based on|according to|below|in summary|to summarize)\b",
     re.I)
-_WORD = re.compile(r"[A-Za-z][A-Za-z'’\-]*|\d+(?:[.,:]\d+)*")
+# an identifier (TXN75280238, SK701) is one word: it names its record
+_WORD = re.compile(r"[A-Za-z]+\d[A-Za-z\d]*|[A-Za-z][A-Za-z'’\-]*|\d+(?:[.,:]\d+)*")
 _CAVEAT = re.compile(  # about the data's reliability, not about the world
     r"\b(?:could|may|might)\s+(?:be|have)\b[^.]*\b(?:out of date|outdated|inaccurate|"
     r"incomplete|changed)\b|\b(?:could|may|might) change(?: at any time| without notice)?"
@@ -317,8 +318,8 @@ def _names(text: str) -> list[str]:
     """Stems of the words that name things: capitalised (not the first word) or handles
     (``lim-wei``, ``v1.9``)."""
     return [stem(w) for i, w in enumerate(_WORD.findall(text)) if not w[0].isdigit() and
-            (i > 0 and w[0].isupper() or any(c in w for c in "-_")) and
-            w.lower() not in STOPWORDS]
+            (i > 0 and w[0].isupper() or any(c in w for c in "-_") or
+             any(c.isdigit() for c in w)) and w.lower() not in STOPWORDS]
 
 
 def _words(text: str) -> list[str]:

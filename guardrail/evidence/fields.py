@@ -218,8 +218,8 @@ class Fields:
         out in 1987." where this film's release year is 1974 and another's is 1987): the
         number stands in no field of this record, and only in fields of other records
         that this record has too."""
-        for n in nums:
-            if n.kind == "count" or n.hedged or any(
+        for n in nums:  # a time or date often says which record ("the 5 PM reading")
+            if n.kind in ("count", "time", "date") or n.hedged or any(
                     self._record_values.get(r, _NONE).has(n) for r in about | {-1}):
                 continue
             holders = [f for f in self.fields
