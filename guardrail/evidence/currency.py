@@ -51,8 +51,8 @@ for _code, _names in _NAMES.items():
         CODES.setdefault(_name, set()).add(_code)
 _SYMBOLS = sorted((n for n in CODES if not n[0].isalpha()), key=len, reverse=True)
 _WORDED = sorted((n for n in CODES if n[0].isalpha()), key=len, reverse=True)
-_FIND = re.compile(r"(?<![A-Za-z])(?:" + "|".join(re.escape(n) for n in _WORDED) + r")(?![A-Za-z])"
-                   r"|" + "|".join(re.escape(s) for s in _SYMBOLS), re.I)
+_FIND = re.compile(r"(?<![A-Za-z])(?:" + "|".join(re.escape(n) for n in _WORDED)
+                   + r")(?![A-Za-z])|" + "|".join(re.escape(s) for s in _SYMBOLS), re.I)
 # a three-letter code counts only in capitals ("try", "cop", "won" are words too)
 _CODE = re.compile(r"^[A-Z]{3}$")
 
