@@ -50,7 +50,6 @@ _WORDS = re.compile(r"[A-Za-z][A-Za-z'’]*|\d+(?:[.,:]\d+)*")
 _NEG_PREFIX = re.compile(r"^(?:un|non|in)(?=[a-z]{5})", re.I)
 
 Stem = Callable[[str], str]
-_NONE = StoredValues.of("")
 
 
 @dataclass(frozen=True)
@@ -112,10 +111,12 @@ class Fields:
 
     def __init__(self, lines: Sequence[str], records: Sequence[int], stem: Stem,
                  stopwords: frozenset[str]):
-        self.stem, self.lines, self._records = stem, lines, records
+        self.stem, self.lines = stem, lines
         found: list[tuple[str, str, int, int]] = []
         for i, line in enumerate(lines):
             found += [(k, v, i, records[i]) for k, v in pairs(line)]
+        # (line, record, codes) of every value naming a currency, read once per grounding
+        self._currencies = [(i, r, c) for _, v, i, r in found if (c := mentioned(v))]
         per_record: dict[tuple[str, int], int] = {}
         for k, _, _, r in found:
             k = k.rsplit(" > ", 1)[-1].lower()
@@ -189,9 +190,8 @@ class Fields:
         said = mentioned(sentence)
         if not said:
             return None
-        coded = [(i, mentioned(v)) for i, (line, r) in enumerate(zip(self.lines, self._records))
-                 if about is None or r in about or r == -1 for _, v in pairs(line)]
-        coded = [(i, c) for i, c in coded if c]
+        coded = [(i, c) for i, r, c in self._currencies
+                 if about is None or r in about or r == -1]
         if coded and not said & set().union(*(c for _, c in coded)):
             return self.lines[coded[0][0]]
         return None
@@ -220,7 +220,8 @@ class Fields:
         that this record has too."""
         for n in nums:  # a time or date often says which record ("the 5 PM reading")
             if n.kind in ("count", "time", "date") or n.hedged or any(
-                    self._record_values.get(r, _NONE).has(n) for r in about | {-1}):
+                    r in self._record_values and self._record_values[r].has(n)
+                    for r in about | {-1}):
                 continue
             holders = [f for f in self.fields
                        if f.record not in about and not f.listed and f.values.has(n)]
