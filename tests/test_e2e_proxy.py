@@ -404,3 +404,36 @@ def test_a_value_its_line_states_otherwise_is_stopped_and_caveats_pass(client, p
     text, g = stream_tool_turn(client, "How has the rent changed?", "listing", RENT_TOOL,
                                RENT_SUPPORTED)
     assert text == RENT_SUPPORTED and g["sentences"][0]["action"] == "release", g
+
+
+CHARGES_TOOL = json.dumps([
+    {"txn_ref": "TXN75280238", "merchant": "Livraria Ipê",
+     "charged": {"amt": 869.3, "ccy": "BRL"}},
+    {"txn_ref": "TXN99297636", "merchant": "Taquería El Faro",
+     "charged": {"amt": 120.0, "ccy": "MXN"}}])
+FILMS_TOOL = json.dumps([{"film_title": "Copper Sky", "release_year": 2003},
+                         {"film_title": "Paper Kites", "release_year": 1974},
+                         {"film_title": "Harvest of Stars", "release_year": 1987}])
+
+
+@pytest.mark.parametrize("tool,result,question,supported,changed,line", [
+    ("transactions", CHARGES_TOOL, "What did I spend at Livraria Ipê?",
+     "Transaction TXN75280238 was for 869.30 Brazilian reais.",
+     "Transaction TXN75280238 was for 869.30 rand.", "item 1 > charged > ccy: BRL"),
+    ("films", FILMS_TOOL, "When did Paper Kites come out?", "Paper Kites came out in 1974.",
+     "Paper Kites came out in 1987.", "item 2 > release year: 1974"),
+])
+def test_another_currency_or_another_records_value_is_stopped(client, placeholder, tool, result,
+                                                              question, supported, changed,
+                                                              line):
+    """Through the real server, on JSON tool results: an amount given in a currency its
+    record does not hold, and a record given another record's year, are stopped as
+    contradictions pointing at the record's own line; the right answers pass verbatim."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    text, g = stream_tool_turn(client, question, tool, result, supported)
+    assert text == supported and g["sentences"][0]["action"] == "release", g
+    text, g = stream_tool_turn(client, question, tool, result, changed)
+    bad = g["sentences"][0]
+    assert bad["action"] != "release" and changed not in text, bad
+    assert bad["explanation"]["kind"] == "contradicted" and bad["explanation"]["evidence"] == line
