@@ -15,7 +15,8 @@ import pytest
 
 from guardrail.model import DetectInput, PcwDetector
 from guardrail.model.inputs import tokenize
-from guardrail.model.queries import QUERY, QuerySequence, block_segments, pcw_mask
+from guardrail.model.queries import (QUERY, QuerySequence, block_ranges, block_segments,
+                                     pcw_mask)
 from guardrail.model.states import StateCache
 from guardrail.stream.textlog import TextLog
 
@@ -54,6 +55,12 @@ def _check(det: PcwDetector, n: int, exit_layer):
                             exit_layer=exit_layer)[0]
 
 
+def test_a_querys_blocks_are_its_runs_of_one_segment():
+    seg = np.concatenate([[QUERY] * 2, block_segments(4, [3])])
+    assert block_ranges(seg) == ((0, 2), (2, 5), (5, 6))
+    assert block_ranges(None) == ()
+
+
 def test_the_mask_is_block_causal_over_the_answer():
     seg = np.concatenate([[0, 0, 1], [QUERY] * 2, block_segments(5, [2, 4])])
     m = pcw_mask(seg)
@@ -76,6 +83,29 @@ def test_each_check_reuses_the_answer_so_far_and_equals_the_reference(blocks, ex
     np.testing.assert_allclose(dets[2].token_probs, ref, atol=2e-5)
     n0 = len(dets[0].token_probs)  # the first sentence's scores are its own check's
     np.testing.assert_allclose(dets[2].token_probs[:n0], dets[0].token_probs, atol=1e-6)
+
+
+def test_reading_its_top_windows_a_sentence_scores_alone_as_within_the_whole_answer(blocks):
+    """Each token picks the windows it reads itself, so a sentence checked on its kept
+    answer so far scores as it does when the whole answer is read at once."""
+    blocks.top_windows = 1
+    ctx = blocks.prepare_context(CONTEXT)
+    assert len(blocks.windows(ctx)) > 1
+    dets = [_check(blocks, n, 4) for n in range(3)]
+    assert blocks.prefixes.stats().hits == 2
+    fresh = PcwDetector.from_pretrained(None, device="cpu")  # nothing kept: reads it all
+    fresh.answer, fresh.top_windows = "sentences", 1
+    text = "".join(SENTENCES)
+    r = tokenize(fresh.tokenizer, text)
+    cuts = [int(np.searchsorted(r.offsets[:, 0], c))
+            for c in (len(SENTENCES[0]), len(SENTENCES[0] + SENTENCES[1]))]
+    q = fresh.builder.question_tokens(QUESTION)
+    whole = fresh._query_sequence(ctx, fresh.context_states(ctx), q, r, (0, len(r)), 0, cuts, 1)
+    assert whole.prefix is None
+    want = fresh.forward([whole], 4)[0]
+    np.testing.assert_allclose(dets[2].token_probs, want, atol=2e-5)
+    every = _reference(blocks, text, [len(SENTENCES[0]), len(SENTENCES[0] + SENTENCES[1])], 4)
+    assert np.abs(want - every).max() > 1e-3  # one window read is not all of them
 
 
 def test_a_check_without_a_kept_prefix_reads_the_answer_so_far_as_one_block(blocks):

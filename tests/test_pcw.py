@@ -17,7 +17,8 @@ import torch
 
 from guardrail.errors import ModelLoadError
 from guardrail.model import DetectInput, Detector, PcwDetector
-from guardrail.model.attention import _lse_attention, cached_attention, merge
+from guardrail.model.attention import (TopWindows, _lse_attention, cached_attention, merge,
+                                       top_window_attention)
 from guardrail.model.inputs import tokenize
 from guardrail.model.queries import QUERY, QuerySequence, pcw_mask
 from guardrail.model.states import ContextStates, StateCache
@@ -32,7 +33,9 @@ ANSWER = "The Eiffel Tower was completed in 1889. It is 500 metres tall."
 
 @pytest.fixture(scope="module")
 def pcw() -> PcwDetector:
-    return PcwDetector.from_pretrained(None, device="cpu")
+    det = PcwDetector.from_pretrained(None, device="cpu")
+    det.top_windows = 0  # every window, as the reference over the concatenation reads
+    return det
 
 
 def _reference(det: PcwDetector, context, question, response, exit_layer):
@@ -90,6 +93,52 @@ def test_masked_attention_returns_what_the_written_out_softmax_gives(shape):
         o_c, lse_c = torch.randn(4, 8), torch.randn(4)
         merged, _ = merge(o_c, lse_c, out[2, :, 3], lse[2, :, 3])
         torch.testing.assert_close(merged, o_c)
+
+
+def _top_window_keep(q, ck, n_windows, top, blocks):
+    """Written out: which context keys each query token may read ``[H, n, N]``: every
+    token's scores over every window, the softmax over windows of their log-sum-exp,
+    summed over heads and the block's tokens; the block's ``top`` windows kept."""
+    H, N, d = ck.shape
+    scores = (q[0] @ ck.transpose(-1, -2)) / d ** 0.5
+    mass = scores.view(H, q.shape[2], n_windows, -1).logsumexp(-1).softmax(-1).sum(0)
+    keep = torch.zeros(q.shape[2], n_windows, dtype=torch.bool)
+    for a, b in blocks:
+        keep[a:b] = torch.zeros(n_windows, dtype=torch.bool).index_fill_(
+            0, mass[a:b].sum(0).topk(top).indices, True)
+    return keep.repeat_interleave(N // n_windows, -1).expand(H, -1, -1)
+
+
+@pytest.mark.parametrize("top", [1, 3])
+def test_each_block_of_a_query_reads_the_windows_it_attends_to_most(top):
+    torch.manual_seed(2)
+    n_windows, size, n = 6, 8, 5
+    q = torch.randn(1, 4, n, 16)
+    ck, cv = torch.randn(4, n_windows * size, 16), torch.randn(4, n_windows * size, 16)
+    ck[:, 3 * size:4 * size] += 2 * q[0, :, 3:].mean(1, keepdim=True)  # block 1's window
+    blocks = ((0, 3), (3, 5))
+    pick = TopWindows(n_windows, top, blocks)
+    # merged with the query's own keys, as a check runs it, against the written-out mask
+    k_q, v_q = torch.randn(1, 4, n, 16), torch.randn(1, 4, n, 16)
+    real = torch.ones(1, n, dtype=torch.bool)
+    got = cached_attention(q, k_q, v_q, real, [[(ck, cv)]], windows=[pick])
+    keep = torch.cat([_top_window_keep(q, ck, n_windows, top, blocks),
+                      torch.ones(4, n, n, dtype=torch.bool)], -1)
+    scores = torch.cat([q[0] @ ck.transpose(-1, -2), q[0] @ k_q[0].transpose(-1, -2)], -1) / 4
+    want = scores.masked_fill(~keep, float("-inf")).softmax(-1) @ torch.cat([cv, v_q[0]], 1)
+    torch.testing.assert_close(got, want.unsqueeze(0), atol=1e-5, rtol=1e-5)
+    assert keep[:, 3:, 3 * size].all()  # block 1 reads the window made for it
+    # no more windows than it may read: the plain attention over all of them
+    every = cached_attention(q, k_q, v_q, real, [[(ck, cv)]],
+                             windows=[TopWindows(n_windows, n_windows, blocks)])
+    plain = cached_attention(q, k_q, v_q, real, [[(ck, cv)]])
+    torch.testing.assert_close(every, plain, atol=1e-5, rtol=1e-5)
+
+
+def test_windows_of_unequal_length_are_refused():
+    with pytest.raises(ValueError, match="not 3 windows"):
+        top_window_attention(torch.randn(1, 2, 3, 8), torch.randn(2, 31, 8),
+                             torch.randn(2, 31, 8), TopWindows(3, 1))
 
 
 @pytest.mark.parametrize("exit_layer", [2, 4, None])

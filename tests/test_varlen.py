@@ -18,7 +18,8 @@ import pytest
 import torch
 
 from guardrail.model import attention
-from guardrail.model.attention import cached_attention, varlen_attention, varlen_kernel
+from guardrail.model.attention import (TopWindows, cached_attention, varlen_attention,
+                                       varlen_kernel)
 from guardrail.model.queries import QUERY, pcw_mask
 
 CUDA = torch.cuda.is_available() and varlen_kernel() is not None
@@ -68,9 +69,17 @@ def _batch(device="cpu", dtype=torch.float32, blocks=False):
     return q, k, v, real, contexts, self_mask
 
 
+def _top_windows():
+    """Item 0 reads 2 of its first part's 5 windows (of 8 keys), per block of its 7
+    tokens; item 1 3 of its 7 windows (of 10), as one block; item 2 everything."""
+    return [TopWindows(5, 2, ((0, 2), (2, 5), (5, 7))), TopWindows(7, 3), None]
+
+
 @pytest.mark.parametrize("blocks", [False, True])
-def test_packing_and_merge_around_the_kernel_equal_cached_attention(monkeypatch, blocks):
+@pytest.mark.parametrize("top", [False, True])
+def test_packing_and_merge_around_the_kernel_equal_cached_attention(monkeypatch, blocks, top):
     q, k, v, real, contexts, self_mask = _batch(blocks=blocks)
+    windows = _top_windows() if top else ()
     seen = []
 
     def kernel(*args):
@@ -78,12 +87,20 @@ def test_packing_and_merge_around_the_kernel_equal_cached_attention(monkeypatch,
         return _packed_reference(*args)
 
     monkeypatch.setattr(attention, "_varlen", kernel)
-    got = varlen_attention(q, k, v, real, contexts, self_mask)
-    want = cached_attention(q, k, v, real, contexts, self_mask)
+    got = varlen_attention(q, k, v, real, contexts, self_mask, windows)
+    want = cached_attention(q, k, v, real, contexts, self_mask, windows)
     for b, n in enumerate(real.sum(1).tolist()):  # padding rows are read by nobody
         torch.testing.assert_close(got[b, :, :n], want[b, :, :n], atol=1e-5, rtol=1e-5)
     cu_k, max_q, max_k = seen[0][1].tolist(), seen[0][2], seen[0][3]
-    assert cu_k == [0, 53, 123, 161] and (max_q, max_k) == (9, 70)  # nothing padded
+    if not top:
+        assert cu_k == [0, 53, 123, 161] and (max_q, max_k) == (9, 70)  # nothing padded
+        return
+    # the batch's call holds item 0's other part and item 2's; a second one each
+    # window of items 0 and 1 as a key segment of its own
+    assert cu_k == [0, 13, 51] and (max_q, max_k) == (9, 38)
+    assert seen[1][1].tolist() == list(range(0, 41, 8)) + list(range(50, 111, 10))
+    assert not torch.allclose(got[0, :, :7], varlen_attention(
+        q, k, v, real, contexts, self_mask)[0, :, :7])  # reading 2 windows is not all 5
 
 
 def test_a_float32_model_gives_the_kernel_half_precision(monkeypatch):

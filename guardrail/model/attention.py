@@ -10,6 +10,19 @@ split-K identity):
 
     o = (o_ctx * exp(lse_ctx - lse) + o_q * exp(lse_q - lse)),  lse = logaddexp(lse_ctx, lse_q)
 
+Reading the windows a sentence attends to most.  A 512-position model was trained on a
+few windows at a time; over dozens of unrelated windows its attention spreads thin and
+every score drops (docs/context-states.md, "Long contexts").  With ``TopWindows``, each
+block of a check's query (the question; an answer sentence, or the whole answer) scores
+*every* window of its context at every layer by the attention its tokens give it (the
+softmax over windows of each token's log-sum-exp there, summed over the block's tokens
+and heads) and reads only the ``top`` windows it attends to most: block-sparse attention
+whose blocks are the windows, chosen per answer block, so a sentence reads the same
+whether it is checked alone on its kept answer so far or within the whole answer.  With
+at most ``top`` windows nothing changes.  (Chosen per token instead, each hallucinated
+token finds the windows that resemble it most and every score falls; measured in the
+docs.)
+
 Cached keys and values may be bfloat16 (half the bytes, and faster on CPUs with
 bfloat16 matrix units); the query is then read against them in bfloat16 and the
 merge is done in float32.  Kernels: on CPU PyTorch's fused flash kernel
@@ -25,6 +38,7 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
 from typing import Optional, Sequence
 
 import torch
@@ -73,9 +87,75 @@ def merge(o_a: torch.Tensor, lse_a: torch.Tensor, o_b: torch.Tensor,
 Parts = Sequence[tuple[torch.Tensor, torch.Tensor]]
 
 
+def _selects(windows: Sequence[Optional[TopWindows]], b: int) -> bool:
+    return b < len(windows) and windows[b] is not None and windows[b].selects
+
+
+@dataclass(frozen=True, eq=False)
+class TopWindows:
+    """How one check reads its context: the first cached part holds ``count`` windows
+    of one length back to back; each block of the check's query tokens reads the
+    ``top`` of them it attends to most.  ``blocks``: the blocks as ``(start, end)``
+    ranges of the real query tokens (empty: all one block); plain ints, so choosing
+    windows never waits on the device."""
+
+    count: int
+    top: int
+    blocks: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def selects(self) -> bool:
+        return 0 < self.top < self.count
+
+
+def per_window_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, count: int
+                         ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Attention of ``q`` (``[H, n, d]``) over each of the ``count`` windows of ``k, v``
+    (``[H, N, d]``, windows of one length back to back) on its own: outputs ``[H, count,
+    n, d]`` and log-sum-exps ``[H, count, n]``, in one fused call with the heads as the
+    batch and the windows as the kernel's heads (a view of the cache, nothing copied)."""
+    H, N, d = k.shape
+    size = N // count
+    if size * count != N:
+        raise ValueError(f"{N} cached positions are not {count} windows of one length")
+    qw = q.to(k.dtype).unsqueeze(1).expand(H, count, q.shape[1], d)
+    return _lse_attention(qw, k.view(H, count, size, d), v.view(H, count, size, d))
+
+
+def top_window_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                         pick: TopWindows) -> tuple[torch.Tensor, torch.Tensor]:
+    """Attention of ``q`` (``[1, H, n, d]``) over its context ``k, v`` (``[H, N, d]``)
+    where each block of its tokens reads only the ``pick.top`` windows its tokens give
+    the most attention.  Returns the output and its log-sum-exp over what was read,
+    for :func:`merge`."""
+    o, lse = per_window_attention(q[0], k, v, pick.count)
+    out, total = _read_top(o, lse, pick)
+    return out.unsqueeze(0), total.unsqueeze(0)
+
+
+def _read_top(o: torch.Tensor, lse: torch.Tensor, pick: TopWindows
+              ) -> tuple[torch.Tensor, torch.Tensor]:
+    """From each window's attention (``o`` ``[H, W, n, d]``, ``lse`` ``[H, W, n]``), what
+    each block reads: the windows its tokens give the most mass (each token's softmax
+    over windows of its log-sum-exp there, summed over the block's tokens and the
+    heads), merged by log-sum-exp.  ``[H, n, d]`` float32 and ``[H, n]``."""
+    lse = lse.float()
+    mass = lse.softmax(1).sum(0)                                # [W, n]
+    H, _, n, d = o.shape
+    out = torch.empty(H, n, d, device=o.device)
+    total = torch.empty(H, n, device=o.device)
+    for a, b in pick.blocks or ((0, n),):
+        chosen = mass[:, a:b].sum(1).topk(pick.top).indices
+        o_b, lse_b = o[:, chosen, a:b].float(), lse[:, chosen, a:b]
+        total[:, a:b] = lse_b.logsumexp(1)
+        out[:, a:b] = (o_b * torch.exp(lse_b - total[:, a:b].unsqueeze(1)).unsqueeze(-1)).sum(1)
+    return out, total
+
+
 def cached_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, query_mask: torch.Tensor,
                      contexts: Sequence[Parts],
-                     self_mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+                     self_mask: Optional[torch.Tensor] = None,
+                     windows: Sequence[Optional[TopWindows]] = ()) -> torch.Tensor:
     """Each query item attends to its own cached parts and to the batch's query keys.
 
     ``q, k, v``: ``[B, H, L, d]`` of the query tokens; ``query_mask``: ``[B, L]``, True
@@ -83,7 +163,9 @@ def cached_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, query_ma
     then the answer so far where it was kept), each ``(keys, values)`` ``[H, N, d]``
     (N differs per part and item; nothing is padded or copied).  ``self_mask``
     (``[B, 1, L, L]``, boolean): which query keys each query token may read, for
-    block-causal answers; default every real token of its item.
+    block-causal answers; default every real token of its item.  ``windows[b]``: where
+    given and selecting, item ``b``'s blocks read only their top windows of its first
+    part (:func:`top_window_attention`).
     """
     key_mask = query_mask[:, None, None, :] if self_mask is None else self_mask
     o_q, lse_q = _lse_attention(q, k, v, key_mask)
@@ -91,9 +173,12 @@ def cached_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, query_ma
     for b, parts in enumerate(contexts):  # a bfloat16 part is read in bfloat16
         n = int(query_mask[b].sum())  # only the item's real tokens read its parts
         o, lse = o_q[b:b + 1, :, :n], lse_q[b:b + 1, :, :n]
-        for ck, cv in parts:
-            o_c, lse_c = _lse_attention(q[b:b + 1, :, :n].to(ck.dtype), ck.unsqueeze(0),
-                                        cv.unsqueeze(0))
+        for j, (ck, cv) in enumerate(parts):
+            if j == 0 and _selects(windows, b):
+                o_c, lse_c = top_window_attention(q[b:b + 1, :, :n], ck, cv, windows[b])
+            else:
+                o_c, lse_c = _lse_attention(q[b:b + 1, :, :n].to(ck.dtype), ck.unsqueeze(0),
+                                            cv.unsqueeze(0))
             o, lse = merge(o_c, lse_c, o, lse)
         out[b:b + 1, :, :n] = o
     return out
@@ -138,36 +223,81 @@ def _varlen(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_q: torch.Tenso
     return out, lse.float()
 
 
+def _varlen_top_windows(items: Sequence[tuple[torch.Tensor, torch.Tensor, torch.Tensor,
+                                              TopWindows]]
+                        ) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """:func:`top_window_attention` with the varlen kernel, for ``(q [n, H, d], k, v,
+    pick)`` items: one call in which each item's query, repeated per window, reads each
+    of its windows as a key segment of the cache as it lies; per item ``[n, H, d]`` and
+    ``[n, H]``."""
+    dev = items[0][0].device
+    cu_q, cu_k = [0], [0]
+    for q, k, _, pick in items:
+        for _ in range(pick.count):
+            cu_q.append(cu_q[-1] + q.shape[0])
+            cu_k.append(cu_k[-1] + k.shape[1] // pick.count)
+    o, lse = _varlen(torch.cat([q.repeat(pick.count, 1, 1) for q, _, _, pick in items]),
+                     torch.cat([k.transpose(0, 1) for _, k, _, _ in items]),
+                     torch.cat([v.transpose(0, 1) for _, _, v, _ in items]),
+                     torch.tensor(cu_q, dtype=torch.int32, device=dev),
+                     torch.tensor(cu_k, dtype=torch.int32, device=dev),
+                     max(q.shape[0] for q, *_ in items),
+                     max(k.shape[1] // p.count for _, k, _, p in items))
+    out, at = [], 0
+    for q, _, _, pick in items:
+        n, H, d = q.shape
+        rows = slice(at, at + pick.count * n)
+        at = rows.stop
+        o_i, lse_i = _read_top(o[rows].view(pick.count, n, H, d).permute(2, 0, 1, 3),
+                               lse[rows].view(pick.count, n, H).permute(2, 0, 1), pick)
+        out.append((o_i.transpose(0, 1), lse_i.transpose(0, 1)))
+    return out
+
+
 def varlen_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, query_mask: torch.Tensor,
                      contexts: Sequence[Parts],
-                     self_mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+                     self_mask: Optional[torch.Tensor] = None,
+                     windows: Sequence[Optional[TopWindows]] = ()) -> torch.Tensor:
     """:func:`cached_attention` on CUDA with a varlen kernel (:func:`varlen_kernel`): one
     call for the whole batch reads every item's cached parts (cu_seqlens per item: its
     real query tokens against its own context, whatever its length); the query tokens'
     attention among themselves (block-causal with ``self_mask``) is the short padded
     part, merged by log-sum-exp.  An item's parts are joined on the device (bandwidth
-    there is cheap); nothing is padded to the longest context."""
+    there is cheap); nothing is padded to the longest context.  An item that reads
+    only its top windows reads its context in a call of its own, each window a key
+    segment (:func:`_varlen_top_windows`), and its other parts in the batch's call."""
     B, H, L, d = q.shape
     lens = query_mask.sum(1).tolist()
-    qs, ks, vs, cu_q, cu_k = [], [], [], [0], [0]
-    for b, parts in enumerate(contexts):
-        n = int(lens[b])
-        qs.append(q[b, :, :n].transpose(0, 1))
-        ks.append(torch.cat([ck.to(q.dtype) for ck, _ in parts], 1).transpose(0, 1))
-        vs.append(torch.cat([cv.to(q.dtype) for _, cv in parts], 1).transpose(0, 1))
-        cu_q.append(cu_q[-1] + n)
-        cu_k.append(cu_k[-1] + ks[-1].shape[0])
+    picks = [windows[b] if _selects(windows, b) else None for b in range(B)]
+    packed = [(b, parts[1:] if picks[b] else parts) for b, parts in enumerate(contexts)]
+    packed = [(b, parts) for b, parts in packed if parts]
     dev = q.device
-    o_packed, lse_packed = _varlen(
-        torch.cat(qs).contiguous(), torch.cat(ks).contiguous(), torch.cat(vs).contiguous(),
-        torch.tensor(cu_q, dtype=torch.int32, device=dev),
-        torch.tensor(cu_k, dtype=torch.int32, device=dev), int(max(lens)),
-        max(cu_k[i + 1] - cu_k[i] for i in range(B)))
     o_ctx = q.new_zeros(B, L, H, d)
     lse_ctx = torch.full((B, L, H), float("-inf"), device=dev)
-    for b in range(B):  # padding rows read no context: their own attention stands
-        o_ctx[b, :int(lens[b])] = o_packed[cu_q[b]:cu_q[b + 1]].to(q.dtype)
-        lse_ctx[b, :int(lens[b])] = lse_packed[cu_q[b]:cu_q[b + 1]]
+    if packed:
+        qs, ks, vs, cu_q, cu_k = [], [], [], [0], [0]
+        for b, parts in packed:
+            n = int(lens[b])
+            qs.append(q[b, :, :n].transpose(0, 1))
+            ks.append(torch.cat([ck.to(q.dtype) for ck, _ in parts], 1).transpose(0, 1))
+            vs.append(torch.cat([cv.to(q.dtype) for _, cv in parts], 1).transpose(0, 1))
+            cu_q.append(cu_q[-1] + n)
+            cu_k.append(cu_k[-1] + ks[-1].shape[0])
+        o_packed, lse_packed = _varlen(
+            torch.cat(qs).contiguous(), torch.cat(ks).contiguous(), torch.cat(vs).contiguous(),
+            torch.tensor(cu_q, dtype=torch.int32, device=dev),
+            torch.tensor(cu_k, dtype=torch.int32, device=dev), int(max(lens)),
+            max(cu_k[i + 1] - cu_k[i] for i in range(len(packed))))
+        for i, (b, _) in enumerate(packed):  # padding rows read no context
+            o_ctx[b, :int(lens[b])] = o_packed[cu_q[i]:cu_q[i + 1]].to(q.dtype)
+            lse_ctx[b, :int(lens[b])] = lse_packed[cu_q[i]:cu_q[i + 1]]
+    reading = [b for b, pick in enumerate(picks) if pick is not None]
+    if reading:
+        read = _varlen_top_windows([(q[b, :, :int(lens[b])].transpose(0, 1), *contexts[b][0],
+                                     picks[b]) for b in reading])
+        for b, (o_w, lse_w) in zip(reading, read):
+            n = int(lens[b])
+            o_ctx[b, :n], lse_ctx[b, :n] = merge(o_w, lse_w, o_ctx[b, :n], lse_ctx[b, :n])
     key_mask = query_mask[:, None, None, :] if self_mask is None else self_mask
     o_q, lse_q = _lse_attention(q, k, v, key_mask)
     out, _ = merge(o_ctx.transpose(1, 2), lse_ctx.transpose(1, 2), o_q, lse_q)
@@ -182,13 +312,15 @@ def _heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
 def bert_layer(layer: nn.Module, hidden: torch.Tensor, *, mask: Optional[torch.Tensor] = None,
                query_mask: Optional[torch.Tensor] = None,
                contexts: Optional[Sequence[Parts]] = None, self_mask: Optional[torch.Tensor] = None,
-               varlen: bool = False) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+               varlen: bool = False, windows: Sequence[Optional[TopWindows]] = ()
+               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """One BERT-family encoder layer with its own modules, in eval mode.
 
     Either a plain forward (``mask``: boolean ``[B, 1, L, L]`` or None), used to encode
     context windows, or a query forward that also reads ``contexts`` (cached keys and
     values per item, see :func:`cached_attention`) with ``query_mask`` marking real
-    tokens and ``self_mask`` the block-causal pattern among them.  Returns the new hidden
+    tokens, ``self_mask`` the block-causal pattern among them, and ``windows`` which
+    windows each item's blocks read (:func:`cached_attention`).  Returns the new hidden
     states and this layer's keys and values ``[B, H, L, d]`` (what a context keeps).
     """
     sa = layer.attention.self
@@ -197,9 +329,9 @@ def bert_layer(layer: nn.Module, hidden: torch.Tensor, *, mask: Optional[torch.T
     if contexts is None:
         ctx = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
     elif varlen:
-        ctx = varlen_attention(q, k, v, query_mask, contexts, self_mask)
+        ctx = varlen_attention(q, k, v, query_mask, contexts, self_mask, windows)
     else:
-        ctx = cached_attention(q, k, v, query_mask, contexts, self_mask)
+        ctx = cached_attention(q, k, v, query_mask, contexts, self_mask, windows)
     B, _, L, _ = ctx.shape
     attended = layer.attention.output(ctx.transpose(1, 2).reshape(B, L, -1), hidden)
     return layer.output(layer.intermediate(attended), attended), k, v

@@ -4,7 +4,11 @@ The context (rendered, tokenized) is cut into windows of ``window`` positions, e
 ``[CLS] tokens [SEP]`` at positions ``0..window-1``, each attending only to itself.
 The query, ``question [SEP] response [SEP]``, sits at positions ``window..`` and
 attends to every window and to itself (Ratner et al., 2023): a 512-position model
-reads a context of any length, with no window selection and no minimum over windows.
+reads a context of any length, with no minimum over windows.  Over more than
+``top_windows`` windows, each block of the query (the question, a sentence) scores
+every window at every layer and reads the ones it attends to most
+(``attention.top_window_attention``): this model, trained on a few windows at a
+time, spreads its attention thin over dozens.
 
 Two ways to run the same function, which tests hold equal:
 
@@ -42,6 +46,11 @@ from guardrail.model.states import ContextStates, StateCache
 from guardrail.model.windows import TopKWindows
 
 COLD_WINDOWS = 4  # most windows a check reads while its context is being encoded
+TOP_WINDOWS = 4
+"""Windows each block of a check's query reads at each layer, those it attends to most
+(0: all of them; ``attention.top_window_attention``), unless the model's ``pcw`` names
+another number.  Measured in docs/context-states.md, "Reading the windows a sentence
+attends to most"."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -74,8 +83,13 @@ class PcwDetector(Detector, attention="pcw"):
         if not 16 <= self.window <= self.max_length - 64:
             raise ModelLoadError(f"pcw window {self.window} leaves no room for the query "
                                  f"in {self.max_length} positions")
+        self.top_windows = int(geometry.get("top_windows", TOP_WINDOWS))
+        if self.top_windows < 0:
+            raise ModelLoadError(f"pcw top_windows {self.top_windows}: 0 (read every "
+                                 "window) or more")
         self.meta = {**self.meta, "attention": "pcw",
-                     "pcw": {"window": self.window, "overlap": self.overlap}}
+                     "pcw": {"window": self.window, "overlap": self.overlap,
+                             "top_windows": self.top_windows}}
         self.answer = str(geometry.get("answer", "whole"))
         self.states = StateCache(state_bytes)
         self.prefixes = StateCache(prefix_bytes)  # answers so far (answer blocks only)

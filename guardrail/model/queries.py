@@ -2,9 +2,11 @@
 
 A Parallel Context Windows check (``guardrail.model.pcw``) runs only its query tokens:
 at every layer they attend to the cached keys and values of every context window
-(``model.states``), to the answer so far where an earlier check of the same answer kept
-it (``model.prefixes``, answer blocks only), and to each other, block-causally when the
-query holds the answer so far and its sentence as separate blocks.  ``pcw_mask`` is
+(``model.states``; where a context has more windows than ``det.top_windows``, each
+block of the query reads those it attends to most), to the answer so far where an
+earlier check of the same answer kept it (``model.prefixes``, answer blocks only), and
+to each other, block-causally when the query holds the answer so far and its sentence
+as separate blocks.  ``pcw_mask`` is
 the pattern they all follow, in training (over the concatenation) and here.
 """
 
@@ -16,7 +18,7 @@ from typing import Optional, Sequence
 import numpy as np
 import torch
 
-from guardrail.model.attention import bert_layer, varlen_kernel
+from guardrail.model.attention import TopWindows, bert_layer, varlen_kernel
 from guardrail.model.prefixes import PrefixStates
 from guardrail.model.states import ContextStates
 
@@ -90,6 +92,14 @@ def block_segments(n_tokens: int, cuts: Sequence[int]) -> np.ndarray:
                                        np.arange(n_tokens), side="right")
 
 
+def block_ranges(segments: Optional[np.ndarray]) -> tuple[tuple[int, int], ...]:
+    """The query's blocks as ``(start, end)`` token ranges (empty: one block)."""
+    if segments is None:
+        return ()
+    edges = [0, *(np.flatnonzero(np.diff(segments)) + 1).tolist(), len(segments)]
+    return tuple(zip(edges[:-1], edges[1:]))
+
+
 def forward_queries(det, seqs: Sequence[QuerySequence], layer: int) -> list[np.ndarray]:
     """Hallucination probabilities of each query's answer tokens at ``layer``: the
     query tokens (or those after a kept prefix) read their cached parts at every layer;
@@ -124,13 +134,15 @@ def _forward(det, seqs: Sequence[QuerySequence], layer: int) -> list[np.ndarray]
                              token_type_ids=batch.get("token_type_ids"),
                              position_ids=batch["position_ids"])
     varlen = hidden.device.type == "cuda" and varlen_kernel() is not None
+    windows = [TopWindows(s.states.n_windows, det.top_windows, block_ranges(r.segments))
+               for s, r in zip(seqs, runs)]
     keeping = [b for b, s in enumerate(seqs) if s.keep is not None]
     kept: dict[int, list] = {b: [] for b in keeping}
     for i in range(layer):
         parts = [[s.states.layer(i)] + ([r.prefix.layer(i)] if r.prefix else [])
                  for s, r in zip(seqs, runs)]
         hidden, k, v = bert_layer(loop.layers[i], hidden, query_mask=real, varlen=varlen,
-                                  contexts=parts, self_mask=self_mask)
+                                  contexts=parts, self_mask=self_mask, windows=windows)
         for b in keeping:
             n = len(runs[b].ids)
             kept[b].append((k[b, :, :n].clone(), v[b, :, :n].clone()))
