@@ -6,8 +6,8 @@ at every layer they attend to the cached keys and values of every context window
 block of the query reads those it attends to most), to the answer so far where an
 earlier check of the same answer kept it (``model.prefixes``, answer blocks only), and
 to each other, block-causally when the query holds the answer so far and its sentence
-as separate blocks.  ``pcw_mask`` is
-the pattern they all follow, in training (over the concatenation) and here.
+as separate blocks.  ``pcw_mask`` is the pattern they all follow, in training (over the
+concatenation) and here.
 """
 
 from __future__ import annotations
