@@ -263,9 +263,9 @@ def varlen_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, query_ma
     real query tokens against its own context, whatever its length); the query tokens'
     attention among themselves (block-causal with ``self_mask``) is the short padded
     part, merged by log-sum-exp.  An item's parts are joined on the device (bandwidth
-    there is cheap); nothing is padded to the longest context.  An item that reads
-    only its top windows reads its context in a call of its own, each window a key
-    segment (:func:`_varlen_top_windows`), and its other parts in the batch's call."""
+    there is cheap); nothing is padded to the longest context.  Items that read only
+    their top windows read their contexts in a second call, each window a key segment
+    (:func:`_varlen_top_windows`), and their other parts in the first."""
     B, H, L, d = q.shape
     lens = query_mask.sum(1).tolist()
     picks = [windows[b] if _selects(windows, b) else None for b in range(B)]
