@@ -236,6 +236,13 @@ def test_saved_pcw_model_loads_as_pcw(pcw, tmp_path):
     pcw.save_pretrained(tmp_path)
     loaded = Detector.from_pretrained(tmp_path, device="cpu")
     assert isinstance(loaded, PcwDetector) and loaded.window == pcw.window
+    assert loaded.top_windows == pcw.top_windows == 0  # how many windows a check reads
+    meta = (tmp_path / "guardrail.json").read_text().replace('"top_windows": 0',
+                                                             '"top_windows": -1')
+    (tmp_path / "guardrail.json").write_text(meta)
+    with pytest.raises(ModelLoadError, match="top_windows -1"):
+        Detector.from_pretrained(tmp_path, device="cpu")
+    pcw.save_pretrained(tmp_path)
     meta = (tmp_path / "guardrail.json").read_text().replace('"pcw"', '"ring"', 1)
     (tmp_path / "guardrail.json").write_text(meta)
     with pytest.raises(ModelLoadError, match="ring"):

@@ -83,14 +83,10 @@ class PcwDetector(Detector, attention="pcw"):
         if not 16 <= self.window <= self.max_length - 64:
             raise ModelLoadError(f"pcw window {self.window} leaves no room for the query "
                                  f"in {self.max_length} positions")
-        self.top_windows = int(geometry.get("top_windows", TOP_WINDOWS))
-        if self.top_windows < 0:
-            raise ModelLoadError(f"pcw top_windows {self.top_windows}: 0 (read every "
-                                 "window) or more")
         self.meta = {**self.meta, "attention": "pcw",
-                     "pcw": {"window": self.window, "overlap": self.overlap,
-                             "top_windows": self.top_windows}}
+                     "pcw": {"window": self.window, "overlap": self.overlap}}
         self.answer = str(geometry.get("answer", "whole"))
+        self.top_windows = int(geometry.get("top_windows", TOP_WINDOWS))
         self.states = StateCache(state_bytes)
         self.prefixes = StateCache(prefix_bytes)  # answers so far (answer blocks only)
         self.state_dtype: Optional[torch.dtype] = None  # None: the model's dtype
@@ -133,6 +129,17 @@ class PcwDetector(Detector, attention="pcw"):
         if mode not in ("whole", "sentences"):
             raise ModelLoadError(f"pcw answer {mode!r}: 'whole' or 'sentences'")
         self.meta["pcw"]["answer"] = mode
+
+    @property
+    def top_windows(self) -> int:
+        """Windows each block of a check's query reads (0: every window)."""
+        return self.meta["pcw"]["top_windows"]
+
+    @top_windows.setter
+    def top_windows(self, n: int) -> None:
+        if n < 0:
+            raise ModelLoadError(f"pcw top_windows {n}: 0 (read every window) or more")
+        self.meta["pcw"]["top_windows"] = int(n)
 
     def answer_stats(self):
         """The kept answers' ``StateStats`` (hits: reused), or None without answer blocks."""
