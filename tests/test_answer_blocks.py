@@ -86,8 +86,9 @@ def test_each_check_reuses_the_answer_so_far_and_equals_the_reference(blocks, ex
 
 
 def test_reading_its_top_windows_a_sentence_scores_alone_as_within_the_whole_answer(blocks):
-    """Each token picks the windows it reads itself, so a sentence checked on its kept
-    answer so far scores as it does when the whole answer is read at once."""
+    """Each block (the question, each sentence) picks the windows it reads itself, so a
+    sentence checked on its kept answer so far scores as it does when the whole
+    answer is read at once with a block per sentence."""
     blocks.top_windows = 1
     ctx = blocks.prepare_context(CONTEXT)
     assert len(blocks.windows(ctx)) > 1
