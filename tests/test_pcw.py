@@ -569,6 +569,55 @@ def test_the_trained_pcw_model_through_the_server_with_redis(fake_upstream, redi
     assert any(b":prep:" in k for k in keys) and not any(b"state" in k for k in keys)
 
 
+def test_a_long_stored_context_is_read_by_its_top_windows_behind_the_real_server(
+        fake_upstream, redis_prefix, monkeypatch):
+    """The shipped pcw model as ``guardrail serve`` loads it, Redis as the shared tier:
+    the Eiffel facts buried mid-way in about 2K tokens of other documents, stored first
+    (``PUT /v1/contexts``, so the context is encoded before the stream).  Every check
+    reads the 4 windows each of its sentences attends to most; the 1950 sentence is
+    redacted, the supported ones reach the client verbatim."""
+    import httpx
+    import openai
+    from conftest import EIFFEL_TOOL, REDIS_URL, proxy_config, scrape, serve
+
+    from guardrail.engine.build import load_detector
+    from guardrail.model import attention
+    from guardrail.proxy.app import create_app
+
+    topics = ["harbour", "orchard", "library", "railway", "glacier", "vineyard", "bakery",
+              "observatory", "canal", "monastery", "lighthouse", "quarry", "meadow", "foundry",
+              "brewery", "garden", "cathedral", "market", "ferry", "mill", "theatre", "bridge"]
+    others = [f"The {t} district keeps its own records. Its {t} council meets in the old "
+              f"hall, and visitors to the {t} walk along the river past the market. Local "
+              f"guides describe the {t} as quiet in winter and busy in summer. Families "
+              f"who live near the {t} grow vegetables, keep bees and sell honey on the "
+              f"square, and the school there teaches the history of the {t} to every "
+              f"child." for t in topics]
+    documents = others[:11] + [EIFFEL_TOOL] + others[11:]
+    cfg = proxy_config(fake_upstream.url, detector={"model": "pcw"},
+                       cache={"redis_url": REDIS_URL, "key_prefix": redis_prefix})
+    det = load_detector(cfg)
+    assert det.top_windows == 4 and len(det.windows(det.prepare_context(documents))) > 4
+    calls = []
+    read_top = attention.top_window_attention
+    monkeypatch.setattr(attention, "top_window_attention",
+                        lambda *a: calls.append(a[-1]) or read_top(*a))
+    with serve(create_app(cfg, detector=det)) as p:
+        cid = httpx.put(p.url + "/v1/contexts", json={"documents": documents}).json()["context_id"]
+        with openai.OpenAI(base_url=p.url + "/v1", api_key="k", max_retries=0) as c:
+            chunks = list(c.chat.completions.create(
+                model="fake-llm", stream=True,
+                messages=[{"role": "user", "content": "When was the Eiffel Tower built?"}],
+                extra_body={"guardrail": {"context_id": cid}}))
+        m = scrape(p.url)
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    first, built, tall = chunks[-1].model_extra["guardrail"]["sentences"]
+    assert [first["action"], built["action"], tall["action"]] == ["release", "redact", "release"]
+    assert first["original"] in text and tall["original"] in text and "1950" not in text
+    assert calls and all(pick.top == 4 and pick.count > 4 for pick in calls)
+    assert m[("guardrail_context_states_lookups_total", (("result", "hit"),))] >= 1
+
+
 def test_training_sequences_with_distractors(pcw):
     from guardrail.train.data import Example
     from guardrail.train.pcw import encode_pcw
