@@ -121,6 +121,38 @@ def test_best_threshold_prefers_the_highest_of_equal_thresholds():
     assert best_threshold(exs, dets) == (pytest.approx(.9), pytest.approx(1.0))
 
 
+def _scored(scores_by_set):
+    """Examples and detections whose example score is the given one: {dataset: [(score,
+    hallucinated), ...]}."""
+    exs, dets = [], []
+    for name, items in scores_by_set.items():
+        for score, bad in items:
+            exs.append(example([(0, 3)] if bad else [], dataset=name, i=len(exs)))
+            dets.append(detection([score] + [0] * 6))
+    return exs, dets
+
+
+def test_best_threshold_per_source_lets_a_small_set_count_as_much_as_a_large_one():
+    exs, dets = _scored({"big": [(.8, True)] * 3 + [(.5, False)] * 3,
+                         "small": [(.5, True), (.1, False)]})
+    # all: t=.8 -> tp3 fp0 fn1 = .857, t=.5 -> tp4 fp3 = .727
+    assert best_threshold(exs, dets) == (pytest.approx(.8), pytest.approx(6 / 7))
+    # per source: t=.8 -> (1 + 0) / 2, t=.5 -> (2/3 + 1) / 2
+    assert best_threshold(exs, dets, pool="source") == (pytest.approx(.5), pytest.approx(5 / 6))
+    with pytest.raises(ValueError, match="pool"):
+        best_threshold(exs, dets, pool="dataset")
+
+
+def test_best_threshold_per_source_counts_a_toolctx_family_once():
+    # the family's formats pooled: t=.9 -> tp1 fn1 = .667, t=.5 -> tp2 fp1 = .8; with
+    # "big" (t=.9 -> 1, t=.5 -> .667) the means are .833 and .733.  Were each format a
+    # source, t=.5 would win: (.667 + 1 + .667) / 3 = .778 against (1 + 0 + 1) / 3.
+    exs, dets = _scored({"big": [(.9, True), (.5, False)],
+                         "toolctx/fam/json-array": [(.5, True), (.1, False)],
+                         "toolctx/fam/markdown-table": [(.9, True), (.5, False)]})
+    assert best_threshold(exs, dets, pool="source") == (pytest.approx(.9), pytest.approx(5 / 6))
+
+
 def test_evaluate_is_json_ready_and_reports_per_dataset():
     exs = [example([(4, 11)], i=0), example(i=1),
            example(has_spans=False, hallucinated=True, dataset="summedits", i=2)]

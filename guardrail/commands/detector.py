@@ -216,6 +216,13 @@ def register(app: typer.Typer) -> None:
                                   "all: every example of --data (your own labelled data)."),
         layers: Optional[str] = typer.Option(None, help="Comma-separated exit layers "
                                              "(default: every exit and full depth)."),
+        pool: str = typer.Option("all", help="all: the best F1 over every example together "
+                                 "(the largest data set sets the threshold) | source: the "
+                                 "best mean of each source's F1 (a toolctx family counts "
+                                 "once), so small sets count as much as large ones."),
+        whole_response: str = typer.Option("", help="As for `train detector`."),
+        max_per_dataset: Optional[int] = typer.Option(None, help="At most N examples of "
+                                                      "each data set (a seeded sample)."),
         progress: bool = typer.Option(True),
     ) -> None:
         """Choose each exit's threshold for the best F1 on labelled data; write guardrail.json."""
@@ -227,16 +234,22 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter("--unit must be sentence or example")
         if split not in ("calib", "all"):
             raise typer.BadParameter("--split must be calib or all")
+        if pool not in ("all", "source"):
+            raise typer.BadParameter("--pool must be all or source")
         if not model.is_dir():
             raise typer.BadParameter(f"{model} is not a directory", param_hint="--model")
         det = Detector.from_pretrained(model, device="cpu")
-        examples = load_span_data(data)
+        examples = labelled_examples(load_span_data(data), whole_response)
+        cap_seed = 0
         if split == "calib":
             sp = det.meta.get("training", {}).get("split")
             if sp is None:
                 raise typer.BadParameter(f"{model} records no training split; use --split all "
                                          "with data the model was not trained on")
             _fit, examples, _dev = split_for_training(examples, sp["dev_fraction"], sp["seed"])
+            cap_seed = sp["seed"]  # with the cap `train` applied, its very calibration set
+        if max_per_dataset:
+            examples = capped(examples, max_per_dataset, cap_seed)
         if unit == "sentence" and not any(ex.has_spans for ex in examples):
             raise typer.BadParameter("--unit sentence needs span-labelled data")
         try:
@@ -245,7 +258,7 @@ def register(app: typer.Typer) -> None:
             wanted = sorted({det.model.resolve(layer) for layer in asked})
         except ValueError as exc:
             raise typer.BadParameter(str(exc), param_hint="--layers") from exc
-        found = calibrate(det, examples, wanted, progress=progress, unit=unit)
+        found = calibrate(det, examples, wanted, progress=progress, unit=unit, pool=pool)
         meta_path = model / GUARDRAIL_CONFIG
         meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
         thresholds = dict(meta.get("thresholds", {}))
@@ -256,7 +269,8 @@ def register(app: typer.Typer) -> None:
                 thresholds[str(layer)] = t
         meta["thresholds"] = thresholds
         meta["calibration"] = {
-            "unit": unit, "split": split, "data": data, "n_examples": len(examples),
+            "unit": unit, "pool": pool, "split": split, "data": data,
+            "whole_response": whole_response, "n_examples": len(examples),
             "n_hallucinated": sum(ex.hallucinated for ex in examples),
             "layers": {str(layer): {"threshold": round(t, 6), "f1": round(f1, 4)}
                        for layer, (t, f1) in found.items()}}

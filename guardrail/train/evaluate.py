@@ -75,9 +75,11 @@ def judged(det: Detector, examples: Sequence[Example], detections: Sequence[Dete
 
 
 def calibrate(det: Detector, examples: Sequence[Example], layers: Sequence[int],
-              progress: bool = True, unit: str = "example") -> dict[int, tuple[float, float]]:
+              progress: bool = True, unit: str = "example", pool: str = "all"
+              ) -> dict[int, tuple[float, float]]:
     """Best F1 threshold per exit layer on ``examples``: {layer: (t, f1)}, F1 counted per
-    example or per sentence (``unit``, see :func:`metrics.best_threshold`).
+    example or per sentence (``unit``) over all of them or as the mean over sources
+    (``pool``, see :func:`metrics.best_threshold`).
 
     Empty when there is nothing to calibrate on (the thresholds then stay as they are).
     """
@@ -86,5 +88,5 @@ def calibrate(det: Detector, examples: Sequence[Example], layers: Sequence[int],
         return found
     for layer in layers:
         detections, _ = detect_all(det, examples, exit_layer=layer, progress=progress)
-        found[layer] = metrics.best_threshold(list(examples), detections, unit)
+        found[layer] = metrics.best_threshold(list(examples), detections, unit, pool)
     return found

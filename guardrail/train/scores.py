@@ -209,35 +209,53 @@ def auroc(labels: Sequence[bool], scores: Sequence[float]) -> Optional[float]:
 
 
 def best_threshold(examples: Sequence[Example], detections: Sequence[Detection],
-                   unit: str = "example") -> tuple[float, float]:
+                   unit: str = "example", pool: str = "all") -> tuple[float, float]:
     """The threshold ``t`` maximising F1 at ``unit`` level; returns ``(t, f1)``.
 
     ``example``: an example is flagged iff any of its token probabilities is ``>= t``;
     ``sentence``: likewise each sentence of the span-labelled examples (what the proxy
     decides).  Candidates are the units' highest token probabilities; among equal F1 the
     highest threshold wins (fewest flags).
+
+    ``pool="all"`` counts every unit together, so the largest data set sets the
+    threshold; ``pool="source"`` maximises the mean of each source's F1 (a source is a
+    data set's family: ``toolctx/train/json-array`` counts as ``toolctx/train``), so one
+    threshold serves a small set as much as a large one.
     """
     _check(examples, detections)
+    if pool not in ("all", "source"):
+        raise ValueError(f"pool must be 'all' or 'source', got {pool!r}")
     if unit == "example":
         scores = np.asarray([max(d.token_probs, default=0.0) for d in detections], dtype=np.float64)
         gold = np.asarray([ex.hallucinated for ex in examples], dtype=bool)
+        names = [ex.dataset for ex in examples]
     elif unit == "sentence":
         gold, scores, _ = sentence_scores(examples, detections)
+        names = [ex.dataset for ex in examples if ex.has_spans
+                 for _ in sentence_bounds(ex.response)]
     else:
         raise ValueError(f"unit must be 'example' or 'sentence', got {unit!r}")
     if not scores.size:
         raise ValueError(f"best_threshold needs at least one {unit}")
-    order = np.argsort(-scores, kind="stable")
-    s, g = scores[order], gold[order]
-    tp = np.cumsum(g)
-    fp = np.cumsum(~g)
-    # only the last position of a run of equal scores is a threshold (ties flag together)
-    last = np.r_[s[1:] != s[:-1], True]
-    tp, fp, s = tp[last], fp[last], s[last]
-    fn = int(gold.sum()) - tp
-    f1 = np.where(tp > 0, 2 * tp / np.maximum(2 * tp + fp + fn, 1), 0.0)
-    best = int(np.flatnonzero(f1 == f1.max())[0])  # s is descending: first = highest threshold
-    return float(s[best]), float(f1[best])
+    cands = np.unique(scores)[::-1]  # descending: the first best is the highest threshold
+    if pool == "all":
+        f1 = _f1_at(cands, scores, gold)
+    else:
+        source = np.asarray(["/".join(n.split("/")[:2]) for n in names])
+        f1 = np.mean([_f1_at(cands, scores[source == s], gold[source == s])
+                      for s in np.unique(source)], axis=0)
+    best = int(np.flatnonzero(f1 == f1.max())[0])
+    return float(cands[best]), float(f1[best])
+
+
+def _f1_at(thresholds: np.ndarray, scores: np.ndarray, gold: np.ndarray) -> np.ndarray:
+    """F1 of flagging ``scores >= t`` for each ``t`` of ``thresholds``."""
+    pos = np.sort(scores[gold])
+    neg = np.sort(scores[~gold])
+    tp = pos.size - np.searchsorted(pos, thresholds, side="left")
+    fp = neg.size - np.searchsorted(neg, thresholds, side="left")
+    fn = pos.size - tp
+    return np.where(tp > 0, 2 * tp / np.maximum(2 * tp + fp + fn, 1), 0.0)
 
 
 def evaluate(examples: Sequence[Example], detections: Sequence[Detection], seconds: float) -> dict:
