@@ -35,6 +35,14 @@ def test_check_prints_the_guardrail_object():
     assert r.exit_code == (1 if g["hallucination_detected"] else 0)
 
 
+def test_check_prints_the_released_text_with_its_redaction_marker():
+    # a unit changed ("feet" for metres) is stopped; the marker is text, not rich markup
+    r = runner.invoke(app, ["check", "--context", '{"name": "Eiffel Tower", "height_m": 330}',
+                            "-a", "The Eiffel Tower is 330 feet tall."])
+    assert r.exit_code == 1, r.output
+    assert "released: The Eiffel Tower is [unsupported] feet tall." in r.output
+
+
 def test_check_and_serve_reject_bad_input(tmp_path):
     r = runner.invoke(app, ["check", "-a", "x"])
     assert r.exit_code == 2 and "--context" in r.output

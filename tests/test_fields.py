@@ -203,3 +203,21 @@ def test_a_time_or_date_is_not_taken_for_another_records_value():
     it is not read as Roma's 17:00 given to Polanco.  A year still is (above)."""
     ev = ContextEvidence.build([READINGS])
     assert ev.features("Polanco's 5 PM reading was moderate.").field_changed is None
+
+
+def test_a_yes_no_field_said_in_other_words():
+    ev = ContextEvidence.build([json.dumps({"name": "Cafe Luna", "open_now": False,
+                                            "in_stock": True, "on_time": False})])
+
+    def got(sentence):
+        f = ev.features(sentence)
+        return f.field_changed, f.field_agreed
+    # the key's word negated by an opposite, or said by another word
+    assert got("Cafe Luna is currently closed.") == (None, True)
+    assert got("Cafe Luna is open now.") == ("open now: false", False)
+    assert got("It is available.") == (None, True)
+    assert got("It is sold out.") == ("in stock: true", False)
+    assert got("The flight is delayed.") == (None, True)
+    assert got("The flight is on time.") == ("on time: false", False)
+    # an opposite of a word that is not the key's changes nothing
+    assert got("It has a private room.") == (None, False)

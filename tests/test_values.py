@@ -47,6 +47,21 @@ def test_durations_scales_and_counts():
     assert counts("- **Id:** F1\n- **Title:** Dune") == set()  # one record's fields
 
 
+def test_capital_scales_compound_number_words_and_per_cent():
+    def read(text):
+        return [(n.kind, n.value, n.percent) for n in numbers(text)]
+    assert read("Revenue was $1.2B on 3.4M users.") == [("number", 1.2e9, False),
+                                                       ("number", 3.4e6, False)]
+    assert read("It is 400m away.") == [("number", 400.0, False)]  # metres, not millions
+    assert read("thirty-five guests, twenty one stops") == [("count", 35.0, False),
+                                                           ("count", 21.0, False)]
+    assert read("sixty seats, thirty-something") == [("count", 60.0, False)]
+    assert read("up 12 per cent") == [("number", 12.0, True)]
+    ev = ContextEvidence.build([json.dumps({"market_cap": 1200000000, "guests": 35})])
+    assert _missing(ev, "Its market cap is $1.2B and thirty-five guests came.") == []
+    assert _missing(ev, "Thirty-six guests came.") == [("count", 36.0)]
+
+
 def test_a_time_or_date_is_checked_as_written_in_the_tool_result():
     ev = ContextEvidence.build([json.dumps(EVENTS)], "")
     assert _missing(ev, "The Budget Check-in starts at 1 PM on March 23.") == []

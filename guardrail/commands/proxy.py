@@ -177,7 +177,7 @@ def check(
 
         console = Console()
         console.print(verdict_table(result.report.to_json()))
-        console.print(f"released: {result.body['choices'][0]['message']['content']}")
+        console.print("released:", result.body['choices'][0]['message']['content'], markup=False)
     raise typer.Exit(1 if result.detected else 0)
 
 
@@ -248,6 +248,7 @@ def demo(
     """Stream a scripted hallucination through guardrail, on loopback, and show verdicts."""
     import yaml
     from rich.console import Console
+    from rich.markup import escape
     from rich.panel import Panel
 
     from guardrail.config import GuardrailConfig
@@ -264,8 +265,8 @@ def demo(
     messages = data["conversation"]
     for m in messages:
         if m["role"] == "tool":
-            console.print(Panel(m["content"], title="tool result (the grounding context)"))
-    console.print(f"[bold]user:[/] {[m for m in messages if m['role'] == 'user'][-1]['content']}")
+            console.print(Panel(escape(m["content"]), title="tool result (the grounding context)"))
+    console.print(f"[bold]user:[/] {escape([m for m in messages if m['role'] == 'user'][-1]['content'])}")
     with console.status("loading the detector..."):
         cfg = GuardrailConfig.model_validate({"detector": {"model": model},
                                               "policy": {"action": action}})
@@ -313,7 +314,7 @@ def _content(chunk: dict) -> str:
 def _show_direct(console, url: str, messages: list, model: str) -> None:
     console.rule("the LLM, direct (unchecked)")
     for chunk in _stream_chunks(url, messages, model):
-        console.print(_content(chunk), end="", style="dim")
+        console.print(_content(chunk), end="", style="dim", markup=False)
     console.print()
 
 

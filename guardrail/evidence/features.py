@@ -26,6 +26,7 @@ from guardrail.evidence import values as V
 from guardrail.evidence.fields import FieldCheck, Fields
 from guardrail.evidence.values import Number, StoredValues, numbers
 from guardrail.evidence.render import render
+from guardrail.evidence.units import Quantities
 
 STOPWORDS = frozenset("""
 a about above after again against all also am an and any are aren't as at be because been
@@ -166,6 +167,7 @@ class ContextEvidence:
         self._record_values = {r: StoredValues.union([per_line[i] for i in idx])
                                for r, idx in by_record.items()}
         self.fields = Fields(lines, self._records, stem, STOPWORDS) if structured else None
+        self.quantities = Quantities(lines)
         self._ask(question)
 
     def _ask(self, question: str) -> None:
@@ -187,7 +189,10 @@ class ContextEvidence:
         """``before``: the answer up to the sentence; a sentence that opens with a
         pronoun ("It costs ...") is about the record the sentence before it named."""
         nums = numbers(sentence)
-        missing = tuple(n for n in nums if not (self.stored.has(n) or self.asked.has(n)))
+        units = self.quantities.check(sentence, nums,
+                                      lambda n: self.stored.has(n) or self.asked.has(n))
+        missing = tuple(n for n in nums if n.start in units.changed_at or n.start not in
+                        units.converted and not (self.stored.has(n) or self.asked.has(n)))
         words = content_words(sentence)
         stems = [stem(w) for w in words]
         known = self.stems | self.question_stems
@@ -217,8 +222,8 @@ class ContextEvidence:
         return SentenceEvidence(
             len(nums), missing, len(words), found / len(stems) if stems else 1.0, best,
             line, len(names), missing_names, mismatch, self.stored.any, gap, check.changed,
-            check.agreed, line if line and best >= 0.5 and _changed(sentence, missing, line)
-            else None)
+            check.agreed, units.changed or (line if line and best >= 0.5 and _changed(
+                sentence, missing, line) else None))
 
     def _record_hits(self, stems: Sequence[str], nums: Sequence[Number]
                      ) -> tuple[list[set[int]], dict[int, float]]:

@@ -22,8 +22,9 @@ import re
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Optional, Sequence
 
+from guardrail.evidence import units
 from guardrail.evidence.currency import mentioned
-from guardrail.evidence.values import Number, StoredValues
+from guardrail.evidence.values import Number, StoredValues, numbers
 
 _PART_SPLIT = re.compile(r";\s+|\s+·\s+")
 # a key, or a path of keys ("a > b > key", each up to 60 characters): deep JSON paths
@@ -46,6 +47,17 @@ NEGATIONS = frozenset("not no never none without isn't wasn't aren't weren't doe
                       "didn't cannot can't won't hasn't haven't hadn't non lacks lack "
                       "lacking excludes excluded".split())
 _CLAUSE = re.compile(r",\s+|;\s+|\s+(?:but|and|while|whereas|although)\s+", re.I)
+# a yes/no key's value in other words: its word negated (``open: false`` -> "closed") or
+# said another way (``in stock: true`` -> "available"); a phrase counts as one word
+_PHRASES = re.compile(r"\b(sold out|out of stock|on time)\b", re.I)
+OPPOSITES = {"closed": "open", "shut": "open", "offline": "online", "inactive": "active",
+             "deactivated": "active", "suspended": "active", "disabled": "enabled",
+             "unpaid": "paid", "overdue": "paid", "private": "public", "optional": "required",
+             "excluded": "included", "expired": "valid", "delayed": "on_time",
+             "sold_out": "in_stock", "out_of_stock": "in_stock", "unavailable": "available",
+             "faulty": "working", "broken": "working", "unlocked": "locked"}
+SAME = {"available": "in_stock", "on_time": "punctual", "punctual": "on_time",
+        "working": "operational", "operational": "working", "currently": "now"}
 _WORDS = re.compile(r"[A-Za-z][A-Za-z'’]*|\d+(?:[.,:]\d+)*")
 _NEG_PREFIX = re.compile(r"^(?:un|non|in)(?=[a-z]{5})", re.I)
 
@@ -63,6 +75,7 @@ class Field:
     line: int
     record: int
     listed: bool               # one of several values of its key in its record
+    unit: Optional[units.Unit] = None  # "height m: 330", "weight: 7300 kg"
 
 
 @dataclass(frozen=True)
@@ -93,6 +106,7 @@ def _key_stems(key: str, stem: Stem, stopwords: frozenset[str]) -> frozenset[str
             return frozenset()
         found = frozenset(stem(w) for w in words if len(w) > 1 and not w[0].isdigit()
                           and w.lower() not in GENERIC and w.lower() not in UNITS
+                          and w.lower() not in units.UNITS
                           and w.lower() not in stopwords)
         if found:
             return found
@@ -140,9 +154,12 @@ class Fields:
             if not key or v.lower() in NULLS:
                 continue
             self._key_words.setdefault(k.lower(), set()).update(words)
+            unit = next((u for n in numbers(v) if (u := units.unit_after(v, n))), None) \
+                if any(c.isdigit() for c in v) else None
             self.fields.append(Field(key, k.lower(), v, FLAGS.get(v.lower()),
                                      StoredValues.of(v), words, i, r,
-                                     per_record[(k.lower(), r)] > 1))
+                                     per_record[(k.lower(), r)] > 1,
+                                     unit or units.key_unit(path)))
             j = len(self.fields) - 1
             for s in key:
                 self._by_prefix.setdefault(s[:4], []).append(j)
@@ -161,6 +178,11 @@ class Fields:
         words = _WORDS.findall(sentence.replace("-", " "))
         stems = {self.stem(w) for w in words if not w[0].isdigit()}
         negated = {self.stem(_NEG_PREFIX.sub("", w)) for w in words if _NEG_PREFIX.match(w)}
+        said = re.findall(r"[a-z]+(?:_[a-z]+)*", _PHRASES.sub(
+            lambda m: m[1].replace(" ", "_"), sentence.lower()))
+        for w in said:  # "closed" names ``open`` negated, "available" names ``in stock``
+            negated |= {self.stem(k) for k in OPPOSITES.get(w, "").split("_") if len(k) > 2}
+            stems |= {self.stem(k) for k in SAME.get(w, "").split("_") if len(k) > 2}
         names = {self.stem(w) for i, w in enumerate(words) if i and w[0].isupper()
                  and w.lower() not in CALENDAR}
         candidates = {j for s in stems | negated for j in self._by_prefix.get(s[:4], ())}
@@ -243,6 +265,12 @@ class Fields:
             mine = [n for n in nums if _comparable(n, f.values)]
             if not mine:
                 return None
+            said = [(n, u) for n in mine if f.unit and (u := units.unit_after(sentence, n))
+                    and u.dim == f.unit.dim]
+            if said:  # "1,083 feet" for ``height m: 330``; "330 feet" is another value
+                if any(units.close(n, u, v, f.unit) for n, u in said for v in f.values.numbers):
+                    return True
+                return None if all(u.ambiguous for _, u in said) else False
             if any(f.values.has(n) for n in mine):
                 return True
             # another field of the record holds it: the sentence is about that one (a

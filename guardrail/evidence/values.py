@@ -207,20 +207,26 @@ def is_key_value(text: str) -> bool:
 
 _NUMBER = re.compile(
     r"(?<![\w.])(?P<sign>[-−])?[$€£¥]?(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
-    r"(?:\s*(?P<scale>thousand|million|billion|trillion)\b|(?P<abbr>k|bn|mn)\b)?"
-    r"(?P<pct>\s*%| percent)?",
+    r"(?:\s*(?P<scale>thousand|million|billion|trillion)\b|(?P<abbr>k|bn|mn)\b"
+    r"|(?P<cap>(?-i:[MB]))\b)?"  # "$1.2B", "3.4M users": capitals only ("400m" is metres)
+    r"(?P<pct>\s*%| percent| per cent)?",
     re.I)
-_SCALES = {"thousand": 1e3, "k": 1e3, "million": 1e6, "mn": 1e6, "billion": 1e9,
-           "bn": 1e9, "trillion": 1e12}
+_SCALES = {"thousand": 1e3, "k": 1e3, "million": 1e6, "mn": 1e6, "m": 1e6, "billion": 1e9,
+           "bn": 1e9, "b": 1e9, "trillion": 1e12}
 _WORD_NUMBERS = {w: float(i) for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
     "fifteen sixteen seventeen eighteen nineteen twenty".split()) if i >= 2}
-_WORD_NUMBERS.update(thirty=30.0, forty=40.0, fifty=50.0, hundred=100.0, dozen=12.0)
-_NUMBER_WORD = re.compile(r"\b(" + "|".join(_WORD_NUMBERS) + r")\b", re.I)
+_TENS = {w: 10.0 * i for i, w in enumerate(
+    "twenty thirty forty fifty sixty seventy eighty ninety".split(), start=2)}
+_WORD_NUMBERS.update(_TENS, hundred=100.0, dozen=12.0)
+_ONES = "one two three four five six seven eight nine".split()
+# "thirty-five" is 35, not the count five
+_NUMBER_WORD = re.compile(r"\b(?:(" + "|".join(_TENS) + r")[- ](" + "|".join(_ONES) + r")|("
+                          + "|".join(_WORD_NUMBERS) + r"))\b", re.I)
 _ANY_VALUE = re.compile(r"\d|noon|midday|midnight|" + "|".join(
     w for w in ("two three four five six seven eight nine ten eleven twelve thirteen "
                 "fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty "
-                "forty fifty hundred dozen").split()), re.I)
+                "forty fifty sixty seventy eighty ninety hundred dozen").split()), re.I)
 _SCALE_OF = re.compile(r"(\bout of\s+|\d\s*/\s*)$", re.I)
 _HEDGES = re.compile(r"\b(about|around|approximately|roughly|nearly|almost|over|under|"
                      r"more than|less than|some|close to|just over|just under|~)\s*$", re.I)
@@ -259,7 +265,7 @@ def numbers(text: str) -> list[Number]:
             continue
         decimals = len(raw.split(".")[1]) if "." in raw else 0
         unit = 10.0 ** -decimals
-        scale = m["scale"] or m["abbr"]
+        scale = m["scale"] or m["abbr"] or m["cap"]
         if scale:
             f = _SCALES[scale.lower()]
             v, unit = v * f, unit * f
@@ -268,9 +274,13 @@ def numbers(text: str) -> list[Number]:
         hedged = bool(_HEDGES.search(text[max(0, m.start() - 16):m.start()]))
         out.append(Number(v, m.start(), m.end(), unit / 2, hedged, bool(m["pct"])))
     for m in _NUMBER_WORD.finditer(text):  # "four events" (not "one": "one of the ...")
-        if not text[m.end():m.end() + 3].startswith((" of", "-")):
-            out.append(Number(_WORD_NUMBERS[m[1].lower()], m.start(), m.end(), 0.5, False,
-                              False, "count"))
+        if m[1]:
+            value = _WORD_NUMBERS[m[1].lower()] + _ONES.index(m[2].lower()) + 1
+        elif text[m.end():m.end() + 3].startswith((" of", "-")):
+            continue
+        else:
+            value = _WORD_NUMBERS[m[3].lower()]
+        out.append(Number(value, m.start(), m.end(), 0.5, False, False, "count"))
     return sorted(out, key=lambda n: n.start)
 
 

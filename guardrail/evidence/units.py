@@ -1,0 +1,222 @@
+"""Units of measure: a value converted ("330 m" -> "1,083 feet") or given another unit.
+
+    unit_after(text, number)    the unit written after a value: "330 metres", "25 °C"
+    key_unit(key)               the unit a tool result's key names: ``height_m``, "High (°C)"
+    Quantities(lines)           once per grounding: every value with a unit, by line
+    quantities.check(s, nums)   -> UnitCheck: values found converted, a unit changed
+
+Assistants convert what a tool returns (``"height_m": 330`` -> "about 1,083 feet tall",
+``"high_c": 25`` -> "77 °F"), and a value the context lacks looks made up to the value
+lookups of features.py.  The reverse is a real hallucination that those lookups pass:
+the number is right and the unit is not ("330 feet", "7,300 kilograms" against
+``weight_tonnes: 7300``).  Only units of one dimension are compared; a unit that names
+two things ("pounds": mass or money) converts but never counts as changed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+from guardrail.evidence.values import Number, numbers
+
+
+@dataclass(frozen=True)
+class Unit:
+    name: str
+    dim: str
+    factor: float           # to the dimension's base unit
+    offset: float = 0.0     # temperatures: base = value * factor + offset
+    ambiguous: bool = False
+
+    def to(self, value: float, other: "Unit") -> float:
+        return (value * self.factor + self.offset - other.offset) / other.factor
+
+
+_ROWS = (  # dimension, name, base factor, spellings (lower case; "|" between them)
+    ("length", "mm", 1e-3, "mm|millimeter|millimetre"),
+    ("length", "cm", 1e-2, "cm|centimeter|centimetre"),
+    ("length", "m", 1.0, "m|meter|metre"),
+    ("length", "km", 1e3, "km|kilometer|kilometre"),
+    ("length", "in", 0.0254, "inch|inches"),
+    ("length", "ft", 0.3048, "ft|foot|feet"),
+    ("length", "yd", 0.9144, "yd|yard"),
+    ("length", "mi", 1609.344, "mi|mile"),
+    ("mass", "mg", 1e-6, "mg|milligram"),
+    ("mass", "g", 1e-3, "g|gram"),
+    ("mass", "kg", 1.0, "kg|kgs|kilogram|kilo"),
+    ("mass", "t", 1e3, "tonne|metric ton|metric tons"),
+    ("mass", "lb", 0.45359237, "lb|lbs"),
+    ("mass", "oz", 0.028349523, "oz|ounce"),
+    ("volume", "ml", 1e-3, "ml|milliliter|millilitre"),
+    ("volume", "l", 1.0, "l|liter|litre"),
+    ("volume", "gal", 3.785411784, "gal|gallon"),
+    ("speed", "km/h", 1.0, "km/h|kph|kmh|kilometer per hour|kilometre per hour"),
+    ("speed", "mph", 1.609344, "mph|mile per hour"),
+    ("speed", "m/s", 3.6, "m/s|meter per second|metre per second"),
+    ("speed", "kn", 1.852, "knot|kt|kn"),
+    ("data", "kb", 1e3, "kb|kilobyte"),
+    ("data", "mb", 1e6, "mb|megabyte"),
+    ("data", "gb", 1e9, "gb|gigabyte"),
+    ("data", "tb", 1e12, "tb|terabyte"),
+    ("area", "m2", 1.0, "m²|m2|sq m|sqm|square meter|square metre"),
+    ("area", "km2", 1e6, "km²|km2|sq km|square kilometer|square kilometre"),
+    ("area", "ft2", 0.09290304, "ft²|sq ft|sqft|square feet|square foot"),
+    ("area", "ha", 1e4, "ha|hectare"),
+    ("area", "acre", 4046.8564224, "acre"),
+    ("concentration", "ug/m3", 1.0, "µg/m³|μg/m³|ug/m3|µg/m3|μg/m3|ug/m³|"
+     "microgram per cubic meter|microgram per cubic metre"),
+    ("concentration", "mg/m3", 1e3, "mg/m³|mg/m3|milligram per cubic meter|"
+     "milligram per cubic metre"),
+    ("power", "w", 1.0, "w|watt"),
+    ("power", "kw", 1e3, "kw|kilowatt"),
+    ("power", "hp", 745.6998716, "hp|horsepower"),
+    ("energy", "kwh", 1.0, "kwh|kilowatt-hour|kilowatt-hours|kilowatt hour"),
+    ("energy", "wh", 1e-3, "wh|watt-hour|watt hour"),
+    ("temperature", "°c", 1.0, "°c|ºc|° c|degrees c|degrees celsius|celsius|"
+     "degrees centigrade"),
+    ("temperature", "°f", 5 / 9, "°f|ºf|° f|degrees f|degrees fahrenheit|fahrenheit"),
+    ("temperature", "k", 1.0, "kelvin"),
+)
+_OFFSETS = {"°f": -160 / 9, "k": -273.15}
+_AMBIGUOUS = {"pound": ("lb", "mass", 0.45359237),   # mass, or money
+              "ton": ("t", "mass", 1e3)}             # metric or short
+
+
+def _plural(spelling: str) -> Optional[str]:
+    """"mile per hour" -> "miles per hour", "kilogram" -> "kilograms"; None for a
+    symbol or a word without a plural in "s" ("°c", "feet", "celsius")."""
+    head, sep, rest = spelling.partition(" per ")
+    words = head.split(" ")
+    last = words[-1]
+    if len(last) < 4 or not last.isalpha() or last.endswith(
+            ("s", "ft", "feet", "foot", "celsius", "fahrenheit", "centigrade")):
+        return None
+    words[-1] += "es" if last.endswith("ch") else "s"
+    return " ".join(words) + sep + rest
+
+
+def _table() -> dict[str, Unit]:
+    table: dict[str, Unit] = {}
+    for dim, name, factor, spellings in _ROWS:
+        unit = Unit(name, dim, factor, _OFFSETS.get(name, 0.0))
+        for s in spellings.split("|"):
+            table[s] = unit
+            if (plural := _plural(s)) is not None:
+                table[plural] = unit
+    for s, (name, dim, factor) in _AMBIGUOUS.items():
+        table[s] = table[s + "s"] = Unit(name, dim, factor, ambiguous=True)
+    return table
+
+
+UNITS = _table()
+_AFTER = re.compile(r"\s?-?\s?(" + "|".join(
+    re.escape(s) for s in sorted(UNITS, key=len, reverse=True)) + r")(?![\w²³])", re.I)
+_WORDY = re.compile(r"[a-z]{2,}")
+# letters that are units only in a key ("height_m", "high_c"), never after a number in prose
+_KEY_ONLY = {"c": "°c", "f": "°f", "t": "tonne", "m": "m", "l": "l", "w": "w", "g": "g"}
+_TEMPERATURE = re.compile(r"\b(temp|temperature|high|low|max|min|feels|dew|air|water|avg|mean)\b")
+_NOT_METRES = re.compile(r"\b(time|duration|runtime|delay|wait|eta|age|interval)\b")
+
+
+def unit_after(text: str, n: Number) -> Optional[Unit]:
+    """The unit written right after the value ``n`` of ``text``, if any: "330 metres",
+    "330m", "25 °C", "77 degrees Fahrenheit", "60 mph", "13 µg/m³"."""
+    if n.kind != "number" or n.percent:
+        return None
+    m = _AFTER.match(text, n.end)
+    if not m:
+        return None
+    word = m[1].lower()
+    if len(word) == 1 and (word not in ("m", "g") or text[m.start(1) - 1:m.start(1)] == "-"):
+        return None  # "5 l" or "a 3-g" are rare; "in", "t", "c" are other words in prose
+    return UNITS.get(word)
+
+
+def key_unit(key: str) -> Optional[Unit]:
+    """The unit the key of a ``key: value`` line names: the last words of its last
+    segment ("height m", "forecast > high c", "weight in kg") or its brackets
+    ("High (°C)", "wind (km/h)")."""
+    segment = key.rsplit(" > ", 1)[-1].lower().strip()
+    inside = re.findall(r"\(([^)]*)\)", segment)
+    if inside:
+        return UNITS.get(inside[-1].strip())
+    words = segment.replace("_", " ").split()
+    for n in (3, 2, 1):
+        if len(words) > n:
+            tail = " ".join(words[-n:])
+            if n == 1 and tail in _KEY_ONLY:
+                rest = " ".join(words[:-1])
+                if tail in "cf" and not _TEMPERATURE.search(rest) or \
+                        tail == "m" and _NOT_METRES.search(rest):
+                    return None
+                return UNITS[_KEY_ONLY[tail]]
+            if (unit := UNITS.get(tail)) is not None and _WORDY.search(tail) or n == 1 and unit:
+                return unit
+    return None
+
+
+def close(said: Number, unit: Unit, value: float, value_unit: Unit) -> bool:
+    """``value`` in ``value_unit``, converted, is what ``said`` (in ``unit``) states:
+    within the written precision, 1 % (a converted value is rounded), or 10 % when
+    hedged ("about 1,100 feet")."""
+    if unit.dim != value_unit.dim:
+        return False
+    v = value_unit.to(value, unit)
+    tol = max(said.precision, 1e-9 * abs(v))
+    if unit.name != value_unit.name:
+        tol = max(tol, 0.01 * abs(v))
+    if said.hedged:
+        tol = max(tol, 0.1 * abs(v))
+    return abs(v - said.value) <= tol
+
+
+@dataclass(frozen=True)
+class UnitCheck:
+    converted: frozenset[int] = frozenset()   # starts of values found in another unit
+    changed: Optional[str] = None             # the line stating its number in another unit
+    changed_at: frozenset[int] = frozenset()  # starts of values given another unit
+
+
+class Quantities:
+    """Every value of a grounding that carries a unit: written after it ("330 m") or
+    named by its key (``height m: 330``)."""
+
+    def __init__(self, lines: Sequence[str]):
+        self.lines = lines
+        self.found: list[tuple[float, Unit, int]] = []  # value, unit, line
+        for i, line in enumerate(lines):
+            if not any(c.isdigit() for c in line):
+                continue
+            for part in re.split(r";\s+|\s+·\s+", line):
+                key, sep, value = part.rpartition(": ")
+                of_key = key_unit(key) if sep else None
+                for n in numbers(value if sep else part):
+                    unit = unit_after(value if sep else part, n) or (
+                        of_key if n.kind == "number" and not n.percent else None)
+                    if unit is not None:
+                        self.found.append((n.value, unit, i))
+
+    def check(self, sentence: str, nums: Sequence[Number], stated) -> UnitCheck:
+        """``stated(n)``: the context holds the number ``n`` as written (any unit).  A
+        value it lacks that a value of the context converts to is found; a value it holds
+        in units of the same dimension only, none of them the sentence's, is changed."""
+        if not self.found:
+            return UnitCheck()
+        converted, changed, changed_at = set(), None, set()
+        for n in nums:
+            unit = unit_after(sentence, n)
+            if unit is None:
+                continue
+            same = [(v, u, i) for v, u, i in self.found if u.dim == unit.dim]
+            if any(close(n, unit, v, u) for v, u, _ in same):
+                if not stated(n) or not any(u.name == unit.name for _, u, _ in same):
+                    converted.add(n.start)
+                continue
+            equal = [(u, i) for v, u, i in self.found if abs(v - n.value) <= n.precision]
+            if not unit.ambiguous and equal and stated(n) and all(
+                    u.dim == unit.dim and u.name != unit.name for u, _ in equal):
+                changed = changed or self.lines[equal[0][1]]
+                changed_at.add(n.start)
+        return UnitCheck(frozenset(converted), changed, frozenset(changed_at))

@@ -1,0 +1,113 @@
+"""Units of measure (guardrail.evidence.units): a value converted is found, a value given
+another unit is changed, read through ContextEvidence as the judge reads it."""
+
+import json
+
+import pytest
+
+from guardrail.evidence.features import ContextEvidence
+from guardrail.evidence.judge import explain
+from guardrail.evidence.units import Quantities, close, key_unit, unit_after
+from guardrail.evidence.values import numbers
+
+TOWER = json.dumps({"name": "Eiffel Tower", "height_m": 330, "weight_tonnes": 7300,
+                    "forecast": {"high_c": 25, "low_c": 14}, "pm25": "13 µg/m³"})
+
+
+def unit_of(text: str):
+    (n,) = [n for n in numbers(text) if n.kind == "number"]
+    u = unit_after(text, n)
+    return u and u.name
+
+
+@pytest.mark.parametrize("text, unit", [
+    ("The tower is 330 metres tall.", "m"), ("a 330-metre tower", "m"), ("It is 330m.", "m"),
+    ("about 1,083 feet", "ft"), ("It was 25 °C.", "°c"), ("77 degrees Fahrenheit", "°f"),
+    ("90 milligrams per cubic meter", "mg/m3"), ("13 µg/m³ of fine particles", "ug/m3"),
+    ("16 million pounds", "lb"), ("60 mph", "mph"), ("3 miles per hour", "mph"),
+    ("4 GB of RAM", "gb"), ("5 km away", "km"), ("2 hectares", "ha"),
+    # not units: a preposition, a bare degree, a count
+    ("5 in the morning", None), ("It was 25° out.", None), ("12 stores", None),
+])
+def test_the_unit_written_after_a_value(text, unit):
+    assert unit_of(text) == unit
+
+
+@pytest.mark.parametrize("key, unit", [
+    ("height m", "m"), ("forecast > high c", "°c"), ("forecast > low temp f", "°f"),
+    ("high (°c)", "°c"), ("wind (km/h)", "km/h"), ("weight tonnes", "t"),
+    ("weight in kg", "kg"), ("distance km", "km"), ("size gb", "gb"),
+    # a letter is a unit only where the key says what it measures
+    ("grade c", None), ("duration m", None), ("name", None), ("pm25", None), ("m", None),
+])
+def test_the_unit_a_key_names(key, unit):
+    u = key_unit(key)
+    assert (u and u.name) == unit
+
+
+def test_close_converts_within_the_written_precision_or_one_percent():
+    def said(text):
+        (n,) = [n for n in numbers(text) if n.kind == "number"]
+        return n, unit_after(text, n)
+    m = unit_after("1 m", numbers("1 m")[0])
+    c = unit_after("1 °C", numbers("1 °C")[0])
+    assert close(*said("1,083 feet"), 330, m)        # 1,082.68
+    assert close(*said("1,080 feet"), 330, m)        # rounded: within 1 %
+    assert not close(*said("1,200 feet"), 330, m)
+    assert close(*said("about 1,150 feet"), 330, m)  # hedged: within 10 %
+    assert close(*said("77 °F"), 25, c) and close(*said("298 kelvin"), 25, c)
+    assert not close(*said("25 °F"), 25, c)
+    assert not close(*said("330 kg"), 330, m)        # another dimension never matches
+
+
+def test_quantities_find_a_converted_value_and_a_changed_unit():
+    lines = ["height m: 330", "weight tonnes: 7300", "pm25: 13 µg/m³", "floors: 3"]
+    q = Quantities(lines)
+    stated = {330.0, 7300.0, 13.0, 3.0}
+
+    def check(sentence):
+        return q.check(sentence, numbers(sentence), lambda n: n.value in stated)
+    assert check("It is about 1,083 feet tall.").converted and not check(
+        "It is about 1,083 feet tall.").changed
+    assert check("It is 330 m tall.") == check("It is 330 metres tall.")  # as written
+    got = check("It is 330 feet tall.")
+    assert got.changed == "height m: 330" and got.changed_at and not got.converted
+    assert check("It weighs 7,300 kilograms.").changed == "weight tonnes: 7300"
+    assert check("It logged 13 mg/m³ of fine particles.").changed == "pm25: 13 µg/m³"
+    # "pounds" may be money: converted when it fits, never a changed unit
+    assert check("It weighs about 16 million pounds.").converted
+    assert check("It weighs 7,300 pounds.").changed is None
+    # a number whose context value has no unit, or one of another dimension: no verdict
+    assert check("It has 3 km of corridors.").changed is None
+
+
+def test_a_tool_result_converted_by_the_answer_is_supported_and_a_changed_unit_is_not():
+    ev = ContextEvidence.build([TOWER], "Tell me about the tower")
+    for ok in ("The Eiffel Tower is about 1,083 feet tall.", "It weighs about 16 million pounds.",
+               "The forecast high is 77 degrees Fahrenheit.", "Its height is 1,083 feet.",
+               "The tower is 330 meters tall."):
+        got = ev.features(ok)
+        assert not got.missing_numbers and got.line_changed is None, ok
+        assert got.field_changed is None, ok
+    for bad, line in (("The Eiffel Tower is 330 feet tall.", "height m: 330"),
+                      ("It weighs 7,300 kilograms.", "weight tonnes: 7300"),
+                      ("The forecast high is 25 degrees Fahrenheit.", "forecast > high c: 25"),
+                      ("Its height is 330 feet.", "height m: 330")):
+        got = ev.features(bad)
+        assert got.missing_numbers, bad
+        assert line in (got.line_changed, got.field_changed), bad
+        assert explain(got, 0.5).kind == "contradicted", bad
+
+
+def test_a_prose_context_in_metres_supports_feet():
+    ev = ContextEvidence.build(["The Eiffel Tower is 330 metres tall. It opened in 1889."])
+    assert not ev.features("It is roughly 1,080 feet tall.").missing_numbers
+    changed = ev.features("It is 330 feet tall.")
+    assert changed.line_changed == "The Eiffel Tower is 330 metres tall."
+
+
+def test_a_named_field_compares_values_in_its_unit():
+    ev = ContextEvidence.build([json.dumps([{"city": "Lyon", "wind_kmh": 20},
+                                            {"city": "Nice", "wind_kmh": 32}])])
+    assert ev.features("In Lyon the wind is about 12 mph.").field_changed is None
+    assert ev.features("In Lyon the wind is 20 mph.").field_changed == "item 1 > wind kmh: 20"
