@@ -39,6 +39,8 @@ def test_the_unit_written_after_a_value(text, unit):
     ("weight in kg", "kg"), ("distance km", "km"), ("size gb", "gb"),
     # a letter is a unit only where the key says what it measures
     ("grade c", None), ("duration m", None), ("name", None), ("pm25", None), ("m", None),
+    # a parent names the unit of every key under it; its letters do not count
+    ("dimensions cm > height", "cm"), ("specs > size m > width", None),
 ])
 def test_the_unit_a_key_names(key, unit):
     u = key_unit(key)
@@ -111,3 +113,12 @@ def test_a_named_field_compares_values_in_its_unit():
                                             {"city": "Nice", "wind_kmh": 32}])])
     assert ev.features("In Lyon the wind is about 12 mph.").field_changed is None
     assert ev.features("In Lyon the wind is 20 mph.").field_changed == "item 1 > wind kmh: 20"
+
+
+def test_a_share_of_a_unit_said_in_words():
+    ev = ContextEvidence.build([json.dumps({"hotel": "Casa Azul", "distance_to_center_km": 1.2,
+                                            "dimensions_cm": {"height": 104}})])
+    assert not ev.features("It is roughly three quarters of a mile from the centre."
+                           ).missing_numbers
+    assert not ev.features("It is about 41 inches tall.").missing_numbers
+    assert ev.features("It is about 50 inches tall.").missing_numbers

@@ -57,6 +57,8 @@ def test_capital_scales_compound_number_words_and_per_cent():
                                                            ("count", 21.0, False)]
     assert read("sixty seats, thirty-something") == [("count", 60.0, False)]
     assert read("up 12 per cent") == [("number", 12.0, True)]
+    assert read("zero fees") == [("count", 0.0, False)]
+    assert read("two thirds of the votes") == [("number", 2 / 3, False)]  # not the count 2
     ev = ContextEvidence.build([json.dumps({"market_cap": 1200000000, "guests": 35})])
     assert _missing(ev, "Its market cap is $1.2B and thirty-five guests came.") == []
     assert _missing(ev, "Thirty-six guests came.") == [("count", 36.0)]

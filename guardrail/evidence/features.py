@@ -5,12 +5,11 @@
     evidence.features(sentence)                  -> SentenceEvidence (numbers, words, lines)
 
 The detector reads tokens; these features read values.  A sentence whose every number
-is in the context (after normalisation: ``1,200`` = ``1200``, ``about 1.2 million`` ~
-``1,234,567``, ``25%`` = ``0.25``) and whose content words stand together in one line
-of the context is very likely supported, whatever its wording; a sentence with a number
-the context lacks is very likely not.  The judge (judge.py) weighs these against the
-detector's token probabilities.  RAGulator uses the same kind of features in its
-sentence-level meta-classifier.
+is in the context (normalised: ``1,200`` = ``1200``, ``about 1.2 million`` ~ ``1,234,567``,
+``25%`` = ``0.25``; converted, units.py; worked out, arithmetic.py) and whose content
+words stand together in one context line is very likely supported, whatever its
+wording; one with a number the context lacks is very likely not.  The judge (judge.py)
+weighs these against the detector's token probabilities, as RAGulator does.
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from guardrail.evidence import values as V
+from guardrail.evidence.arithmetic import derived
 from guardrail.evidence.fields import FieldCheck, Fields
 from guardrail.evidence.values import Number, StoredValues, numbers
 from guardrail.evidence.render import render
@@ -180,6 +180,9 @@ class ContextEvidence:
         ev._ask(question)
         return ev
 
+    def _stated(self, n: Number) -> bool:
+        return self.stored.has(n) or self.asked.has(n)
+
     def copied(self, sentence: str) -> bool:
         """The sentence stands word for word in the grounding (six words or more)."""
         flat = _flat(sentence)
@@ -189,10 +192,10 @@ class ContextEvidence:
         """``before``: the answer up to the sentence; a sentence that opens with a
         pronoun ("It costs ...") is about the record the sentence before it named."""
         nums = numbers(sentence)
-        units = self.quantities.check(sentence, nums,
-                                      lambda n: self.stored.has(n) or self.asked.has(n))
-        missing = tuple(n for n in nums if n.start in units.changed_at or n.start not in
-                        units.converted and not (self.stored.has(n) or self.asked.has(n)))
+        units = self.quantities.check(sentence, nums, self._stated)
+        missing = tuple(n for n in nums if n.start in units.changed_at or not (
+            n.start in units.converted or self._stated(n)
+            or derived(sentence, n, self.stored.numbers, self.stored.times)))
         words = content_words(sentence)
         stems = [stem(w) for w in words]
         known = self.stems | self.question_stems
@@ -328,8 +331,7 @@ def _names(text: str) -> list[str]:
 
 
 def _words(text: str) -> list[str]:
-    """Stems of every content word, the first included: which record a sentence is
-    about (words that every record holds, such as keys, weigh next to nothing)."""
+    """Stems of every content word, the first included (which record a sentence is about)."""
     return [stem(w) for w in content_words(text)]
 
 

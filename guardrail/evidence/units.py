@@ -111,7 +111,7 @@ def _table() -> dict[str, Unit]:
 
 
 UNITS = _table()
-_AFTER = re.compile(r"\s?-?\s?(" + "|".join(
+_AFTER = re.compile(r"\s?-?\s?(?:of an? )?(" + "|".join(
     re.escape(s) for s in sorted(UNITS, key=len, reverse=True)) + r")(?![\w²³])", re.I)
 _WORDY = re.compile(r"[a-z]{2,}")
 # letters that are units only in a key ("height_m", "high_c"), never after a number in prose
@@ -138,7 +138,14 @@ def key_unit(key: str) -> Optional[Unit]:
     """The unit the key of a ``key: value`` line names: the last words of its last
     segment ("height m", "forecast > high c", "weight in kg") or its brackets
     ("High (°C)", "wind (km/h)")."""
-    segment = key.rsplit(" > ", 1)[-1].lower().strip()
+    segments = key.lower().split(" > ")
+    return next((u for i, s in enumerate(reversed(segments))
+                 if (u := _segment_unit(s.strip(), last=i == 0)) is not None), None)
+
+
+def _segment_unit(segment: str, last: bool) -> Optional[Unit]:
+    """The unit one segment of a key path names ("dimensions cm > height": the parent
+    names it for every key under it; a unit letter counts in the last segment only)."""
     inside = re.findall(r"\(([^)]*)\)", segment)
     if inside:
         return UNITS.get(inside[-1].strip())
@@ -146,13 +153,14 @@ def key_unit(key: str) -> Optional[Unit]:
     for n in (3, 2, 1):
         if len(words) > n:
             tail = " ".join(words[-n:])
-            if n == 1 and tail in _KEY_ONLY:
+            if n == 1 and tail in _KEY_ONLY and last:
                 rest = " ".join(words[:-1])
                 if tail in "cf" and not _TEMPERATURE.search(rest) or \
                         tail == "m" and _NOT_METRES.search(rest):
                     return None
                 return UNITS[_KEY_ONLY[tail]]
-            if (unit := UNITS.get(tail)) is not None and _WORDY.search(tail) or n == 1 and unit:
+            if (unit := UNITS.get(tail)) is not None and (_WORDY.search(tail) or n == 1) \
+                    and (last or tail not in _KEY_ONLY):
                 return unit
     return None
 

@@ -218,13 +218,15 @@ _WORD_NUMBERS = {w: float(i) for i, w in enumerate(
     "fifteen sixteen seventeen eighteen nineteen twenty".split()) if i >= 2}
 _TENS = {w: 10.0 * i for i, w in enumerate(
     "twenty thirty forty fifty sixty seventy eighty ninety".split(), start=2)}
-_WORD_NUMBERS.update(_TENS, hundred=100.0, dozen=12.0)
+_WORD_NUMBERS.update(_TENS, zero=0.0, hundred=100.0, dozen=12.0)
+_FRACTION = re.compile(r"\s+(halves|thirds|quarters|fifths)\b", re.I)  # "three quarters"
+_PARTS = {"halves": 2.0, "thirds": 3.0, "quarters": 4.0, "fifths": 5.0}
 _ONES = "one two three four five six seven eight nine".split()
 # "thirty-five" is 35, not the count five
 _NUMBER_WORD = re.compile(r"\b(?:(" + "|".join(_TENS) + r")[- ](" + "|".join(_ONES) + r")|("
                           + "|".join(_WORD_NUMBERS) + r"))\b", re.I)
 _ANY_VALUE = re.compile(r"\d|noon|midday|midnight|" + "|".join(
-    w for w in ("two three four five six seven eight nine ten eleven twelve thirteen "
+    w for w in ("zero two three four five six seven eight nine ten eleven twelve thirteen "
                 "fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty "
                 "forty fifty sixty seventy eighty ninety hundred dozen").split()), re.I)
 _SCALE_OF = re.compile(r"(\bout of\s+|\d\s*/\s*)$", re.I)
@@ -277,6 +279,10 @@ def numbers(text: str) -> list[Number]:
         if m[1]:
             value = _WORD_NUMBERS[m[1].lower()] + _ONES.index(m[2].lower()) + 1
         elif text[m.end():m.end() + 3].startswith((" of", "-")):
+            continue
+        elif f := _FRACTION.match(text, m.end()):  # a share, said roughly
+            value = _WORD_NUMBERS[m[3].lower()] / _PARTS[f[1].lower()]
+            out.append(Number(value, m.start(), f.end(), 0.01, True, False))
             continue
         else:
             value = _WORD_NUMBERS[m[3].lower()]

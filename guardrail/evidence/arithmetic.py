@@ -1,0 +1,73 @@
+"""Values an answer works out from the context's own: a sum, a difference, a rate.
+
+    derived(sentence, n, values)   the sentence's value ``n`` is worked out from
+                                   ``values`` (the grounding's numbers) as its words say
+
+Assistants do small sums: "5 seats, 3 of which are in use, so 2 are still free"
+(``seats: 5``, ``seats_used: 3``), "$49 a month, or $588 a year" (``monthly_price: 49``),
+"It lasts 90 minutes" (14:00 to 15:30).  To the value lookups such a number is one the
+context lacks, so the sentence looks made up.  A sum or difference counts only of two
+values the sentence itself states, and only when its words say it is one ("left",
+"still", "in all"): any small number is the difference of two others somewhere in a
+context ("It still has 8 rooms"), and a changed value must not pass as one.  A rate
+counts when the sentence names its period ("a year" against a monthly price).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from typing import Collection, Sequence
+
+from guardrail.evidence.values import Number, numbers
+
+_SUM = re.compile(r"\b(?:total|totals|totalling|totaling|in all|altogether|combined|together|"
+                  r"sum|overall|all told)\b", re.I)
+_DIFFERENCE = re.compile(r"\b(?:left|remaining|remain|remains|still|unused|spare|more|fewer|"
+                         r"less|difference|apart|longer|shorter|higher|lower|older|younger|"
+                         r"cheaper|dearer|gap|short of|up from|down from)\b", re.I)
+# a period the sentence names, and the factors from the periods a context states rates in
+_RATES = ((re.compile(r"\b(?:a|per|each|every) year\b|\bannual(?:ly)?\b|\byearly\b|"
+                      r"\bper annum\b", re.I), (12.0, 52.0, 365.0)),
+          (re.compile(r"\b(?:a|per|each|every) month\b|\bmonthly\b", re.I), (1 / 12, 30.0)),
+          (re.compile(r"\b(?:a|per|each|every) week\b|\bweekly\b", re.I), (7.0, 1 / 52)),
+          (re.compile(r"\b(?:a|per|each|every) day\b|\bdaily\b", re.I), (1 / 7, 1 / 30, 24.0)),
+          (re.compile(r"\b(?:an|per|each|every) hour\b|\bhourly\b", re.I), (60.0, 1 / 24)))
+MAX_VALUES = 40
+"""More numbers than this in a grounding and nothing counts as derived."""
+
+def _close(v: float, n: Number) -> bool:
+    return abs(v - n.value) <= max(n.precision, 1e-9)
+
+
+def _rate(v: float, n: Number) -> bool:
+    """A rate rounds: within 0.5 % (10 % when hedged), whatever the digits written."""
+    return abs(v - n.value) <= (0.1 if n.hedged else 0.005) * abs(v)
+
+
+_SPAN = re.compile(r"\s*(minutes?|mins?|hours?|hrs?)\b", re.I)
+
+
+def derived(sentence: str, n: Number, values: Sequence[float],
+            times: Collection[int] = ()) -> bool:
+    """``n`` (a value of ``sentence``) is a sum, difference or rate of ``values`` that the
+    sentence's words announce, or the time between two of ``times`` (minutes after
+    midnight: "It lasts 90 minutes" from 14:00 to 15:30)."""
+    span = _SPAN.match(sentence, n.end)
+    if (n.kind == "duration" or span and n.kind == "number") and 1 < len(times) <= 12:
+        minutes = n.value if n.kind == "duration" or span[1][0] in "mM" else n.value * 60
+        if any((b - a) % 1440 == round(minutes) for a, b in itertools.permutations(times, 2)):
+            return True
+    if n.kind not in ("number", "count") or n.percent or not 0 < len(values) <= MAX_VALUES:
+        return False
+    pool = sorted({v for v in values if v > 0})
+    # a sum or difference of two values the sentence itself states, as it says it is one
+    operands = sorted({m.value for m in numbers(sentence) if m.start != n.start and m.value > 0})
+    if _SUM.search(sentence) and any(
+            _close(a + b, n) for a, b in itertools.combinations(operands, 2)):
+        return True
+    if _DIFFERENCE.search(sentence) and any(
+            _close(b - a, n) for a, b in itertools.combinations(operands, 2)):
+        return True
+    return any(_rate(v * k, n) for period, factors in _RATES
+               if period.search(sentence) for k in factors for v in pool)

@@ -1,0 +1,50 @@
+"""Values an answer works out from the context (guardrail.evidence.arithmetic): found
+when the sentence says how, never when it does not, read through ContextEvidence."""
+
+import json
+
+from guardrail.evidence.arithmetic import MAX_VALUES, derived
+from guardrail.evidence.features import ContextEvidence
+from guardrail.evidence.values import numbers
+
+PLAN = json.dumps({"user": "jdoe", "plan": "Pro", "seats": 5, "seats_used": 3,
+                   "monthly_price_usd": 49, "renews_on": "2026-01-15"})
+MEETING = json.dumps({"event": "Planning", "start": "2025-09-18T14:00:00",
+                      "end": "2025-09-18T15:30:00", "room": "4.12"})
+
+
+def missing(ev, sentence):
+    return [n.value for n in ev.features(sentence).missing_numbers]
+
+
+def test_a_difference_a_sum_and_a_rate_the_sentence_announces():
+    ev = ContextEvidence.build([PLAN])
+    assert missing(ev, "You have 5 seats and 3 are in use, so 2 are still free.") == []
+    assert missing(ev, "Your 5 seats and the 3 in use make 8 in all.") == []
+    assert missing(ev, "It costs $49 a month, or $588 a year.") == []
+    assert missing(ev, "It costs about $590 a year.") == []   # hedged: within 10 %
+
+
+def test_without_its_words_or_off_by_one_a_worked_out_value_is_missing():
+    ev = ContextEvidence.build([PLAN])
+    assert missing(ev, "You have 2 seats.") == [2.0]          # no "left", "still"...
+    assert missing(ev, "It costs $49 a month, or $600 a year.") == [600.0]
+    assert missing(ev, "You have 8 seats.") == [8.0]          # no "in all", "total"...
+    # the operands must be the sentence's own: 2 = 5 - 3 of the context is not enough
+    assert missing(ev, "It still has 2 seats.") == [2.0]
+    assert missing(ev, "Of your 5 seats, 3 are in use, so 1 is still free.") == [1.0]
+
+
+def test_the_time_between_two_times_of_the_context():
+    ev = ContextEvidence.build([MEETING])
+    assert missing(ev, "It lasts 90 minutes.") == []
+    assert missing(ev, "It runs for 1 hour 30 minutes.") == []   # a duration
+    assert missing(ev, "It lasts 75 minutes.") == [75.0]
+
+
+def test_a_grounding_with_many_numbers_derives_nothing():
+    values = [float(v) for v in range(1, MAX_VALUES + 2)]
+    (n,) = numbers("$120 a year")
+    assert not derived("$120 a year", n, values)
+    assert derived("$120 a year", n, values[:MAX_VALUES])    # 10 a month
+
