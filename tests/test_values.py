@@ -58,6 +58,11 @@ def test_capital_scales_compound_number_words_and_per_cent():
     assert read("sixty seats, thirty-something") == [("count", 60.0, False)]
     assert read("up 12 per cent") == [("number", 12.0, True)]
     assert read("zero fees") == [("count", 0.0, False)]
+    # an ISO time's zone offset is no value: "2 hours" is not excused by "+02:00"
+    assert read("starts 2025-09-18T14:00:00+02:00") == [("date", 20250918.0, False),
+                                                        ("time", 840.0, False)]
+    assert read("at 14:00 +02:00 (UTC+2)") == [("time", 840.0, False)]
+    assert read("pages 10-12, 3 -5") == [("number", v, False) for v in (10.0, 12.0, 3.0, -5.0)]
     assert read("two thirds of the votes") == [("number", 2 / 3, False)]  # not the count 2
     ev = ContextEvidence.build([json.dumps({"market_cap": 1200000000, "guests": 35})])
     assert _missing(ev, "Its market cap is $1.2B and thirty-five guests came.") == []

@@ -229,6 +229,9 @@ _ANY_VALUE = re.compile(r"\d|noon|midday|midnight|" + "|".join(
     w for w in ("zero two three four five six seven eight nine ten eleven twelve thirteen "
                 "fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty "
                 "forty fifty sixty seventy eighty ninety hundred dozen").split()), re.I)
+_TZ_OFFSET = re.compile(  # a time's zone: "14:00:00+02:00", "14:00 +02:00", "UTC+2"
+    r"(?:(?<=\d:\d\d)|(?<=\d:\d\d ))[+\-−]\d{2}:\d{2}\b"
+    r"|\b(?:UTC|GMT)[+\-−]\d{1,2}(?::\d{2})?\b(?!\.\d)")
 _SCALE_OF = re.compile(r"(\bout of\s+|\d\s*/\s*)$", re.I)
 _HEDGES = re.compile(r"\b(about|around|approximately|roughly|nearly|almost|over|under|"
                      r"more than|less than|some|close to|just over|just under|~)\s*$", re.I)
@@ -256,7 +259,8 @@ def numbers(text: str) -> list[Number]:
         out.append(Number(float(y * 10000 + mo * 100 + d), s, e, 0.5, False, False, "date"))
     for s, e, minutes in durations(text):
         out.append(Number(minutes, s, e, 0.5, False, False, "duration"))
-    text = masked(text, [(n.start, n.end) for n in out])
+    offsets = [m.span() for m in _TZ_OFFSET.finditer(text)]  # "+02:00" is no value
+    text = masked(text, [(n.start, n.end) for n in out] + offsets)
     for m in _NUMBER.finditer(text):
         if _SCALE_OF.search(text[max(0, m.start() - 8):m.start()]):
             continue  # "4.2 out of 5": the scale is no claim
