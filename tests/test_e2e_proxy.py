@@ -437,3 +437,34 @@ def test_another_currency_or_another_records_value_is_stopped(client, placeholde
     bad = g["sentences"][0]
     assert bad["action"] != "release" and changed not in text, bad
     assert bad["explanation"]["kind"] == "contradicted" and bad["explanation"]["evidence"] == line
+
+
+TOWER_TOOL = json.dumps({"name": "Eiffel Tower", "height_m": 330, "weight_tonnes": 7300,
+                         "forecast": {"high_c": 25}})
+TOWER_CONVERTED = ["The Eiffel Tower is about 1,083 feet tall. ",
+                   "It weighs about 16 million pounds. ",
+                   "The forecast high is 77 degrees Fahrenheit. "]
+PLAN_TOOL = json.dumps({"plan": "Pro", "seats": 5, "seats_used": 3, "monthly_price_usd": 49})
+PLAN_WORKED_OUT = "You have 5 seats and 3 are in use, so 2 are still free. " \
+                  "It costs $49 a month, or $588 a year."
+
+
+@pytest.mark.parametrize("changed,line", [("It is 330 feet tall.", "height m: 330"),
+                                          ("It weighs 7,300 kilograms.", "weight tonnes: 7300")])
+def test_a_converted_value_passes_and_another_unit_is_stopped(client, placeholder, changed,
+                                                              line):
+    """Through the real server, on a JSON tool result: values converted to other units and
+    values worked out from the result (a difference the sentence states, a yearly rate)
+    pass verbatim; the right number in another unit is stopped as a contradiction pointing
+    at its field."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    text, g = stream_tool_turn(client, "Tell me about the tower.", "lookup", TOWER_TOOL,
+                               "".join(TOWER_CONVERTED) + changed)
+    for s in g["sentences"][:-1]:
+        assert s["action"] == "release" and s["released"] == s["original"], s
+    bad = g["sentences"][-1]
+    assert bad["action"] != "release" and changed not in text, bad
+    assert bad["explanation"]["kind"] == "contradicted" and bad["explanation"]["evidence"] == line
+    text, g = stream_tool_turn(client, "What's my plan?", "account", PLAN_TOOL, PLAN_WORKED_OUT)
+    assert text == PLAN_WORKED_OUT, g
