@@ -126,3 +126,21 @@ def test_a_sentence_copied_from_the_grounding_is_never_flagged():
                           "Raphael.", [0.9], 4)
     assert changed.flagged
     assert not ev.copied("It hangs.")  # too short to say
+
+
+def test_a_weekday_that_the_date_does_not_fall_on_is_a_changed_value():
+    from guardrail.evidence.judge import explain
+    from guardrail.evidence.values import weekday_changed
+    stored = {(2025, 3, 7)}  # a Friday
+    assert not weekday_changed("It departs on Friday, March 7 at 8:25 AM.", stored)
+    assert not weekday_changed("It departs on Fri 7 March 2025.", stored)
+    assert weekday_changed("It departs on Thursday, March 7.", stored)   # year from the context
+    assert weekday_changed("On Sunday the 7th of March, 2025.", set())    # year written
+    assert not weekday_changed("It was sunny, March 7.", stored)
+    assert not weekday_changed("Monday, March 7.", {(2025, 3, 7), (2024, 3, 7)})  # which year?
+    ev = ContextEvidence.build([json.dumps({"flight": "BA117",
+                                            "departure": "2025-03-07T08:25:00Z"})])
+    bad = ev.features("It departs on Thursday, March 7 at 8:25 AM.")
+    assert bad.line_changed and "2025-03-07" in bad.line_changed
+    assert explain(bad, 0.5).kind == "contradicted"
+    assert ev.features("It departs on Friday, March 7 at 8:25 AM.").line_changed is None

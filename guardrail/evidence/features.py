@@ -185,8 +185,7 @@ class ContextEvidence:
 
     def copied(self, sentence: str) -> bool:
         """The sentence stands word for word in the grounding (six words or more)."""
-        flat = _flat(sentence)
-        return flat.count(" ") >= 5 and f" {flat} " in self._flat
+        return (flat := _flat(sentence)).count(" ") >= 5 and f" {flat} " in self._flat
 
     def features(self, sentence: str, before: str = "") -> SentenceEvidence:
         """``before``: the answer up to the sentence; a sentence that opens with a
@@ -225,8 +224,9 @@ class ContextEvidence:
         return SentenceEvidence(
             len(nums), missing, len(words), found / len(stems) if stems else 1.0, best,
             line, len(names), missing_names, mismatch, self.stored.any, gap, check.changed,
-            check.agreed, units.changed or (line if line and best >= 0.5 and _changed(
-                sentence, missing, line) else None))
+            check.agreed, units.changed or (line if line and (best >= 0.5 and _changed(
+                sentence, missing, line) or V.weekday_changed(sentence, self.stored.dates))
+                else None))
 
     def _record_hits(self, stems: Sequence[str], nums: Sequence[Number]
                      ) -> tuple[list[set[int]], dict[int, float]]:

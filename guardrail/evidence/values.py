@@ -23,9 +23,10 @@ would otherwise let any fabricated digit pass.
 
 from __future__ import annotations
 
+import datetime
 import re
 from dataclasses import dataclass, replace
-from typing import Optional, Sequence
+from typing import Collection, Optional, Sequence
 
 MONTHS = {name[:3]: i for i, name in enumerate(
     "january february march april may june july august september october november december"
@@ -84,6 +85,29 @@ def dates(text: str) -> list[tuple[int, int, tuple[int, int, int]]]:
                 continue  # "it may 3 ..." is not a date
             out.append((m.start(), m.end(), (int(m["year"] or 0), mon, day)))
     return sorted(out)
+
+
+_WEEKDAY = re.compile(r"\b(mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?\.?,?"
+                      r"\s+(?:the\s+)?", re.I)
+_DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+def weekday_changed(text: str, stored: Collection[tuple[int, int, int]]) -> bool:
+    """A weekday said beside a date that falls on another day ("Friday, March 6, 2025";
+    the year, when not written, from the one stored date with that month and day)."""
+    at = {s: d for s, _, d in dates(text)}
+    for m in _WEEKDAY.finditer(text):
+        y, mo, d = at.get(m.end(), (0, 0, 0))
+        years = {y} if y else {sy for sy, smo, sd in stored if (smo, sd) == (mo, d) and sy}
+        if not d or len(years) != 1:
+            continue
+        try:
+            day = datetime.date(years.pop(), mo, d).weekday()
+        except ValueError:
+            continue
+        if _DAYS[day] != m[1][:3].lower():
+            return True
+    return False
 
 
 def durations(text: str) -> list[tuple[int, int, float]]:
