@@ -18,6 +18,7 @@ it; a yes/no value by the negation of the clause naming the key.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Optional, Sequence
@@ -75,7 +76,14 @@ class Field:
     line: int
     record: int
     listed: bool               # one of several values of its key in its record
-    unit: Optional[units.Unit] = None  # "height m: 330", "weight: 7300 kg"
+    path: str = ""             # the key with its parents ("dimensions cm > height")
+
+    @functools.cached_property
+    def unit(self) -> Optional[units.Unit]:
+        """The unit of its value: written after it ("7300 kg") or named by its key
+        ("height m", "dimensions cm > height"); read only when a sentence gives one."""
+        return next((u for n in numbers(self.value) if (u := units.unit_after(self.value, n))),
+                    None) or units.key_unit(self.path)
 
 
 @dataclass(frozen=True)
@@ -154,12 +162,9 @@ class Fields:
             if not key or v.lower() in NULLS:
                 continue
             self._key_words.setdefault(k.lower(), set()).update(words)
-            unit = next((u for n in numbers(v) if (u := units.unit_after(v, n))), None) \
-                if any(c.isdigit() for c in v) else None
             self.fields.append(Field(key, k.lower(), v, FLAGS.get(v.lower()),
                                      StoredValues.of(v), words, i, r,
-                                     per_record[(k.lower(), r)] > 1,
-                                     unit or units.key_unit(path)))
+                                     per_record[(k.lower(), r)] > 1, path))
             j = len(self.fields) - 1
             for s in key:
                 self._by_prefix.setdefault(s[:4], []).append(j)
@@ -265,10 +270,11 @@ class Fields:
             mine = [n for n in nums if _comparable(n, f.values)]
             if not mine:
                 return None
-            said = [(n, u) for n in mine if f.unit and (u := units.unit_after(sentence, n))
-                    and u.dim == f.unit.dim]
+            said = [(n, u) for n in mine if (u := units.unit_after(sentence, n))]
+            unit = f.unit if said else None
+            said = [(n, u) for n, u in said if unit and u.dim == unit.dim]
             if said:  # "1,083 feet" for ``height m: 330``; "330 feet" is another value
-                if any(units.close(n, u, v, f.unit) for n, u in said for v in f.values.numbers):
+                if any(units.close(n, u, v, unit) for n, u in said for v in f.values.numbers):
                     return True
                 return None if all(u.ambiguous for _, u in said) else False
             if any(f.values.has(n) for n in mine):

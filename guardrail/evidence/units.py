@@ -15,6 +15,7 @@ two things ("pounds": mass or money) converts but never counts as changed.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Optional, Sequence
@@ -113,6 +114,7 @@ def _table() -> dict[str, Unit]:
 UNITS = _table()
 _AFTER = re.compile(r"\s?-?\s?(?:of an? )?(" + "|".join(
     re.escape(s) for s in sorted(UNITS, key=len, reverse=True)) + r")(?![\w²³])", re.I)
+_LETTER_AFTER_DIGIT = re.compile(r"\d(?=\s?-?\s?[^\W\d_]|\s?[°º])")  # where a unit may start
 _WORDY = re.compile(r"[a-z]{2,}")
 # letters that are units only in a key ("height_m", "high_c"), never after a number in prose
 _KEY_ONLY = {"c": "°c", "f": "°f", "t": "tonne", "m": "m", "l": "l", "w": "w", "g": "g"}
@@ -143,6 +145,7 @@ def key_unit(key: str) -> Optional[Unit]:
                  if (u := _segment_unit(s.strip(), last=i == 0)) is not None), None)
 
 
+@functools.lru_cache(maxsize=4096)  # keys repeat in every record of a large result
 def _segment_unit(segment: str, last: bool) -> Optional[Unit]:
     """The unit one segment of a key path names ("dimensions cm > height": the parent
     names it for every key under it; a unit letter counts in the last segment only)."""
@@ -200,11 +203,17 @@ class Quantities:
             for part in re.split(r";\s+|\s+·\s+", line):
                 key, sep, value = part.rpartition(": ")
                 of_key = key_unit(key) if sep else None
+                if of_key is None and not any(_AFTER.match(part, m.end())
+                                              for m in _LETTER_AFTER_DIGIT.finditer(part)):
+                    continue  # most parts of a large result: parsing them costs more
                 for n in numbers(value if sep else part):
                     unit = unit_after(value if sep else part, n) or (
                         of_key if n.kind == "number" and not n.percent else None)
                     if unit is not None:
                         self.found.append((n.value, unit, i))
+        self._by_dim: dict[str, list[tuple[float, Unit, int]]] = {}
+        for q in self.found:
+            self._by_dim.setdefault(q[1].dim, []).append(q)
 
     def check(self, sentence: str, nums: Sequence[Number], stated) -> UnitCheck:
         """``stated(n)``: the context holds the number ``n`` as written (any unit).  A
@@ -217,7 +226,7 @@ class Quantities:
             unit = unit_after(sentence, n)
             if unit is None:
                 continue
-            same = [(v, u, i) for v, u, i in self.found if u.dim == unit.dim]
+            same = self._by_dim.get(unit.dim, [])
             if any(close(n, unit, v, u) for v, u, _ in same):
                 if not stated(n) or not any(u.name == unit.name for _, u, _ in same):
                     converted.add(n.start)
