@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from typing import Collection, Sequence
+from typing import Collection, Optional, Sequence
 
 from guardrail.evidence.values import Number, numbers
 
@@ -49,10 +49,11 @@ _SPAN = re.compile(r"\s*(minutes?|mins?|hours?|hrs?)\b", re.I)
 
 
 def derived(sentence: str, n: Number, values: Sequence[float],
-            times: Collection[int] = ()) -> bool:
+            times: Collection[int] = (), said: Optional[Sequence[Number]] = None) -> bool:
     """``n`` (a value of ``sentence``) is a sum, difference or rate of ``values`` that the
     sentence's words announce, or the time between two of ``times`` (minutes after
-    midnight: "It lasts 90 minutes" from 14:00 to 15:30)."""
+    midnight: "It lasts 90 minutes" from 14:00 to 15:30).  ``said``: the sentence's
+    values, when the caller has read them already."""
     span = _SPAN.match(sentence, n.end)
     if (n.kind == "duration" or span and n.kind == "number") and 1 < len(times) <= 12:
         minutes = n.value if n.kind == "duration" or span[1][0] in "mM" else n.value * 60
@@ -62,7 +63,8 @@ def derived(sentence: str, n: Number, values: Sequence[float],
         return False
     pool = sorted({v for v in values if v > 0})
     # a sum or difference of two values the sentence itself states, as it says it is one
-    operands = sorted({m.value for m in numbers(sentence) if m.start != n.start and m.value > 0})
+    operands = sorted({m.value for m in (numbers(sentence) if said is None else said)
+                       if m.start != n.start and m.value > 0})
     if _SUM.search(sentence) and any(
             _close(a + b, n) for a, b in itertools.combinations(operands, 2)):
         return True

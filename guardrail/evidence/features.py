@@ -194,7 +194,7 @@ class ContextEvidence:
         units = self.quantities.check(sentence, nums, self._stated)
         missing = tuple(n for n in nums if n.start in units.changed_at or not (
             n.start in units.converted or self._stated(n)
-            or derived(sentence, n, self.stored.numbers, self.stored.times)))
+            or derived(sentence, n, self.stored.numbers, self.stored.times, nums)))
         words = content_words(sentence)
         stems = [stem(w) for w in words]
         known = self.stems | self.question_stems

@@ -25,9 +25,8 @@ from typing import Callable, Iterable, Optional, Sequence
 
 from guardrail.evidence import units
 from guardrail.evidence.currency import mentioned
-from guardrail.evidence.values import Number, StoredValues, numbers
+from guardrail.evidence.values import PARTS, Number, StoredValues, numbers
 
-_PART_SPLIT = re.compile(r";\s+|\s+·\s+")
 # a key, or a path of keys ("a > b > key", each up to 60 characters): deep JSON paths
 # run past 60 characters in all
 _KEY_VALUE = re.compile(r"^(?P<key>(?:[^:>]{1,60}? > ){0,16}[^:>]{1,60}?):\s+(?P<value>\S.*)$")
@@ -97,7 +96,7 @@ def pairs(line: str) -> list[tuple[str, str]]:
     ``k: v; k: v``, a search snippet ``Title — k: v · k: v``, a list item ``- K: v``."""
     text = line.strip().lstrip("-*+ ").replace("**", "")
     out = []
-    for part in _PART_SPLIT.split(text):
+    for part in PARTS.split(text):
         part = part.rsplit(" — ", 1)[-1]
         m = _KEY_VALUE.match(part.strip())
         if m:

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from guardrail.evidence.values import Number, numbers
+from guardrail.evidence.values import PARTS, Number, numbers
 
 
 @dataclass(frozen=True)
@@ -200,7 +200,7 @@ class Quantities:
         for i, line in enumerate(lines):
             if not any(c.isdigit() for c in line):
                 continue
-            for part in re.split(r";\s+|\s+·\s+", line):
+            for part in PARTS.split(line):
                 key, sep, value = part.rpartition(": ")
                 of_key = key_unit(key) if sep else None
                 if of_key is None and not any(_AFTER.match(part, m.end())

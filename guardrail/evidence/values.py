@@ -95,8 +95,9 @@ _DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 def weekday_changed(text: str, stored: Collection[tuple[int, int, int]]) -> bool:
     """A weekday said beside a date that falls on another day ("Friday, March 6, 2025";
     the year, when not written, from the one stored date with that month and day)."""
-    at = {s: d for s, _, d in dates(text)}
-    for m in _WEEKDAY.finditer(text):
+    found = list(_WEEKDAY.finditer(text))
+    at = {s: d for s, _, d in dates(text)} if found else {}
+    for m in found:
         y, mo, d = at.get(m.end(), (0, 0, 0))
         years = {y} if y else {sy for sy, smo, sd in stored if (smo, sd) == (mo, d) and sy}
         if not d or len(years) != 1:
@@ -253,6 +254,8 @@ _ANY_VALUE = re.compile(r"\d|noon|midday|midnight|" + "|".join(
     w for w in ("zero two three four five six seven eight nine ten eleven twelve thirteen "
                 "fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty "
                 "forty fifty sixty seventy eighty ninety hundred dozen").split()), re.I)
+PARTS = re.compile(r";\s+|\s+·\s+")
+"""Between the parts of one rendered line: a table row's cells, a search snippet's fields."""
 _TZ_OFFSET = re.compile(  # a time's zone: "14:00:00+02:00", "14:00 +02:00", "UTC+2"
     r"(?:(?<=\d:\d\d)|(?<=\d:\d\d ))[+\-−]\d{2}:\d{2}\b"
     r"|\b(?:UTC|GMT)[+\-−]\d{1,2}(?::\d{2})?\b(?!\.\d)")
