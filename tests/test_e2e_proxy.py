@@ -468,3 +468,26 @@ def test_a_converted_value_passes_and_another_unit_is_stopped(client, placeholde
     assert bad["explanation"]["kind"] == "contradicted" and bad["explanation"]["evidence"] == line
     text, g = stream_tool_turn(client, "What's my plan?", "account", PLAN_TOOL, PLAN_WORKED_OUT)
     assert text == PLAN_WORKED_OUT, g
+
+
+SHOP_TOOL = json.dumps({"name": "Cafe Luna", "open_now": False, "in_stock": False,
+                        "next_delivery": "2025-03-07T08:25:00Z"})
+SHOP_SUPPORTED = ["Cafe Luna is currently closed. ", "The beans are sold out. ",
+                  "The next delivery is on Friday, March 7. "]
+
+
+@pytest.mark.parametrize("changed", ["Cafe Luna is open now.",
+                                     "The next delivery is on Thursday, March 7."])
+def test_yes_no_fields_in_other_words_and_a_wrong_weekday(client, placeholder, changed):
+    """Through the real server: yes/no fields said with an opposite ("closed", "sold out")
+    and a weekday the date falls on pass verbatim; the field said the other way round and a
+    weekday the date does not fall on are stopped as contradictions."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    text, g = stream_tool_turn(client, "Can I get coffee at Cafe Luna?", "shop", SHOP_TOOL,
+                               "".join(SHOP_SUPPORTED) + changed)
+    for s in g["sentences"][:-1]:
+        assert s["action"] == "release" and s["released"] == s["original"], s
+    bad = g["sentences"][-1]
+    assert bad["action"] != "release" and changed not in text, bad
+    assert bad["explanation"]["kind"] == "contradicted"
