@@ -48,3 +48,29 @@ def test_a_grounding_with_many_numbers_derives_nothing():
     assert not derived("$120 a year", n, values)
     assert derived("$120 a year", n, values[:MAX_VALUES])    # 10 a month
 
+
+
+BANK = json.dumps({"transactions": [
+    {"id": "t1", "description": "TRADER JOE'S", "amount": -64.18},
+    {"id": "t2", "description": "SHELL", "amount": -48.9},
+    {"id": "t3", "description": "SPOTIFY", "amount": -11.99},
+    {"id": "t4", "description": "PAYROLL", "amount": 2310.55},
+    {"id": "t5", "description": "CITY WATER", "amount": -82.4}]})
+INVOICES = json.dumps({"invoices": [
+    {"number": "INV-1", "amount_due_cents": 480000, "status": "paid"},
+    {"number": "INV-2", "amount_due_cents": 480000, "status": "open"},
+    {"number": "INV-3", "amount_due_cents": 126550, "status": "open"},
+    {"number": "INV-4", "amount_due_cents": 95000, "status": "void"}]})
+
+
+def test_a_total_over_records():
+    ev = ContextEvidence.build([BANK])
+    # the four charges (every negative amount)
+    assert missing(ev, "There are four charges totaling $207.47.") == []
+    assert missing(ev, "There are four charges totaling $217.47.") == [217.47]
+    assert missing(ev, "There are four charges for $207.47.") == [207.47]   # no "total"
+    ev = ContextEvidence.build([INVOICES])
+    # as many records as it counts first, in units of the cents the key names
+    assert missing(ev, "There are two open invoices totaling $6,065.50.") == []
+    assert missing(ev, "There are three open invoices totaling $6,065.50.") == [6065.5]
+    assert missing(ev, "INV-2 is for $4,800.") == []

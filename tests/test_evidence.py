@@ -278,3 +278,10 @@ def test_a_count_in_words_is_checked_against_the_records():
         == [4.0]
     assert ev.features("The lookup returned three events.").missing_numbers == ()
     assert ev.features("Two of them are today.").n_numbers == 0  # "two of": not a count
+
+
+def test_one_stem_for_a_word_and_its_endings():
+    from guardrail.evidence.features import stem
+    assert {stem(w) for w in ("change", "changes", "changed", "changing")} == {"chang"}
+    assert {stem(w) for w in ("price", "prices", "priced")} == {"pric"}
+    assert stem("the") == "the" and stem("here") == "here"

@@ -221,3 +221,42 @@ def test_a_yes_no_field_said_in_other_words():
     assert got("The flight is on time.") == ("on time: false", False)
     # an opposite of a word that is not the key's changes nothing
     assert got("It has a private room.") == (None, False)
+
+
+TRAINS = json.dumps({"query": {"from": "Zürich HB", "remote": "any"}, "connections": [
+    {"train": "EC 315", "departure": "2025-07-18T07:33:00+02:00", "changes": 0,
+     "fares": [{"class": "2nd", "price_chf": 79.0}]},
+    {"train": "IC 21", "departure": "2025-07-18T08:09:00+02:00", "changes": 1,
+     "fares": [{"class": "2nd", "price_chf": 52.4}]}]})
+ACCOUNT = json.dumps({"user": {"email": "d.okafor@example.com", "email_verified": True,
+                               "sso_provider": None, "created_at": "2025-07-07T09:12:00Z",
+                               "first_response_at": "2025-07-07T10:03:00Z"}})
+QUAKES = json.dumps({"features": [{"place": "Ovalle, Chile", "mag": 5.6},
+                                  {"place": "west of Ovalle", "mag": 4.9},
+                                  {"place": "Banda Sea", "mag": 4.7}]})
+
+
+@pytest.mark.parametrize("context,before,sentence", [
+    # what it says of a field stands in the clause naming it (or the next): the fare is
+    # not the number of changes, "SSO" (a key's word) is no rival email address
+    (TRAINS, "", "The 8:09 AM connection is 52.40 francs, but it involves one change."),
+    (ACCOUNT, "", "His account isn't linked to an SSO provider, and his email address is "
+                  "verified."),
+    # "64 francs" counts francs: it is no train number
+    (TRAINS, "", "The 7:33 AM train costs 79 francs."),
+    # a duration is no value of a date-time field
+    (ACCOUNT, "", "He got a first response 51 minutes after he opened the ticket."),
+    # several records' values of one field: a list, not a swap
+    (QUAKES, "", "The other two were a 4.9 west of Ovalle and a 4.7 in the Banda Sea."),
+    # the tool's echo of the query says nothing of the answer's records
+    (TRAINS, "", "The IC 21 connection is fully remote."),
+])
+def test_what_a_sentence_says_of_other_fields_or_records_is_not_a_changed_value(
+        context, before, sentence):
+    assert ContextEvidence.build([context]).features(sentence, before).field_changed is None
+
+
+def test_the_clause_naming_a_field_still_carries_its_changed_value():
+    ev = ContextEvidence.build([TRAINS]).features(
+        "If you want to save money, the 8:09 AM connection has 2 changes.")
+    assert ev.field_changed == "connections 2 > changes: 1"

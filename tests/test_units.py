@@ -26,6 +26,8 @@ def unit_of(text: str):
     ("90 milligrams per cubic meter", "mg/m3"), ("13 µg/m³ of fine particles", "ug/m3"),
     ("16 million pounds", "lb"), ("60 mph", "mph"), ("3 miles per hour", "mph"),
     ("4 GB of RAM", "gb"), ("5 km away", "km"), ("2 hectares", "ha"),
+    ("a 5,000-square-foot lot", "ft2"), ("about 53 minutes", "min"), ("a 60-second TTL", "s"),
+    ("3 days", "day"),
     # not units: a preposition, a bare degree, a count
     ("5 in the morning", None), ("It was 25° out.", None), ("12 stores", None),
 ])
@@ -41,6 +43,9 @@ def test_the_unit_written_after_a_value(text, unit):
     ("grade c", None), ("duration m", None), ("name", None), ("pm25", None), ("m", None),
     # a parent names the unit of every key under it; its letters do not count
     ("dimensions cm > height", "cm"), ("specs > size m > width", None),
+    ("jobs 2 > duration s", "s"), ("duration min", "min"), ("retention days", "day"),
+    # a rate is neither of its units
+    ("avg pace s per km", None), ("idle fee usd per min", None),
 ])
 def test_the_unit_a_key_names(key, unit):
     u = key_unit(key)
@@ -122,3 +127,10 @@ def test_a_share_of_a_unit_said_in_words():
                            ).missing_numbers
     assert not ev.features("It is about 41 inches tall.").missing_numbers
     assert ev.features("It is about 50 inches tall.").missing_numbers
+
+
+def test_a_duration_in_seconds_said_in_minutes():
+    ev = ContextEvidence.build([json.dumps({"episode": 142, "duration_s": 3185,
+                                            "jobs": [{"name": "lint", "duration_s": 48}]})])
+    assert ev.features("It runs about 53 minutes.").missing_numbers == ()
+    assert ev.features("Linting took 48 minutes.").line_changed == "jobs 1 > duration s: 48"

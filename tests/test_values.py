@@ -9,7 +9,8 @@ import json
 import pytest
 
 from guardrail.evidence.features import ContextEvidence
-from guardrail.evidence.values import counts, dates, durations, numbers, record_blocks, times
+from guardrail.evidence.listing import counts, record_blocks
+from guardrail.evidence.values import dates, durations, numbers, times
 
 EVENTS = [{"summary": "Budget Check-in", "starts_at": "2025-03-23T13:00:00+12:00",
            "room": "Kauri Room", "organizer": "Mei Chen",
@@ -144,3 +145,11 @@ def test_a_weekday_that_the_date_does_not_fall_on_is_a_changed_value():
     assert bad.line_changed and "2025-03-07" in bad.line_changed
     assert explain(bad, 0.5).kind == "contradicted"
     assert ev.features("It departs on Friday, March 7 at 8:25 AM.").line_changed is None
+
+
+def test_a_range_shares_its_meridiem_and_cents_are_hundredths():
+    assert [m for _, _, m in times("from 2:30 to 4:25 PM")] == [870, 985]
+    assert [m for _, _, m in times("from 1 to 3 pm")] == [780, 900]
+    assert [m for _, _, m in times("open 11 to 1 pm")] == [660, 780]   # not 11 PM
+    assert [m for _, _, m in times("a 2.5 to 3 pm slot")] == [900]     # a decimal
+    assert [n.value for n in numbers("48 cents per kWh, or 40¢ a minute")] == [0.48, 0.4]

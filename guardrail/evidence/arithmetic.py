@@ -16,6 +16,7 @@ counts when the sentence names its period ("a year" against a monthly price).
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from typing import Collection, Optional, Sequence
 
@@ -45,15 +46,33 @@ def _rate(v: float, n: Number) -> bool:
     return abs(v - n.value) <= (0.1 if n.hedged else 0.005) * abs(v)
 
 
+def _total(n: Number, columns: Sequence[Sequence[float]], counts: Sequence[int]) -> bool:
+    """``n`` totals one column: all of it, all of one sign ("charges" are the negative
+    amounts), or, where the sentence counts them first ("two open invoices totaling
+    $6,065.50"), that many of one sign.  Exact to the written digits: a rounded total
+    ("about $6,000") is no evidence of which records it adds."""
+    for column in columns:
+        for part in ([abs(v) for v in column if v > 0], [abs(v) for v in column if v < 0]):
+            if len(part) >= 2 and _close(sum(part), n):
+                return True
+            for k in counts if not n.hedged else ():
+                if 2 <= k < len(part) and math.comb(len(part), k) <= 5000 and any(
+                        _close(sum(c), n) for c in itertools.combinations(part, k)):
+                    return True
+    return False
+
+
 _SPAN = re.compile(r"\s*(minutes?|mins?|hours?|hrs?)\b", re.I)
 
 
 def derived(sentence: str, n: Number, values: Sequence[float],
-            times: Collection[int] = (), said: Optional[Sequence[Number]] = None) -> bool:
+            times: Collection[int] = (), said: Optional[Sequence[Number]] = None,
+            columns: Sequence[Sequence[float]] = ()) -> bool:
     """``n`` (a value of ``sentence``) is a sum, difference or rate of ``values`` that the
-    sentence's words announce, or the time between two of ``times`` (minutes after
-    midnight: "It lasts 90 minutes" from 14:00 to 15:30).  ``said``: the sentence's
-    values, when the caller has read them already."""
+    sentence's words announce, the time between two of ``times`` (minutes after
+    midnight: "It lasts 90 minutes" from 14:00 to 15:30), or a total over records of one
+    of ``columns`` (a key's value in each record, as ``Fields.columns``).  ``said``: the
+    sentence's values, when the caller has read them already."""
     span = _SPAN.match(sentence, n.end)
     if (n.kind == "duration" or span and n.kind == "number") and 1 < len(times) <= 12:
         minutes = n.value if n.kind == "duration" or span[1][0] in "mM" else n.value * 60
@@ -67,6 +86,10 @@ def derived(sentence: str, n: Number, values: Sequence[float],
                        if m.start != n.start and m.value > 0})
     if _SUM.search(sentence) and any(
             _close(a + b, n) for a, b in itertools.combinations(operands, 2)):
+        return True
+    if _SUM.search(sentence) and columns and _total(n, columns, [
+            int(m.value) for m in (numbers(sentence) if said is None else said)
+            if m.kind == "count" and m.start < n.start]):
         return True
     if _DIFFERENCE.search(sentence) and any(
             _close(b - a, n) for a, b in itertools.combinations(operands, 2)):

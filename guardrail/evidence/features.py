@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from guardrail.evidence import values as V
+from guardrail.evidence import listing as L, values as V
 from guardrail.evidence.arithmetic import derived
 from guardrail.evidence.fields import FieldCheck, Fields
 from guardrail.evidence.values import Number, StoredValues, numbers
@@ -72,7 +72,8 @@ def stem(word: str) -> str:
         if len(w) > len(suffix) + 3 and w.endswith(suffix):
             w = w[:-len(suffix)]
             break
-    return w[:6]
+    # "change", "changes", "changed", "changing": one stem (a final e is dropped)
+    return (w[:-1] if len(w) > 4 and w.endswith("e") else w)[:6]
 
 
 def content_words(text: str) -> list[str]:
@@ -194,7 +195,8 @@ class ContextEvidence:
         units = self.quantities.check(sentence, nums, self._stated)
         missing = tuple(n for n in nums if n.start in units.changed_at or not (
             n.start in units.converted or self._stated(n)
-            or derived(sentence, n, self.stored.numbers, self.stored.times, nums)))
+            or derived(sentence, n, self.stored.numbers, self.stored.times, nums,
+                       self.fields.columns if self.fields else ())))
         words = content_words(sentence)
         stems = [stem(w) for w in words]
         known = self.stems | self.question_stems
@@ -323,8 +325,7 @@ def _exact(text: str, n: Number) -> bool:
 
 
 def _names(text: str) -> list[str]:
-    """Stems of the words that name things: capitalised (not the first word) or handles
-    (``lim-wei``, ``v1.9``)."""
+    """Stems of the words naming things: capitalised (not first), handles (``v1.9``)."""
     return [stem(w) for i, w in enumerate(_WORD.findall(text)) if not w[0].isdigit() and
             (i > 0 and w[0].isupper() or any(c in w for c in "-_") or
              any(c.isdigit() for c in w)) and w.lower() not in STOPWORDS]
@@ -340,8 +341,7 @@ def _flat(text: str) -> str:
 
 
 def _recent_sentences(text: str, n: int = 3) -> list[str]:
-    """The last ``n`` sentences of ``text`` (the answer before the one being judged),
-    the latest first."""
+    """The last ``n`` sentences of ``text`` (the answer before it), the latest first."""
     out: list[str] = []
     text = text.rstrip()[-1200:]
     while text and len(out) < n:
@@ -386,12 +386,12 @@ def _indexed(documents: tuple[str, ...]) -> ContextEvidence:
             keys = [x.text.split(": ", 1)[0] if ": " in x.text else None for x in r.lines]
             counts |= {n for k, g in itertools.groupby(keys) if k is not None
                        for n in [len(list(g))] if n >= 2}  # a list of scalars, one per line
-            counts |= V.counts(doc) if r.format == "markdown-table" else \
-                {n for x in r.lines for n in V.listed(x.text) if n >= 2}
+            counts |= L.counts(doc) if r.format == "markdown-table" else \
+                {n for x in r.lines for n in L.listed(x.text) if n >= 2}
             continue
-        blocks = V.record_blocks(doc)
-        structured |= V.is_key_value(doc)
-        counts |= V.counts(doc)
+        blocks = L.record_blocks(doc)
+        structured |= L.is_key_value(doc)
+        counts |= L.counts(doc)
         for block in blocks or [doc]:
             units = _units(block)
             lines += units

@@ -25,7 +25,7 @@ from typing import Callable, Iterable, Optional, Sequence
 
 from guardrail.evidence import units
 from guardrail.evidence.currency import mentioned
-from guardrail.evidence.values import PARTS, Number, StoredValues, numbers
+from guardrail.evidence.values import PARTS, Number, StoredValues, names_cents, numbers
 
 # a key, or a path of keys ("a > b > key", each up to 60 characters): deep JSON paths
 # run past 60 characters in all
@@ -132,7 +132,7 @@ class Fields:
 
     def __init__(self, lines: Sequence[str], records: Sequence[int], stem: Stem,
                  stopwords: frozenset[str]):
-        self.stem, self.lines = stem, lines
+        self.stem, self.lines, self.stopwords = stem, lines, stopwords
         found: list[tuple[str, str, int, int]] = []
         for i, line in enumerate(lines):
             found += [(k, v, i, records[i]) for k, v in pairs(line)]
@@ -162,7 +162,7 @@ class Fields:
                 continue
             self._key_words.setdefault(k.lower(), set()).update(words)
             self.fields.append(Field(key, k.lower(), v, FLAGS.get(v.lower()),
-                                     StoredValues.of(v), words, i, r,
+                                     StoredValues.of(v, key=path), words, i, r,
                                      per_record[(k.lower(), r)] > 1, path))
             j = len(self.fields) - 1
             for s in key:
@@ -174,6 +174,9 @@ class Fields:
                     if len(w) >= 4:
                         self._by_value.setdefault(w, []).append(j)
         self._record_values = {r: StoredValues.union(v) for r, v in by_record.items()}
+        self.columns = _columns(self.fields)
+        self._key_stems = frozenset(stem(w) for path, _, _, _ in found
+                                    for w in _WORDS.findall(path.replace("_", " ")))
 
     def check(self, sentence: str, nums: Sequence[Number],
               about: Optional[set[int]] = None) -> FieldCheck:
@@ -187,8 +190,7 @@ class Fields:
         for w in said:  # "closed" names ``open`` negated, "available" names ``in stock``
             negated |= {self.stem(k) for k in OPPOSITES.get(w, "").split("_") if len(k) > 2}
             stems |= {self.stem(k) for k in SAME.get(w, "").split("_") if len(k) > 2}
-        names = {self.stem(w) for i, w in enumerate(words) if i and w[0].isupper()
-                 and w.lower() not in CALENDAR}
+        names = self._names(sentence)
         candidates = {j for s in stems | negated for j in self._by_prefix.get(s[:4], ())}
         named = [self.fields[j] for j in sorted(candidates)
                  if (about is None or self.fields[j].record in about or
@@ -196,18 +198,42 @@ class Fields:
                  and all(_has(k, stems | negated) for k in self.fields[j].key)]
         held = [v for r, v in self._record_values.items()
                 if about is None or r in about or r == -1] if named else []
+        clauses = _clauses(sentence, self.stem) if named else []
         verdicts: dict[str, list[tuple[bool, Field]]] = {}
         for f in named:
-            v = self._verdict(f, sentence, nums, stems, negated, names, held)
+            # what it says of the field stands in the clause naming it, or the next one
+            # ("If you want to save money, the 8:09 connection is 52.40 francs, but it
+            # involves one change": the change, not the fare)
+            at = [i for i, (_, _, st) in enumerate(clauses) if any(_has(k, st) for k in f.key)]
+            scope = [clauses[j][:2] for i in at for j in (i, i + 1) if j < len(clauses)] \
+                or [(0, len(sentence))]
+            inside = [n for n in nums if any(a <= n.start < b for a, b in scope)]
+            v = self._verdict(f, sentence, inside, stems, negated,
+                              {w for w, at in names if any(a <= at < b for a, b in scope)}, held)
             if v is not None:
                 verdicts.setdefault(f.name, []).append((v, f))
-        changed = [fs for fs in verdicts.values() if not any(ok for ok, _ in fs)]
+        # a query the tool echoes (``query > remote: any``) states nothing of the world
+        changed = [fs for fs in verdicts.values() if not any(ok for ok, _ in fs)
+                   and not all(_echo(f) for _, f in fs)]
         agreed = any(ok for fs in verdicts.values() for ok, _ in fs)
         line = self.lines[changed[0][0][1].line] if changed else None
         if line is None and about is not None:
             line = self._swapped(stems, about) or self._swapped_value(nums, about)
         line = line or self._currency(sentence, about)
         return FieldCheck(line, agreed and line is None)
+
+    def _names(self, sentence: str) -> list[tuple[str, int]]:
+        """Stems of the words that name things, with where they stand: capitalised, not
+        the first word, a month or a day, a key's word ("SSO" for ``sso_provider``) or a
+        unit after a number ("9:33 AM", "150 kW")."""
+        out = []
+        for i, m in enumerate(_WORDS.finditer(sentence.replace("-", " "))):
+            w = m[0]
+            if i and w[0].isupper() and w.lower() not in CALENDAR \
+                    and not re.search(r"\d\s?$", sentence[max(0, m.start() - 2):m.start()]) \
+                    and (s := self.stem(w)) not in self._key_stems:
+                out.append((s, m.start()))
+        return out
 
     def _currency(self, sentence: str, about: Optional[set[int]]) -> Optional[str]:
         """The line of the currency of the record the sentence is about (None: of the
@@ -254,6 +280,11 @@ class Fields:
             mine = [self.fields[k] for f in holders for r in about
                     for k in self._by_key.get((r, f.name), ())]
             if holders and mine and len({f.name for f in holders}) == 1:
+                # "the biggest being $82.40 ... and $64.18": it lists several records'
+                # values of the field, its own among them
+                if any(m.start != n.start and g.values.has(m) for m in nums
+                       for g in mine + holders):
+                    continue
                 return self.lines[mine[0].line]
         return None
 
@@ -266,7 +297,8 @@ class Fields:
             by_prefix = any(_has(k, negated) and not _has(k, stems - negated) for k in f.key)
             return f.flag != (by_prefix or self._negated(sentence, f))
         if f.values.any:
-            mine = [n for n in nums if _comparable(n, f.values)]
+            mine = [n for n in nums if _comparable(n, f.values)
+                    and not self._quantity_of_other(sentence, n, f)]
             if not mine:
                 return None
             said = [(n, u) for n in mine if (u := units.unit_after(sentence, n))]
@@ -286,9 +318,20 @@ class Fields:
             return True
         if f.listed or not f.words:
             return None
-        rivals = (self._key_words.get(f.name, set()) - f.words) | names
+        rivals = (self._key_words.get(f.name, set()) - f.words) | set(names)
         own = self._record_words.get(f.record, set())
         return False if any(s in rivals and s not in own for s in stems) else None
+
+    def _quantity_of_other(self, sentence: str, n: Number, f: Field) -> bool:
+        """``n`` counts something the field is not: "64 francs" or "120 rooms" is no
+        train number or rating; "2 changes", "330 metres" and "$25 per person" may be
+        the field's value."""
+        m = re.match(r"\s?-?\s?([A-Za-z][A-Za-z'’]*)", sentence[n.end:])
+        if not m or n.kind != "number":
+            return False
+        w = m[1].lower()
+        return not (w in self.stopwords or w == "per" or w in units.UNITS or mentioned(w)
+                    or any(_has(k, {self.stem(w)}) for k in f.key))
 
     def _negated(self, sentence: str, f: Field) -> bool:
         """The clause of the sentence that names the field is negated."""
@@ -304,4 +347,39 @@ def _comparable(n: Number, values: StoredValues) -> bool:
         return bool(values.times)
     if n.kind == "date":
         return bool(values.dates)
+    if values.dates or values.times:  # of a date-time only its year: "51 minutes after"
+        return n.kind == "number" and n.value.is_integer() and 1000 <= n.value <= 2100
     return n.kind in ("number", "duration") and bool(values.numbers)
+
+
+def _columns(fields: Sequence[Field]) -> tuple[tuple[float, ...], ...]:
+    """The numbers of each key that two records or more hold, one per record (a key in
+    cents also in units): what a total over records adds up."""
+    by_key: dict[str, dict[int, float]] = {}
+    for f in fields:
+        if f.record >= 0 and not f.listed and f.flag is None and not f.values.dates \
+                and len(nums := [n for n in numbers(f.value) if n.kind == "number"]) == 1:
+            by_key.setdefault(f.path.rsplit(" > ", 1)[-1], {})[f.record] = nums[0].value
+    out = []
+    for key, per_record in by_key.items():
+        if len(per_record) >= 2:
+            out.append(tuple(per_record.values()))
+            if names_cents(key):
+                out.append(tuple(v / 100 for v in per_record.values()))
+    return tuple(out)
+
+
+_ECHO = frozenset("query request params parameters filters filter input search".split())
+
+
+def _echo(f: Field) -> bool:
+    """The field repeats what the tool was asked (``query > remote: any``)."""
+    return f.path.split(" > ", 1)[0].strip().lower() in _ECHO and " > " in f.path
+
+
+def _clauses(sentence: str, stem: Stem) -> list[tuple[int, int, set[str]]]:
+    """The sentence's clauses: (start, end, the stems of their words)."""
+    cuts = [(m.start(), m.end()) for m in _CLAUSE.finditer(sentence)]
+    bounds = zip([0] + [e for _, e in cuts], [s for s, _ in cuts] + [len(sentence)])
+    return [(a, b, {stem(w) for w in _WORDS.findall(sentence[a:b].replace("-", " "))
+                    if not w[0].isdigit()}) for a, b in bounds]

@@ -75,6 +75,12 @@ _ROWS = (  # dimension, name, base factor, spellings (lower case; "|" between th
     ("power", "hp", 745.6998716, "hp|horsepower"),
     ("energy", "kwh", 1.0, "kwh|kilowatt-hour|kilowatt-hours|kilowatt hour"),
     ("energy", "wh", 1e-3, "wh|watt-hour|watt hour"),
+    ("time", "ms", 1e-3, "ms|millisecond"),
+    ("time", "s", 1.0, "sec|secs|second"),
+    ("time", "min", 60.0, "min|mins|minute"),
+    ("time", "h", 3600.0, "hr|hrs|hour"),
+    ("time", "day", 86400.0, "day|days"),
+    ("time", "week", 604800.0, "week"),
     ("temperature", "°c", 1.0, "°c|ºc|° c|degrees c|degrees celsius|celsius|"
      "degrees centigrade"),
     ("temperature", "°f", 5 / 9, "°f|ºf|° f|degrees f|degrees fahrenheit|fahrenheit"),
@@ -112,12 +118,14 @@ def _table() -> dict[str, Unit]:
 
 
 UNITS = _table()
-_AFTER = re.compile(r"\s?-?\s?(?:of an? )?(" + "|".join(
-    re.escape(s) for s in sorted(UNITS, key=len, reverse=True)) + r")(?![\w²³])", re.I)
+_AFTER = re.compile(r"\s?-?\s?(?:of an? )?(" + "|".join(  # "5,000-square-foot lot"
+    re.escape(s).replace(r"\ ", "[ -]") for s in sorted(UNITS, key=len, reverse=True))
+    + r")(?![\w²³])", re.I)
 _LETTER_AFTER_DIGIT = re.compile(r"\d(?=\s?-?\s?[^\W\d_]|\s?[°º])")  # where a unit may start
 _WORDY = re.compile(r"[a-z]{2,}")
 # letters that are units only in a key ("height_m", "high_c"), never after a number in prose
-_KEY_ONLY = {"c": "°c", "f": "°f", "t": "tonne", "m": "m", "l": "l", "w": "w", "g": "g"}
+_KEY_ONLY = {"c": "°c", "f": "°f", "t": "tonne", "m": "m", "l": "l", "w": "w", "g": "g",
+             "s": "sec", "h": "hr"}
 _TEMPERATURE = re.compile(r"\b(temp|temperature|high|low|max|min|feels|dew|air|water|avg|mean)\b")
 _NOT_METRES = re.compile(r"\b(time|duration|runtime|delay|wait|eta|age|interval)\b")
 
@@ -130,7 +138,7 @@ def unit_after(text: str, n: Number) -> Optional[Unit]:
     m = _AFTER.match(text, n.end)
     if not m:
         return None
-    word = m[1].lower()
+    word = m[1].lower().replace("-", " ")
     if len(word) == 1 and (word not in ("m", "g") or text[m.start(1) - 1:m.start(1)] == "-"):
         return None  # "5 l" or "a 3-g" are rare; "in", "t", "c" are other words in prose
     return UNITS.get(word)
@@ -153,6 +161,8 @@ def _segment_unit(segment: str, last: bool) -> Optional[Unit]:
     if inside:
         return UNITS.get(inside[-1].strip())
     words = segment.replace("_", " ").split()
+    if "per" in words:
+        return None  # a rate ("avg pace s per km", "fee usd per min") is neither unit
     for n in (3, 2, 1):
         if len(words) > n:
             tail = " ".join(words[-n:])

@@ -1,5 +1,5 @@
 """Values as answers write them and as tool results store them: numbers, times, dates,
-durations, counts, and the records of a ``key: value`` text.
+durations, counts (how a text lists things and its records: listing.py).
 
     numbers(text)     every value, each one unit: times, dates and durations first, then
                       numbers (``1,200``, ``about 1.2 million``, ``25%``; not "out of 10")
@@ -10,10 +10,6 @@ durations, counts, and the records of a ``key: value`` text.
     stored_times(t)   the same, plus ISO date-times ("2024-02-04T09:10:00+12:00" -> 9:10,
                       the local time as written: that is the time an assistant reads out)
     stored_dates(t)   the same, plus ISO dates
-    counts(text)      how many: rows of a markdown table, blank-line separated records,
-                      items of a markdown list or of a comma-separated value
-    record_blocks(t)  a key-value text's records (blank-line separated blocks or nested
-                      list items), or None
 
 A sentence's "1 PM" is one value, 13:00, not the number 1: read as a number it is
 missing from a context that stores ``13:00`` and the sentence looks changed.  Counts are
@@ -26,7 +22,7 @@ from __future__ import annotations
 import datetime
 import re
 from dataclasses import dataclass, replace
-from typing import Collection, Optional, Sequence
+from typing import Collection, Sequence
 
 MONTHS = {name[:3]: i for i, name in enumerate(
     "january february march april may june july august september october november december"
@@ -42,14 +38,12 @@ _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2}))?")
 _TIME_12 = re.compile(r"\b(1[0-2]|0?[1-9])(?:[:.]([0-5]\d))?\s*([ap])\.?\s?m\b\.?", re.I)
 _TIME_24 = re.compile(r"(?<![\d:.\-+])([01]?\d|2[0-3]):([0-5]\d)(?::\d\d)?(?![\d:])")
 _TIME_WORD = re.compile(r"\b(noon|midday|midnight)\b", re.I)
+# the start of a range whose end carries the meridiem: "from 2:30 to 4:25 PM", "1-3 pm"
+_RANGE_START = re.compile(r"\b(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*(?:to|until|till|-|–|—)\s*$",
+                          re.I)
 _DURATION = re.compile(
     r"\b(\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h)\b(?:,?\s*(?:and\s+)?(\d+)\s*(?:minutes?|mins?)\b)?",
     re.I)
-_KEY_VALUE = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?\**[\w][\w ()/#.\-]{0,40}"
-                        r"(?::\*\*|\*\*:|:)\s+\S.{0,160}$")  # short: not a passage
-_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\S")
-_TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
-
 Span = tuple[int, int]
 
 
@@ -58,7 +52,15 @@ def times(text: str) -> list[tuple[int, int, int]]:
     out: list[tuple[int, int, int]] = []
     for m in _TIME_12.finditer(text):
         h = int(m[1]) % 12 + (12 if m[3].lower() == "p" else 0)
-        out.append((m.start(), m.end(), h * 60 + int(m[2] or 0)))
+        end = h * 60 + int(m[2] or 0)
+        out.append((m.start(), m.end(), end))
+        if r := _RANGE_START.search(text, max(0, m.start() - 16), m.start()):
+            if r.start() and text[r.start() - 1] in ":.":
+                continue  # a decimal ("2.5 to 3 pm") is no time
+            start = int(r[1]) % 12 * 60 + int(r[2] or 0)
+            # the range's meridiem, unless that puts the start after the end ("11 to 1 PM")
+            start += 720 if m[3].lower() == "p" and start + 720 <= end else 0
+            out.append((r.start(1), r.end(2) if r[2] else r.end(1), start))
     taken = [(s, e) for s, e, _ in out]
     for m in _TIME_24.finditer(text):
         if not _inside(m.start(), taken):
@@ -145,91 +147,6 @@ def masked(text: str, spans: list[Span]) -> str:
     return "".join(chars)
 
 
-def _items(value: str) -> int:
-    parts = [p for p in re.split(r",\s*(?:and\s+|or\s+)?|\s+and\s+", value) if p.strip()]
-    return len(parts)
-
-
-def listed(line: str) -> set[int]:
-    """How many items each comma-separated value of ``line`` lists ("attendees: A, B, C",
-    "Cast: A, B · Critic score: 5.2", a table cell "x, y")."""
-    found = set()
-    for segment in re.split(r"[·;|—]", line):
-        value = segment.rsplit(":", 1)[-1]
-        if "," in value:
-            found.add(_items(value))
-    return found
-
-
-def counts(text: str) -> set[int]:
-    """How many of something the text lists (see the module docstring)."""
-    found: set[int] = set()
-    lines = text.split("\n")
-    rows = 0
-    for i, line in enumerate(lines + [""]):
-        if "|" in line and not _TABLE_SEP.match(line):
-            nxt = lines[i + 1] if i + 1 < len(lines) else ""
-            rows += 0 if (_TABLE_SEP.match(nxt) and "|" in nxt) else 1
-        elif rows:
-            found.add(rows)
-            rows = 0
-        found |= listed(line)
-    found |= {len(run) for run in _list_runs(lines)  # not the fields of one record
-              if sum(_KEY_VALUE.match(lines[i]) is not None for i in run) < 0.6 * len(run)}
-    blocks = record_blocks(text)
-    if blocks is not None:
-        found.add(len(blocks))
-    return {n for n in found if n >= 2}
-
-
-def _list_runs(lines: list[str]) -> list[list[int]]:
-    """Runs of markdown list items at one indent: the line numbers of each top-level
-    item (a deeper item or a wrapped line belongs to the item above it)."""
-    runs: list[list[int]] = []
-    current: list[int] = []
-    indent: Optional[int] = None
-    for i, line in enumerate(lines):
-        if not line.strip():
-            continue
-        depth = len(line) - len(line.lstrip())
-        if _LIST_ITEM.match(line) and (indent is None or depth <= indent):
-            if indent is not None and depth < indent:
-                current = []
-                runs.append(current)
-            indent = depth
-            if not current:
-                runs.append(current)
-            current.append(i)
-        elif indent is None or depth <= indent:
-            current, indent = [], None
-    return [r for r in runs if len(r) >= 2]
-
-
-def record_blocks(text: str) -> Optional[list[str]]:
-    """The records of a ``key: value`` text, when it is one: blank-line separated
-    blocks (most lines ``key: value``), or the items of a markdown list whose items
-    hold nested ``key: value`` items; else None."""
-    blocks = [b for b in re.split(r"\n\s*\n", text) if b.strip()]
-    if len(blocks) >= 2:
-        lines = [x for b in blocks for x in b.split("\n") if x.strip()]
-        kv = sum(1 for x in lines if _KEY_VALUE.match(x))
-        return blocks if kv >= 0.6 * len(lines) else None
-    lines = text.split("\n")
-    runs = _list_runs(lines)
-    if len(runs) != 1 or len(runs[0]) < 2:
-        return None
-    starts = runs[0] + [len(lines)]
-    items = ["\n".join(lines[a:b]) for a, b in zip(starts, starts[1:])]
-    nested = sum(1 for it in items if it.count("\n") >= 1)
-    return items if nested == len(items) else None
-
-
-def is_key_value(text: str) -> bool:
-    """Most lines ``key: value`` (a tool result written as text)."""
-    lines = [x for x in text.split("\n") if x.strip()]
-    return len(lines) >= 3 and sum(1 for x in lines if _KEY_VALUE.match(x)) >= 0.6 * len(lines)
-
-
 _NUMBER = re.compile(
     r"(?<![\w.])(?P<sign>[-−])?[$€£¥]?(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
     r"(?:\s*(?P<scale>thousand|million|billion|trillion)\b|(?P<abbr>k|bn|mn)\b"
@@ -259,6 +176,7 @@ PARTS = re.compile(r";\s+|\s+·\s+")
 _TZ_OFFSET = re.compile(  # a time's zone: "14:00:00+02:00", "14:00 +02:00", "UTC+2"
     r"(?:(?<=\d:\d\d)|(?<=\d:\d\d ))[+\-−]\d{2}:\d{2}\b"
     r"|\b(?:UTC|GMT)[+\-−]\d{1,2}(?::\d{2})?\b(?!\.\d)")
+_CENTS = re.compile(r"\s?(?:cents?\b|¢)", re.I)
 _SCALE_OF = re.compile(r"(\bout of\s+|\d\s*/\s*)$", re.I)
 _HEDGES = re.compile(r"\b(about|around|approximately|roughly|nearly|almost|over|under|"
                      r"more than|less than|some|close to|just over|just under|~)\s*$", re.I)
@@ -304,6 +222,8 @@ def numbers(text: str) -> list[Number]:
             v, unit = v * f, unit * f
         if m["sign"]:
             v = -v
+        if _CENTS.match(text, m.end()):  # "48 cents" is the 0.48 a price field holds
+            v, unit = v / 100, unit / 100
         hedged = bool(_HEDGES.search(text[max(0, m.start() - 16):m.start()]))
         out.append(Number(v, m.start(), m.end(), unit / 2, hedged, bool(m["pct"])))
     for m in _NUMBER_WORD.finditer(text):  # "four events" (not "one": "one of the ...")
@@ -321,6 +241,27 @@ def numbers(text: str) -> list[Number]:
     return sorted(out, key=lambda n: n.start)
 
 
+_CENTS_KEY = re.compile(r"(?:^|[\s_>])(?:cents|pence)(?:$|:)", re.I)
+
+
+def names_cents(key: str) -> bool:
+    """The key says its value is in cents (``amount_due_cents``)."""
+    return bool(_CENTS_KEY.search(key))
+
+
+def in_cents(text: str, key: str = "") -> list[float]:
+    """The numbers of ``text`` stored in cents: the value of a ``... cents: N`` part of a
+    rendered line, or every number when ``key`` (the value's own key) names cents."""
+    if _CENTS_KEY.search(key):
+        return [n.value for n in numbers(text) if n.kind == "number"]
+    out = []
+    for part in PARTS.split(text):
+        k, sep, value = part.rpartition(": ")
+        if sep and _CENTS_KEY.search(k.rsplit(" > ", 1)[-1] + ":"):
+            out += [n.value for n in numbers(value) if n.kind == "number"]
+    return out
+
+
 @dataclass(frozen=True)
 class StoredValues:
     """What a text stores, normalised for matching: numbers, times, dates, counts."""
@@ -331,14 +272,18 @@ class StoredValues:
     counts: frozenset[int]
 
     @classmethod
-    def of(cls, text: str) -> "StoredValues":
-        """The numbers, times and dates ``text`` holds (counts: ``counts``, per document)."""
+    def of(cls, text: str, key: str = "") -> "StoredValues":
+        """The numbers, times and dates ``text`` holds (counts: ``counts``, per document).
+        A money amount in cents (``amount_due_cents: 480000``, the key's last word, or
+        ``key`` for a bare value) is also held in units: an answer says "$4,800"."""
         if not _ANY_VALUE.search(text):  # most lines of a large tool result: no digit
             return cls((), frozenset(), frozenset(), frozenset())
         found = numbers(text)
         days = {(int(n.value) // 10000, int(n.value) // 100 % 100, int(n.value) % 100)
                 for n in found if n.kind == "date"}
         nums = {n.value for n in found if n.kind in ("number", "count")}
+        if _CENTS_KEY.search(key) or _CENTS_KEY.search(text):
+            nums |= {v / 100 for v in in_cents(text, key)}
         nums |= {v for n in found if n.kind == "duration" for v in (n.value, n.value / 60)}
         nums |= {float(y) for y, _, _ in days if y}
         return cls(tuple(sorted(nums)), frozenset(stored_times(text)), frozenset(days),

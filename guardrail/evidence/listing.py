@@ -1,0 +1,104 @@
+"""How a text lists things: how many (counts), and its records (a key-value text).
+
+    counts(text)        how many: rows of a markdown table, blank-line separated records,
+                        items of a markdown list or of a comma-separated value
+    listed(line)        the item counts of one line's comma-separated values
+    record_blocks(t)    a key-value text's records (blank-line separated blocks or nested
+                        list items), or None
+    is_key_value(t)     most lines ``key: value`` (a tool result written as text)
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+_KEY_VALUE = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?\**[\w][\w ()/#.\-]{0,40}"
+                        r"(?::\*\*|\*\*:|:)\s+\S.{0,160}$")  # short: not a passage
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\S")
+_TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+
+
+def _items(value: str) -> int:
+    parts = [p for p in re.split(r",\s*(?:and\s+|or\s+)?|\s+and\s+", value) if p.strip()]
+    return len(parts)
+
+
+def listed(line: str) -> set[int]:
+    """How many items each comma-separated value of ``line`` lists ("attendees: A, B, C",
+    "Cast: A, B · Critic score: 5.2", a table cell "x, y")."""
+    found = set()
+    for segment in re.split(r"[·;|—]", line):
+        value = segment.rsplit(":", 1)[-1]
+        if "," in value:
+            found.add(_items(value))
+    return found
+
+
+def counts(text: str) -> set[int]:
+    """How many of something the text lists (see the module docstring)."""
+    found: set[int] = set()
+    lines = text.split("\n")
+    rows = 0
+    for i, line in enumerate(lines + [""]):
+        if "|" in line and not _TABLE_SEP.match(line):
+            nxt = lines[i + 1] if i + 1 < len(lines) else ""
+            rows += 0 if (_TABLE_SEP.match(nxt) and "|" in nxt) else 1
+        elif rows:
+            found.add(rows)
+            rows = 0
+        found |= listed(line)
+    found |= {len(run) for run in _list_runs(lines)  # not the fields of one record
+              if sum(_KEY_VALUE.match(lines[i]) is not None for i in run) < 0.6 * len(run)}
+    blocks = record_blocks(text)
+    if blocks is not None:
+        found.add(len(blocks))
+    return {n for n in found if n >= 2}
+
+
+def _list_runs(lines: list[str]) -> list[list[int]]:
+    """Runs of markdown list items at one indent: the line numbers of each top-level
+    item (a deeper item or a wrapped line belongs to the item above it)."""
+    runs: list[list[int]] = []
+    current: list[int] = []
+    indent: Optional[int] = None
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        depth = len(line) - len(line.lstrip())
+        if _LIST_ITEM.match(line) and (indent is None or depth <= indent):
+            if indent is not None and depth < indent:
+                current = []
+                runs.append(current)
+            indent = depth
+            if not current:
+                runs.append(current)
+            current.append(i)
+        elif indent is None or depth <= indent:
+            current, indent = [], None
+    return [r for r in runs if len(r) >= 2]
+
+
+def record_blocks(text: str) -> Optional[list[str]]:
+    """The records of a ``key: value`` text, when it is one: blank-line separated
+    blocks (most lines ``key: value``), or the items of a markdown list whose items
+    hold nested ``key: value`` items; else None."""
+    blocks = [b for b in re.split(r"\n\s*\n", text) if b.strip()]
+    if len(blocks) >= 2:
+        lines = [x for b in blocks for x in b.split("\n") if x.strip()]
+        kv = sum(1 for x in lines if _KEY_VALUE.match(x))
+        return blocks if kv >= 0.6 * len(lines) else None
+    lines = text.split("\n")
+    runs = _list_runs(lines)
+    if len(runs) != 1 or len(runs[0]) < 2:
+        return None
+    starts = runs[0] + [len(lines)]
+    items = ["\n".join(lines[a:b]) for a, b in zip(starts, starts[1:])]
+    nested = sum(1 for it in items if it.count("\n") >= 1)
+    return items if nested == len(items) else None
+
+
+def is_key_value(text: str) -> bool:
+    """Most lines ``key: value`` (a tool result written as text)."""
+    lines = [x for x in text.split("\n") if x.strip()]
+    return len(lines) >= 3 and sum(1 for x in lines if _KEY_VALUE.match(x)) >= 0.6 * len(lines)
