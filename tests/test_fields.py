@@ -260,3 +260,33 @@ def test_the_clause_naming_a_field_still_carries_its_changed_value():
     ev = ContextEvidence.build([TRAINS]).features(
         "If you want to save money, the 8:09 AM connection has 2 changes.")
     assert ev.field_changed == "connections 2 > changes: 1"
+
+
+ISSUE = ("- **Number:** 3093\n- **Title:** Memory leak in websocket client\n"
+         "- **State:** open\n- **Author:** lim-wei\n- **Closed at:** n/a")
+ISSUES = ("number: 4382\nrepository: orbit-labs/kite\nlabels: bug, documentation\n"
+          "state: closed\n\nnumber: 5515\nrepository: pohutukawa/forms\n"
+          "labels: enhancement, bug, good first issue\nstate: open")
+
+
+@pytest.mark.parametrize("context,before,sentence,changed", [
+    # a one-word state said as its opposite
+    (ISSUE, "", "It is currently closed.", "- **State:** open"),
+    # a list of this record's items with another record's item in it
+    (ISSUES, "Issue #4382 is in orbit-labs/kite. ", "It is labeled bug and good first issue.",
+     "labels: bug, documentation"),
+])
+def test_a_state_said_as_its_opposite_and_a_list_with_another_records_item(
+        context, before, sentence, changed):
+    ev = ContextEvidence.build([context]).features(sentence, before)
+    assert ev.field_changed == changed
+
+
+@pytest.mark.parametrize("context,before,sentence", [
+    (ISSUE, "", "It hasn't been closed yet."),
+    (ISSUE, "", "It is currently open."),
+    (ISSUES, "", "Issue #4382 is closed."),
+    (ISSUES, "Issue #4382 is in orbit-labs/kite. ", "It is labeled bug and documentation."),
+])
+def test_a_state_and_a_list_as_the_record_has_them(context, before, sentence):
+    assert ContextEvidence.build([context]).features(sentence, before).field_changed is None

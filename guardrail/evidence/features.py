@@ -23,25 +23,13 @@ from typing import Optional, Sequence
 
 from guardrail.evidence import listing as L, values as V
 from guardrail.evidence.arithmetic import derived
+from guardrail.evidence.changed import changed
 from guardrail.evidence.fields import FieldCheck, Fields
 from guardrail.evidence.values import Number, StoredValues, numbers
 from guardrail.evidence.render import render
 from guardrail.evidence.units import Quantities
+from guardrail.evidence.words import NEGATIONS, STOPWORDS, WORD, content_words, stem
 
-STOPWORDS = frozenset("""
-a about above after again against all also am an and any are aren't as at be because been
-before being below between both but by can cannot could did do does doing don't down during
-each few for from further had has have having he her here hers herself him himself his how i
-if in into is isn't it it's its itself just let me more most my myself no nor not now of off
-on once only or other our ours ourselves out over own same she should so some such than that
-that's the their theirs them themselves then there there's these they this those through to
-too under until up very was wasn't we were what when where which while who whom why will with
-would you your yours yourself yourselves s t can will just don should now i'm i've i'd i'll
-you're we're they're it'll one's may might must shall also however therefore thus overall
-""".split())
-NEGATIONS = frozenset("not no never none nothing nobody neither nor without isn't wasn't "
-                      "aren't weren't doesn't don't didn't cannot can't won't hasn't haven't "
-                      "hadn't false".split())
 META_WORDS = frozenset("""
 here found find information info result results detail details help helps helpful know look
 looking looked need needs anything else question questions following data search searched
@@ -54,31 +42,11 @@ _FILLER_START = re.compile(
     r"i hope|hope this|i'm happy|i am happy|i'd be happy|feel free|let me know|is there|"
     r"if you (?:have|need)|thanks|thank you|based on|according to|below|in summary|to summarize)\b",
     re.I)
-# an identifier (TXN75280238, SK701) is one word: it names its record
-_WORD = re.compile(r"[A-Za-z]+\d[A-Za-z\d]*|[A-Za-z][A-Za-z'’\-]*|\d+(?:[.,:]\d+)*")
 _CAVEAT = re.compile(  # about the data's reliability, not about the world
     r"\b(?:could|may|might)\s+(?:be|have)\b[^.]*\b(?:out of date|outdated|inaccurate|"
     r"incomplete|changed)\b|\b(?:could|may|might) change(?: at any time| without notice)?"
     r"\W*$|\bsubject to change\b|\b(?:please|recommend|suggest|want to|be sure to)\s+"
     r"(?:verify|verifying|check|checking|confirm|confirming|double-check)\b", re.I)
-
-
-def stem(word: str) -> str:
-    """A crude, fast stem: lower case, no possessive, the first six letters."""
-    w = word.lower().replace("’", "'")
-    if w.endswith("'s"):
-        w = w[:-2]
-    for suffix in ("ing", "ed", "es", "s"):
-        if len(w) > len(suffix) + 3 and w.endswith(suffix):
-            w = w[:-len(suffix)]
-            break
-    # "change", "changes", "changed", "changing": one stem (a final e is dropped)
-    return (w[:-1] if len(w) > 4 and w.endswith("e") else w)[:6]
-
-
-def content_words(text: str) -> list[str]:
-    return [w for w in _WORD.findall(text)
-            if not w[0].isdigit() and w.lower().replace("’", "'") not in STOPWORDS]
 
 
 def is_claim(sentence: str) -> bool:
@@ -100,7 +68,7 @@ def is_claim(sentence: str) -> bool:
         return False  # "Would you like the full itinerary?"
     if _FILLER_START.match(text) and text.endswith(":") and len(rest) <= 3:
         return False  # "Here are the flights I found for Monday:"
-    if text.endswith(":") and len(_WORD.findall(text)) <= 6:
+    if text.endswith(":") and len(WORD.findall(text)) <= 6:
         return False  # a lead-in or heading: "From the tool response:", "Results for Lyon:"
     return True
 
@@ -150,7 +118,7 @@ class ContextEvidence:
                  records: Optional[list[int]] = None, counts: frozenset[int] = frozenset()):
         self.lines, self.structured = lines, structured
         self._line_stems = [frozenset(stem(w) for w in content_words(x)) for x in lines]
-        self._negated = [any(w.lower() in NEGATIONS for w in _WORD.findall(x)) for x in lines]
+        self._negated = [any(w.lower() in NEGATIONS for w in WORD.findall(x)) for x in lines]
         self.stems = frozenset().union(*self._line_stems) if lines else frozenset()
         text = "\n".join(lines)
         self.lower = text.lower()
@@ -210,11 +178,11 @@ class ContextEvidence:
             if votes:
                 best_i = max(votes, key=lambda i: (votes[i], -i))
                 best = votes[best_i] / len(set(stems))
-        names = [w for i, w in enumerate(_WORD.findall(sentence))
+        names = [w for i, w in enumerate(WORD.findall(sentence))
                  if i > 0 and w[0].isupper() and w.lower() not in STOPWORDS]
         missing_names = sum(1 for w in names if w.lower() not in self.lower
                             and stem(w) not in known)
-        neg = any(w.lower() in NEGATIONS for w in _WORD.findall(sentence))
+        neg = any(w.lower() in NEGATIONS for w in WORD.findall(sentence))
         mismatch = best_i is not None and neg != self._negated[best_i]
         about, values = self._about(sentence, stems, nums, before)
         # against each record it may be about, the least left out (duplicates of one
@@ -226,7 +194,7 @@ class ContextEvidence:
         return SentenceEvidence(
             len(nums), missing, len(words), found / len(stems) if stems else 1.0, best,
             line, len(names), missing_names, mismatch, self.stored.any, gap, check.changed,
-            check.agreed, units.changed or (line if line and (best >= 0.5 and _changed(
+            check.agreed, units.changed or (line if line and (best >= 0.5 and changed(
                 sentence, missing, line) or V.weekday_changed(sentence, self.stored.dates))
                 else None))
 
@@ -281,52 +249,9 @@ class ContextEvidence:
         return {r for r, h in hits.items() if h >= top - 1e-9}, values
 
 
-def _unit(text: str, n: Number) -> str:
-    """The word after a value: its unit or what it counts ("330 metres", "12 stores")."""
-    m = re.match(r"\s*([A-Za-z]+)", text[n.end:])
-    return stem(m[1]) if m else ""
-
-
-def _year(n: Number) -> bool:
-    return n.kind == "number" and not n.percent and n.value.is_integer() \
-        and 1000 <= n.value <= 2100
-
-
-def _same_sort(text: str, n: Number, line: str, m: Number) -> bool:
-    """Two values of one sort: dates, times, durations, years and percentages by kind;
-    other numbers by the word after them (a bare number, as in "passage 1:", has none)."""
-    if (n.kind, n.percent, _year(n)) != (m.kind, m.percent, _year(m)):
-        return False
-    return n.kind != "number" or n.percent or _year(n) or _unit(text, n) == _unit(line, m) != ""
-
-
-def _changed(sentence: str, missing: Sequence[Number], line: str) -> bool:
-    """The line holds a value of the sort of one the sentence states and the context
-    lacks, and the sentence does not state that one: "completed in 1950" against
-    "completed in 1889", "500 metres" against "330 metres tall" -- a changed value,
-    where a value the context lacks beside nothing of its sort is more likely added."""
-    missing = [n for n in missing if _exact(sentence, n)]
-    if not missing:
-        return False
-    stated = StoredValues.of(sentence)
-    return any(_same_sort(sentence, n, line, m) and not stated.has(m)
-               for m in numbers(line) if _exact(line, m) for n in missing)
-
-
-_BOUND = re.compile(r"\b(?:before|after|by|since|until|fewer than|more than|less than|over|"
-                    r"under|at least|at most|up to|above|below|nearly|almost)\s*\W?\s*$", re.I)
-
-
-def _exact(text: str, n: Number) -> bool:
-    """A value stated as such: not a bound or a rounding ("more than 450,000", "before
-    2000", "about 7 million"), nor a list item's number ("5. Bake the fillets")."""
-    enumerator = not text[:n.start].strip() and text[n.end:n.end + 1] in (".", ")")
-    return not (n.hedged or enumerator or _BOUND.search(text[max(0, n.start - 16):n.start]))
-
-
 def _names(text: str) -> list[str]:
     """Stems of the words naming things: capitalised (not first), handles (``v1.9``)."""
-    return [stem(w) for i, w in enumerate(_WORD.findall(text)) if not w[0].isdigit() and
+    return [stem(w) for i, w in enumerate(WORD.findall(text)) if not w[0].isdigit() and
             (i > 0 and w[0].isupper() or any(c in w for c in "-_") or
              any(c.isdigit() for c in w)) and w.lower() not in STOPWORDS]
 

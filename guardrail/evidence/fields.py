@@ -25,39 +25,16 @@ from typing import Callable, Iterable, Optional, Sequence
 
 from guardrail.evidence import units
 from guardrail.evidence.currency import mentioned
+from guardrail.evidence.lexicon import (CALENDAR, FLAGS, GENERIC, IDENTITY, NEGATIONS, NULLS,
+                                        OPPOSITES, PHRASES, REVERSE, SAME, STATE, UNITS)
 from guardrail.evidence.values import PARTS, Number, StoredValues, names_cents, numbers
 
 # a key, or a path of keys ("a > b > key", each up to 60 characters): deep JSON paths
 # run past 60 characters in all
 _KEY_VALUE = re.compile(r"^(?P<key>(?:[^:>]{1,60}? > ){0,16}[^:>]{1,60}?):\s+(?P<value>\S.*)$")
 _PAREN = re.compile(r"\([^)]*\)")
-GENERIC = frozenset("value amount data info details item items result results is has".split())
-"""Words of a key that say nothing about what it holds: "order total > amount" is named
-by its parent."""
-IDENTITY = frozenset("id name title code ref url uuid sku slug handle".split())
-"""Keys that name a record rather than state something of it (record_gap reads those)."""
-UNITS = frozenset("c f m km kg kph mph pct usd eur gbp min mins sec secs h hr hrs ms mm cm ft "
-                  "lb lbs".split())
-CALENDAR = frozenset("january february march april may june july august september october "
-                     "november december monday tuesday wednesday thursday friday saturday "
-                     "sunday".split())
-FLAGS = {"true": True, "yes": True, "false": False, "no": False}
-NULLS = frozenset(("null", "none", "n/a", "na", "-", "unknown", "tbd"))
-NEGATIONS = frozenset("not no never none without isn't wasn't aren't weren't doesn't don't "
-                      "didn't cannot can't won't hasn't haven't hadn't non lacks lack "
-                      "lacking excludes excluded".split())
+_ITEMS = re.compile(r",\s*(?:and\s+|or\s+)?")
 _CLAUSE = re.compile(r",\s+|;\s+|\s+(?:but|and|while|whereas|although)\s+", re.I)
-# a yes/no key's value in other words: its word negated (``open: false`` -> "closed") or
-# said another way (``in stock: true`` -> "available"); a phrase counts as one word
-_PHRASES = re.compile(r"\b(sold out|out of stock|on time)\b", re.I)
-OPPOSITES = {"closed": "open", "shut": "open", "offline": "online", "inactive": "active",
-             "deactivated": "active", "suspended": "active", "disabled": "enabled",
-             "unpaid": "paid", "overdue": "paid", "private": "public", "optional": "required",
-             "excluded": "included", "expired": "valid", "delayed": "on_time",
-             "sold_out": "in_stock", "out_of_stock": "in_stock", "unavailable": "available",
-             "faulty": "working", "broken": "working", "unlocked": "locked"}
-SAME = {"available": "in_stock", "on_time": "punctual", "punctual": "on_time",
-        "working": "operational", "operational": "working", "currently": "now"}
 _WORDS = re.compile(r"[A-Za-z][A-Za-z'’]*|\d+(?:[.,:]\d+)*")
 _NEG_PREFIX = re.compile(r"^(?:un|non|in)(?=[a-z]{5})", re.I)
 
@@ -161,20 +138,23 @@ class Fields:
             if not key or v.lower() in NULLS:
                 continue
             self._key_words.setdefault(k.lower(), set()).update(words)
+            # "labels: bug, good first issue" lists items as a line per item does
+            items = [x for x in _ITEMS.split(v) if x.strip()] if ", " in v else [v]
             self.fields.append(Field(key, k.lower(), v, FLAGS.get(v.lower()),
                                      StoredValues.of(v, key=path), words, i, r,
-                                     per_record[(k.lower(), r)] > 1, path))
+                                     per_record[(k.lower(), r)] > 1 or len(items) > 1, path))
             j = len(self.fields) - 1
             for s in key:
                 self._by_prefix.setdefault(s[:4], []).append(j)
             self._by_key.setdefault((r, k.lower()), []).append(j)
-            if FLAGS.get(v.lower()) is None and not any(c.isdigit() for c in v) \
-                    and len(v.split()) <= 3:
-                for w in words - stopwords:
-                    if len(w) >= 4:
-                        self._by_value.setdefault(w, []).append(j)
+            for item in items if FLAGS.get(v.lower()) is None else ():
+                if not any(c.isdigit() for c in item) and len(item.split()) <= 3:
+                    for w in {stem(w) for w in _WORDS.findall(item)} - stopwords:
+                        if len(w) >= 4:
+                            self._by_value.setdefault(w, []).append(j)
         self._record_values = {r: StoredValues.union(v) for r, v in by_record.items()}
         self.columns = _columns(self.fields)
+        self._records = len({r for r in records if r >= 0})
         self._key_stems = frozenset(stem(w) for path, _, _, _ in found
                                     for w in _WORDS.findall(path.replace("_", " ")))
 
@@ -185,7 +165,7 @@ class Fields:
         words = _WORDS.findall(sentence.replace("-", " "))
         stems = {self.stem(w) for w in words if not w[0].isdigit()}
         negated = {self.stem(_NEG_PREFIX.sub("", w)) for w in words if _NEG_PREFIX.match(w)}
-        said = re.findall(r"[a-z]+(?:_[a-z]+)*", _PHRASES.sub(
+        said = re.findall(r"[a-z]+(?:_[a-z]+)*", PHRASES.sub(
             lambda m: m[1].replace(" ", "_"), sentence.lower()))
         for w in said:  # "closed" names ``open`` negated, "available" names ``in stock``
             negated |= {self.stem(k) for k in OPPOSITES.get(w, "").split("_") if len(k) > 2}
@@ -219,8 +199,28 @@ class Fields:
         line = self.lines[changed[0][0][1].line] if changed else None
         if line is None and about is not None:
             line = self._swapped(stems, about) or self._swapped_value(nums, about)
-        line = line or self._currency(sentence, about)
+        line = line or self._currency(sentence, about) or self._opposite(
+            [m[3].lower() for m in STATE.finditer(sentence) if not (m[1] or m[2])], said,
+            about)
         return FieldCheck(line, agreed and line is None)
+
+    def _opposite(self, states: list[str], said: list[str], about: Optional[set[int]]
+                  ) -> Optional[str]:
+        """The line of a one-word state of the record the sentence is about that the
+        sentence gives its opposite ("It is currently closed." where ``state: open``);
+        ``states``: the words it says something is, ``said``: all its words."""
+        if len(about or ()) > 1 or about is None and self._records > 1:
+            return None  # which record's state it speaks of is not known
+        for w in states:
+            for value in filter(None, (OPPOSITES.get(w), REVERSE.get(w))):
+                if value in said:
+                    continue
+                for j in self._by_value.get(self.stem(value), ()):
+                    f = self.fields[j]
+                    if f.value.lower().replace(" ", "_") == value and not f.listed and (
+                            about is None or f.record in about):
+                        return self.lines[f.line]
+        return None
 
     def _names(self, sentence: str) -> list[tuple[str, int]]:
         """Stems of the words that name things, with where they stand: capitalised, not
@@ -256,11 +256,15 @@ class Fields:
         for s in stems - own:
             for j in self._by_value.get(s, ()):
                 f = self.fields[j]
-                if f.record in about or f.listed:
+                if f.record in about:
                     continue
                 mine = [self.fields[k] for r in about
                         for k in self._by_key.get((r, f.name), ())]
-                if mine and not any(w in stems for g in mine for w in g.words):
+                # a list ("comes in navy and graphite" where this one's colours are
+                # crimson and graphite): it names one of this record's items and another
+                # record's item that this record lacks
+                states = any(w in stems for g in mine for w in g.words)
+                if mine and (states if f.listed and mine[0].listed else not states):
                     return self.lines[mine[0].line]
         return None
 

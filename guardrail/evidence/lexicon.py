@@ -1,0 +1,45 @@
+"""The words of tool results' keys and values: what names a field, what a state is.
+
+    GENERIC, IDENTITY, UNITS    key words that do not name a field's content
+    FLAGS, NULLS                yes/no and empty values
+    OPPOSITES, SAME, REVERSE    a state in other words ("closed" for ``open: false``)
+    STATE                       what a sentence says something is ("is currently closed")
+"""
+
+from __future__ import annotations
+
+import re
+
+GENERIC = frozenset("value amount data info details item items result results is has".split())
+"""Words of a key that say nothing about what it holds: "order total > amount" is named
+by its parent."""
+IDENTITY = frozenset("id name title code ref url uuid sku slug handle".split())
+"""Keys that name a record rather than state something of it (record_gap reads those)."""
+UNITS = frozenset("c f m km kg kph mph pct usd eur gbp min mins sec secs h hr hrs ms mm cm ft "
+                  "lb lbs".split())
+CALENDAR = frozenset("january february march april may june july august september october "
+                     "november december monday tuesday wednesday thursday friday saturday "
+                     "sunday".split())
+FLAGS = {"true": True, "yes": True, "false": False, "no": False}
+NULLS = frozenset(("null", "none", "n/a", "na", "-", "unknown", "tbd"))
+NEGATIONS = frozenset("not no never none without isn't wasn't aren't weren't doesn't don't "
+                      "didn't cannot can't won't hasn't haven't hadn't non lacks lack "
+                      "lacking excludes excluded".split())
+# a yes/no key's value in other words: its word negated (``open: false`` -> "closed") or
+# said another way (``in stock: true`` -> "available"); a phrase counts as one word
+PHRASES = re.compile(r"\b(sold out|out of stock|on time)\b", re.I)
+OPPOSITES = {"closed": "open", "shut": "open", "offline": "online", "inactive": "active",
+             "deactivated": "active", "suspended": "active", "disabled": "enabled",
+             "unpaid": "paid", "overdue": "paid", "private": "public", "optional": "required",
+             "excluded": "included", "expired": "valid", "delayed": "on_time",
+             "sold_out": "in_stock", "out_of_stock": "in_stock", "unavailable": "available",
+             "faulty": "working", "broken": "working", "unlocked": "locked"}
+# what a sentence says something is: "is currently closed" (negated: "hasn't been closed")
+STATE = re.compile(r"(?:(\bnot|\bnever|n't)\s+(?:\w+\s+)?)?\b(?:is|are|was|were|remains?|"
+                    r"stays?|be|been|shows? as|marked(?: as)?)\s+(?:(not|never)\s+)?(?:(?:"
+                    r"currently|now|still|already|both|all)\s+)*([a-z]+)", re.I)
+REVERSE = {"open": "closed", "online": "offline", "active": "inactive", "enabled": "disabled",
+            "paid": "unpaid", "public": "private", "valid": "expired", "locked": "unlocked"}
+"""A state said where the record holds its opposite ("open" for ``state: closed``)."""
+SAME = {"available": "in_stock", "on_time": "punctual", "punctual": "on_time",
+        "working": "operational", "operational": "working", "currently": "now"}

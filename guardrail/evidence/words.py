@@ -1,0 +1,44 @@
+"""Words as the evidence features read them: a crude stem, content words, negations.
+
+    stem("changes") == stem("changed") == "chang"
+    content_words(text)   its words that say something: no stopwords, no numbers
+"""
+
+from __future__ import annotations
+
+import re
+
+STOPWORDS = frozenset("""
+a about above after again against all also am an and any are aren't as at be because been
+before being below between both but by can cannot could did do does doing don't down during
+each few for from further had has have having he her here hers herself him himself his how i
+if in into is isn't it it's its itself just let me more most my myself no nor not now of off
+on once only or other our ours ourselves out over own same she should so some such than that
+that's the their theirs them themselves then there there's these they this those through to
+too under until up very was wasn't we were what when where which while who whom why will with
+would you your yours yourself yourselves s t can will just don should now i'm i've i'd i'll
+you're we're they're it'll one's may might must shall also however therefore thus overall
+""".split())
+NEGATIONS = frozenset("not no never none nothing nobody neither nor without isn't wasn't "
+                      "aren't weren't doesn't don't didn't cannot can't won't hasn't haven't "
+                      "hadn't false".split())
+# an identifier (TXN75280238, SK701) is one word: it names its record
+WORD = re.compile(r"[A-Za-z]+\d[A-Za-z\d]*|[A-Za-z][A-Za-z'’\-]*|\d+(?:[.,:]\d+)*")
+
+
+def stem(word: str) -> str:
+    """A crude, fast stem: lower case, no possessive, the first six letters."""
+    w = word.lower().replace("’", "'")
+    if w.endswith("'s"):
+        w = w[:-2]
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(w) > len(suffix) + 3 and w.endswith(suffix):
+            w = w[:-len(suffix)]
+            break
+    # "change", "changes", "changed", "changing": one stem (a final e is dropped)
+    return (w[:-1] if len(w) > 4 and w.endswith("e") else w)[:6]
+
+
+def content_words(text: str) -> list[str]:
+    return [w for w in WORD.findall(text)
+            if not w[0].isdigit() and w.lower().replace("’", "'") not in STOPWORDS]
