@@ -74,3 +74,16 @@ def test_a_total_over_records():
     assert missing(ev, "There are two open invoices totaling $6,065.50.") == []
     assert missing(ev, "There are three open invoices totaling $6,065.50.") == [6065.5]
     assert missing(ev, "INV-2 is for $4,800.") == []
+
+
+MUSEUM = json.dumps({"name": "Harbourside Museum", "hours": {"tue": {"open": "10:00",
+                                                                     "close": "17:00"}},
+                     "last_entry_minutes_before_close": 45})
+
+
+def test_a_time_a_span_the_sentence_states_away_from_one_of_the_context():
+    ev = ContextEvidence.build([MUSEUM])
+    sentence = "Last entry is 45 minutes before closing, so 4:15 PM on a regular day."
+    assert missing(ev, sentence) == [] and ev.features(sentence).field_changed is None
+    assert missing(ev, "Last entry is 45 minutes before closing, so 4:30 PM.") == [990.0]
+    assert missing(ev, "Last entry is at 4:15 PM.") == [975.0]    # no span stated

@@ -290,3 +290,15 @@ def test_a_state_said_as_its_opposite_and_a_list_with_another_records_item(
 ])
 def test_a_state_and_a_list_as_the_record_has_them(context, before, sentence):
     assert ContextEvidence.build([context]).features(sentence, before).field_changed is None
+
+
+def test_another_records_value_counts_as_written_and_cents_as_units():
+    issues = json.dumps([{"number": 3241, "state": "open", "author": "kenji-t"},
+                         {"number": 9243, "state": "closed", "author": "lim-wei"}])
+    # "opened" (it was created) is not the other record's ``state: open``
+    assert ContextEvidence.build([issues]).features(
+        "Issue #9243 was opened by lim-wei.").field_changed is None
+    invoices = json.dumps([{"number": "INV-0412", "amount_due_cents": 480000},
+                           {"number": "INV-0533", "amount_due_cents": 126550}])
+    assert ContextEvidence.build([invoices]).features(
+        "INV-0533 is for $1,265.50.").field_changed is None

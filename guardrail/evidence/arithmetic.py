@@ -65,6 +65,14 @@ def _total(n: Number, columns: Sequence[Sequence[float]], counts: Sequence[int])
 _SPAN = re.compile(r"\s*(minutes?|mins?|hours?|hrs?)\b", re.I)
 
 
+def _minutes(sentence: str, n: Number) -> Optional[float]:
+    """How many minutes ``n`` is, if it is a span of time ("1 hour 30 minutes", "90 min")."""
+    if n.kind == "duration":
+        return n.value
+    span = _SPAN.match(sentence, n.end) if n.kind == "number" else None
+    return None if span is None else n.value if span[1][0] in "mM" else n.value * 60
+
+
 def derived(sentence: str, n: Number, values: Sequence[float],
             times: Collection[int] = (), said: Optional[Sequence[Number]] = None,
             columns: Sequence[Sequence[float]] = ()) -> bool:
@@ -73,10 +81,15 @@ def derived(sentence: str, n: Number, values: Sequence[float],
     midnight: "It lasts 90 minutes" from 14:00 to 15:30), or a total over records of one
     of ``columns`` (a key's value in each record, as ``Fields.columns``).  ``said``: the
     sentence's values, when the caller has read them already."""
-    span = _SPAN.match(sentence, n.end)
-    if (n.kind == "duration" or span and n.kind == "number") and 1 < len(times) <= 12:
-        minutes = n.value if n.kind == "duration" or span[1][0] in "mM" else n.value * 60
+    minutes = _minutes(sentence, n)
+    if minutes is not None and 1 < len(times) <= 12:
         if any((b - a) % 1440 == round(minutes) for a, b in itertools.permutations(times, 2)):
+            return True
+    if n.kind == "time" and 0 < len(times) <= 12:  # "45 minutes before closing, so 4:15 PM"
+        spans = [d for m in (numbers(sentence) if said is None else said)
+                 if m.start != n.start and (d := _minutes(sentence, m)) is not None]
+        if any((t + sign * d) % 1440 == round(n.value) for t in times for d in spans
+               for sign in (1, -1)):
             return True
     if n.kind not in ("number", "count") or n.percent or not 0 < len(values) <= MAX_VALUES:
         return False

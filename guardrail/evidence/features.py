@@ -161,10 +161,12 @@ class ContextEvidence:
         pronoun ("It costs ...") is about the record the sentence before it named."""
         nums = numbers(sentence)
         units = self.quantities.check(sentence, nums, self._stated)
+        # worked out from the context's values: no field's value as such
+        worked = {n.start for n in nums if not (n.start in units.converted or self._stated(n))
+                  and derived(sentence, n, self.stored.numbers, self.stored.times, nums,
+                              self.fields.columns if self.fields else ())}
         missing = tuple(n for n in nums if n.start in units.changed_at or not (
-            n.start in units.converted or self._stated(n)
-            or derived(sentence, n, self.stored.numbers, self.stored.times, nums,
-                       self.fields.columns if self.fields else ())))
+            n.start in units.converted or n.start in worked or self._stated(n)))
         words = content_words(sentence)
         stems = [stem(w) for w in words]
         known = self.stems | self.question_stems
@@ -189,7 +191,8 @@ class ContextEvidence:
         # thing in search results: one of them holds it all)
         gap = min(sum(1 for where in values if r not in where) for r in about) / len(values) \
             if about and values else 0.0
-        check = self.fields.check(sentence, nums, about) if self.fields else FieldCheck()
+        check = self.fields.check(sentence, [n for n in nums if n.start not in worked], about) \
+            if self.fields else FieldCheck()
         line = self.lines[best_i] if best_i is not None else None
         return SentenceEvidence(
             len(nums), missing, len(words), found / len(stems) if stems else 1.0, best,

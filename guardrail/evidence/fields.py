@@ -134,7 +134,7 @@ class Fields:
             k, key = path.rsplit(" > ", 1)[-1], _key_stems(path, stem, stopwords)
             words = frozenset(stem(w) for w in _WORDS.findall(v) if not w[0].isdigit())
             self._record_words.setdefault(r, set()).update(words)
-            by_record.setdefault(r, []).append(StoredValues.of(v))
+            by_record.setdefault(r, []).append(StoredValues.of(v, key=path))
             if not key or v.lower() in NULLS:
                 continue
             self._key_words.setdefault(k.lower(), set()).update(words)
@@ -198,7 +198,8 @@ class Fields:
         agreed = any(ok for fs in verdicts.values() for ok, _ in fs)
         line = self.lines[changed[0][0][1].line] if changed else None
         if line is None and about is not None:
-            line = self._swapped(stems, about) or self._swapped_value(nums, about)
+            line = self._swapped(stems, about, {w.lower() for w in words}) \
+                or self._swapped_value(nums, about)
         line = line or self._currency(sentence, about) or self._opposite(
             [m[3].lower() for m in STATE.finditer(sentence) if not (m[1] or m[2])], said,
             about)
@@ -248,15 +249,18 @@ class Fields:
             return self.lines[coded[0][0]]
         return None
 
-    def _swapped(self, stems: set[str], about: set[int]) -> Optional[str]:
+    def _swapped(self, stems: set[str], about: set[int], said: set[str]) -> Optional[str]:
         """The line of a field of the record the sentence is about that the sentence
         gives another record's value of, without naming the field ("It is a western."
-        where this film's genre is drama and another's is western)."""
+        where this film's genre is drama and another's is western); ``said``: the
+        sentence's words, lower case (the value's word as written: "opened" is no
+        ``state: open``, "delivered" no ``out for delivery``)."""
         own = set().union(*(self._record_stems.get(r, set()) for r in about))
         for s in stems - own:
             for j in self._by_value.get(s, ()):
                 f = self.fields[j]
-                if f.record in about:
+                if f.record in about or not any(
+                        w.lower() in said for w in _WORDS.findall(f.value) if self.stem(w) == s):
                     continue
                 mine = [self.fields[k] for r in about
                         for k in self._by_key.get((r, f.name), ())]
