@@ -96,6 +96,11 @@ def test_numbers_are_read_the_way_answers_write_them():
     ("It can change lanes automatically.", True),
     ("It may change colour in the sun and fade.", True),
     ("The data may have changed to 12 seats.", True),  # a value: checked
+    # offers to do more
+    ("Let me know if you'd like me to draft a reply in German.", False),
+    ("Want me to book the earlier train for you?", False),
+    ("If you'd like, I can compare them with the Lyon offices as well.", False),
+    ("If you'd like a window seat, the Lyon train has them.", True),
 ])
 def test_a_sentence_without_a_claim_needs_no_check(sentence, claim):
     assert is_claim(sentence) is claim

@@ -42,6 +42,8 @@ _FILLER_START = re.compile(
     r"i hope|hope this|i'm happy|i am happy|i'd be happy|feel free|let me know|is there|"
     r"if you (?:have|need)|thanks|thank you|based on|according to|below|in summary|to summarize)\b",
     re.I)
+_OFFER = re.compile(r"^\W*(?:just\s+)?(?:let me know|feel free|would you like|do you want|"
+                    r"want me to|shall i|should i|if you(?:'d| would) like,? i can)\b", re.I)
 _CAVEAT = re.compile(  # about the data's reliability, not about the world
     r"\b(?:could|may|might)\s+(?:be|have)\b[^.]*\b(?:out of date|outdated|inaccurate|"
     r"incomplete|changed)\b|\b(?:could|may|might) change(?: at any time| without notice)?"
@@ -58,8 +60,8 @@ def is_claim(sentence: str) -> bool:
         return False
     if any(c.isdigit() for c in text):
         return True
-    if _CAVEAT.search(text):
-        return False  # "These figures come from the tool and could be out of date."
+    if _CAVEAT.search(text) or _OFFER.match(text):
+        return False  # "These figures ... could be out of date.", "Let me know if ..."
     words = content_words(text)
     rest = [w for w in words if w.lower() not in META_WORDS]
     if not rest:
