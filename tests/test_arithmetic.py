@@ -87,3 +87,16 @@ def test_a_time_a_span_the_sentence_states_away_from_one_of_the_context():
     assert missing(ev, sentence) == [] and ev.features(sentence).field_changed is None
     assert missing(ev, "Last entry is 45 minutes before closing, so 4:30 PM.") == [990.0]
     assert missing(ev, "Last entry is at 4:15 PM.") == [975.0]    # no span stated
+
+
+def test_a_value_each_times_a_count_and_a_rough_time_between_two_times():
+    booking = json.dumps({"restaurant": "Lume", "party_size": 4, "cancellation_fee_usd": 25})
+    ev = ContextEvidence.build([booking])
+    assert missing(ev, "The fee is $25 per person, so $100 for your party.") == []
+    assert missing(ev, "The fee is $25 per person, so $125 for your party.") == [125.0]
+    assert missing(ev, "The fee is $25, or $100 for your party.") == [100.0]   # not "each"
+    run = json.dumps({"created_at": "2025-05-20T13:02:11Z", "updated_at": "2025-05-20T13:16:48Z"})
+    ev = ContextEvidence.build([run])
+    assert missing(ev, "The whole run took just under 15 minutes.") == []
+    assert missing(ev, "The whole run took 15 minutes.") == [15.0]      # said exactly: 14
+    assert missing(ev, "The whole run took about 25 minutes.") == [25.0]

@@ -134,3 +134,11 @@ def test_a_duration_in_seconds_said_in_minutes():
                                             "jobs": [{"name": "lint", "duration_s": 48}]})])
     assert ev.features("It runs about 53 minutes.").missing_numbers == ()
     assert ev.features("Linting took 48 minutes.").line_changed == "jobs 1 > duration s: 48"
+
+
+def test_a_time_to_live_is_in_seconds_and_a_version_is_no_number():
+    dns = json.dumps({"answers": [{"name": "status.example.io", "type": "CNAME", "ttl": 300}]})
+    ev = ContextEvidence.build([dns])
+    assert ev.features("It is a CNAME with a TTL of 5 minutes.").missing_numbers == ()
+    assert ev.features("It is a CNAME with a TTL of 300 minutes.").line_changed
+    assert [n.value for n in numbers("after the 2.14.0 rollout at 104.18.22.140, 3.5 km")] == [3.5]

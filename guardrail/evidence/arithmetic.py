@@ -27,6 +27,8 @@ _SUM = re.compile(r"\b(?:total|totals|totalling|totaling|in all|altogether|combi
 _DIFFERENCE = re.compile(r"\b(?:left|remaining|remain|remains|still|unused|spare|more|fewer|"
                          r"less|difference|apart|longer|shorter|higher|lower|older|younger|"
                          r"cheaper|dearer|gap|short of|up from|down from)\b", re.I)
+_EACH = re.compile(r"\b(?:per|each|apiece|a head)\b[^.;]*\b(?:so|which (?:comes|works out) "
+                   r"to|comes to|making|for (?:all|the|your))\b", re.I)
 # a period the sentence names, and the factors from the periods a context states rates in
 _RATES = ((re.compile(r"\b(?:a|per|each|every) year\b|\bannual(?:ly)?\b|\byearly\b|"
                       r"\bper annum\b", re.I), (12.0, 52.0, 365.0)),
@@ -82,8 +84,10 @@ def derived(sentence: str, n: Number, values: Sequence[float],
     of ``columns`` (a key's value in each record, as ``Fields.columns``).  ``said``: the
     sentence's values, when the caller has read them already."""
     minutes = _minutes(sentence, n)
-    if minutes is not None and 1 < len(times) <= 12:
-        if any((b - a) % 1440 == round(minutes) for a, b in itertools.permutations(times, 2)):
+    if minutes is not None and 1 < len(times) <= 12:  # "just under 15 minutes": 14:37
+        slack = max(1.0, 0.1 * minutes) if n.hedged else 0.0
+        if any(abs((b - a) % 1440 - minutes) <= slack
+               for a, b in itertools.permutations(times, 2)):
             return True
     if n.kind == "time" and 0 < len(times) <= 12:  # "45 minutes before closing, so 4:15 PM"
         spans = [d for m in (numbers(sentence) if said is None else said)
@@ -106,6 +110,11 @@ def derived(sentence: str, n: Number, values: Sequence[float],
         return True
     if _DIFFERENCE.search(sentence) and any(
             _close(b - a, n) for a, b in itertools.combinations(operands, 2)):
+        return True
+    # "$25 per person, so $100 for your party" (``party_size: 4``): a value the sentence
+    # states each of, times a count of the context
+    if _EACH.search(sentence) and any(_close(a * k, n) for a in operands for k in pool
+                                      if k.is_integer() and 2 <= k <= 100):
         return True
     return any(_rate(v * k, n) for period, factors in _RATES
                if period.search(sentence) for k in factors for v in pool)

@@ -161,6 +161,8 @@ def _segment_unit(segment: str, last: bool) -> Optional[Unit]:
     if inside:
         return UNITS.get(inside[-1].strip())
     words = segment.replace("_", " ").split()
+    if words[-1:] == ["ttl"] and last:
+        return UNITS["sec"]  # a time to live is in seconds (DNS, caches, tokens)
     if "per" in words:
         return None  # a rate ("avg pace s per km", "fee usd per min") is neither unit
     for n in (3, 2, 1):

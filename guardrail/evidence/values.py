@@ -176,6 +176,7 @@ PARTS = re.compile(r";\s+|\s+·\s+")
 _TZ_OFFSET = re.compile(  # a time's zone: "14:00:00+02:00", "14:00 +02:00", "UTC+2"
     r"(?:(?<=\d:\d\d)|(?<=\d:\d\d ))[+\-−]\d{2}:\d{2}\b"
     r"|\b(?:UTC|GMT)[+\-−]\d{1,2}(?::\d{2})?\b(?!\.\d)")
+_DOTTED = re.compile(r"\.\d")
 _CENTS = re.compile(r"\s?(?:cents?\b|¢)", re.I)
 _SCALE_OF = re.compile(r"(\bout of\s+|\d\s*/\s*)$", re.I)
 _HEDGES = re.compile(r"\b(about|around|approximately|roughly|nearly|almost|over|under|"
@@ -209,6 +210,8 @@ def numbers(text: str) -> list[Number]:
     for m in _NUMBER.finditer(text):
         if _SCALE_OF.search(text[max(0, m.start() - 8):m.start()]):
             continue  # "4.2 out of 5": the scale is no claim
+        if _DOTTED.match(text, m.end()):
+            continue  # a version or an address ("2.14.0", "104.18.22.140") is a name
         raw = m["num"].replace(",", "")
         try:
             v = float(raw)
