@@ -302,3 +302,18 @@ def test_another_records_value_counts_as_written_and_cents_as_units():
                            {"number": "INV-0533", "amount_due_cents": 126550}])
     assert ContextEvidence.build([invoices]).features(
         "INV-0533 is for $1,265.50.").field_changed is None
+
+
+def test_an_acronym_of_the_context_words_and_an_empty_value_said_as_none():
+    companies = ("- **Sakura Biotech**\n  - Chief executive: Priya Sharma\n  - Sector: biotech\n"
+                 "- **Jade Harbor Foods**\n  - Chief executive: Zara Watanabe\n"
+                 "  - Sector: food")
+    ev = ContextEvidence.build([companies])
+    ceo = ev.features("Jade Harbor Foods is run by CEO Zara Watanabe.")
+    cfo = ev.features("Jade Harbor Foods is run by CFO Zara Watanabe.")
+    assert (ceo.missing_names, cfo.missing_names) == (0, 1)
+    assert ceo.word_precision > cfo.word_precision
+    issue = json.dumps({"number": 3093, "state": "open", "assignee": None})
+    ev = ContextEvidence.build([issue])
+    assert ev.features("Nobody is assigned to the issue yet.").field_agreed
+    assert not ev.features("It is assigned to the triage team.").field_agreed

@@ -97,6 +97,7 @@ class SentenceEvidence:
     #                                      sort of one it states and the context lacks
 
 
+_ACRONYM = re.compile(r"^[A-Z]{2,5}$")
 _PRONOUN_START = re.compile(r"^\W*(?i:it|its|it's|they|their|them|this|that|these|those|"
                             r"he|she|his|her|both)\b")
 _GENERIC_START = re.compile(r"^\W*[Tt]he [a-z]+\b")  # "The hotel ...", "The company ..."
@@ -119,6 +120,7 @@ class ContextEvidence:
     def __init__(self, lines: list[str], question: str, structured: bool,
                  records: Optional[list[int]] = None, counts: frozenset[int] = frozenset()):
         self.lines, self.structured = lines, structured
+        self._memo: dict[str, frozenset[str]] = {}  # shared by every copy of the index
         self._line_stems = [frozenset(stem(w) for w in content_words(x)) for x in lines]
         self._negated = [any(w.lower() in NEGATIONS for w in WORD.findall(x)) for x in lines]
         self.stems = frozenset().union(*self._line_stems) if lines else frozenset()
@@ -151,6 +153,20 @@ class ContextEvidence:
         ev._ask(question)
         return ev
 
+    def _initials(self, acronym: str) -> bool:
+        """Words of one line start with the acronym's letters, all of them or all but
+        its last ("CEO": "chief executive officer" or "chief executive").  The initials
+        of the grounding's word runs are read once, on the shared index, when an answer
+        first holds an acronym."""
+        if "runs" not in self._memo:
+            runs = set()
+            for line in self.lines:
+                first = "".join(w[0].lower() for w in content_words(line))
+                runs |= {first[i:i + k] for k in range(2, 6) for i in range(len(first) - k + 1)}
+            self._memo["runs"] = frozenset(runs)
+        runs = self._memo["runs"]
+        return acronym in runs or len(acronym) >= 3 and acronym[:-1] in runs
+
     def _stated(self, n: Number) -> bool:
         return self.stored.has(n) or self.asked.has(n)
 
@@ -171,7 +187,8 @@ class ContextEvidence:
             n.start in units.converted or n.start in worked or self._stated(n)))
         words = content_words(sentence)
         stems = [stem(w) for w in words]
-        known = self.stems | self.question_stems
+        known = self.stems | self.question_stems | {  # "CEO" for "chief executive"
+            stem(w) for w in words if _ACRONYM.match(w) and self._initials(w.lower())}
         found = sum(1 for s in stems if s in known)
         best, best_i = 0.0, None
         if stems:

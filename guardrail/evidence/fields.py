@@ -33,6 +33,8 @@ from guardrail.evidence.values import PARTS, Number, StoredValues, names_cents, 
 # run past 60 characters in all
 _KEY_VALUE = re.compile(r"^(?P<key>(?:[^:>]{1,60}? > ){0,16}[^:>]{1,60}?):\s+(?P<value>\S.*)$")
 _PAREN = re.compile(r"\([^)]*\)")
+_NONE = re.compile(r"\b(?:no|not|none|nobody|no one|nothing|never|without|unassigned)\b|n't\b",
+                   re.I)
 _ITEMS = re.compile(r",\s*(?:and\s+|or\s+)?")
 _CLAUSE = re.compile(r",\s+|;\s+|\s+(?:but|and|while|whereas|although)\s+", re.I)
 _WORDS = re.compile(r"[A-Za-z][A-Za-z'’]*|\d+(?:[.,:]\d+)*")
@@ -128,6 +130,7 @@ class Fields:
         for i, line in enumerate(lines):
             self._record_stems.setdefault(records[i], set()).update(
                 stem(w) for w in _WORDS.findall(line.replace("-", " ")))
+        self._nulls: list[tuple[frozenset[str], int]] = []  # (key, record) of empty values
         self._by_value: dict[str, list[int]] = {}       # categorical value stem -> fields
         self._by_key: dict[tuple[int, str], list[int]] = {}  # (record, key) -> fields
         for path, v, i, r in found:
@@ -136,6 +139,8 @@ class Fields:
             self._record_words.setdefault(r, set()).update(words)
             by_record.setdefault(r, []).append(StoredValues.of(v, key=path))
             if not key or v.lower() in NULLS:
+                if key:
+                    self._nulls.append((key, r))
                 continue
             self._key_words.setdefault(k.lower(), set()).update(words)
             # "labels: bug, good first issue" lists items as a line per item does
@@ -195,7 +200,10 @@ class Fields:
         # a query the tool echoes (``query > remote: any``) states nothing of the world
         changed = [fs for fs in verdicts.values() if not any(ok for ok, _ in fs)
                    and not all(_echo(f) for _, f in fs)]
-        agreed = any(ok for fs in verdicts.values() for ok, _ in fs)
+        agreed = any(ok for fs in verdicts.values() for ok, _ in fs) or bool(
+            _NONE.search(sentence)) and any(  # "Nobody is assigned" for ``assignee: null``
+                all(_has(k, stems) for k in key) for key, r in self._nulls
+                if about is None or r in about or r == -1)
         line = self.lines[changed[0][0][1].line] if changed else None
         if line is None and about is not None:
             line = self._swapped(stems, about, {w.lower() for w in words}) \
