@@ -20,7 +20,7 @@ import math
 import re
 from typing import Collection, Optional, Sequence
 
-from guardrail.evidence.values import Number, numbers
+from guardrail.evidence.values import Number, names_cents, numbers
 
 _SUM = re.compile(r"\b(?:total|totals|totalling|totaling|in all|altogether|combined|together|"
                   r"sum|overall|all told)\b", re.I)
@@ -46,6 +46,24 @@ def _close(v: float, n: Number) -> bool:
 def _rate(v: float, n: Number) -> bool:
     """A rate rounds: within 0.5 % (10 % when hedged), whatever the digits written."""
     return abs(v - n.value) <= (0.1 if n.hedged else 0.005) * abs(v)
+
+
+def columns(fields: Sequence) -> tuple[tuple[float, ...], ...]:
+    """The numbers of each key that two records or more hold, one per record (a key in
+    cents also in units): what a total over records adds up.  ``fields``: a tool
+    result's ``Field``s (fields.py)."""
+    by_key: dict[str, dict[int, float]] = {}
+    for f in fields:
+        if f.record >= 0 and not f.listed and f.flag is None and not f.values.dates \
+                and len(nums := [n for n in numbers(f.value) if n.kind == "number"]) == 1:
+            by_key.setdefault(f.path.rsplit(" > ", 1)[-1], {})[f.record] = nums[0].value
+    out = []
+    for key, per_record in by_key.items():
+        if len(per_record) >= 2:
+            out.append(tuple(per_record.values()))
+            if names_cents(key):
+                out.append(tuple(v / 100 for v in per_record.values()))
+    return tuple(out)
 
 
 def _total(n: Number, columns: Sequence[Sequence[float]], counts: Sequence[int]) -> bool:

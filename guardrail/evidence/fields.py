@@ -24,10 +24,11 @@ from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Optional, Sequence
 
 from guardrail.evidence import units
+from guardrail.evidence.arithmetic import columns
 from guardrail.evidence.currency import mentioned
 from guardrail.evidence.lexicon import (CALENDAR, FLAGS, GENERIC, IDENTITY, NEGATIONS, NULLS,
                                         OPPOSITES, PHRASES, REVERSE, SAME, STATE, UNITS)
-from guardrail.evidence.values import PARTS, Number, StoredValues, names_cents, numbers
+from guardrail.evidence.values import PARTS, Number, StoredValues, numbers
 
 # a key, or a path of keys ("a > b > key", each up to 60 characters): deep JSON paths
 # run past 60 characters in all
@@ -158,7 +159,7 @@ class Fields:
                         if len(w) >= 4:
                             self._by_value.setdefault(w, []).append(j)
         self._record_values = {r: StoredValues.union(v) for r, v in by_record.items()}
-        self.columns = _columns(self.fields)
+        self.columns = columns(self.fields)
         self._records = len({r for r in records if r >= 0})
         self._key_stems = frozenset(stem(w) for path, _, _, _ in found
                                     for w in _WORDS.findall(path.replace("_", " ")))
@@ -366,23 +367,6 @@ def _comparable(n: Number, values: StoredValues) -> bool:
     if values.dates or values.times:  # of a date-time only its year: "51 minutes after"
         return n.kind == "number" and n.value.is_integer() and 1000 <= n.value <= 2100
     return n.kind in ("number", "duration") and bool(values.numbers)
-
-
-def _columns(fields: Sequence[Field]) -> tuple[tuple[float, ...], ...]:
-    """The numbers of each key that two records or more hold, one per record (a key in
-    cents also in units): what a total over records adds up."""
-    by_key: dict[str, dict[int, float]] = {}
-    for f in fields:
-        if f.record >= 0 and not f.listed and f.flag is None and not f.values.dates \
-                and len(nums := [n for n in numbers(f.value) if n.kind == "number"]) == 1:
-            by_key.setdefault(f.path.rsplit(" > ", 1)[-1], {})[f.record] = nums[0].value
-    out = []
-    for key, per_record in by_key.items():
-        if len(per_record) >= 2:
-            out.append(tuple(per_record.values()))
-            if names_cents(key):
-                out.append(tuple(v / 100 for v in per_record.values()))
-    return tuple(out)
 
 
 _ECHO = frozenset("query request params parameters filters filter input search".split())
