@@ -317,3 +317,14 @@ def test_an_acronym_of_the_context_words_and_an_empty_value_said_as_none():
     ev = ContextEvidence.build([issue])
     assert ev.features("Nobody is assigned to the issue yet.").field_agreed
     assert not ev.features("It is assigned to the triage team.").field_agreed
+
+
+def test_a_date_of_another_field_given_to_the_field_it_names():
+    term = json.dumps({"term": "Fall 2025", "add_deadline": "2025-09-12",
+                       "drop_deadline": "2025-10-17", "credits": 11})
+    ev = ContextEvidence.build([term])
+    assert ev.features("You have until Friday, October 17 to add another course."
+                       ).field_changed == "add deadline: 2025-09-12 (September 12, 2025)"
+    assert ev.features("You have until Friday, October 17 to drop a course.").field_changed is None
+    assert ev.features("You can add courses until September 12, and drop them until "
+                       "October 17.").field_changed is None

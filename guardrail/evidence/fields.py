@@ -328,9 +328,16 @@ class Fields:
             if any(f.values.has(n) for n in mine):
                 return True
             # another field of the record holds it: the sentence is about that one (a
-            # rounding of another field's value does not outweigh the field it names)
-            return None if any(h.has(replace(n, precision=0.0)) for n in mine
-                               for h in held) else False
+            # rounding of another field's value does not outweigh the field it names) --
+            # unless it is a date or time and that field goes unnamed: "until October 17
+            # to add a course" gives the add deadline the drop deadline's date
+            exact = [replace(n, precision=0.0) for n in mine]
+            if not any(h.has(n) for n in exact for h in held):
+                return False
+            return False if all(n.kind in ("date", "time") for n in exact) and not any(
+                all(_has(k, stems | negated) for k in g.key) for g in self.fields
+                if g is not f and g.record in (f.record, -1) and any(
+                    g.values.has(n) for n in exact)) else None
         if f.words and any(_has(w, stems) for w in f.words):
             return True
         if f.listed or not f.words:
