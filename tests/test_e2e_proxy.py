@@ -491,3 +491,31 @@ def test_yes_no_fields_in_other_words_and_a_wrong_weekday(client, placeholder, c
     bad = g["sentences"][-1]
     assert bad["action"] != "release" and changed not in text, bad
     assert bad["explanation"]["kind"] == "contradicted"
+
+
+INVOICES_TOOL = json.dumps({"customer": "Brightline Studio", "invoices": [
+    {"number": "INV-0412", "due": "2025-05-01", "amount_due_cents": 480000, "status": "paid"},
+    {"number": "INV-0517", "due": "2025-05-31", "amount_due_cents": 480000, "status": "open"},
+    {"number": "INV-0533", "due": "2025-06-14", "amount_due_cents": 126550,
+     "status": "open"}]})
+INVOICES_SUPPORTED = ["Brightline Studio has two open invoices totaling $6,065.50. ",
+                      "INV-0533 for $1,265.50 isn't due until Saturday, June 14. ",
+                      "Let me know if you'd like me to send a reminder. "]
+
+
+@pytest.mark.parametrize("changed", ["INV-0533 for $1,265.50 is due on May 31.",
+                                     "INV-0412 is still open."])
+def test_cents_totals_and_offers_pass_and_a_swapped_date_or_state_is_stopped(
+        client, placeholder, changed):
+    """Through the real server: amounts a tool result keeps in cents, a total over the
+    records the sentence counts and an offer to do more pass verbatim; another invoice's
+    due date, and a paid invoice said to be open, are stopped as contradictions."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    text, g = stream_tool_turn(client, "Do we owe Brightline anything?", "billing",
+                               INVOICES_TOOL, "".join(INVOICES_SUPPORTED) + changed)
+    for s in g["sentences"][:-1]:
+        assert s["action"] == "release" and s["released"] == s["original"], s
+    bad = g["sentences"][-1]
+    assert bad["action"] != "release" and changed not in text, bad
+    assert bad["explanation"]["kind"] == "contradicted"
