@@ -328,3 +328,12 @@ def test_a_date_of_another_field_given_to_the_field_it_names():
     assert ev.features("You have until Friday, October 17 to drop a course.").field_changed is None
     assert ev.features("You can add courses until September 12, and drop them until "
                        "October 17.").field_changed is None
+
+
+def test_an_identifier_the_grounding_lacks_in_place_of_a_fields_identifier():
+    issue = json.dumps({"issue": {"number": 6348, "milestone": "v1.9.2", "gate": "B42"}})
+    ev = ContextEvidence.build([issue])
+    assert ev.features("Issue #6348 is part of the v3.0-beta milestone."
+                       ).field_changed == "issue > milestone: v1.9.2"
+    assert ev.features("Issue #6348 is part of the v1.9.2 milestone.").field_changed is None
+    assert ev.features("Issue #6348 is part of the v1.9.2 milestone.").field_agreed

@@ -21,28 +21,24 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, replace
-from typing import Callable, Iterable, Optional, Sequence
+from typing import Optional, Sequence
 
 from guardrail.evidence import units
 from guardrail.evidence.arithmetic import columns
 from guardrail.evidence.currency import mentioned
-from guardrail.evidence.lexicon import (CALENDAR, FLAGS, GENERIC, IDENTITY, NEGATIONS, NULLS,
-                                        OPPOSITES, PHRASES, REVERSE, SAME, STATE, UNITS)
-from guardrail.evidence.values import PARTS, Number, StoredValues, numbers
+from guardrail.evidence.keys import (CLAUSE, WORDS, Stem, clauses, echo, has, key_stems,
+                                    pairs)
+from guardrail.evidence.lexicon import (CALENDAR, FLAGS, NEGATIONS, NULLS, OPPOSITES, PHRASES,
+                                        REVERSE, SAME, STATE)
+from guardrail.evidence.values import Number, StoredValues, numbers
 
-# a key, or a path of keys ("a > b > key", each up to 60 characters): deep JSON paths
-# run past 60 characters in all
-_KEY_VALUE = re.compile(r"^(?P<key>(?:[^:>]{1,60}? > ){0,16}[^:>]{1,60}?):\s+(?P<value>\S.*)$")
-_PAREN = re.compile(r"\([^)]*\)")
 _NONE = re.compile(r"\b(?:no|not|none|nobody|no one|nothing|never|without|unassigned)\b|n't\b",
                    re.I)
+# an identifier: letters and digits in one token ("v1.9.2", "B42", "RR423152050", "2.14.0-rc1")
+_HANDLE = re.compile(r"(?<![\w.\-])(?=[\w.\-]*\d)(?=[\w.\-]*[A-Za-z])"
+                     r"[A-Za-z\d]+(?:[.\-][A-Za-z\d]+)*")
 _ITEMS = re.compile(r",\s*(?:and\s+|or\s+)?")
-_CLAUSE = re.compile(r",\s+|;\s+|\s+(?:but|and|while|whereas|although)\s+", re.I)
-_WORDS = re.compile(r"[A-Za-z][A-Za-z'’]*|\d+(?:[.,:]\d+)*")
 _NEG_PREFIX = re.compile(r"^(?:un|non|in)(?=[a-z]{5})", re.I)
-
-Stem = Callable[[str], str]
-
 
 @dataclass(frozen=True)
 class Field:
@@ -71,42 +67,6 @@ class FieldCheck:
     agreed: bool = False            # it names a field and states its value
 
 
-def pairs(line: str) -> list[tuple[str, str]]:
-    """The ``(key, value)`` pairs of a rendered line: ``a > b > key: value``, a table row
-    ``k: v; k: v``, a search snippet ``Title — k: v · k: v``, a list item ``- K: v``."""
-    text = line.strip().lstrip("-*+ ").replace("**", "")
-    out = []
-    for part in PARTS.split(text):
-        part = part.rsplit(" — ", 1)[-1]
-        m = _KEY_VALUE.match(part.strip())
-        if m:
-            out.append((m["key"].strip(), m["value"].strip()))
-    return out
-
-
-def _key_stems(key: str, stem: Stem, stopwords: frozenset[str]) -> frozenset[str]:
-    """The stems naming a field: its own key's, or where that is generic ("amount") its
-    parent's ("order total > amount" -> order, total); none for a key naming a record."""
-    for segment in reversed(key.split(" > ")):
-        words = _WORDS.findall(_PAREN.sub(" ", segment).replace("_", " ").replace("-", " "))
-        if any(w.lower() in IDENTITY for w in words):
-            return frozenset()
-        found = frozenset(stem(w) for w in words if len(w) > 1 and not w[0].isdigit()
-                          and w.lower() not in GENERIC and w.lower() not in UNITS
-                          and w.lower() not in units.UNITS
-                          and w.lower() not in stopwords)
-        if found:
-            return found
-    return frozenset()
-
-
-def _has(key_stem: str, stems: Iterable[str]) -> bool:
-    """A key's stem against a sentence's: equal, or the same first five letters
-    ("remote" / "remotely", "wrap" / "wrapped")."""
-    n = min(len(key_stem), 5)
-    return any(s == key_stem or (n >= 4 and s[:n] == key_stem[:n]) for s in stems)
-
-
 class Fields:
     """Every ``key: value`` of a grounding, by record, indexed by the keys' stems."""
 
@@ -130,13 +90,13 @@ class Fields:
         self._record_stems: dict[int, set[str]] = {}
         for i, line in enumerate(lines):
             self._record_stems.setdefault(records[i], set()).update(
-                stem(w) for w in _WORDS.findall(line.replace("-", " ")))
+                stem(w) for w in WORDS.findall(line.replace("-", " ")))
         self._nulls: list[tuple[frozenset[str], int]] = []  # (key, record) of empty values
         self._by_value: dict[str, list[int]] = {}       # categorical value stem -> fields
         self._by_key: dict[tuple[int, str], list[int]] = {}  # (record, key) -> fields
         for path, v, i, r in found:
-            k, key = path.rsplit(" > ", 1)[-1], _key_stems(path, stem, stopwords)
-            words = frozenset(stem(w) for w in _WORDS.findall(v) if not w[0].isdigit())
+            k, key = path.rsplit(" > ", 1)[-1], key_stems(path, stem, stopwords)
+            words = frozenset(stem(w) for w in WORDS.findall(v) if not w[0].isdigit())
             self._record_words.setdefault(r, set()).update(words)
             by_record.setdefault(r, []).append(StoredValues.of(v, key=path))
             if not key or v.lower() in NULLS:
@@ -155,20 +115,21 @@ class Fields:
             self._by_key.setdefault((r, k.lower()), []).append(j)
             for item in items if FLAGS.get(v.lower()) is None else ():
                 if not any(c.isdigit() for c in item) and len(item.split()) <= 3:
-                    for w in {stem(w) for w in _WORDS.findall(item)} - stopwords:
+                    for w in {stem(w) for w in WORDS.findall(item)} - stopwords:
                         if len(w) >= 4:
                             self._by_value.setdefault(w, []).append(j)
         self._record_values = {r: StoredValues.union(v) for r, v in by_record.items()}
         self.columns = columns(self.fields)
         self._records = len({r for r in records if r >= 0})
+        self._text = "\n".join(lines).lower()
         self._key_stems = frozenset(stem(w) for path, _, _, _ in found
-                                    for w in _WORDS.findall(path.replace("_", " ")))
+                                    for w in WORDS.findall(path.replace("_", " ")))
 
     def check(self, sentence: str, nums: Sequence[Number],
               about: Optional[set[int]] = None) -> FieldCheck:
         """What the sentence says of the fields it names, in the records it is about
         (None: any record)."""
-        words = _WORDS.findall(sentence.replace("-", " "))
+        words = WORDS.findall(sentence.replace("-", " "))
         stems = {self.stem(w) for w in words if not w[0].isdigit()}
         negated = {self.stem(_NEG_PREFIX.sub("", w)) for w in words if _NEG_PREFIX.match(w)}
         said = re.findall(r"[a-z]+(?:_[a-z]+)*", PHRASES.sub(
@@ -181,29 +142,32 @@ class Fields:
         named = [self.fields[j] for j in sorted(candidates)
                  if (about is None or self.fields[j].record in about or
                      self.fields[j].record == -1)
-                 and all(_has(k, stems | negated) for k in self.fields[j].key)]
+                 and all(has(k, stems | negated) for k in self.fields[j].key)]
         held = [v for r, v in self._record_values.items()
                 if about is None or r in about or r == -1] if named else []
-        clauses = _clauses(sentence, self.stem) if named else []
+        parts = clauses(sentence, self.stem) if named else []
+        # identifiers the grounding never mentions ("v3.0-beta" where it has v1.9.2)
+        new_handles = [m.start() for m in _HANDLE.finditer(sentence)
+                       if m[0].lower() not in self._text] if named else []
         verdicts: dict[str, list[tuple[bool, Field]]] = {}
         for f in named:
             # what it says of the field stands in the clause naming it, or the next one
-            # ("If you want to save money, the 8:09 connection is 52.40 francs, but it
-            # involves one change": the change, not the fare)
-            at = [i for i, (_, _, st) in enumerate(clauses) if any(_has(k, st) for k in f.key)]
-            scope = [clauses[j][:2] for i in at for j in (i, i + 1) if j < len(clauses)] \
+            # ("the 8:09 connection is 52.40 francs, but it involves one change")
+            at = [i for i, (_, _, st) in enumerate(parts) if any(has(k, st) for k in f.key)]
+            scope = [parts[j][:2] for i in at for j in (i, i + 1) if j < len(parts)] \
                 or [(0, len(sentence))]
             inside = [n for n in nums if any(a <= n.start < b for a, b in scope)]
             v = self._verdict(f, sentence, inside, stems, negated,
-                              {w for w, at in names if any(a <= at < b for a, b in scope)}, held)
+                              {w for w, at in names if any(a <= at < b for a, b in scope)}, held,
+                              any(a <= at < b for at in new_handles for a, b in scope))
             if v is not None:
                 verdicts.setdefault(f.name, []).append((v, f))
         # a query the tool echoes (``query > remote: any``) states nothing of the world
         changed = [fs for fs in verdicts.values() if not any(ok for ok, _ in fs)
-                   and not all(_echo(f) for _, f in fs)]
+                   and not all(echo(f.path) for _, f in fs)]
         agreed = any(ok for fs in verdicts.values() for ok, _ in fs) or bool(
             _NONE.search(sentence)) and any(  # "Nobody is assigned" for ``assignee: null``
-                all(_has(k, stems) for k in key) for key, r in self._nulls
+                all(has(k, stems) for k in key) for key, r in self._nulls
                 if about is None or r in about or r == -1)
         line = self.lines[changed[0][0][1].line] if changed else None
         if line is None and about is not None:
@@ -237,7 +201,7 @@ class Fields:
         the first word, a month or a day, a key's word ("SSO" for ``sso_provider``) or a
         unit after a number ("9:33 AM", "150 kW")."""
         out = []
-        for i, m in enumerate(_WORDS.finditer(sentence.replace("-", " "))):
+        for i, m in enumerate(WORDS.finditer(sentence.replace("-", " "))):
             w = m[0]
             if i and w[0].isupper() and w.lower() not in CALENDAR \
                     and not re.search(r"\d\s?$", sentence[max(0, m.start() - 2):m.start()]) \
@@ -261,15 +225,14 @@ class Fields:
     def _swapped(self, stems: set[str], about: set[int], said: set[str]) -> Optional[str]:
         """The line of a field of the record the sentence is about that the sentence
         gives another record's value of, without naming the field ("It is a western."
-        where this film's genre is drama and another's is western); ``said``: the
-        sentence's words, lower case (the value's word as written: "opened" is no
-        ``state: open``, "delivered" no ``out for delivery``)."""
+        where this film is a drama and another a western); ``said``: its words in lower
+        case (the value as written: "opened" is no ``state: open``)."""
         own = set().union(*(self._record_stems.get(r, set()) for r in about))
         for s in stems - own:
             for j in self._by_value.get(s, ()):
                 f = self.fields[j]
                 if f.record in about or not any(
-                        w.lower() in said for w in _WORDS.findall(f.value) if self.stem(w) == s):
+                        w.lower() in said for w in WORDS.findall(f.value) if self.stem(w) == s):
                     continue
                 mine = [self.fields[k] for r in about
                         for k in self._by_key.get((r, f.name), ())]
@@ -306,12 +269,13 @@ class Fields:
         return None
 
     def _verdict(self, f: Field, sentence: str, nums: Sequence[Number], stems: set[str],
-                 negated: set[str], names: set[str], held: list[StoredValues]
-                 ) -> Optional[bool]:
+                 negated: set[str], names: set[str], held: list[StoredValues],
+                 new_handle: bool = False) -> Optional[bool]:
         """True: the sentence states the field's value; False: another value; None: it
-        says nothing checkable about it."""
+        says nothing checkable about it.  ``new_handle``: the clause naming the field
+        holds an identifier the grounding lacks."""
         if f.flag is not None:
-            by_prefix = any(_has(k, negated) and not _has(k, stems - negated) for k in f.key)
+            by_prefix = any(has(k, negated) and not has(k, stems - negated) for k in f.key)
             return f.flag != (by_prefix or self._negated(sentence, f))
         if f.values.any:
             mine = [n for n in nums if _comparable(n, f.values)
@@ -335,13 +299,16 @@ class Fields:
             if not any(h.has(n) for n in exact for h in held):
                 return False
             return False if all(n.kind in ("date", "time") for n in exact) and not any(
-                all(_has(k, stems | negated) for k in g.key) for g in self.fields
+                all(has(k, stems | negated) for k in g.key) for g in self.fields
                 if g is not f and g.record in (f.record, -1) and any(
                     g.values.has(n) for n in exact)) else None
-        if f.words and any(_has(w, stems) for w in f.words):
+        if f.words and any(has(w, stems) for w in f.words if len(w) > 1) \
+                or f.value.lower() in sentence.lower():
             return True
         if f.listed or not f.words:
             return None
+        if new_handle and _HANDLE.search(f.value):  # "the v3.0-beta milestone" for v1.9.2
+            return False
         rivals = (self._key_words.get(f.name, set()) - f.words) | set(names)
         own = self._record_words.get(f.record, set())
         return False if any(s in rivals and s not in own for s in stems) else None
@@ -355,13 +322,13 @@ class Fields:
             return False
         w = m[1].lower()
         return not (w in self.stopwords or w == "per" or w in units.UNITS or mentioned(w)
-                    or any(_has(k, {self.stem(w)}) for k in f.key))
+                    or any(has(k, {self.stem(w)}) for k in f.key))
 
     def _negated(self, sentence: str, f: Field) -> bool:
         """The clause of the sentence that names the field is negated."""
-        for clause in _CLAUSE.split(sentence):
-            words = _WORDS.findall(clause.replace("-", " "))
-            if any(_has(k, {self.stem(w) for w in words}) for k in f.key):
+        for clause in CLAUSE.split(sentence):
+            words = WORDS.findall(clause.replace("-", " "))
+            if any(has(k, {self.stem(w) for w in words}) for k in f.key):
                 return any(w.lower().replace("’", "'") in NEGATIONS for w in words)
         return False
 
@@ -374,19 +341,3 @@ def _comparable(n: Number, values: StoredValues) -> bool:
     if values.dates or values.times:  # of a date-time only its year: "51 minutes after"
         return n.kind == "number" and n.value.is_integer() and 1000 <= n.value <= 2100
     return n.kind in ("number", "duration") and bool(values.numbers)
-
-
-_ECHO = frozenset("query request params parameters filters filter input search".split())
-
-
-def _echo(f: Field) -> bool:
-    """The field repeats what the tool was asked (``query > remote: any``)."""
-    return f.path.split(" > ", 1)[0].strip().lower() in _ECHO and " > " in f.path
-
-
-def _clauses(sentence: str, stem: Stem) -> list[tuple[int, int, set[str]]]:
-    """The sentence's clauses: (start, end, the stems of their words)."""
-    cuts = [(m.start(), m.end()) for m in _CLAUSE.finditer(sentence)]
-    bounds = zip([0] + [e for _, e in cuts], [s for s, _ in cuts] + [len(sentence)])
-    return [(a, b, {stem(w) for w in _WORDS.findall(sentence[a:b].replace("-", " "))
-                    if not w[0].isdigit()}) for a, b in bounds]

@@ -1,0 +1,78 @@
+"""The keys of a rendered tool result: its ``key: value`` pairs, the stems naming a key,
+and a sentence's clauses (where what it says of a key stands).
+
+    pairs("a > b > key: value; k: v")   -> [("a > b > key", "value"), ("k", "v")]
+    key_stems(path, stem, stopwords)    the stems that name a field
+    has(key_stem, stems)                a sentence's stems hold a key's stem
+    clauses(sentence, stem)             (start, end, stems) of each clause
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Iterable
+
+from guardrail.evidence import units
+from guardrail.evidence.lexicon import GENERIC, IDENTITY, UNITS
+from guardrail.evidence.values import PARTS
+
+# a key, or a path of keys ("a > b > key", each up to 60 characters): deep JSON paths
+# run past 60 characters in all
+_KEY_VALUE = re.compile(r"^(?P<key>(?:[^:>]{1,60}? > ){0,16}[^:>]{1,60}?):\s+(?P<value>\S.*)$")
+_PAREN = re.compile(r"\([^)]*\)")
+CLAUSE = re.compile(r",\s+|;\s+|\s+(?:but|and|while|whereas|although)\s+", re.I)
+WORDS = re.compile(r"[A-Za-z][A-Za-z'’]*|\d+(?:[.,:]\d+)*")
+
+Stem = Callable[[str], str]
+
+
+def pairs(line: str) -> list[tuple[str, str]]:
+    """The ``(key, value)`` pairs of a rendered line: ``a > b > key: value``, a table row
+    ``k: v; k: v``, a search snippet ``Title — k: v · k: v``, a list item ``- K: v``."""
+    text = line.strip().lstrip("-*+ ").replace("**", "")
+    out = []
+    for part in PARTS.split(text):
+        part = part.rsplit(" — ", 1)[-1]
+        m = _KEY_VALUE.match(part.strip())
+        if m:
+            out.append((m["key"].strip(), m["value"].strip()))
+    return out
+
+
+def key_stems(key: str, stem: Stem, stopwords: frozenset[str]) -> frozenset[str]:
+    """The stems naming a field: its own key's, or where that is generic ("amount") its
+    parent's ("order total > amount" -> order, total); none for a key naming a record."""
+    for segment in reversed(key.split(" > ")):
+        words = WORDS.findall(_PAREN.sub(" ", segment).replace("_", " ").replace("-", " "))
+        if any(w.lower() in IDENTITY for w in words):
+            return frozenset()
+        found = frozenset(stem(w) for w in words if len(w) > 1 and not w[0].isdigit()
+                          and w.lower() not in GENERIC and w.lower() not in UNITS
+                          and w.lower() not in units.UNITS
+                          and w.lower() not in stopwords)
+        if found:
+            return found
+    return frozenset()
+
+
+def has(key_stem: str, stems: Iterable[str]) -> bool:
+    """A key's stem against a sentence's: equal, or the same first five letters
+    ("remote" / "remotely", "wrap" / "wrapped")."""
+    n = min(len(key_stem), 5)
+    return any(s == key_stem or (n >= 4 and s[:n] == key_stem[:n]) for s in stems)
+
+
+_ECHO = frozenset("query request params parameters filters filter input search".split())
+
+
+def echo(path: str) -> bool:
+    """The key path repeats what the tool was asked (``query > remote: any``)."""
+    return path.split(" > ", 1)[0].strip().lower() in _ECHO and " > " in path
+
+
+def clauses(sentence: str, stem: Stem) -> list[tuple[int, int, set[str]]]:
+    """The sentence's clauses: (start, end, the stems of their words)."""
+    cuts = [(m.start(), m.end()) for m in CLAUSE.finditer(sentence)]
+    bounds = zip([0] + [e for _, e in cuts], [s for s, _ in cuts] + [len(sentence)])
+    return [(a, b, {stem(w) for w in WORDS.findall(sentence[a:b].replace("-", " "))
+                    if not w[0].isdigit()}) for a, b in bounds]
