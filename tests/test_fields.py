@@ -337,3 +337,10 @@ def test_an_identifier_the_grounding_lacks_in_place_of_a_fields_identifier():
                        ).field_changed == "issue > milestone: v1.9.2"
     assert ev.features("Issue #6348 is part of the v1.9.2 milestone.").field_changed is None
     assert ev.features("Issue #6348 is part of the v1.9.2 milestone.").field_agreed
+
+
+def test_a_value_with_a_unit_of_several_words_is_the_fields_value():
+    tower = json.dumps({"name": "Eiffel Tower", "forecast": {"high_c": 25}})
+    ev = ContextEvidence.build([tower])
+    assert ev.features("The forecast high is 77 degrees Fahrenheit.").field_agreed
+    assert ev.features("The forecast high is 25 degrees Fahrenheit.").field_changed

@@ -321,8 +321,8 @@ class Fields:
         if not m or n.kind != "number":
             return False
         w = m[1].lower()
-        return not (w in self.stopwords or w == "per" or w in units.UNITS or mentioned(w)
-                    or any(has(k, {self.stem(w)}) for k in f.key))
+        return not (w in self.stopwords or w == "per" or units.unit_after(sentence, n)
+                    or mentioned(w) or any(has(k, {self.stem(w)}) for k in f.key))
 
     def _negated(self, sentence: str, f: Field) -> bool:
         """The clause of the sentence that names the field is negated."""
