@@ -100,3 +100,29 @@ def test_a_value_each_times_a_count_and_a_rough_time_between_two_times():
     assert missing(ev, "The whole run took just under 15 minutes.") == []
     assert missing(ev, "The whole run took 15 minutes.") == [15.0]      # said exactly: 14
     assert missing(ev, "The whole run took about 25 minutes.") == [25.0]
+
+
+def test_worked_out_against_a_context_value_of_the_same_sort():
+    usage = json.dumps({"month": "July", "kwh": 912, "previous_period_kwh": 768,
+                        "tickets": {"lawn_usd": 42, "fees_usd": 8.9, "left": 12}})
+    ev = ContextEvidence.build([usage])
+    assert missing(ev, "You used 912 kWh in July, 144 kWh more than the previous period.") == []
+    assert missing(ev, "You used 912 kWh in July, 154 kWh more than the previous period.") \
+        == [154.0]
+    assert missing(ev, "The lawn is $42, or $50.90 once fees are added.") == []
+    # "8 left" is no sum or difference of "$42" and a context value: not of one sort
+    assert missing(ev, "The lawn is $42 plus fees, and 34 are left.") == [34.0]
+    home = json.dumps({"price_usd": 425000, "down_payment_usd": 85000, "hours": 40,
+                       "hours_per_day": 8})
+    ev = ContextEvidence.build([home])
+    assert missing(ev, "With $85,000 down on a $425,000 home, it is a 20% down payment.") == []
+    assert missing(ev, "With $85,000 down on a $425,000 home, it is a 25% down payment.") \
+        == [25.0]
+    assert missing(ev, "You have 40 hours, which is 5 days at 8 hours a day.") == []
+
+
+def test_a_time_an_hour_said_in_words_away():
+    flight = json.dumps({"flight": "LX 318", "departure": "2025-06-02T09:40:00"})
+    ev = ContextEvidence.build([flight])
+    assert missing(ev, "Check-in opens an hour beforehand, so from 8:40 AM.") == []
+    assert missing(ev, "Check-in opens an hour beforehand, so from 8:10 AM.") == [490.0]

@@ -344,3 +344,18 @@ def test_a_value_with_a_unit_of_several_words_is_the_fields_value():
     ev = ContextEvidence.build([tower])
     assert ev.features("The forecast high is 77 degrees Fahrenheit.").field_agreed
     assert ev.features("The forecast high is 25 degrees Fahrenheit.").field_changed
+
+
+def test_clauses_percentages_and_a_value_written_without_its_unit():
+    store = json.dumps({"store": "Main St", "pharmacy": {"drive_thru": True},
+                        "wind": {"speed_mph": 35, "gusts_mph": 50},
+                        "loan": {"down_payment": 85000, "probability_pct": 70}})
+    ev = ContextEvidence.build([store])
+    # the negation stands in a clause of its own ("if you'd rather not ...")
+    assert ev.features("There's a pharmacy drive-thru if you'd rather not go inside."
+                       ).field_changed is None
+    assert ev.features("There's no pharmacy drive-thru.").field_changed
+    assert ev.features("Winds are around 35 mph, gusting to 50.").field_changed is None
+    assert ev.features("The down payment is 20% of the price.").field_changed is None
+    assert ev.features("Weighted by probability, that is $130,200.").field_changed is None
+    assert ev.features("The probability is 60%.").field_changed == "loan > probability pct: 70"

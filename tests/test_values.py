@@ -153,3 +153,10 @@ def test_a_range_shares_its_meridiem_and_cents_are_hundredths():
     assert [m for _, _, m in times("open 11 to 1 pm")] == [660, 780]   # not 11 PM
     assert [m for _, _, m in times("a 2.5 to 3 pm slot")] == [900]     # a decimal
     assert [n.value for n in numbers("48 cents per kWh, or 40¢ a minute")] == [0.48, 0.4]
+
+
+def test_a_number_word_and_a_half_or_a_quarter():
+    assert [(n.value, n.kind) for n in numbers("about four and a quarter hours")] == [
+        (4.25, "number")]
+    assert [n.value for n in numbers("two and a half years old, six and a half minutes")] == [
+        2.5, 6.5]

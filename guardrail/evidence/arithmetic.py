@@ -27,6 +27,9 @@ _SUM = re.compile(r"\b(?:total|totals|totalling|totaling|in all|altogether|combi
 _DIFFERENCE = re.compile(r"\b(?:left|remaining|remain|remains|still|unused|spare|more|fewer|"
                          r"less|difference|apart|longer|shorter|higher|lower|older|younger|"
                          r"cheaper|dearer|gap|short of|up from|down from)\b", re.I)
+_ADDED = re.compile(r"\b(?:added|including|included|plus|with (?:fees|tax|taxes|shipping)|"
+                    r"after (?:fees|tax|taxes))\b", re.I)
+_PER = re.compile(r"\b(?:at|per|each|every)\b|\ba (?:day|week|month|year|hour)\b", re.I)
 _EACH = re.compile(r"\b(?:per|each|apiece|a head)\b[^.;]*\b(?:so|which (?:comes|works out) "
                    r"to|comes to|making|for (?:all|the|your))\b", re.I)
 # a period the sentence names, and the factors from the periods a context states rates in
@@ -82,7 +85,24 @@ def _total(n: Number, columns: Sequence[Sequence[float]], counts: Sequence[int])
     return False
 
 
+# a span said in words, counted only for a time worked out from another ("an hour
+# beforehand, so from 8:40 AM"): as a value of its own "an hour" is often a rate
+_SPAN_WORD = re.compile(r"\b(half an hour|a quarter of an hour|an hour and a half|an hour)\b",
+                        re.I)
+_SPAN_WORDS = {"half an hour": 30.0, "a quarter of an hour": 15.0, "an hour and a half": 90.0,
+               "an hour": 60.0}
 _SPAN = re.compile(r"\s*(minutes?|mins?|hours?|hrs?)\b", re.I)
+
+
+def _sort(sentence: str, n: Number) -> str:
+    """What a value is of: the currency sign before it or the word after it ("$", "kwh")."""
+    if n.kind != "number":
+        return n.kind
+    sign = next((c for c in sentence[max(0, n.start - 1):n.start + 1] if c in "$€£¥"), "")
+    if sign:
+        return sign
+    m = re.match(r"\s?([A-Za-z]+)", sentence[n.end:])
+    return m[1].lower() if m else ""
 
 
 def _minutes(sentence: str, n: Number) -> Optional[float]:
@@ -110,15 +130,20 @@ def derived(sentence: str, n: Number, values: Sequence[float],
     if n.kind == "time" and 0 < len(times) <= 12:  # "45 minutes before closing, so 4:15 PM"
         spans = [d for m in (numbers(sentence) if said is None else said)
                  if m.start != n.start and (d := _minutes(sentence, m)) is not None]
+        spans += [_SPAN_WORDS[w.lower()] for w in _SPAN_WORD.findall(sentence)]
         if any((t + sign * d) % 1440 == round(n.value) for t in times for d in spans
                for sign in (1, -1)):
             return True
-    if n.kind not in ("number", "count") or n.percent or not 0 < len(values) <= MAX_VALUES:
+    if n.kind not in ("number", "count"):
         return False
-    pool = sorted({v for v in values if v > 0})
     # a sum or difference of two values the sentence itself states, as it says it is one
     operands = sorted({m.value for m in (numbers(sentence) if said is None else said)
                        if m.start != n.start and m.value > 0})
+    if n.percent:  # a share of two values it states: "$85,000 down on $425,000, 20%"
+        return any(_close(100 * a / b, n) for a, b in itertools.permutations(operands, 2))
+    if not 0 < len(values) <= MAX_VALUES:
+        return False
+    pool = sorted({v for v in values if v > 0})
     if _SUM.search(sentence) and any(
             _close(a + b, n) for a, b in itertools.combinations(operands, 2)):
         return True
@@ -128,6 +153,20 @@ def derived(sentence: str, n: Number, values: Sequence[float],
         return True
     if _DIFFERENCE.search(sentence) and any(
             _close(b - a, n) for a, b in itertools.combinations(operands, 2)):
+        return True
+    # one operand the sentence states, the other the context's: "912 kWh in July, 144 kWh
+    # more than the previous period" (768), "$42, or $50.90 once fees are added" (8.90)
+    alike = sorted({m.value for m in (numbers(sentence) if said is None else said)
+                    if m.start != n.start and m.value > 0 and _sort(sentence, m) == _sort(
+                        sentence, n) != ""})  # of its own sort: "$42" and "$50.90"
+    if _DIFFERENCE.search(sentence) and any(_close(abs(a - v), n) for a in alike
+                                            for v in pool if v != n.value):
+        return True
+    if _ADDED.search(sentence) and any(_close(a + v, n) for a in alike for v in pool):
+        return True
+    # a ratio of two values it states: "40 hours, which is 5 days at 8 hours a day"
+    if _PER.search(sentence) and any(
+            _close(a / b, n) for a, b in itertools.permutations(operands, 2)):
         return True
     # "$25 per person, so $100 for your party" (``party_size: 4``): a value the sentence
     # states each of, times a count of the context

@@ -37,6 +37,7 @@ _NONE = re.compile(r"\b(?:no|not|none|nobody|no one|nothing|never|without|unassi
 # an identifier: letters and digits in one token ("v1.9.2", "B42", "RR423152050", "2.14.0-rc1")
 _HANDLE = re.compile(r"(?<![\w.\-])(?=[\w.\-]*\d)(?=[\w.\-]*[A-Za-z])"
                      r"[A-Za-z\d]+(?:[.\-][A-Za-z\d]+)*")
+_SHARE = re.compile(r"\b(?:pct|percent|percentage|probability|share)\b|%", re.I)
 _ITEMS = re.compile(r",\s*(?:and\s+|or\s+)?")
 _NEG_PREFIX = re.compile(r"^(?:un|non|in)(?=[a-z]{5})", re.I)
 
@@ -278,10 +279,12 @@ class Fields:
             by_prefix = any(has(k, negated) and not has(k, stems - negated) for k in f.key)
             return f.flag != (by_prefix or self._negated(sentence, f))
         if f.values.any:
-            mine = [n for n in nums if _comparable(n, f.values)
+            mine = [n for n in nums if _comparable(n, f)
                     and not self._quantity_of_other(sentence, n, f)]
             if not mine:
                 return None
+            if any(f.values.has(n) for n in mine if not units.unit_after(sentence, n)):
+                return True  # "35 mph gusting to 50" for ``gusts mph: 50``
             said = [(n, u) for n in mine if (u := units.unit_after(sentence, n))]
             unit = f.unit if said else None
             said = [(n, u) for n, u in said if unit and u.dim == unit.dim]
@@ -299,7 +302,7 @@ class Fields:
             if not any(h.has(n) for n in exact for h in held):
                 return False
             return False if all(n.kind in ("date", "time") for n in exact) and not any(
-                all(has(k, stems | negated) for k in g.key) for g in self.fields
+                any(has(k, stems | negated) for k in g.key) for g in self.fields
                 if g is not f and g.record in (f.record, -1) and any(
                     g.values.has(n) for n in exact)) else None
         if f.words and any(has(w, stems) for w in f.words if len(w) > 1) \
@@ -333,7 +336,13 @@ class Fields:
         return False
 
 
-def _comparable(n: Number, values: StoredValues) -> bool:
+def _comparable(n: Number, f: Field) -> bool:
+    """A value of the sentence's sort and the field's: a time for a time, a share for a
+    share ("20%" is no ``down payment: 85000``, "$130,200" no ``probability pct: 70``)."""
+    values = f.values
+    if n.kind == "number" and (n.percent or _SHARE.search(f.path)):
+        return n.percent and (bool(_SHARE.search(f.path)) or "%" in f.value or all(
+            abs(v) <= 1 for v in values.numbers))
     if n.kind == "time":
         return bool(values.times)
     if n.kind == "date":

@@ -20,7 +20,8 @@ from guardrail.evidence.values import PARTS
 # run past 60 characters in all
 _KEY_VALUE = re.compile(r"^(?P<key>(?:[^:>]{1,60}? > ){0,16}[^:>]{1,60}?):\s+(?P<value>\S.*)$")
 _PAREN = re.compile(r"\([^)]*\)")
-CLAUSE = re.compile(r",\s+|;\s+|\s+(?:but|and|while|whereas|although)\s+", re.I)
+CLAUSE = re.compile(r",\s+|;\s+|\s+(?:but|and|while|whereas|although|though|if|unless|because|"
+                    r"when)\s+", re.I)
 WORDS = re.compile(r"[A-Za-z][A-Za-z'’]*|\d+(?:[.,:]\d+)*")
 
 Stem = Callable[[str], str]

@@ -81,6 +81,8 @@ _ROWS = (  # dimension, name, base factor, spellings (lower case; "|" between th
     ("time", "h", 3600.0, "hr|hrs|hour"),
     ("time", "day", 86400.0, "day|days"),
     ("time", "week", 604800.0, "week"),
+    ("time", "month", 2629800.0, "months|mos"),   # plural only: a key's "year" is a date's
+    ("time", "year", 31557600.0, "years|yrs"),
     ("temperature", "°c", 1.0, "°c|ºc|° c|degrees c|degrees celsius|celsius|"
      "degrees centigrade"),
     ("temperature", "°f", 5 / 9, "°f|ºf|° f|degrees f|degrees fahrenheit|fahrenheit"),

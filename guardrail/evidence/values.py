@@ -162,6 +162,8 @@ _TENS = {w: 10.0 * i for i, w in enumerate(
     "twenty thirty forty fifty sixty seventy eighty ninety".split(), start=2)}
 _WORD_NUMBERS.update(_TENS, zero=0.0, hundred=100.0, dozen=12.0)
 _FRACTION = re.compile(r"\s+(halves|thirds|quarters|fifths)\b", re.I)  # "three quarters"
+_AND_A_PART = re.compile(r"\s+and\s+a\s+(half|quarter)\b", re.I)
+_HALVES = {"half": 0.5, "quarter": 0.25}
 _PARTS = {"halves": 2.0, "thirds": 3.0, "quarters": 4.0, "fifths": 5.0}
 _ONES = "one two three four five six seven eight nine".split()
 # "thirty-five" is 35, not the count five
@@ -233,6 +235,10 @@ def numbers(text: str) -> list[Number]:
         if m[1]:
             value = _WORD_NUMBERS[m[1].lower()] + _ONES.index(m[2].lower()) + 1
         elif text[m.end():m.end() + 3].startswith((" of", "-")):
+            continue
+        elif h := _AND_A_PART.match(text, m.end()):  # "four and a half days"
+            value = _WORD_NUMBERS[m[3].lower()] + _HALVES[h[1].lower()]
+            out.append(Number(value, m.start(), h.end(), 0.05, False, False))
             continue
         elif f := _FRACTION.match(text, m.end()):  # a share, said roughly
             value = _WORD_NUMBERS[m[3].lower()] / _PARTS[f[1].lower()]
