@@ -30,8 +30,10 @@ def test_without_its_words_or_off_by_one_a_worked_out_value_is_missing():
     assert missing(ev, "You have 2 seats.") == [2.0]          # no "left", "still"...
     assert missing(ev, "It costs $49 a month, or $600 a year.") == [600.0]
     assert missing(ev, "You have 8 seats.") == [8.0]          # no "in all", "total"...
-    # the operands must be the sentence's own: 2 = 5 - 3 of the context is not enough
-    assert missing(ev, "It still has 2 seats.") == [2.0]
+    # 2 = 5 - 3 of the context is what is left of a whole (``seats`` minus
+    # ``seats_used``); any other two of its values are not enough
+    assert missing(ev, "It still has 2 seats.") == []
+    assert missing(ev, "It still has 44 seats.") == [44.0]    # 49 - 5: no whole and its use
     assert missing(ev, "Of your 5 seats, 3 are in use, so 1 is still free.") == [1.0]
 
 
@@ -126,3 +128,23 @@ def test_a_time_an_hour_said_in_words_away():
     ev = ContextEvidence.build([flight])
     assert missing(ev, "Check-in opens an hour beforehand, so from 8:40 AM.") == []
     assert missing(ev, "Check-in opens an hour beforehand, so from 8:10 AM.") == [490.0]
+
+
+def test_what_is_left_of_a_whole_a_share_of_a_record_and_one_keys_difference():
+    gym = json.dumps({"classes": [
+        {"name": "Vinyasa Flow", "capacity": 20, "booked": 12, "duration_min": 60},
+        {"name": "HIIT Express", "capacity": 15, "booked": 8, "duration_min": 30}]})
+    ev = ContextEvidence.build([gym])
+    assert missing(ev, "Vinyasa Flow has 8 spots left.") == []
+    assert missing(ev, "Vinyasa Flow has 9 spots left.") == [9.0]
+    assert missing(ev, "Vinyasa Flow has 7 spots left.") == [7.0]  # HIIT Express's
+    errors = json.dumps({"errors": [{"kind": "timeout", "count": 1108, "of_total": 1335},
+                                    {"kind": "declined", "count": 227, "of_total": 1335}]})
+    ev = ContextEvidence.build([errors])
+    assert missing(ev, "Most of them, 1,108 or about 83%, are timeouts.") == []
+    assert missing(ev, "Most of them, 1,108 or about 88%, are timeouts.") == [88.0]
+    test = json.dumps({"variants": [{"name": "A", "signups": 1240}, {"name": "B",
+                                                                     "signups": 1394}]})
+    ev = ContextEvidence.build([test])
+    assert missing(ev, "That's 154 more signups from the same traffic.") == []
+    assert missing(ev, "That's 150 more signups from the same traffic.") == [150.0]

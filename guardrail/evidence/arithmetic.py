@@ -30,6 +30,8 @@ _DIFFERENCE = re.compile(r"\b(?:left|remaining|remain|remains|still|unused|spare
 _ADDED = re.compile(r"\b(?:added|including|included|plus|with (?:fees|tax|taxes|shipping)|"
                     r"after (?:fees|tax|taxes))\b", re.I)
 _PER = re.compile(r"\b(?:at|per|each|every)\b|\ba (?:day|week|month|year|hour)\b", re.I)
+_LEFT = re.compile(r"\b(?:left|remaining|remain|remains|free|open|available|spare|unused|"
+                   r"short|to go|still)\b", re.I)
 _EACH = re.compile(r"\b(?:per|each|apiece|a head)\b[^.;]*\b(?:so|which (?:comes|works out) "
                    r"to|comes to|making|for (?:all|the|your))\b", re.I)
 # a period the sentence names, and the factors from the periods a context states rates in
@@ -67,6 +69,34 @@ def columns(fields: Sequence) -> tuple[tuple[float, ...], ...]:
             if names_cents(key):
                 out.append(tuple(v / 100 for v in per_record.values()))
     return tuple(out)
+
+
+_WHOLE = re.compile(r"\b(?:capacity|total|limit|max|maximum|quota|allowance|goal|target|"
+                    r"needed|required|cost|spaces|seats|slots|size|visits|allowed)\b")
+_USED = re.compile(r"\b(?:booked|used|occupied|taken|sold|reserved|enrolled|registered|"
+                   r"consumed|spent|balance|current|filled|done|completed|attending)\b")
+
+
+def remainders(fields: Sequence) -> dict[int, tuple[float, ...]]:
+    """Per record, what is left of a whole: a key naming a whole (``capacity``,
+    ``points_needed``) minus one naming what is used of it (``booked``, ``balance``), in
+    one record or against the grounding's top level (record -1)."""
+    wholes: dict[int, list[float]] = {}
+    used: dict[int, list[float]] = {}
+    for f in fields:
+        key = f.path.rsplit(" > ", 1)[-1]
+        nums = [n.value for n in numbers(f.value) if n.kind == "number"]
+        if len(nums) == 1 and not f.values.dates:
+            for pattern, into in ((_WHOLE, wholes), (_USED, used)):
+                if pattern.search(key):
+                    into.setdefault(f.record, []).append(nums[0])
+    out = {}
+    for r in set(wholes) | set(used):
+        if r == -1 and len(wholes.get(-1, ())) + len(used.get(-1, ())) < 2:
+            continue
+        w, u = wholes.get(r, []) + wholes.get(-1, []), used.get(r, []) + used.get(-1, [])
+        out[r] = tuple(a - b for a in w for b in u if a > b)
+    return out
 
 
 def _total(n: Number, columns: Sequence[Sequence[float]], counts: Sequence[int]) -> bool:
@@ -115,7 +145,9 @@ def _minutes(sentence: str, n: Number) -> Optional[float]:
 
 def derived(sentence: str, n: Number, values: Sequence[float],
             times: Collection[int] = (), said: Optional[Sequence[Number]] = None,
-            columns: Sequence[Sequence[float]] = ()) -> bool:
+            columns: Sequence[Sequence[float]] = (),
+            records: Sequence[Sequence[float]] = (),
+            left: Sequence[Sequence[float]] = ()) -> bool:
     """``n`` (a value of ``sentence``) is a sum, difference or rate of ``values`` that the
     sentence's words announce, the time between two of ``times`` (minutes after
     midnight: "It lasts 90 minutes" from 14:00 to 15:30), or a total over records of one
@@ -139,8 +171,11 @@ def derived(sentence: str, n: Number, values: Sequence[float],
     # a sum or difference of two values the sentence itself states, as it says it is one
     operands = sorted({m.value for m in (numbers(sentence) if said is None else said)
                        if m.start != n.start and m.value > 0})
-    if n.percent:  # a share of two values it states: "$85,000 down on $425,000, 20%"
-        return any(_close(100 * a / b, n) for a, b in itertools.permutations(operands, 2))
+    if n.percent:  # a share of two values it states: "$85,000 down on $425,000, 20%", or of
+        #            one it states in a value of its record
+        return any(_close(100 * a / b, n) for a, b in itertools.permutations(operands, 2)) \
+            or any(_close(100 * a / b, n) for rec in records for a in operands if a in rec
+                   for b in rec if b > a)
     if not 0 < len(values) <= MAX_VALUES:
         return False
     pool = sorted({v for v in values if v > 0})
@@ -163,6 +198,15 @@ def derived(sentence: str, n: Number, values: Sequence[float],
                                             for v in pool if v != n.value):
         return True
     if _ADDED.search(sentence) and any(_close(a + v, n) for a in alike for v in pool):
+        return True
+    # within one record (the sentence's): what is left of a whole ("8 spots left" for
+    # capacity 20, booked 12: ``left``), a share of it ("1,108 errors, about 83%" of
+    # 1,335: ``records``); between two records, one key's values ("154 more signups")
+    if _LEFT.search(sentence) and any(_close(v, n) for rest in left for v in rest):
+        return True
+    if _DIFFERENCE.search(sentence) and any(  # exactly: "154" is no 8.35 rounded
+            abs(abs(a - b) - n.value) <= 1e-6 * max(1.0, n.value) for col in columns
+            if len(col) <= 12 for a, b in itertools.combinations(col, 2)):
         return True
     # a ratio of two values it states: "40 hours, which is 5 days at 8 hours a day"
     if _PER.search(sentence) and any(

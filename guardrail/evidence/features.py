@@ -167,6 +167,22 @@ class ContextEvidence:
         runs = self._memo["runs"]
         return acronym in runs or len(acronym) >= 3 and acronym[:-1] in runs
 
+    def _record_numbers(self, about: Optional[set[int]]) -> list[tuple[float, ...]]:
+        """The numbers of each record the sentence is about (every record of a small
+        grounding when it is about none), each with those outside any record."""
+        rest = self._record_values.get(-1)
+        outer = rest.numbers if rest else ()
+        chosen = about if about is not None else set(self._record_values) - {-1} \
+            if len(self._record_values) <= 12 else set()
+        return [tuple(self._record_values[r].numbers) + outer for r in sorted(chosen)
+                if r in self._record_values and r != -1] or [outer]
+
+    def _left(self, about: Optional[set[int]]) -> list[tuple[float, ...]]:
+        """What is left of a whole in the records the sentence is about (all of them
+        when it is about none)."""
+        rest = self.fields.remainders if self.fields else {}
+        return [v for r, v in rest.items() if about is None or r in about or r == -1]
+
     def _stated(self, n: Number) -> bool:
         return self.stored.has(n) or self.asked.has(n)
 
@@ -179,14 +195,16 @@ class ContextEvidence:
         pronoun ("It costs ...") is about the record the sentence before it named."""
         nums = numbers(sentence)
         units = self.quantities.check(sentence, nums, self._stated)
+        words = content_words(sentence)
+        stems = [stem(w) for w in words]
+        about, values = self._about(sentence, stems, nums, before)
         # worked out from the context's values: no field's value as such
         worked = {n.start for n in nums if not (n.start in units.converted or self._stated(n))
                   and derived(sentence, n, self.stored.numbers, self.stored.times, nums,
-                              self.fields.columns if self.fields else ())}
+                              self.fields.columns if self.fields else (),
+                              self._record_numbers(about), self._left(about))}
         missing = tuple(n for n in nums if n.start in units.changed_at or not (
             n.start in units.converted or n.start in worked or self._stated(n)))
-        words = content_words(sentence)
-        stems = [stem(w) for w in words]
         known = self.stems | self.question_stems | {  # "CEO" for "chief executive"
             stem(w) for w in words if _ACRONYM.match(w) and self._initials(w.lower())}
         found = sum(1 for s in stems if s in known)
@@ -205,7 +223,6 @@ class ContextEvidence:
                             and stem(w) not in known)
         neg = any(w.lower() in NEGATIONS for w in WORD.findall(sentence))
         mismatch = best_i is not None and neg != self._negated[best_i]
-        about, values = self._about(sentence, stems, nums, before)
         # against each record it may be about, the least left out (duplicates of one
         # thing in search results: one of them holds it all)
         gap = min(sum(1 for where in values if r not in where) for r in about) / len(values) \

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Optional, Sequence
 
 from guardrail.evidence import units
-from guardrail.evidence.arithmetic import columns
+from guardrail.evidence.arithmetic import columns, remainders
 from guardrail.evidence.currency import mentioned
 from guardrail.evidence.keys import (CLAUSE, WORDS, Stem, clauses, echo, has, key_stems,
                                     pairs)
@@ -121,6 +121,7 @@ class Fields:
                             self._by_value.setdefault(w, []).append(j)
         self._record_values = {r: StoredValues.union(v) for r, v in by_record.items()}
         self.columns = columns(self.fields)
+        self.remainders = remainders(self.fields)
         self._records = len({r for r in records if r >= 0})
         self._text = "\n".join(lines).lower()
         self._key_stems = frozenset(stem(w) for path, _, _, _ in found
@@ -301,7 +302,8 @@ class Fields:
             exact = [replace(n, precision=0.0) for n in mine]
             if not any(h.has(n) for n in exact for h in held):
                 return False
-            return False if all(n.kind in ("date", "time") for n in exact) and not any(
+            return False if all(n.kind in ("date", "time") and not n.hedged for n in mine) \
+                and not any(
                 any(has(k, stems | negated) for k in g.key) for g in self.fields
                 if g is not f and g.record in (f.record, -1) and any(
                     g.values.has(n) for n in exact)) else None

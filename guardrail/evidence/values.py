@@ -201,8 +201,9 @@ def numbers(text: str) -> list[Number]:
     """Every value ``text`` writes: times, dates and durations as one value each, then
     the numbers left (``1,200``, ``about 1.2 million``, ``25%``)."""
     out = []
-    for s, e, minutes in times(text):
-        out.append(Number(float(minutes), s, e, 0.5, False, False, "time"))
+    for s, e, minutes in times(text):  # "around 2:29 AM" is an estimate
+        out.append(Number(float(minutes), s, e, 0.5, bool(_HEDGES.search(text[max(0, s - 16):s])),
+                          False, "time"))
     for s, e, (y, mo, d) in dates(text):
         out.append(Number(float(y * 10000 + mo * 100 + d), s, e, 0.5, False, False, "date"))
     for s, e, minutes in durations(text):
