@@ -148,3 +148,24 @@ def test_what_is_left_of_a_whole_a_share_of_a_record_and_one_keys_difference():
     ev = ContextEvidence.build([test])
     assert missing(ev, "That's 154 more signups from the same traffic.") == []
     assert missing(ev, "That's 150 more signups from the same traffic.") == [150.0]
+
+
+def test_a_share_of_a_whole_a_sum_across_records_and_what_is_under_a_budget():
+    battery = json.dumps({"soc_pct": 62, "capacity_kwh": 13.5})
+    ev = ContextEvidence.build([battery])
+    assert missing(ev, "Your battery is at 62%, roughly 8.4 kWh of its 13.5 kWh capacity.") == []
+    assert missing(ev, "Your battery is at 62%, roughly 9.4 kWh of its 13.5 kWh capacity.") \
+        == [9.4]
+    bins = json.dumps({"sku": "HX-4410", "bins": [{"bin": "A1", "qty": 2000},
+                                                   {"bin": "B4", "qty": 1500},
+                                                   {"bin": "C2", "qty": 1000}]})
+    ev = ContextEvidence.build([bins])
+    assert missing(ev, "There are 4,500 units across three bins.") == []
+    assert missing(ev, "There are 4,600 units across three bins.") == [4600.0]
+    spend = json.dumps({"month": "May", "budget_usd": 500, "spent_usd": 426.27})
+    ev = ContextEvidence.build([spend])
+    assert missing(ev, "You stayed $73.73 under budget.") == []
+    assert missing(ev, "You stayed $83.73 under budget.") == [83.73]
+    rating = json.dumps({"player": "Rapid", "rating": 1684, "peak": 1731})
+    ev = ContextEvidence.build([rating])
+    assert missing(ev, "Rapid sits at 1684, 47 below their peak of 1731.") == []

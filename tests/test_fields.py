@@ -359,3 +359,10 @@ def test_clauses_percentages_and_a_value_written_without_its_unit():
     assert ev.features("The down payment is 20% of the price.").field_changed is None
     assert ev.features("Weighted by probability, that is $130,200.").field_changed is None
     assert ev.features("The probability is 60%.").field_changed == "loan > probability pct: 70"
+
+
+def test_a_yes_no_field_said_to_be_off():
+    home = json.dumps({"grid_connected": True, "storm_watch": False})
+    ev = ContextEvidence.build([home])
+    assert ev.features("Storm Watch is off.").field_agreed
+    assert ev.features("Storm Watch is on.").field_changed == "storm watch: false"

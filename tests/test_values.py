@@ -160,3 +160,9 @@ def test_a_number_word_and_a_half_or_a_quarter():
         (4.25, "number")]
     assert [n.value for n in numbers("two and a half years old, six and a half minutes")] == [
         2.5, 6.5]
+
+
+def test_an_hour_and_its_minutes_or_a_half_is_a_duration_and_an_hour_alone_is_not():
+    assert [(n.value, n.kind) for n in numbers(
+        "an hour and 15 minutes, half an hour, an hour and a half, $3 an hour")] == [
+        (75.0, "duration"), (30.0, "duration"), (90.0, "duration"), (3.0, "number")]

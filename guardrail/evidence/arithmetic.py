@@ -23,15 +23,16 @@ from typing import Collection, Optional, Sequence
 from guardrail.evidence.values import Number, names_cents, numbers
 
 _SUM = re.compile(r"\b(?:total|totals|totalling|totaling|in all|altogether|combined|together|"
-                  r"sum|overall|all told)\b", re.I)
+                  r"sum|overall|all told|across)\b", re.I)
 _DIFFERENCE = re.compile(r"\b(?:left|remaining|remain|remains|still|unused|spare|more|fewer|"
                          r"less|difference|apart|longer|shorter|higher|lower|older|younger|"
-                         r"cheaper|dearer|gap|short of|up from|down from)\b", re.I)
+                         r"cheaper|dearer|gap|short of|up from|down from|below|above|under|"
+                         r"available)\b", re.I)
 _ADDED = re.compile(r"\b(?:added|including|included|plus|with (?:fees|tax|taxes|shipping)|"
                     r"after (?:fees|tax|taxes))\b", re.I)
 _PER = re.compile(r"\b(?:at|per|each|every)\b|\ba (?:day|week|month|year|hour)\b", re.I)
 _LEFT = re.compile(r"\b(?:left|remaining|remain|remains|free|open|available|spare|unused|"
-                   r"short|to go|still)\b", re.I)
+                   r"short|to go|still|under)\b", re.I)
 _EACH = re.compile(r"\b(?:per|each|apiece|a head)\b[^.;]*\b(?:so|which (?:comes|works out) "
                    r"to|comes to|making|for (?:all|the|your))\b", re.I)
 # a period the sentence names, and the factors from the periods a context states rates in
@@ -71,7 +72,7 @@ def columns(fields: Sequence) -> tuple[tuple[float, ...], ...]:
     return tuple(out)
 
 
-_WHOLE = re.compile(r"\b(?:capacity|total|limit|max|maximum|quota|allowance|goal|target|"
+_WHOLE = re.compile(r"\b(?:capacity|total|limit|max|maximum|quota|allowance|goal|target|budget|"
                     r"needed|required|cost|spaces|seats|slots|size|visits|allowed)\b")
 _USED = re.compile(r"\b(?:booked|used|occupied|taken|sold|reserved|enrolled|registered|"
                    r"consumed|spent|balance|current|filled|done|completed|attending)\b")
@@ -207,6 +208,12 @@ def derived(sentence: str, n: Number, values: Sequence[float],
     if _DIFFERENCE.search(sentence) and any(  # exactly: "154" is no 8.35 rounded
             abs(abs(a - b) - n.value) <= 1e-6 * max(1.0, n.value) for col in columns
             if len(col) <= 12 for a, b in itertools.combinations(col, 2)):
+        return True
+    # a share it states of a whole of the same sort it states: "62%, roughly 8.4 kWh of its
+    # 13.5 kWh capacity"
+    shares = [m.value for m in (numbers(sentence) if said is None else said)
+              if m.percent and m.start != n.start]
+    if shares and any(_rate(p / 100 * w, n) for p in shares for w in alike if w > n.value):
         return True
     # a ratio of two values it states: "40 hours, which is 5 days at 8 hours a day"
     if _PER.search(sentence) and any(

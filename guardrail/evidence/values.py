@@ -44,6 +44,8 @@ _RANGE_START = re.compile(r"\b(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*(?:to|until|till
 _DURATION = re.compile(
     r"\b(\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h)\b(?:,?\s*(?:and\s+)?(\d+)\s*(?:minutes?|mins?)\b)?",
     re.I)
+# "an hour" alone is often a rate ("$3 an hour"): only with its minutes, or halved
+_HOUR_WORDS = re.compile(r"\b(half an hour)\b|\ban hour and (?:(a half)|(\d+) minutes?)\b", re.I)
 Span = tuple[int, int]
 
 
@@ -114,9 +116,12 @@ def weekday_changed(text: str, stored: Collection[tuple[int, int, int]]) -> bool
 
 
 def durations(text: str) -> list[tuple[int, int, float]]:
-    """(start, end, minutes) for "1 hour 33 minutes", "2 hours", "1.5 h"."""
-    return [(m.start(), m.end(), float(m[1]) * 60 + int(m[2] or 0))
-            for m in _DURATION.finditer(text)]
+    """(start, end, minutes) for "1 hour 33 minutes", "2 hours", "1.5 h", "an hour and 15
+    minutes", "an hour and a half", "half an hour"."""
+    out = [(m.start(), m.end(), float(m[1]) * 60 + int(m[2] or 0))
+           for m in _DURATION.finditer(text)]
+    return sorted(out + [(m.start(), m.end(), 30.0 if m[1] else 90.0 if m[2] else 60.0 + int(m[3]))
+                         for m in _HOUR_WORDS.finditer(text)])
 
 
 def stored_times(text: str) -> set[int]:
