@@ -142,3 +142,12 @@ def test_a_time_to_live_is_in_seconds_and_a_version_is_no_number():
     assert ev.features("It is a CNAME with a TTL of 5 minutes.").missing_numbers == ()
     assert ev.features("It is a CNAME with a TTL of 300 minutes.").line_changed
     assert [n.value for n in numbers("after the 2.14.0 rollout at 104.18.22.140, 3.5 km")] == [3.5]
+
+
+def test_a_negative_value_said_as_its_size_and_currently_names_no_currency():
+    battery = json.dumps({"power_kw": -2.3, "mode": "self_powered", "currency": "USD",
+                          "outside_temp_c": -4})
+    ev = ContextEvidence.build([battery])
+    assert ev.features("It's discharging at 2.3 kW.").field_changed is None
+    assert ev.features("It's currently in self-powered mode.").field_changed is None
+    assert ev.features("The outside temperature is 4 °C.").field_changed == "outside temp c: -4"

@@ -28,8 +28,8 @@ from guardrail.evidence.arithmetic import columns, remainders
 from guardrail.evidence.currency import mentioned
 from guardrail.evidence.keys import (CLAUSE, WORDS, Stem, clauses, echo, has, key_stems,
                                     pairs)
-from guardrail.evidence.lexicon import (CALENDAR, FLAGS, NEGATIONS, NULLS, OPPOSITES, PHRASES,
-                                        REVERSE, SAME, STATE)
+from guardrail.evidence.lexicon import (CALENDAR, FLAGS, NEGATIONS, NOT_NAMING, NULLS,
+                                        OPPOSITES, PHRASES, REVERSE, SAME, STATE)
 from guardrail.evidence.values import Number, StoredValues, numbers
 
 _NONE = re.compile(r"\b(?:no|not|none|nobody|no one|nothing|never|without|unassigned)\b|n't\b",
@@ -132,7 +132,8 @@ class Fields:
         """What the sentence says of the fields it names, in the records it is about
         (None: any record)."""
         words = WORDS.findall(sentence.replace("-", " "))
-        stems = {self.stem(w) for w in words if not w[0].isdigit()}
+        stems = {self.stem(w) for w in words if not w[0].isdigit()
+                 and w.lower() not in NOT_NAMING}
         negated = {self.stem(_NEG_PREFIX.sub("", w)) for w in words if _NEG_PREFIX.match(w)}
         said = re.findall(r"[a-z]+(?:_[a-z]+)*", PHRASES.sub(
             lambda m: m[1].replace(" ", "_"), sentence.lower()))
@@ -302,11 +303,11 @@ class Fields:
             exact = [replace(n, precision=0.0) for n in mine]
             if not any(h.has(n) for n in exact for h in held):
                 return False
-            return False if all(n.kind in ("date", "time") and not n.hedged for n in mine) \
-                and not any(
-                any(has(k, stems | negated) for k in g.key) for g in self.fields
-                if g is not f and g.record in (f.record, -1) and any(
-                    g.values.has(n) for n in exact)) else None
+            holders = [g for g in self.fields if g is not f and g.record in (f.record, -1)
+                       and any(g.values.has(n) for n in exact)]
+            return False if holders and all(n.kind in ("date", "time") and not n.hedged
+                                            for n in mine) and not any(
+                any(has(k, stems | negated) for k in g.key) for g in holders) else None
         if f.words and any(has(w, stems) for w in f.words if len(w) > 1) \
                 or f.value.lower() in sentence.lower():
             return True

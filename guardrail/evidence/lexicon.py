@@ -21,6 +21,8 @@ UNITS = frozenset("c f m km kg kph mph pct usd eur gbp min mins sec secs h hr hr
 CALENDAR = frozenset("january february march april may june july august september october "
                      "november december monday tuesday wednesday thursday friday saturday "
                      "sunday".split())
+NOT_NAMING = frozenset(("currently",))
+"""Words whose crude stem is a key's ("currently" / ``currency``) but never name it."""
 FLAGS = {"true": True, "yes": True, "false": False, "no": False}
 NULLS = frozenset(("null", "none", "n/a", "na", "-", "unknown", "tbd"))
 NEGATIONS = frozenset("not no never none without isn't wasn't aren't weren't doesn't don't "

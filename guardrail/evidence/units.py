@@ -185,9 +185,12 @@ def _segment_unit(segment: str, last: bool) -> Optional[Unit]:
 def close(said: Number, unit: Unit, value: float, value_unit: Unit) -> bool:
     """``value`` in ``value_unit``, converted, is what ``said`` (in ``unit``) states:
     within the written precision, 1 % (a converted value is rounded), or 10 % when
-    hedged ("about 1,100 feet")."""
+    hedged ("about 1,100 feet").  A negative value may be said as its size ("discharging
+    at 2.3 kW" for ``power_kw: -2.3``), not a temperature."""
     if unit.dim != value_unit.dim:
         return False
+    if value < 0 <= said.value and unit.dim != "temperature":
+        value = -value
     v = value_unit.to(value, unit)
     tol = max(said.precision, 1e-9 * abs(v))
     if unit.name != value_unit.name:
