@@ -145,9 +145,13 @@ def test_a_time_to_live_is_in_seconds_and_a_version_is_no_number():
 
 
 def test_a_negative_value_said_as_its_size_and_currently_names_no_currency():
-    battery = json.dumps({"power_kw": -2.3, "mode": "self_powered", "currency": "USD",
-                          "outside_temp_c": -4})
+    battery = json.dumps({"battery_id": "PW-55021", "capacity_kwh": 13.5, "mode": "self_powered",
+                          "power_kw": -2.3, "storm_watch": False, "outside_temp_c": -4})
     ev = ContextEvidence.build([battery])
-    assert ev.features("It's discharging at 2.3 kW.").field_changed is None
-    assert ev.features("It's currently in self-powered mode.").field_changed is None
+    assert ev.features("It's currently discharging at 2.3 kW in self-powered mode."
+                       ).field_changed is None
     assert ev.features("The outside temperature is 4 °C.").field_changed == "outside temp c: -4"
+    passport = json.dumps({"application_ref": "PA-2025-0719344", "type": "renewal",
+                           "status": "in_process", "currency": "USD"})
+    assert ContextEvidence.build([passport]).features(
+        "Your routine renewal (PA-2025-0719344) is currently in process.").field_changed is None
