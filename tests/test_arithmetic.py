@@ -169,3 +169,12 @@ def test_a_share_of_a_whole_a_sum_across_records_and_what_is_under_a_budget():
     rating = json.dumps({"player": "Rapid", "rating": 1684, "peak": 1731})
     ev = ContextEvidence.build([rating])
     assert missing(ev, "Rapid sits at 1684, 47 below their peak of 1731.") == []
+
+
+def test_a_difference_between_records_needs_a_comparison_and_the_key_it_counts():
+    rink = json.dumps({"sessions": [{"type": "public_skate", "capacity": 150, "price_usd": 9},
+                                    {"type": "stick_and_puck", "capacity": 30, "price_usd": 18},
+                                    {"type": "freestyle", "capacity": 20, "price_usd": 14}]})
+    ev = ContextEvidence.build([rink])
+    # 4 = 18 - 14 (two prices): no count of spots
+    assert missing(ev, "Stick and puck has 4 spots still open.") == [4.0]

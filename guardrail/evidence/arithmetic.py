@@ -18,7 +18,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from typing import Collection, Optional, Sequence
+from typing import Collection, NamedTuple, Optional, Sequence
 
 from guardrail.evidence.values import Number, names_cents, numbers
 
@@ -31,6 +31,8 @@ _DIFFERENCE = re.compile(r"\b(?:left|remaining|remain|remains|still|unused|spare
 _ADDED = re.compile(r"\b(?:added|including|included|plus|with (?:fees|tax|taxes|shipping)|"
                     r"after (?:fees|tax|taxes))\b", re.I)
 _PER = re.compile(r"\b(?:at|per|each|every)\b|\ba (?:day|week|month|year|hour)\b", re.I)
+_COMPARE = re.compile(r"\b(?:more|fewer|less|higher|lower|ahead|behind|than|difference|gap)\b",
+                      re.I)
 _LEFT = re.compile(r"\b(?:left|remaining|remain|remains|free|open|available|spare|unused|"
                    r"short|to go|still|under)\b", re.I)
 _EACH = re.compile(r"\b(?:per|each|apiece|a head)\b[^.;]*\b(?:so|which (?:comes|works out) "
@@ -54,7 +56,12 @@ def _rate(v: float, n: Number) -> bool:
     return abs(v - n.value) <= (0.1 if n.hedged else 0.005) * abs(v)
 
 
-def columns(fields: Sequence) -> tuple[tuple[float, ...], ...]:
+class Column(NamedTuple):
+    key: str                    # the key as written ("signups", "amount due cents")
+    values: tuple[float, ...]   # one per record
+
+
+def columns(fields: Sequence) -> tuple[Column, ...]:
     """The numbers of each key that two records or more hold, one per record (a key in
     cents also in units): what a total over records adds up.  ``fields``: a tool
     result's ``Field``s (fields.py)."""
@@ -66,9 +73,9 @@ def columns(fields: Sequence) -> tuple[tuple[float, ...], ...]:
     out = []
     for key, per_record in by_key.items():
         if len(per_record) >= 2:
-            out.append(tuple(per_record.values()))
+            out.append(Column(key, tuple(per_record.values())))
             if names_cents(key):
-                out.append(tuple(v / 100 for v in per_record.values()))
+                out.append(Column(key, tuple(v / 100 for v in per_record.values())))
     return tuple(out)
 
 
@@ -100,12 +107,12 @@ def remainders(fields: Sequence) -> dict[int, tuple[float, ...]]:
     return out
 
 
-def _total(n: Number, columns: Sequence[Sequence[float]], counts: Sequence[int]) -> bool:
+def _total(n: Number, columns: Sequence[Column], counts: Sequence[int]) -> bool:
     """``n`` totals one column: all of it, all of one sign ("charges" are the negative
     amounts), or, where the sentence counts them first ("two open invoices totaling
     $6,065.50"), that many of one sign.  Exact to the written digits: a rounded total
     ("about $6,000") is no evidence of which records it adds."""
-    for column in columns:
+    for _, column in columns:
         for part in ([abs(v) for v in column if v > 0], [abs(v) for v in column if v < 0]):
             if len(part) >= 2 and _close(sum(part), n):
                 return True
@@ -146,7 +153,7 @@ def _minutes(sentence: str, n: Number) -> Optional[float]:
 
 def derived(sentence: str, n: Number, values: Sequence[float],
             times: Collection[int] = (), said: Optional[Sequence[Number]] = None,
-            columns: Sequence[Sequence[float]] = (),
+            columns: Sequence[Column] = (),
             records: Sequence[Sequence[float]] = (),
             left: Sequence[Sequence[float]] = ()) -> bool:
     """``n`` (a value of ``sentence``) is a sum, difference or rate of ``values`` that the
@@ -205,9 +212,11 @@ def derived(sentence: str, n: Number, values: Sequence[float],
     # 1,335: ``records``); between two records, one key's values ("154 more signups")
     if _LEFT.search(sentence) and any(_close(v, n) for rest in left for v in rest):
         return True
-    if _DIFFERENCE.search(sentence) and any(  # exactly: "154" is no 8.35 rounded
-            abs(abs(a - b) - n.value) <= 1e-6 * max(1.0, n.value) for col in columns
-            if len(col) <= 12 for a, b in itertools.combinations(col, 2)):
+    after = re.match(r"\s?(?:more|fewer|less)?\s?([A-Za-z]{3,})", sentence[n.end:])
+    if after and _COMPARE.search(sentence) and any(  # exactly, of the key it names
+            abs(abs(a - b) - n.value) <= 1e-6 * max(1.0, n.value) for key, col in columns
+            if len(col) <= 12 and after[1].lower()[:5] in key.lower()
+            for a, b in itertools.combinations(col, 2)):
         return True
     # a share it states of a whole of the same sort it states: "62%, roughly 8.4 kWh of its
     # 13.5 kWh capacity"
