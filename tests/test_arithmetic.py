@@ -178,3 +178,15 @@ def test_a_difference_between_records_needs_a_comparison_and_the_key_it_counts()
     ev = ContextEvidence.build([rink])
     # 4 = 18 - 14 (two prices): no count of spots
     assert missing(ev, "Stick and puck has 4 spots still open.") == [4.0]
+
+
+def test_a_price_each_times_a_count_the_sentence_states_and_a_package_left():
+    quote = json.dumps({"venue": "Old Mill", "catering_per_guest_usd": 68.5, "guests": 120,
+                        "prev_period_kwh": 52600, "package_hours": 10, "hours_used": 4.5})
+    ev = ContextEvidence.build([quote])
+    assert missing(ev, "Catering is $68.50 per guest, which comes to $8,220 for 120 guests.") == []
+    assert missing(ev, "Catering is $68.50 per guest, which comes to $8,320 for 120 guests.") \
+        == [8320.0]
+    assert missing(ev, "Use was 48,250 kWh, down 4,350 kWh from the previous period.") == []
+    assert missing(ev, "She has 5.5 of her 10 package hours left.") == []
+    assert missing(ev, "She has 6.5 of her 10 package hours left.") == [6.5]

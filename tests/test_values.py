@@ -166,3 +166,12 @@ def test_an_hour_and_its_minutes_or_a_half_is_a_duration_and_an_hour_alone_is_no
     assert [(n.value, n.kind) for n in numbers(
         "an hour and 15 minutes, half an hour, an hour and a half, $3 an hour")] == [
         (75.0, "duration"), (30.0, "duration"), (90.0, "duration"), (3.0, "number")]
+
+
+def test_a_date_before_a_colon_a_day_range_and_a_duration_in_seconds():
+    assert [n.kind for n in numbers("Here's what's on at Frostline on Saturday, February 21:")] \
+        == ["date"]
+    assert [n.value for n in numbers("closed over the weekend of November 8-9") if n.kind
+            == "number"] == [9.0]
+    ev = ContextEvidence.build([json.dumps({"job": "print-42", "elapsed_s": 9840})])
+    assert ev.features("It has been running for 2 hours 44 minutes.").missing_numbers == ()

@@ -27,7 +27,8 @@ _SUM = re.compile(r"\b(?:total|totals|totalling|totaling|in all|altogether|combi
 _DIFFERENCE = re.compile(r"\b(?:left|remaining|remain|remains|still|unused|spare|more|fewer|"
                          r"less|difference|apart|longer|shorter|higher|lower|older|younger|"
                          r"cheaper|dearer|gap|short of|up from|down from|below|above|under|"
-                         r"available)\b", re.I)
+                         r"available|down|up|drop|dropped|rise|rose|fell|increase|decrease)\b",
+                         re.I)
 _ADDED = re.compile(r"\b(?:added|including|included|plus|with (?:fees|tax|taxes|shipping)|"
                     r"after (?:fees|tax|taxes))\b", re.I)
 _PER = re.compile(r"\b(?:at|per|each|every)\b|\ba (?:day|week|month|year|hour)\b", re.I)
@@ -36,7 +37,8 @@ _COMPARE = re.compile(r"\b(?:more|fewer|less|higher|lower|ahead|behind|than|diff
 _LEFT = re.compile(r"\b(?:left|remaining|remain|remains|free|open|available|spare|unused|"
                    r"short|to go|still|under)\b", re.I)
 _EACH = re.compile(r"\b(?:per|each|apiece|a head)\b[^.;]*\b(?:so|which (?:comes|works out) "
-                   r"to|comes to|making|for (?:all|the|your))\b", re.I)
+                   r"to|comes to|making|for (?:all|the|your)|total|would (?:pay|cost|be))\b"
+                   r"|\b(?:would pay|would cost|comes to)\b[^.;]*\b(?:per|each)\b", re.I)
 # a period the sentence names, and the factors from the periods a context states rates in
 _RATES = ((re.compile(r"\b(?:a|per|each|every) year\b|\bannual(?:ly)?\b|\byearly\b|"
                       r"\bper annum\b", re.I), (12.0, 52.0, 365.0)),
@@ -80,6 +82,7 @@ def columns(fields: Sequence) -> tuple[Column, ...]:
 
 
 _WHOLE = re.compile(r"\b(?:capacity|total|limit|max|maximum|quota|allowance|goal|target|budget|"
+                    r"package|plan|purchased|included|allotted|"
                     r"needed|required|cost|spaces|seats|slots|size|visits|allowed)\b")
 _USED = re.compile(r"\b(?:booked|used|occupied|taken|sold|reserved|enrolled|registered|"
                    r"consumed|spent|balance|current|filled|done|completed|attending)\b")
@@ -230,8 +233,10 @@ def derived(sentence: str, n: Number, values: Sequence[float],
         return True
     # "$25 per person, so $100 for your party" (``party_size: 4``): a value the sentence
     # states each of, times a count of the context
-    if _EACH.search(sentence) and any(_close(a * k, n) for a in operands for k in pool
-                                      if k.is_integer() and 2 <= k <= 100):
+    # (a count it states too: "$68.50 per guest, which comes to $8,220 for 120 guests")
+    if _EACH.search(sentence) and any(_close(a * k, n) for a in operands
+                                      for k in {*pool, *operands}
+                                      if k.is_integer() and 2 <= k <= 1000 and k != a):
         return True
     return any(_rate(v * k, n) for period, factors in _RATES
                if period.search(sentence) for k in factors for v in pool)

@@ -25,6 +25,7 @@ from guardrail.evidence import listing as L, values as V
 from guardrail.evidence.arithmetic import derived
 from guardrail.evidence.changed import changed
 from guardrail.evidence.fields import FieldCheck, Fields
+from guardrail.evidence.lexicon import CALENDAR
 from guardrail.evidence.values import Number, StoredValues, numbers
 from guardrail.evidence.render import render
 from guardrail.evidence.units import Quantities
@@ -217,8 +218,10 @@ class ContextEvidence:
             if votes:
                 best_i = max(votes, key=lambda i: (votes[i], -i))
                 best = votes[best_i] / len(set(stems))
-        names = [w for i, w in enumerate(WORD.findall(sentence))
-                 if i > 0 and w[0].isupper() and w.lower() not in STOPWORDS]
+        names = [m[0] for i, m in enumerate(WORD.finditer(sentence))  # "3:30 PM"; "May" for
+                 if i > 0 and m[0][0].isupper() and m[0].lower() not in STOPWORDS  # 2025-05-..
+                 and not (self.structured and m[0].lower() in CALENDAR)
+                 and not re.search(r"\d\s?$", sentence[max(0, m.start() - 2):m.start()])]
         missing_names = sum(1 for w in names if w.lower() not in self.lower
                             and stem(w) not in known)
         neg = any(w.lower() in NEGATIONS for w in WORD.findall(sentence))

@@ -31,7 +31,7 @@ _MONTH = r"(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|ju
          r"aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 _YEAR = r"(?:,?\s+(?P<year>\d{4}))?"
-_DATE_MD = re.compile(rf"\b{_MONTH}\s+{_DAY}\b(?!:){_YEAR}", re.I)
+_DATE_MD = re.compile(rf"\b{_MONTH}\s+{_DAY}\b(?!:\d){_YEAR}", re.I)  # "May 2:" is a date
 _DATE_DM = re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}{_YEAR}\b", re.I)
 _DATE_MY = re.compile(rf"\b{_MONTH}\s+(?P<year>\d{{4}})\b", re.I)
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2}))?")
@@ -214,7 +214,7 @@ def numbers(text: str) -> list[Number]:
     for s, e, minutes in durations(text):
         out.append(Number(minutes, s, e, 0.5, False, False, "duration"))
     offsets = [m.span() for m in _TZ_OFFSET.finditer(text)]  # "+02:00" is no value
-    text = masked(text, [(n.start, n.end) for n in out] + offsets)
+    written, text = text, masked(text, [(n.start, n.end) for n in out] + offsets)
     for m in _NUMBER.finditer(text):
         if _SCALE_OF.search(text[max(0, m.start() - 8):m.start()]):
             continue  # "4.2 out of 5": the scale is no claim
@@ -231,8 +231,8 @@ def numbers(text: str) -> list[Number]:
         if scale:
             f = _SCALES[scale.lower()]
             v, unit = v * f, unit * f
-        if m["sign"]:
-            v = -v
+        if m["sign"] and not written[max(0, m.start() - 1):m.start()].isdigit():
+            v = -v  # "November 8-9" is a range, not -9
         if _CENTS.match(text, m.end()):  # "48 cents" is the 0.48 a price field holds
             v, unit = v / 100, unit / 100
         hedged = bool(_HEDGES.search(text[max(0, m.start() - 16):m.start()]))
@@ -317,9 +317,9 @@ class StoredValues:
         if n.kind == "date":
             v = int(n.value)
             return date_matches((v // 10000, v // 100 % 100, v % 100), set(self.dates))
-        if n.kind == "duration":
-            return _matches(n, self.numbers) or _matches(
-                Number(n.value / 60, 0, 0, n.precision / 60, n.hedged, False), self.numbers)
+        if n.kind == "duration":  # minutes, hours or seconds ("2 hours 44 minutes": 9840 s)
+            return any(_matches(Number(n.value * k, 0, 0, n.precision * k, n.hedged, False),
+                                self.numbers) for k in (1.0, 1 / 60, 60.0))
         if n.kind == "count" and int(n.value) in self.counts:
             return True
         # a negative value is written as its size ("down 10.2%" for ``-10.2``)
