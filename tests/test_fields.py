@@ -366,3 +366,13 @@ def test_a_yes_no_field_said_to_be_off():
     ev = ContextEvidence.build([home])
     assert ev.features("Storm Watch is off.").field_agreed
     assert ev.features("Storm Watch is on.").field_changed == "storm watch: false"
+
+
+def test_a_setting_named_by_its_parent_turned_on_or_off():
+    card = json.dumps({"balance_cents": 1435, "autoload": {"enabled": False,
+                                                           "amount_cents": 2000}})
+    ev = ContextEvidence.build([card])
+    assert ev.features("Autoload is turned on, so it tops up $20.").field_changed \
+        == "autoload > enabled: false"
+    assert ev.features("Autoload is turned off.").field_agreed
+    assert ev.features("Autoload isn't enabled.").field_agreed

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 GENERIC = frozenset("value amount data info details item items result results is has date "
-                    "datetime timestamp deadline".split())
+                    "datetime timestamp deadline enabled".split())
 """Words of a key that say nothing about what it holds: "order total > amount" is named
 by its parent."""
 IDENTITY = frozenset("id name title code ref url uuid sku slug handle".split())
