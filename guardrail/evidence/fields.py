@@ -10,10 +10,15 @@ based in the Lyon office") and gives it another value is contradicted, even when
 other value stands elsewhere in the context (another record's office, another field's
 number), so the value lookups of features.py find it and the detector, reading tokens,
 often lets it pass.  So does one that gives its record another record's value of a field
-without naming the field ("It is a western." where this film is a drama).  Precision
-first: a text value counts as changed only when what the sentence puts there is a name or
+without naming the field ("It is a western." where this film is a drama), a list of
+its items with another record's item in it, a one-word state said as its opposite ("It
+is currently closed." for ``state: open``) or an identifier the grounding never mentions
+where the field's identifier goes ("the v3.0-beta milestone" for ``v1.9.2``).  Precision
+first: what the sentence says of a field is read in the clause naming it (or the next);
+a text value counts as changed only when what the sentence puts there is a name or
 another record's value of the same field; a number only when no field of the record holds
-it; a yes/no value by the negation of the clause naming the key.
+it (a date or time: no field that the sentence names); a yes/no value by the negation of
+the clause naming the key.
 """
 
 from __future__ import annotations
@@ -200,9 +205,9 @@ class Fields:
         return None
 
     def _names(self, sentence: str) -> list[tuple[str, int]]:
-        """Stems of the words that name things, with where they stand: capitalised, not
-        the first word, a month or a day, a key's word ("SSO" for ``sso_provider``) or a
-        unit after a number ("9:33 AM", "150 kW")."""
+        """Stems of the words that name things, with where they stand: capitalised and
+        not the first word, nor a month or a day, nor a key's word ("SSO" for
+        ``sso_provider``), nor a unit after a number ("9:33 AM", "150 kW")."""
         out = []
         for i, m in enumerate(WORDS.finditer(sentence.replace("-", " "))):
             w = m[0]
