@@ -190,3 +190,13 @@ def test_a_price_each_times_a_count_the_sentence_states_and_a_package_left():
     assert missing(ev, "Use was 48,250 kWh, down 4,350 kWh from the previous period.") == []
     assert missing(ev, "She has 5.5 of her 10 package hours left.") == []
     assert missing(ev, "She has 6.5 of her 10 package hours left.") == [6.5]
+
+
+def test_a_mean_over_records_and_what_a_goal_leaves():
+    kit = json.dumps({"meals": [{"name": "Tacos", "prep_min": 25}, {"name": "Curry",
+                                                                      "prep_min": 30},
+                                {"name": "Risotto", "prep_min": 40}], "xp_goal": 2500})
+    ev = ContextEvidence.build([kit])
+    assert missing(ev, "That's about 32 minutes of prep on average.") == []
+    assert missing(ev, "That's about 52 minutes of prep on average.") == [52.0]
+    assert missing(ev, "You've earned 1,840 XP, which leaves 660 to hit your 2,500 goal.") == []

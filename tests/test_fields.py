@@ -376,3 +376,14 @@ def test_a_setting_named_by_its_parent_turned_on_or_off():
         == "autoload > enabled: false"
     assert ev.features("Autoload is turned off.").field_agreed
     assert ev.features("Autoload isn't enabled.").field_agreed
+
+
+def test_the_words_of_the_record_a_sentence_is_about_are_no_rival_names():
+    gallery = json.dumps({"gallery": "Halvorsen Contemporary", "exhibitions": [
+        {"title": "Salt & Static", "artist": "Mira Okonjo", "room": "West Hall"},
+        {"title": "Quiet Machines", "artist": "Tomas Lind", "room": "Gallery 2"}]})
+    ev = ContextEvidence.build([gallery])
+    assert ev.features("Tomas Lind's Quiet Machines opens in Gallery 2.").field_changed \
+        is None
+    assert ev.features("The gallery is run by Oskar Berg.").field_changed \
+        == "gallery: Halvorsen Contemporary"

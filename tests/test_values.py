@@ -175,3 +175,13 @@ def test_a_date_before_a_colon_a_day_range_and_a_duration_in_seconds():
             == "number"] == [9.0]
     ev = ContextEvidence.build([json.dumps({"job": "print-42", "elapsed_s": 9840})])
     assert ev.features("It has been running for 2 hours 44 minutes.").missing_numbers == ()
+
+
+def test_a_24_hour_range_an_approximate_time_and_cents_per_person():
+    assert [m for _, _, m in times("tue_sun: 10:00-18:00")] == [600, 1080]
+    assert [m for _, _, m in times("2025-03-07T11:05-05:00")] == [665]    # a zone
+    ev = ContextEvidence.build([json.dumps({"start": "2025-06-14T17:02:11+02:00",
+                                            "cover_charge_cents_per_person": 800})])
+    assert ev.features("It started just after 5 PM.").missing_numbers == ()
+    assert [n.value for n in ev.features("It started at 5 PM.").missing_numbers] == [1020.0]
+    assert ev.features("The cover charge is $8 per person.").missing_numbers == ()

@@ -33,8 +33,10 @@ _SUM = re.compile(r"\b(?:total|totals|totalling|totaling|in all|altogether|combi
 _DIFFERENCE = re.compile(r"\b(?:left|remaining|remain|remains|still|unused|spare|more|fewer|"
                          r"less|difference|apart|longer|shorter|higher|lower|older|younger|"
                          r"cheaper|dearer|gap|short of|up from|down from|below|above|under|"
-                         r"available|down|up|drop|dropped|rise|rose|fell|increase|decrease)\b",
-                         re.I)
+                         r"available|down|up|drop|dropped|rise|rose|fell|increase|decrease|"
+                         r"leaves|leaving|faster|slower)\b", re.I)
+_MEAN = re.compile(r"\b(?:average|averages|averaging|avg|mean|per (?:day|week|month) on)\b",
+                   re.I)
 _ADDED = re.compile(r"\b(?:added|including|included|plus|with (?:fees|tax|taxes|shipping)|"
                     r"after (?:fees|tax|taxes))\b", re.I)
 _PER = re.compile(r"\b(?:at|per|each|every)\b|\ba (?:day|week|month|year|hour)\b", re.I)
@@ -215,11 +217,15 @@ def _timed(sentence: str, n: Number, times: Collection[int], said: Sequence[Numb
 def _summed(sentence: str, n: Number, operands: Sequence[float], alike: Sequence[float],
             pool: Sequence[float], columns: Sequence[Column], counts: Sequence[int]) -> bool:
     """A sum the sentence announces: of two values it states ("5 seats and the 3 in use
-    make 8 in all"), over records ("two open invoices totaling $6,065.50"), or a value it
-    states plus a fee of the context ("$42, or $50.90 once fees are added")."""
+    make 8 in all"), over records ("two open invoices totaling $6,065.50"), their mean
+    ("about 32 minutes of prep on average"), or a value it states plus a fee of the
+    context ("$42, or $50.90 once fees are added")."""
     if _SUM.search(sentence) and (
             any(_close(a + b, n) for a, b in itertools.combinations(operands, 2))
             or columns and _total(n, columns, counts)):
+        return True
+    if _MEAN.search(sentence) and any(  # "about 32 minutes of prep on average"
+            (_rate if n.hedged else _close)(sum(col) / len(col), n) for _, col in columns):
         return True
     return bool(_ADDED.search(sentence)) and any(_close(a + v, n) for a in alike for v in pool)
 

@@ -154,6 +154,9 @@ class Fields:
         held = [v for r, v in self._record_values.items()
                 if about is None or r in about or r == -1] if named else []
         parts = clauses(sentence, self.stem) if named else []
+        # the words of the records it is about are no rival names ("Tomas Lind's show
+        # opens in Gallery 2" beside ``gallery: Halvorsen``: the show's artist)
+        mine = set().union(*(self._record_words.get(r, set()) for r in about or ()))
         # identifiers the grounding never mentions ("v3.0-beta" where it has v1.9.2)
         new_handles = [m.start() for m in _HANDLE.finditer(sentence)
                        if m[0].lower() not in self._text] if named else []
@@ -167,7 +170,8 @@ class Fields:
             inside = [n for n in nums if any(a <= n.start < b for a, b in scope)]
             v = self._verdict(f, sentence, inside, stems, negated,
                               {w for w, at in names if any(a <= at < b for a, b in scope)}, held,
-                              any(a <= at < b for at in new_handles for a, b in scope))
+                              any(a <= at < b for at in new_handles for a, b in scope),
+                              mine)
             if v is not None:
                 verdicts.setdefault(f.name, []).append((v, f))
         # a query the tool echoes (``query > remote: any``) states nothing of the world
@@ -278,7 +282,8 @@ class Fields:
 
     def _verdict(self, f: Field, sentence: str, nums: Sequence[Number], stems: set[str],
                  negated: set[str], names: set[str], held: list[StoredValues],
-                 new_handle: bool = False) -> Optional[bool]:
+                 new_handle: bool = False, mine: frozenset[str] | set[str] = frozenset()
+                 ) -> Optional[bool]:
         """True: the sentence states the field's value; False: another value; None: it
         says nothing checkable about it.  ``new_handle``: the clause naming the field
         holds an identifier the grounding lacks."""
@@ -321,7 +326,7 @@ class Fields:
         if new_handle and _HANDLE.search(f.value):  # "the v3.0-beta milestone" for v1.9.2
             return False
         rivals = (self._key_words.get(f.name, set()) - f.words) | set(names)
-        own = self._record_words.get(f.record, set())
+        own = self._record_words.get(f.record, set()) | mine
         return False if any(s in rivals and s not in own for s in stems) else None
 
     def _quantity_of_other(self, sentence: str, n: Number, f: Field) -> bool:

@@ -44,6 +44,8 @@ _RANGE_START = re.compile(r"\b(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*(?:to|until|till
 _DURATION = re.compile(
     r"\b(\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h)\b(?:,?\s*(?:and\s+)?(\d+)\s*(?:minutes?|mins?)\b)?",
     re.I)
+_RANGE_24 = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):[0-5]\d\s?[-–]\s?(([01]?\d|2[0-3]):([0-5]\d))"
+                       r"(?![\d:])")
 # "an hour" alone is often a rate ("$3 an hour"): only with its minutes, or halved
 _HOUR_WORDS = re.compile(r"\b(half an hour)\b|\ban hour and (?:(a half)|(\d+) minutes?)\b", re.I)
 Span = tuple[int, int]
@@ -67,6 +69,10 @@ def times(text: str) -> list[tuple[int, int, int]]:
     for m in _TIME_24.finditer(text):
         if not _inside(m.start(), taken):
             out.append((m.start(), m.end(), int(m[1]) * 60 + int(m[2])))
+    for m in _RANGE_24.finditer(text):  # "10:00-18:00": the end, which _TIME_24 skips;
+        #                                 a later hour, not a zone ("11:05-05:00")
+        if int(m[3]) > int(m[1]) and not _inside(m.start(2), [(s, e) for s, e, _ in out]):
+            out.append((m.start(2), m.end(2), int(m[3]) * 60 + int(m[4])))
     for m in _TIME_WORD.finditer(text):
         out.append((m.start(), m.end(), 0 if m[1].lower() == "midnight" else 720))
     return sorted(out)
@@ -186,7 +192,8 @@ _TZ_OFFSET = re.compile(  # a time's zone: "14:00:00+02:00", "14:00 +02:00", "UT
 _DOTTED = re.compile(r"\.\d")
 _CENTS = re.compile(r"\s?(?:cents?\b|¢)", re.I)
 _SCALE_OF = re.compile(r"(\bout of\s+|\d\s*/\s*)$", re.I)
-_HEDGES = re.compile(r"\b(about|around|approximately|roughly|nearly|almost|over|under|"
+_HEDGES = re.compile(r"\b(about|around|approximately|roughly|nearly|almost|over|under|just after|"
+                     r"just before|shortly after|shortly before|"
                      r"more than|less than|some|close to|just over|just under|~)\s*$", re.I)
 
 
@@ -256,7 +263,7 @@ def numbers(text: str) -> list[Number]:
     return sorted(out, key=lambda n: n.start)
 
 
-_CENTS_KEY = re.compile(r"(?:^|[\s_>])(?:cents|pence)(?:$|:)", re.I)
+_CENTS_KEY = re.compile(r"(?:^|[\s_>])(?:cents|pence)(?:$|:|\s+per\b)", re.I)
 
 
 def names_cents(key: str) -> bool:
@@ -312,8 +319,9 @@ class StoredValues:
                    frozenset().union(*(p.dates for p in parts)), counts)
 
     def has(self, n: Number) -> bool:
-        if n.kind == "time":
-            return int(n.value) in self.times
+        if n.kind == "time":  # "just after 5 PM" for 17:02
+            return int(n.value) in self.times or n.hedged and any(
+                abs(int(n.value) - t) <= 15 for t in self.times)
         if n.kind == "date":
             v = int(n.value)
             return date_matches((v // 10000, v // 100 % 100, v % 100), set(self.dates))
