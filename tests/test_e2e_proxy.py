@@ -315,6 +315,19 @@ EVENTS_SUPPORTED = ["The lookup returned two events. ",
 EVENTS_CHANGED = "It is organized by Mei Chen."  # Mei Chen organizes the other event
 
 
+def last_sentence_stopped(client, question: str, tool: str, result: str,
+                          supported: list[str], changed: str) -> dict:
+    """Stream ``supported`` sentences then ``changed`` against a tool result: every
+    supported one reaches the client verbatim, the changed one does not; its final
+    guardrail entry."""
+    text, g = stream_tool_turn(client, question, tool, result, "".join(supported) + changed)
+    for s in g["sentences"][:-1]:
+        assert s["action"] == "release" and s["released"] == s["original"], s
+    bad = g["sentences"][-1]
+    assert bad["action"] != "release" and changed not in text, bad
+    return bad
+
+
 def stream_tool_turn(client, question: str, tool: str, result: str, answer: str
                      ) -> tuple[str, dict]:
     """One turn grounded in a tool call's result, the upstream streaming ``answer``: what
@@ -459,12 +472,8 @@ def test_a_converted_value_passes_and_another_unit_is_stopped(client, placeholde
     at its field."""
     if placeholder:
         pytest.skip("needs the trained default model")
-    text, g = stream_tool_turn(client, "Tell me about the tower.", "lookup", TOWER_TOOL,
-                               "".join(TOWER_CONVERTED) + changed)
-    for s in g["sentences"][:-1]:
-        assert s["action"] == "release" and s["released"] == s["original"], s
-    bad = g["sentences"][-1]
-    assert bad["action"] != "release" and changed not in text, bad
+    bad = last_sentence_stopped(client, "Tell me about the tower.", "lookup", TOWER_TOOL,
+                                TOWER_CONVERTED, changed)
     assert bad["explanation"]["kind"] == "contradicted" and bad["explanation"]["evidence"] == line
     text, g = stream_tool_turn(client, "What's my plan?", "account", PLAN_TOOL, PLAN_WORKED_OUT)
     assert text == PLAN_WORKED_OUT, g
@@ -484,12 +493,8 @@ def test_yes_no_fields_in_other_words_and_a_wrong_weekday(client, placeholder, c
     weekday the date does not fall on are stopped as contradictions."""
     if placeholder:
         pytest.skip("needs the trained default model")
-    text, g = stream_tool_turn(client, "Can I get coffee at Cafe Luna?", "shop", SHOP_TOOL,
-                               "".join(SHOP_SUPPORTED) + changed)
-    for s in g["sentences"][:-1]:
-        assert s["action"] == "release" and s["released"] == s["original"], s
-    bad = g["sentences"][-1]
-    assert bad["action"] != "release" and changed not in text, bad
+    bad = last_sentence_stopped(client, "Can I get coffee at Cafe Luna?", "shop", SHOP_TOOL,
+                                SHOP_SUPPORTED, changed)
     assert bad["explanation"]["kind"] == "contradicted"
 
 
@@ -512,10 +517,6 @@ def test_cents_totals_and_offers_pass_and_a_swapped_date_or_state_is_stopped(
     due date, and a paid invoice said to be open, are stopped as contradictions."""
     if placeholder:
         pytest.skip("needs the trained default model")
-    text, g = stream_tool_turn(client, "Do we owe Brightline anything?", "billing",
-                               INVOICES_TOOL, "".join(INVOICES_SUPPORTED) + changed)
-    for s in g["sentences"][:-1]:
-        assert s["action"] == "release" and s["released"] == s["original"], s
-    bad = g["sentences"][-1]
-    assert bad["action"] != "release" and changed not in text, bad
+    bad = last_sentence_stopped(client, "Do we owe Brightline anything?", "billing",
+                                INVOICES_TOOL, INVOICES_SUPPORTED, changed)
     assert bad["explanation"]["kind"] == "contradicted"
