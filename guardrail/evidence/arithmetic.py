@@ -26,7 +26,7 @@ import math
 import re
 from typing import Collection, NamedTuple, Optional, Sequence
 
-from guardrail.evidence.values import Number, names_cents, numbers
+from guardrail.evidence.values import Number, names_cents, numbers, word_after
 
 _SUM = re.compile(r"\b(?:total|totals|totalling|totaling|in all|altogether|combined|together|"
                   r"sum|overall|all told|across)\b", re.I)
@@ -150,8 +150,7 @@ def _sort(sentence: str, n: Number) -> str:
     sign = next((c for c in sentence[max(0, n.start - 1):n.start + 1] if c in "$€£¥"), "")
     if sign:
         return sign
-    m = re.match(r"\s?([A-Za-z]+)", sentence[n.end:])
-    return m[1].lower() if m else ""
+    return word_after(sentence, n)
 
 
 def _minutes(sentence: str, n: Number) -> Optional[float]:

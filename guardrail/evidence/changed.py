@@ -8,14 +8,13 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from guardrail.evidence.values import Number, StoredValues, numbers
+from guardrail.evidence.values import Number, StoredValues, numbers, word_after
 from guardrail.evidence.words import stem
 
 
 def _unit(text: str, n: Number) -> str:
     """The word after a value: its unit or what it counts ("330 metres", "12 stores")."""
-    m = re.match(r"\s*([A-Za-z]+)", text[n.end:])
-    return stem(m[1]) if m else ""
+    return stem(w) if (w := word_after(text, n)) else ""
 
 
 def _year(n: Number) -> bool:

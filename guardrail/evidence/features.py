@@ -200,10 +200,12 @@ class ContextEvidence:
         stems = [stem(w) for w in words]
         about, values = self._about(sentence, stems, nums, before)
         # worked out from the context's values: no field's value as such
-        worked = {n.start for n in nums if not (n.start in units.converted or self._stated(n))
-                  and derived(sentence, n, self.stored.numbers, self.stored.times, nums,
-                              self.fields.columns if self.fields else (),
-                              self._record_numbers(about), self._left(about))}
+        unread = [n for n in nums if not (n.start in units.converted or self._stated(n))]
+        if unread:  # the records' numbers, read once for all of them (most sentences: none)
+            records, left = self._record_numbers(about), self._left(about)
+        worked = {n.start for n in unread
+                  if derived(sentence, n, self.stored.numbers, self.stored.times, nums,
+                             self.fields.columns if self.fields else (), records, left)}
         missing = tuple(n for n in nums if n.start in units.changed_at or not (
             n.start in units.converted or n.start in worked or self._stated(n)))
         known = self.stems | self.question_stems | {  # "CEO" for "chief executive"

@@ -263,6 +263,14 @@ def numbers(text: str) -> list[Number]:
     return sorted(out, key=lambda n: n.start)
 
 
+def word_after(text: str, n: Number) -> str:
+    """The word right after a value, lower case: its unit or what it counts ("330
+    metres", "12 stores", "144 kWh"); "" for none."""
+    m = _WORD_AFTER.match(text, n.end)
+    return m[1].lower() if m else ""
+
+
+_WORD_AFTER = re.compile(r"\s*([A-Za-z]+)")
 _CENTS_KEY = re.compile(r"(?:^|[\s_>])(?:cents|pence)(?:$|:|\s+per\b)", re.I)
 
 
