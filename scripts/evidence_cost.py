@@ -21,11 +21,14 @@ ctx = json.dumps(recs)
 sents = ["Issue #1005 is open and labeled bug and docs.", "It was created on May 15, 2025.",
          "There are four issues totaling $120.", "Nobody is assigned to issue #1007.",
          "Issue #1010 is part of the v1.3.0 milestone.", "It is currently closed.",
-         "The CEO of the company is Lim Wei.", "Last entry is 45 minutes before closing, so 4:15 PM."] * 3
+         "The CEO of the company is Lim Wei.",
+         "Last entry is 45 minutes before closing, so 4:15 PM."] * 3
 best_b, best_s = 9e9, 9e9
 for rep in range(3):
     _indexed.cache_clear()
-    t = time.perf_counter(); ev = ContextEvidence.build([ctx], "Which issues are open?"); b = time.perf_counter() - t
+    t = time.perf_counter()
+    ev = ContextEvidence.build([ctx], "Which issues are open?")
+    b = time.perf_counter() - t
     t = time.perf_counter()
     before = ""
     for s in sents:
