@@ -200,3 +200,39 @@ def test_a_mean_over_records_and_what_a_goal_leaves():
     assert missing(ev, "That's about 32 minutes of prep on average.") == []
     assert missing(ev, "That's about 52 minutes of prep on average.") == [52.0]
     assert missing(ev, "You've earned 1,840 XP, which leaves 660 to hit your 2,500 goal.") == []
+
+
+SEATS = json.dumps({"product": "Figma Professional", "seats_purchased": 50,
+                    "seats_assigned": 43, "pages": 42, "copies": 2,
+                    "visits": [{"downtime_min": 45}, {"downtime_min": 180},
+                               {"downtime_min": 60}], "used_gb": 45.7, "quota_gb": 50})
+
+
+def test_a_sentence_that_shows_its_working_on_values_the_grounding_states():
+    ev = ContextEvidence.build([SEATS])
+    # no cue word needed: the operands are the sentence's own, each stated by the grounding
+    assert missing(ev, "You have 7 unassigned seats, since 43 of your 50 are assigned.") == []
+    assert missing(ev, "It is 42 pages times two copies, so 84 pages.") == []
+    assert missing(ev, "You're using 45.7 GB of your 50 GB, which is roughly 91%.") == []
+    # one worked out from what the first pass worked out: a total said again in hours
+    assert missing(ev, "In all it was down for 285 minutes, or 4 hours 45 minutes.") == []
+    # off by one, or an operand the grounding lacks, is still a value it lacks
+    assert missing(ev, "You have 8 unassigned seats, since 43 of your 50 are assigned.") == [8.0]
+    assert sorted(missing(ev, "You have 6 unassigned seats, since 44 of your 50 are "
+                                  "assigned.")) == [6.0, 44.0]
+    assert missing(ev, "It is 42 pages times two copies, so 86 pages.") == [86.0]
+
+
+COURSES = json.dumps({"enrollments": [
+    {"course": "CS 2110", "credits": 4, "status": "enrolled"},
+    {"course": "MATH 2940", "credits": 4, "status": "enrolled"},
+    {"course": "PHYS 2213", "credits": 4, "status": "waitlisted"},
+    {"course": "ENGL 1170", "credits": 3, "status": "enrolled"}], "credit_limit": 20})
+
+
+def test_a_count_then_a_total_of_the_key_it_names():
+    ev = ContextEvidence.build([COURSES])
+    assert missing(ev, "You're enrolled in three courses, for 11 credits.") == []
+    assert missing(ev, "You're enrolled in three courses, for 13 credits.") == [13.0]
+    # the count alone is no cue for a key it does not name
+    assert missing(ev, "You're enrolled in three courses, for 11 points.") == [11.0]

@@ -387,3 +387,21 @@ def test_the_words_of_the_record_a_sentence_is_about_are_no_rival_names():
         is None
     assert ev.features("The gallery is run by Oskar Berg.").field_changed \
         == "gallery: Halvorsen Contemporary"
+
+
+def test_a_yes_no_field_is_read_in_the_clause_that_names_its_whole_key():
+    holiday = json.dumps({"holiday_closures": [{"date": "2025-07-04", "pharmacy_closed": True,
+                                                "store_closed": False}]})
+    ev = ContextEvidence.build([holiday])
+    assert ev.features("The pharmacy will be closed on July 4, although the store itself "
+                       "stays open that day.").field_changed is None
+    assert ev.features("The store will be closed on July 4.").field_changed \
+        == "holiday closures 1 > store closed: false"
+
+
+def test_weekdays_in_the_plural_are_no_rival_names():
+    gallery = json.dumps({"gallery": "Halvorsen Contemporary",
+                          "hours": {"tue_sun": "10:00-18:00", "mon": "closed"}})
+    ev = ContextEvidence.build([gallery])
+    assert ev.features("The gallery is open 10 AM to 6 PM and closed on Mondays.") \
+        .field_changed is None

@@ -185,3 +185,12 @@ def test_a_24_hour_range_an_approximate_time_and_cents_per_person():
     assert ev.features("It started just after 5 PM.").missing_numbers == ()
     assert [n.value for n in ev.features("It started at 5 PM.").missing_numbers] == [1020.0]
     assert ev.features("The cover charge is $8 per person.").missing_numbers == ()
+
+
+def test_a_plan_name_a_rate_base_and_a_number_and_a_half_are_read_as_said():
+    def read(text):
+        return [(text[n.start:n.end], n.value) for n in numbers(text)]
+    assert read("$173.55 to your 401(k)") == [("$173.55", 173.55)]
+    assert read("roughly 11 L per 100 km") == [("11", 11.0)]
+    assert read("it lasted 26 and a half minutes") == [("26 and a half", 26.5)]
+    assert read("$5 per person and 2.5 and 3") == [("$5", 5.0), ("2.5", 2.5), ("3", 3.0)]

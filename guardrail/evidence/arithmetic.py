@@ -118,14 +118,15 @@ def remainders(fields: Sequence) -> dict[int, tuple[float, ...]]:
     return out
 
 
-def _total(n: Number, columns: Sequence[Column], counts: Sequence[int]) -> bool:
+def _total(n: Number, columns: Sequence[Column], counts: Sequence[int],
+           every: bool = True) -> bool:
     """``n`` totals one column: all of it, all of one sign ("charges" are the negative
     amounts), or, where the sentence counts them first ("two open invoices totaling
     $6,065.50"), that many of one sign.  Exact to the written digits: a rounded total
     ("about $6,000") is no evidence of which records it adds."""
     for _, column in columns:
         for part in ([abs(v) for v in column if v > 0], [abs(v) for v in column if v < 0]):
-            if len(part) >= 2 and _close(sum(part), n):
+            if every and len(part) >= 2 and _close(sum(part), n):
                 return True
             for k in counts if not n.hedged else ():
                 if 2 <= k < len(part) and math.comb(len(part), k) <= 5000 and any(
@@ -165,18 +166,25 @@ def derived(sentence: str, n: Number, values: Sequence[float],
             times: Collection[int] = (), said: Optional[Sequence[Number]] = None,
             columns: Sequence[Column] = (),
             records: Sequence[Sequence[float]] = (),
-            left: Sequence[Sequence[float]] = ()) -> bool:
+            left: Sequence[Sequence[float]] = (),
+            anchored: Sequence[Number] = ()) -> bool:
     """``n`` (a value of ``sentence``) is worked out from the grounding as the sentence's
     words say.  ``values``: the grounding's numbers; ``times``: its times of day (minutes
     after midnight); ``columns``: one key's value in each record (``columns``);
     ``records``: the numbers of each record the sentence is about; ``left``: what is left
     of a whole in those records (``remainders``); ``said``: the sentence's values, when
-    the caller has read them already."""
+    the caller has read them already; ``anchored``: those of its values the grounding
+    states."""
     said = numbers(sentence) if said is None else said
-    if _timed(sentence, n, times, said):
+    if _timed(sentence, n, times, said) or _shown(sentence, n, anchored):
         return True
     if n.kind not in ("number", "count"):
         return False
+    counts = [int(m.value) for m in said if m.kind == "count" and m.start < n.start]
+    after = word_after(sentence, n)[:5]
+    if counts and not n.hedged and len(after) >= 4 and _total(
+            n, [c for c in columns if after in c.key.lower()], counts, every=False):
+        return True  # "three courses, for 11 credits": a count, then the key's own word
     # the sentence's own values, and those of the same sort as ``n`` ("$42" and "$50.90")
     operands = sorted({m.value for m in said if m.start != n.start and m.value > 0})
     if n.percent:  # a share of two values it states ("$85,000 down on $425,000: 20%"), or
@@ -189,10 +197,32 @@ def derived(sentence: str, n: Number, values: Sequence[float],
     pool = sorted({v for v in values if v > 0})
     alike = sorted({m.value for m in said if m.start != n.start and m.value > 0
                     and _sort(sentence, m) == _sort(sentence, n) != ""})
-    counts = [int(m.value) for m in said if m.kind == "count" and m.start < n.start]
     return _summed(sentence, n, operands, alike, pool, columns, counts) \
         or _apart(sentence, n, operands, alike, pool, columns, left) \
         or _scaled(sentence, n, operands, alike, pool, said)
+
+
+def _shown(sentence: str, n: Number, anchored: Sequence[Number]) -> bool:
+    """The sentence shows its working on values the grounding states: ``n`` is the sum,
+    difference, product, ratio or share of two of them ("7 unassigned seats, since 43 of
+    your 50 are assigned"; "42 pages times two copies, so 84 pages"; "45.7 GB of your 50
+    GB, roughly 91%"), or one of them said again in other units ("285 minutes, or 4 hours
+    45 minutes").  Exact to the digits written: no cue word is needed, as a changed value
+    seldom happens to be what two others of its sentence make."""
+    minutes = _minutes(sentence, n) if n.kind in ("duration", "number") else None
+    if minutes is not None and any(_minutes(sentence, m) == minutes for m in anchored
+                                   if m.start != n.start):
+        return True
+    if n.kind not in ("number", "count"):
+        return False
+    ops = {m.value for m in anchored if m.start != n.start and m.kind in ("number", "count")
+           and m.value > 0}
+    pairs = list(itertools.permutations(sorted(ops), 2))
+    if n.percent:
+        return any(_close(100 * a / b, n) for a, b in pairs)
+    # a ratio below one is no whole number said ("3 of 5 ... so 1" is not 0.6)
+    return any(_close(v, n) for a, b in pairs for v in (a + b, a - b, a * b)) or any(
+        _close(a / b, n) for a, b in pairs if a > b)
 
 
 def _timed(sentence: str, n: Number, times: Collection[int], said: Sequence[Number]) -> bool:

@@ -26,6 +26,7 @@ from guardrail.evidence.arithmetic import derived
 from guardrail.evidence.changed import changed
 from guardrail.evidence.fields import FieldCheck, Fields
 from guardrail.evidence.lexicon import CALENDAR
+from guardrail.evidence.records import Records, numbered
 from guardrail.evidence.values import Number, StoredValues, numbers
 from guardrail.evidence.render import render
 from guardrail.evidence.units import Quantities
@@ -99,9 +100,6 @@ class SentenceEvidence:
 
 
 _ACRONYM = re.compile(r"^[A-Z]{2,5}$")
-_PRONOUN_START = re.compile(r"^\W*(?i:it|its|it's|they|their|them|this|that|these|those|"
-                            r"he|she|his|her|both)\b")
-_GENERIC_START = re.compile(r"^\W*[Tt]he [a-z]+\b")  # "The hotel ...", "The company ..."
 
 
 class ContextEvidence:
@@ -140,6 +138,7 @@ class ContextEvidence:
             by_record.setdefault(r, []).append(i)
         self._record_values = {r: StoredValues.union([per_line[i] for i in idx])
                                for r, idx in by_record.items()}
+        self._where = Records(lines, self._records, self._postings, self._record_values)
         self.fields = Fields(lines, self._records, stem, STOPWORDS) if structured else None
         self.quantities = Quantities(lines)
         self._ask(question)
@@ -198,14 +197,20 @@ class ContextEvidence:
         units = self.quantities.check(sentence, nums, self._stated)
         words = content_words(sentence)
         stems = [stem(w) for w in words]
-        about, values = self._about(sentence, stems, nums, before)
+        about, values, together = self._where.about(sentence, stems, nums, before)
         # worked out from the context's values: no field's value as such
         unread = [n for n in nums if not (n.start in units.converted or self._stated(n))]
         if unread:  # the records' numbers, read once for all of them (most sentences: none)
             records, left = self._record_numbers(about), self._left(about)
-        worked = {n.start for n in unread
-                  if derived(sentence, n, self.stored.numbers, self.stored.times, nums,
-                             self.fields.columns if self.fields else (), records, left)}
+        worked: set[int] = set()
+        for _ in range(2):  # then from what the first pass worked out ("285 minutes, or
+            #                 4 hours 45 minutes" where 285 is a total)
+            anchored = [n for n in nums if n not in unread or n.start in worked]
+            worked |= {n.start for n in unread if n.start not in worked and derived(
+                sentence, n, self.stored.numbers, self.stored.times, nums,
+                self.fields.columns if self.fields else (), records, left, anchored)}
+            if not worked or len(worked) == len(unread):
+                break
         missing = tuple(n for n in nums if n.start in units.changed_at or not (
             n.start in units.converted or n.start in worked or self._stated(n)))
         known = self.stems | self.question_stems | {  # "CEO" for "chief executive"
@@ -229,8 +234,10 @@ class ContextEvidence:
         neg = any(w.lower() in NEGATIONS for w in WORD.findall(sentence))
         mismatch = best_i is not None and neg != self._negated[best_i]
         # against each record it may be about, the least left out (duplicates of one
-        # thing in search results: one of them holds it all)
-        gap = min(sum(1 for where in values if r not in where) for r in about) / len(values) \
+        # thing in search results: one of them holds it all); against all of them
+        # together when it names each
+        gap = (sum(1 for where in values if not where & about) if together else
+               min(sum(1 for where in values if r not in where) for r in about)) / len(values) \
             if about and values else 0.0
         check = self.fields.check(sentence, [n for n in nums if n.start not in worked], about) \
             if self.fields else FieldCheck()
@@ -242,83 +249,9 @@ class ContextEvidence:
                 sentence, missing, line) or V.weekday_changed(sentence, self.stored.dates))
                 else None))
 
-    def _record_hits(self, stems: Sequence[str], nums: Sequence[Number]
-                     ) -> tuple[list[set[int]], dict[int, float]]:
-        """Where each of the sentence's stems and values stands in the context (the
-        records holding it; lines outside records stand in every record), and how much
-        of it each record holds: a name or value that few records share counts more
-        (a currency that every record has hardly tells which one the sentence means)."""
-        items: list[set[int]] = []
-        for s in dict.fromkeys(stems):
-            where = {self._records[i] for i in self._postings.get(s, ())}
-            if where:
-                items.append(set(self._record_values) if -1 in where else where)
-        for n in nums:
-            where = {r for r, v in self._record_values.items() if v.has(n)}
-            if where:
-                items.append(set(self._record_values) if -1 in where else where)
-        hits: dict[int, float] = {}
-        for where in items:
-            for r in where - {-1}:
-                hits[r] = hits.get(r, 0.0) + 1.0 / len(where)
-        return items, hits
-
-    def _about(self, sentence: str, stems: Sequence[str], nums: Sequence[Number],
-               before: str) -> tuple[Optional[set[int]], list[set[int]]]:
-        """The records the sentence is about (None: the context has fewer than two, or
-        nothing tells) and where each of its names and values stands.  The records it is
-        about hold the most of its words and values, each weighted by how few records
-        hold it (ties kept: search results often return one thing several times); for
-        "It ..." or "The hotel ...", those of the sentence before it that named
-        something (up to three back, past other "It ..." sentences)."""
-        if len(self._record_values.keys() - {-1}) < 2:
-            return None, []
-        nums = [n for n in nums if n.kind != "count"]  # counts belong to no record
-        own = _names(sentence)
-        values, _ = self._record_hits(own, nums)
-        _, hits = self._record_hits(stems, nums)  # every content word, the first too
-        refers = _PRONOUN_START.match(sentence) or (
-            _GENERIC_START.match(sentence) and not values)
-        for prev in _recent_sentences(before) if refers else ():
-            _, before_hits = self._record_hits(
-                _words(prev), [n for n in numbers(prev) if n.kind != "count"])
-            if before_hits and max(before_hits.values()) >= 0.5:
-                hits = before_hits
-                break
-            if not _PRONOUN_START.match(prev):
-                break  # "It ..." after "It ...": the one named before both
-        if not hits or max(hits.values()) < 0.5:
-            return None, values  # only words that most records share: nothing tells
-        top = max(hits.values())
-        return {r for r, h in hits.items() if h >= top - 1e-9}, values
-
-
-def _names(text: str) -> list[str]:
-    """Stems of the words naming things: capitalised (not first), handles (``v1.9``)."""
-    return [stem(w) for i, w in enumerate(WORD.findall(text)) if not w[0].isdigit() and
-            (i > 0 and w[0].isupper() or any(c in w for c in "-_") or
-             any(c.isdigit() for c in w)) and w.lower() not in STOPWORDS]
-
-
-def _words(text: str) -> list[str]:
-    """Stems of every content word, the first included (which record a sentence is about)."""
-    return [stem(w) for w in content_words(text)]
-
 
 def _flat(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.lower()))
-
-
-def _recent_sentences(text: str, n: int = 3) -> list[str]:
-    """The last ``n`` sentences of ``text`` (the answer before it), the latest first."""
-    out: list[str] = []
-    text = text.rstrip()[-1200:]
-    while text and len(out) < n:
-        cut = max(text.rfind(". ", 0, len(text) - 1), text.rfind("\n", 0, len(text) - 1),
-                  text.rfind("! ", 0, len(text) - 1), text.rfind("? ", 0, len(text) - 1))
-        out.append(text[cut + 1:].strip())
-        text = text[:cut + 1].rstrip() if cut >= 0 else ""
-    return [s for s in out if s]
 
 
 def _units(text: str) -> list[str]:
@@ -331,9 +264,6 @@ def _units(text: str) -> list[str]:
     return out
 
 
-_RECORD_HEAD = re.compile(r"^.*\S \d+ of \d+:$")
-
-
 @functools.lru_cache(maxsize=8)
 def _indexed(documents: tuple[str, ...]) -> ContextEvidence:
     lines: list[str] = []
@@ -344,14 +274,10 @@ def _indexed(documents: tuple[str, ...]) -> ContextEvidence:
         r = render(doc)
         if r.structured:
             structured = True
-            current = -1
-            for line in r.lines:
-                text = line.text
-                if _RECORD_HEAD.match(text) or (r.format == "markdown-table"
-                                                and text.count("; ") >= 2):
-                    current, next_record = next_record, next_record + 1
-                lines.append(text)
-                records.append(current)
+            of_line, next_record = numbered([x.text for x in r.lines], next_record,
+                                            r.format == "markdown-table")
+            lines += [x.text for x in r.lines]
+            records += of_line
             keys = [x.text.split(": ", 1)[0] if ": " in x.text else None for x in r.lines]
             counts |= {n for k, g in itertools.groupby(keys) if k is not None
                        for n in [len(list(g))] if n >= 2}  # a list of scalars, one per line

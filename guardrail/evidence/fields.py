@@ -137,14 +137,7 @@ class Fields:
         """What the sentence says of the fields it names, in the records it is about
         (None: any record)."""
         words = WORDS.findall(sentence.replace("-", " "))
-        stems = {self.stem(w) for w in words if not w[0].isdigit()
-                 and w.lower() not in NOT_NAMING}
-        negated = {self.stem(_NEG_PREFIX.sub("", w)) for w in words if _NEG_PREFIX.match(w)}
-        said = re.findall(r"[a-z]+(?:_[a-z]+)*", PHRASES.sub(
-            lambda m: m[1].replace(" ", "_"), sentence.lower()))
-        for w in said:  # "closed" names ``open`` negated, "available" names ``in stock``
-            negated |= {self.stem(k) for k in OPPOSITES.get(w, "").split("_") if len(k) > 2}
-            stems |= {self.stem(k) for k in SAME.get(w, "").split("_") if len(k) > 2}
+        stems, negated, said = self._read(sentence)
         names = self._names(sentence)
         candidates = {j for s in stems | negated for j in self._by_prefix.get(s[:4], ())}
         named = [self.fields[j] for j in sorted(candidates)
@@ -156,7 +149,8 @@ class Fields:
         parts = clauses(sentence, self.stem) if named else []
         # the words of the records it is about are no rival names ("Tomas Lind's show
         # opens in Gallery 2" beside ``gallery: Halvorsen``: the show's artist)
-        mine = set().union(*(self._record_words.get(r, set()) for r in about or ()))
+        # nor those outside every record (``employee > name`` above the badge events)
+        mine = set().union(*(self._record_words.get(r, set()) for r in (*(about or ()), -1)))
         # identifiers the grounding never mentions ("v3.0-beta" where it has v1.9.2)
         new_handles = [m.start() for m in _HANDLE.finditer(sentence)
                        if m[0].lower() not in self._text] if named else []
@@ -189,6 +183,20 @@ class Fields:
             [m[3].lower() for m in STATE.finditer(sentence) if not (m[1] or m[2])], said,
             about)
         return FieldCheck(line, agreed and line is None)
+
+    def _read(self, text: str) -> tuple[set[str], set[str], list[str]]:
+        """The stems a text names keys by, those it names negated ("closed" names
+        ``open`` negated, "available" names ``in stock``), and its words and phrases."""
+        words = WORDS.findall(text.replace("-", " "))
+        stems = {self.stem(w) for w in words if not w[0].isdigit()
+                 and w.lower() not in NOT_NAMING}
+        negated = {self.stem(_NEG_PREFIX.sub("", w)) for w in words if _NEG_PREFIX.match(w)}
+        said = re.findall(r"[a-z]+(?:_[a-z]+)*", PHRASES.sub(
+            lambda m: m[1].replace(" ", "_"), text.lower()))
+        for w in said:
+            negated |= {self.stem(k) for k in OPPOSITES.get(w, "").split("_") if len(k) > 2}
+            stems |= {self.stem(k) for k in SAME.get(w, "").split("_") if len(k) > 2}
+        return stems, negated, said
 
     def _opposite(self, states: list[str], said: list[str], about: Optional[set[int]]
                   ) -> Optional[str]:
@@ -288,6 +296,14 @@ class Fields:
         says nothing checkable about it.  ``new_handle``: the clause naming the field
         holds an identifier the grounding lacks."""
         if f.flag is not None:
+            parts = CLAUSE.split(sentence)
+            if len(parts) > 1:  # a clause names the whole key, or it is not said of it
+                #                 ("the pharmacy will be closed, although the store
+                #                 stays open" says nothing of ``store closed``)
+                whole = [c for c in parts if all(has(k, set().union(*self._read(c)[:2]))
+                                                  for k in f.key)]
+                if not whole:
+                    return None
             by_prefix = any(has(k, negated) and not has(k, stems - negated) for k in f.key)
             return f.flag != (by_prefix or self._negated(sentence, f))
         if f.values.any:

@@ -20,7 +20,8 @@ UNITS = frozenset("c f m km kg kph mph pct usd eur gbp min mins sec secs h hr hr
                   "lb lbs".split())
 CALENDAR = frozenset("january february march april may june july august september october "
                      "november december monday tuesday wednesday thursday friday saturday "
-                     "sunday".split())
+                     "sunday mondays tuesdays wednesdays thursdays fridays saturdays sundays"
+                     .split())
 NOT_NAMING = frozenset(("currently",))
 """Words whose crude stem is a key's ("currently" / ``currency``) but never name it."""
 FLAGS = {"true": True, "yes": True, "false": False, "no": False}

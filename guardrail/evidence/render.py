@@ -146,10 +146,10 @@ def _walk(value: Any, path: list[str], out: list[Line], loc: _Locator, depth: in
             out.append(Line(f"{label}: (empty)" if label else "(empty)", None))
         records = any(isinstance(v, (dict, list)) for v in value)
         for i, v in enumerate(value, 1):
-            if records:
-                head = f"{label} {i}" if label else f"item {i}"
-                out.append(Line(f"{head} of {len(value)}:", None))
-                _walk(v, path[:-1] + [head] if path else [head], out, loc, depth + 1)
+            if records:  # "rooms 2 of 3:", then "rooms 2 > name: Birch"
+                own = f"{path[-1]} {i}" if path else f"item {i}"
+                out.append(Line(f"{' > '.join(path[:-1] + [own])} of {len(value)}:", None))
+                _walk(v, path[:-1] + [own], out, loc, depth + 1)
             else:
                 src = loc.find(v)
                 out.append(Line(f"{label}: {_scalar(v)}" if label else _scalar(v), src))

@@ -191,6 +191,8 @@ _TZ_OFFSET = re.compile(  # a time's zone: "14:00:00+02:00", "14:00 +02:00", "UT
     r"|\b(?:UTC|GMT)[+\-−]\d{1,2}(?::\d{2})?\b(?!\.\d)")
 _DOTTED = re.compile(r"\.\d")
 _CENTS = re.compile(r"\s?(?:cents?\b|¢)", re.I)
+_NAME_SUFFIX = re.compile(r"\([a-z]\)")  # 401(k), 403(b)
+_PER_BASE = re.compile(r"\bper\s+$", re.I)
 _SCALE_OF = re.compile(r"(\bout of\s+|\d\s*/\s*)$", re.I)
 _HEDGES = re.compile(r"\b(about|around|approximately|roughly|nearly|almost|over|under|just after|"
                      r"just before|shortly after|shortly before|"
@@ -225,8 +227,10 @@ def numbers(text: str) -> list[Number]:
     for m in _NUMBER.finditer(text):
         if _SCALE_OF.search(text[max(0, m.start() - 8):m.start()]):
             continue  # "4.2 out of 5": the scale is no claim
-        if _DOTTED.match(text, m.end()):
-            continue  # a version or an address ("2.14.0", "104.18.22.140") is a name
+        if _DOTTED.match(text, m.end()) or _NAME_SUFFIX.match(text, m.end()):
+            continue  # a version, an address ("2.14.0", "104.18.22.140"), a "401(k)": names
+        if _PER_BASE.search(text[max(0, m.start() - 5):m.start()]):
+            continue  # "11 L per 100 km": the base of a rate
         raw = m["num"].replace(",", "")
         try:
             v = float(raw)
@@ -243,6 +247,10 @@ def numbers(text: str) -> list[Number]:
         if _CENTS.match(text, m.end()):  # "48 cents" is the 0.48 a price field holds
             v, unit = v / 100, unit / 100
         hedged = bool(_HEDGES.search(text[max(0, m.start() - 16):m.start()]))
+        if (h := _AND_A_PART.match(text, m.end())) and not decimals and not scale:
+            out.append(Number(v + _HALVES[h[1].lower()], m.start(), h.end(), 0.05, hedged,
+                              False))  # "26 and a half minutes"
+            continue
         out.append(Number(v, m.start(), m.end(), unit / 2, hedged, bool(m["pct"])))
     for m in _NUMBER_WORD.finditer(text):  # "four events" (not "one": "one of the ...")
         if m[1]:

@@ -1,0 +1,171 @@
+"""Which records of a tool result a sentence speaks of.
+
+    numbered(lines, first)       the record of each rendered line (-1: outside any)
+    Records(lines, records, postings, values).about(sentence, stems, nums, before)
+                                 -> About: the records it is about, where its names and
+                                    values stand, and whether it names several together
+
+A search returns five hotels; an answer says "The Harbor Inn is $189 a night." The
+price must be the Harbor Inn's, not another hotel's, so every check that compares a
+value with "its" record first needs to know which record that is.  Records are the
+items of a JSON array of objects (``rooms 2 of 3:`` and the lines under it), the rows
+of a markdown table, or the blocks of a ``key: value`` text.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple, Optional, Sequence
+
+from guardrail.evidence.keys import pairs
+from guardrail.evidence.values import Number, StoredValues, numbers
+from guardrail.evidence.words import STOPWORDS, WORD, content_words, stem
+
+_HEAD = re.compile(r"^(.*\S \d+) of \d+:$")  # "rooms 2 of 3:", opening record "rooms 2"
+_PRONOUN_START = re.compile(r"^\W*(?i:it|its|it's|they|their|them|this|that|these|those|"
+                            r"he|she|his|her|both)\b")
+_POSSESSIVE_START = re.compile(r"^\W*(?i:its|their|his|her)\b")
+_GENERIC_START = re.compile(r"^\W*[Tt]he [a-z]+\b")  # "The hotel ...", "The company ..."
+
+
+def numbered(lines: Sequence[str], first: int, rows: bool = False) -> tuple[list[int], int]:
+    """The record of each rendered line, records numbered from ``first``, and the next
+    free number.  A record opens at its head (``rooms 2 of 3:``) and holds the lines
+    under its path (``rooms 2 > name: Birch``), records nested in it included; a line
+    past its last (``approver: ...`` after the array) is outside it.  ``rows``: a
+    markdown table, whose rows of three cells or more are records of their own."""
+    out: list[int] = []
+    current, following = -1, first
+    opened: list[tuple[str, int]] = []  # the records a line stands in, innermost last
+    for text in lines:
+        head = _HEAD.match(text)
+        while opened and not text.startswith((opened[-1][0] + " > ", opened[-1][0] + ": ")):
+            opened.pop()
+            current = opened[-1][1] if opened else -1
+        if head or rows and text.count("; ") >= 2:
+            current, following = following, following + 1
+            if head:
+                opened.append((head[1], current))
+        out.append(current)
+    return out, following
+
+
+class About(NamedTuple):
+    records: Optional[set[int]]  # None: the grounding has fewer than two, or nothing tells
+    values: list[set[int]]       # the records holding each of its names and values
+    together: bool = False       # it names each of several records
+
+
+class Records:
+    """A grounding's records, indexed once: ``records[i]`` is line ``i``'s, ``postings``
+    the lines of each word stem, ``values`` the values of each record."""
+
+    def __init__(self, lines: Sequence[str], records: Sequence[int],
+                 postings: dict[str, list[int]], values: dict[int, StoredValues]):
+        self.lines, self.records, self.postings, self.values = lines, records, postings, values
+
+    def hits(self, stems: Sequence[str], nums: Sequence[Number]
+             ) -> tuple[list[set[int]], dict[int, float]]:
+        """Where each of the stems and values stands (the records holding it; lines
+        outside records stand in every record), and how much of it each record holds: a
+        name or value that few records share counts more (a currency that every record
+        has hardly tells which one the sentence means)."""
+        items: list[set[int]] = []
+        for s in dict.fromkeys(stems):
+            where = {self.records[i] for i in self.postings.get(s, ())}
+            if where:
+                items.append(set(self.values) if -1 in where else where)
+        for n in nums:
+            where = {r for r, v in self.values.items() if v.has(n)}
+            if where:
+                items.append(set(self.values) if -1 in where else where)
+        hits: dict[int, float] = {}
+        for where in items:
+            for r in where - {-1}:
+                hits[r] = hits.get(r, 0.0) + 1.0 / len(where)
+        return items, hits
+
+    def about(self, sentence: str, stems: Sequence[str], nums: Sequence[Number],
+              before: str) -> About:
+        """The records the sentence is about: those holding the most of its words and
+        values, each weighted by how few records hold it (ties kept: search results
+        often return one thing several times); for "It ..." or "The hotel ...", those
+        of the sentence before it that named something (up to three back, past other
+        "It ..." sentences); all those it names by one key, each its own."""
+        if len(self.values.keys() - {-1}) < 2:
+            return About(None, [])
+        nums = [n for n in nums if n.kind != "count"]  # counts belong to no record
+        own = _names(sentence)
+        values, _ = self.hits(own, nums)
+        named = self._named(own)
+        if len(named) >= 2:
+            return About(named, values, True)
+        _, hits = self.hits(stems, nums)  # every content word, the first too
+        for prev in _recent_sentences(before) if self._refers(sentence, own, stems, values) \
+                else ():
+            _, before_hits = self.hits(_words(prev), [n for n in numbers(prev)
+                                                      if n.kind != "count"])
+            if before_hits and max(before_hits.values()) >= 0.5:
+                hits = before_hits
+                break
+            if not _PRONOUN_START.match(prev):
+                break  # "It ..." after "It ...": the one named before both
+        if not hits or max(hits.values()) < 0.5:
+            return About(None, values)  # only words most records share: nothing tells
+        top = max(hits.values())
+        return About({r for r, h in hits.items() if h >= top - 1e-9}, values)
+
+    def _named(self, own: Sequence[str]) -> set[int]:
+        """The records that names of one key each single out ("The /Campaigns/2025
+        folder takes up 612.8 GB, and /Video/Raw another 488.1 GB."); a name of another
+        key is another record's value ("Ananya is organizing the Budget Check-in."
+        where Mei organizes it)."""
+        by_key: dict[str, set[int]] = {}
+        for s in dict.fromkeys(own):
+            at = {(key.rsplit(" > ", 1)[-1], self.records[i]) for i in self.postings.get(s, ())
+                  for key, value in pairs(self.lines[i])
+                  if any(stem(w) == s for w in WORD.findall(value))}
+            if len({r for _, r in at}) == 1 and -1 not in {r for _, r in at}:
+                for key, r in at:
+                    by_key.setdefault(key, set()).add(r)
+        return max(by_key.values(), key=len, default=set())
+
+    def _refers(self, sentence: str, own: Sequence[str], stems: Sequence[str],
+                values: list[set[int]]) -> bool:
+        """"It ...", "Its ..." and "The hotel ..." speak of the one named before them,
+        unless a possessive's names ("Her Dell monitor (IT-MN-01477) ...") or the
+        generic subject's words ("- The turkey club at the deli is sold out." after the
+        curry) single out a record; "It takes place in Kauri Room." names the value."""
+        if _PRONOUN_START.match(sentence):
+            return not (_POSSESSIVE_START.match(sentence) and _singles_out(self.hits(own, ())[1]))
+        return bool(_GENERIC_START.match(sentence)) and not values \
+            and not _singles_out(self.hits(stems, ())[1])
+
+
+def _singles_out(hits: dict[int, float]) -> bool:
+    """Words that one record holds, a whole word's weight of them."""
+    return max(hits.values(), default=0.0) >= 1.0
+
+
+def _names(text: str) -> list[str]:
+    """Stems of the words naming things: capitalised (not first), handles (``v1.9``)."""
+    return [stem(w) for i, w in enumerate(WORD.findall(text)) if not w[0].isdigit() and
+            (i > 0 and w[0].isupper() or any(c in w for c in "-_") or
+             any(c.isdigit() for c in w)) and w.lower() not in STOPWORDS]
+
+
+def _words(text: str) -> list[str]:
+    """Stems of every content word, the first included."""
+    return [stem(w) for w in content_words(text)]
+
+
+def _recent_sentences(text: str, n: int = 3) -> list[str]:
+    """The last ``n`` sentences of ``text`` (the answer before it), the latest first."""
+    out: list[str] = []
+    text = text.rstrip()[-1200:]
+    while text and len(out) < n:
+        cut = max(text.rfind(". ", 0, len(text) - 1), text.rfind("\n", 0, len(text) - 1),
+                  text.rfind("! ", 0, len(text) - 1), text.rfind("? ", 0, len(text) - 1))
+        out.append(text[cut + 1:].strip())
+        text = text[:cut + 1].rstrip() if cut >= 0 else ""
+    return [s for s in out if s]

@@ -1,0 +1,104 @@
+"""guardrail.evidence.records: which records of a tool result a sentence speaks of."""
+
+import json
+
+from guardrail.evidence.features import ContextEvidence
+from guardrail.evidence.records import numbered
+from guardrail.evidence.render import render
+
+ROOMS = {"building": "HQ-2", "rooms": [
+    {"room": "Cedar", "capacity": 8, "people_count": 6, "co2_ppm": 1120},
+    {"room": "Birch", "capacity": 4, "people_count": 0, "co2_ppm": 480},
+    {"room": "Aspen", "capacity": 12, "people_count": 0, "co2_ppm": 510}],
+    "co2_alert_threshold_ppm": 1000, "approver": "Kevin Brooks"}
+
+
+def _records(value) -> list[tuple[int, str]]:
+    lines = [x.text for x in render(json.dumps(value)).lines]
+    return list(zip(numbered(lines, 0)[0], lines))
+
+
+def test_a_line_past_the_last_record_stands_outside_every_record():
+    got = _records(ROOMS)
+    assert got[0] == (-1, "building: HQ-2")
+    assert (2, "rooms 3 > co2 ppm: 510") in got
+    assert got[-2:] == [(-1, "co2 alert threshold ppm: 1000"), (-1, "approver: Kevin Brooks")]
+
+
+def test_nested_records_render_their_path_once_and_close_where_their_lines_end():
+    got = _records({"a": {"items": [{"x": 1, "y": [{"z": 2}, {"z": 3}], "w": 7}, {"x": 4}]},
+                    "total": 5})
+    assert got == [(0, "a > items 1 of 2:"), (0, "a > items 1 > x: 1"),
+                   (1, "a > items 1 > y 1 of 2:"), (1, "a > items 1 > y 1 > z: 2"),
+                   (2, "a > items 1 > y 2 of 2:"), (2, "a > items 1 > y 2 > z: 3"),
+                   (0, "a > items 1 > w: 7"),  # back in its own record after the nested ones
+                   (3, "a > items 2 of 2:"), (3, "a > items 2 > x: 4"), (-1, "total: 5")]
+    assert _records([[1, 2], [3, 4]]) == [(0, "item 1 of 2:"), (0, "item 1: 1"), (0, "item 1: 2"),
+                                          (1, "item 2 of 2:"), (1, "item 2: 3"), (1, "item 2: 4")]
+
+
+def test_a_value_outside_the_records_is_no_other_records_value():
+    ev = ContextEvidence.build([json.dumps(ROOMS)], "")
+    f = ev.features("Cedar has six people in it and its CO2 is at 1,120 ppm, above the 1,000 "
+                    "ppm alert threshold.")
+    assert f.record_gap == 0.0 and f.field_changed is None
+    assert ev.features("Cedar has 0 people in it.").field_changed is not None  # Birch's
+
+
+MENU = {"items": [
+    {"name": "Miso-glazed salmon", "station": "grill", "price_cents": 1150, "sold_out": False},
+    {"name": "Chickpea curry", "station": "global", "price_cents": 875, "sold_out": False},
+    {"name": "Turkey club", "station": "deli", "price_cents": 925, "sold_out": True}]}
+
+
+def test_a_generic_subject_that_singles_out_a_record_is_about_that_record():
+    ev = ContextEvidence.build([json.dumps(MENU)], "")
+    before = "- Chickpea curry at the global station is $8.75.\n"
+    assert ev.features("- The turkey club at the deli is sold out.", before).field_changed is None
+    # a subject that every record shares still speaks of the one named before it
+    assert ev.features("- The dish is sold out.", before).field_changed is not None
+
+
+ASSETS = {"assigned_to": "rachel@example.com", "assets": [
+    {"asset_tag": "IT-LT-00931", "type": "laptop", "model": "ThinkPad X1 Carbon",
+     "warranty_end": "2026-04-10"},
+    {"asset_tag": "IT-MN-01477", "type": "monitor", "model": "Dell U2723QE",
+     "warranty_end": "2025-09-29"}]}
+
+
+def test_a_possessive_naming_a_record_is_about_it_and_it_names_a_value():
+    ev = ContextEvidence.build([json.dumps(ASSETS)], "")
+    before = "- Her ThinkPad X1 Carbon laptop is covered until April 10, 2026.\n"
+    f = ev.features("- Her Dell U2723QE monitor (IT-MN-01477) has warranty coverage "
+                    "through September 29, 2025.", before)
+    assert f.field_changed is None and f.record_gap == 0.0 and not f.missing_numbers
+    # "It ... Dell U2723QE": the laptop named before, given the monitor's model
+    assert ev.features("It is a Dell U2723QE.", before).record_gap > 0.0
+
+
+FOLDERS = {"drive": "Marketing Shared", "top_folders": [
+    {"path": "/Campaigns/2025", "used_gb": 612.8, "owner": "campaigns-team"},
+    {"path": "/Video/Raw", "used_gb": 488.1, "owner": "video-team"},
+    {"path": "/Brand/Assets", "used_gb": 96.3, "owner": "brand-team"}]}
+
+
+def test_records_named_one_by_one_are_spoken_of_together():
+    ev = ContextEvidence.build([json.dumps(FOLDERS)], "")
+    f = ev.features("The /Campaigns/2025 folder takes up 612.8 GB, and /Video/Raw accounts "
+                    "for another 488.1 GB.")
+    assert f.record_gap == 0.0 and f.field_changed is None
+    # a value of neither: /Brand/Assets's
+    assert ev.features("The /Campaigns/2025 folder takes up 612.8 GB, and /Video/Raw "
+                       "accounts for another 96.3 GB.").record_gap > 0.0
+
+
+BADGES = {"employee": {"name": "Jordan Ellis", "badge_id": "B-20417"},
+          "events": [{"door": "Main Lobby", "result": "granted"},
+                     {"door": "Server Room B", "result": "denied"},
+                     {"door": "Lab 4", "result": "granted"}]}
+
+
+def test_a_name_outside_every_record_is_no_rival_value():
+    ev = ContextEvidence.build([json.dumps(BADGES)], "")
+    assert ev.features("Jordan Ellis (badge B-20417) has three badge events.").field_changed \
+        is None
