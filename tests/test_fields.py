@@ -405,3 +405,18 @@ def test_weekdays_in_the_plural_are_no_rival_names():
     ev = ContextEvidence.build([gallery])
     assert ev.features("The gallery is open 10 AM to 6 PM and closed on Mondays.") \
         .field_changed is None
+
+
+def test_a_name_that_a_record_holds_is_that_records_though_a_key_outside_names_it_too():
+    status = json.dumps({"page": "Relaypost Status", "overall_status": "partial_outage",
+                         "components": [{"name": "API", "status": "operational"},
+                                        {"name": "Webhooks", "status": "partial_outage"}],
+                         "incidents": [{"title": "Delayed email", "updates": [
+                             {"status": "investigating", "body": "We are looking into reports "
+                              "of delays."}, {"status": "identified", "body": "Fixing."}]}],
+                         "uptime_pct": {"API": 99.98, "Webhooks": 99.71}})
+    ev = ContextEvidence.build([status])
+    ok = ev.features("Relaypost is reporting a partial outage affecting Webhooks.")
+    assert ok.field_changed is None and ok.record_gap == 0.0
+    wrong = ev.features("Relaypost is reporting a partial outage affecting the API.")
+    assert wrong.field_changed is not None or wrong.record_gap > 0.0

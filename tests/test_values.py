@@ -171,8 +171,12 @@ def test_an_hour_and_its_minutes_or_a_half_is_a_duration_and_an_hour_alone_is_no
 def test_a_date_before_a_colon_a_day_range_and_a_duration_in_seconds():
     assert [n.kind for n in numbers("Here's what's on at Frostline on Saturday, February 21:")] \
         == ["date"]
-    assert [n.value for n in numbers("closed over the weekend of November 8-9") if n.kind
-            == "number"] == [9.0]
+    # the end of a range of days is a date of its month, not the number -9 nor 9
+    assert [(n.kind, n.value) for n in numbers("closed over the weekend of November 8-9")] \
+        == [("date", 1108.0), ("date", 1109.0)]
+    assert [(n.kind, n.value) for n in numbers("paid for April 1 through 15")] \
+        == [("date", 401.0), ("date", 415.0)]
+    assert [n.kind for n in numbers("on May 4, 2025 to 12 guests")] == ["date", "number"]
     ev = ContextEvidence.build([json.dumps({"job": "print-42", "elapsed_s": 9840})])
     assert ev.features("It has been running for 2 hours 44 minutes.").missing_numbers == ()
 

@@ -197,7 +197,13 @@ class ContextEvidence:
         units = self.quantities.check(sentence, nums, self._stated)
         words = content_words(sentence)
         stems = [stem(w) for w in words]
-        about, values, together = self._where.about(sentence, stems, nums, before)
+        about, gap = self._where.about(sentence, stems, nums, before), 0.0
+        if about.values and (gap := self._where.gap(about)) > 0:
+            # "loaded at Ningbo onto the Maersk Elba on August 4 and discharged at
+            # Tanjung Pelepas on August 11": each clause of its own record
+            if (split := self._where.by_clause(sentence)) is not None:
+                about, gap = split, 0.0
+        about = about.records
         # worked out from the context's values: no field's value as such
         unread = [n for n in nums if not (n.start in units.converted or self._stated(n))]
         if unread:  # the records' numbers, read once for all of them (most sentences: none)
@@ -233,12 +239,6 @@ class ContextEvidence:
                             and stem(w) not in known)
         neg = any(w.lower() in NEGATIONS for w in WORD.findall(sentence))
         mismatch = best_i is not None and neg != self._negated[best_i]
-        # against each record it may be about, the least left out (duplicates of one
-        # thing in search results: one of them holds it all); against all of them
-        # together when it names each
-        gap = (sum(1 for where in values if not where & about) if together else
-               min(sum(1 for where in values if r not in where) for r in about)) / len(values) \
-            if about and values else 0.0
         check = self.fields.check(sentence, [n for n in nums if n.start not in worked], about) \
             if self.fields else FieldCheck()
         line = self.lines[best_i] if best_i is not None else None

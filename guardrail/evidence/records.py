@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple, Optional, Sequence
 
-from guardrail.evidence.keys import pairs
+from guardrail.evidence.keys import CLAUSE, pairs
 from guardrail.evidence.values import Number, StoredValues, numbers
 from guardrail.evidence.words import STOPWORDS, WORD, content_words, stem
 
@@ -73,8 +73,10 @@ class Records:
         items: list[set[int]] = []
         for s in dict.fromkeys(stems):
             where = {self.records[i] for i in self.postings.get(s, ())}
+            # outside the records it is said of all of them, unless records hold it too
+            # ("Email Delivery" of one component and of ``uptime pct > email delivery``)
             if where:
-                items.append(set(self.values) if -1 in where else where)
+                items.append(set(self.values) if where == {-1} else where - {-1})
         for n in nums:
             where = {r for r, v in self.values.items() if v.has(n)}
             if where:
@@ -114,6 +116,35 @@ class Records:
             return About(None, values)  # only words most records share: nothing tells
         top = max(hits.values())
         return About({r for r, h in hits.items() if h >= top - 1e-9}, values)
+
+    @staticmethod
+    def gap(about: About) -> float:
+        """The share of its names and values that lie outside the records it is about:
+        against each record, the least left out (duplicates of one thing in search
+        results: one of them holds it all); against all of them when it names each."""
+        if not about.records or not about.values:
+            return 0.0
+        if about.together:
+            return sum(1 for w in about.values if not w & about.records) / len(about.values)
+        return min(sum(1 for w in about.values if r not in w)
+                   for r in about.records) / len(about.values)
+
+    def by_clause(self, sentence: str) -> Optional[About]:
+        """The records of its clauses together, where two clauses or more are each about
+        a record of their own and hold nothing of another ("loaded at Ningbo onto the
+        Maersk Elba on August 4 and discharged at Tanjung Pelepas on August 11")."""
+        found = []
+        for clause in CLAUSE.split(sentence):
+            stems = _words(clause)
+            about = self.about(clause, stems, numbers(clause), "")
+            if about.records is not None and about.values:
+                if self.gap(about) > 0:
+                    return None
+                found.append(about)
+        if len({frozenset(a.records) for a in found}) < 2:
+            return None
+        return About(set().union(*(a.records for a in found)),
+                     [w for a in found for w in a.values], True)
 
     def _named(self, own: Sequence[str]) -> set[int]:
         """The records that names of one key each single out ("The /Campaigns/2025
