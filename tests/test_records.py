@@ -104,22 +104,18 @@ def test_a_name_outside_every_record_is_no_rival_value():
         is None
 
 
-SHIPMENT = {"container": "MSKU7042318", "carrier": "Maersk", "events": [
-    {"code": "GTIN", "description": "Gate in full", "location": "Ningbo, CN",
-     "time": "2025-08-02T14:10:00+08:00"},
-    {"code": "LOAD", "description": "Loaded on vessel", "location": "Ningbo, CN",
-     "vessel": "Maersk Elba", "time": "2025-08-04T03:25:00+08:00"},
-    {"code": "TSHP", "description": "Transshipment discharge", "location": "Tanjung Pelepas, MY",
-     "time": "2025-08-11T19:40:00+08:00"},
-    {"code": "LOAD", "description": "Loaded on vessel", "location": "Tanjung Pelepas, MY",
-     "vessel": "Maersk Halifax", "time": "2025-08-14T08:05:00+08:00"}]}
+
+CARPOOL = {"group": "Maple Ridge Carpool", "days": [
+    {"date": "2025-09-15", "driver": "Priya", "depart": "07:25"},
+    {"date": "2025-09-17", "driver": "Priya", "depart": "07:40"},
+    {"date": "2025-09-18", "driver": "Lena", "depart": "07:25"}],
+    "vehicle": {"Priya": "Silver Honda Odyssey", "Lena": "White Toyota RAV4"}}
 
 
-def test_clauses_each_about_a_record_of_their_own():
-    ev = ContextEvidence.build([json.dumps(SHIPMENT)], "")
-    f = ev.features("It was loaded at Ningbo onto the Maersk Elba on August 4 and discharged "
-                    "at Tanjung Pelepas for transshipment on August 11.")
-    assert f.record_gap == 0.0 and f.field_changed is None
-    swapped = ev.features("It was loaded at Ningbo onto the Maersk Elba on August 11 and "
-                          "discharged at Tanjung Pelepas for transshipment on August 4.")
-    assert swapped.record_gap > 0.0
+def test_a_weekday_names_the_record_dated_on_it():
+    ev = ContextEvidence.build([json.dumps(CARPOOL)], "")
+    assert ev.features("- Wednesday, Priya drives with a later 7:40 AM departure.") \
+        .field_changed is None
+    # Wednesday's driver is Priya: Lena drives on Thursday
+    assert ev.features("- Wednesday, Lena drives with a later 7:40 AM departure.") \
+        .field_changed == "days 2 > driver: Priya"

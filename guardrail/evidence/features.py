@@ -197,13 +197,8 @@ class ContextEvidence:
         units = self.quantities.check(sentence, nums, self._stated)
         words = content_words(sentence)
         stems = [stem(w) for w in words]
-        about, gap = self._where.about(sentence, stems, nums, before), 0.0
-        if about.values and (gap := self._where.gap(about)) > 0:
-            # "loaded at Ningbo onto the Maersk Elba on August 4 and discharged at
-            # Tanjung Pelepas on August 11": each clause of its own record
-            if (split := self._where.by_clause(sentence)) is not None:
-                about, gap = split, 0.0
-        about = about.records
+        where = self._where.about(sentence, stems, nums, before)
+        about, gap = where.records, self._where.gap(where)
         # worked out from the context's values: no field's value as such
         unread = [n for n in nums if not (n.start in units.converted or self._stated(n))]
         if unread:  # the records' numbers, read once for all of them (most sentences: none)

@@ -14,10 +14,11 @@ of a markdown table, or the blocks of a ``key: value`` text.
 
 from __future__ import annotations
 
+import datetime
 import re
 from typing import NamedTuple, Optional, Sequence
 
-from guardrail.evidence.keys import CLAUSE, pairs
+from guardrail.evidence.keys import pairs
 from guardrail.evidence.values import Number, StoredValues, numbers
 from guardrail.evidence.words import STOPWORDS, WORD, content_words, stem
 
@@ -26,6 +27,8 @@ _PRONOUN_START = re.compile(r"^\W*(?i:it|its|it's|they|their|them|this|that|thes
                             r"he|she|his|her|both)\b")
 _POSSESSIVE_START = re.compile(r"^\W*(?i:its|their|his|her)\b")
 _GENERIC_START = re.compile(r"^\W*[Tt]he [a-z]+\b")  # "The hotel ...", "The company ..."
+_WEEKDAY = re.compile(r"\b(Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b")
+_DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 
 def numbered(lines: Sequence[str], first: int, rows: bool = False) -> tuple[list[int], int]:
@@ -64,7 +67,7 @@ class Records:
                  postings: dict[str, list[int]], values: dict[int, StoredValues]):
         self.lines, self.records, self.postings, self.values = lines, records, postings, values
 
-    def hits(self, stems: Sequence[str], nums: Sequence[Number]
+    def hits(self, stems: Sequence[str], nums: Sequence[Number], weekdays: Sequence[int] = ()
              ) -> tuple[list[set[int]], dict[int, float]]:
         """Where each of the stems and values stands (the records holding it; lines
         outside records stand in every record), and how much of it each record holds: a
@@ -81,6 +84,11 @@ class Records:
             where = {r for r, v in self.values.items() if v.has(n)}
             if where:
                 items.append(set(self.values) if -1 in where else where)
+        for day in weekdays:  # "Wednesday" names the record dated on one
+            where = {r for r, v in self.values.items() if r != -1 and any(
+                y and _weekday(y, m, d) == day for y, m, d in v.dates)}
+            if where:
+                items.append(where)
         hits: dict[int, float] = {}
         for where in items:
             for r in where - {-1}:
@@ -98,11 +106,12 @@ class Records:
             return About(None, [])
         nums = [n for n in nums if n.kind != "count"]  # counts belong to no record
         own = _names(sentence)
-        values, _ = self.hits(own, nums)
+        days = [_DAYS.index(m[1].lower()[:3]) for m in _WEEKDAY.finditer(sentence)]
+        values, _ = self.hits(own, nums, days)
         named = self._named(own)
         if len(named) >= 2:
             return About(named, values, True)
-        _, hits = self.hits(stems, nums)  # every content word, the first too
+        _, hits = self.hits(stems, nums, days)  # every content word, the first too
         for prev in _recent_sentences(before) if self._refers(sentence, own, stems, values) \
                 else ():
             _, before_hits = self.hits(_words(prev), [n for n in numbers(prev)
@@ -129,23 +138,6 @@ class Records:
         return min(sum(1 for w in about.values if r not in w)
                    for r in about.records) / len(about.values)
 
-    def by_clause(self, sentence: str) -> Optional[About]:
-        """The records of its clauses together, where two clauses or more are each about
-        a record of their own and hold nothing of another ("loaded at Ningbo onto the
-        Maersk Elba on August 4 and discharged at Tanjung Pelepas on August 11")."""
-        found = []
-        for clause in CLAUSE.split(sentence):
-            stems = _words(clause)
-            about = self.about(clause, stems, numbers(clause), "")
-            if about.records is not None and about.values:
-                if self.gap(about) > 0:
-                    return None
-                found.append(about)
-        if len({frozenset(a.records) for a in found}) < 2:
-            return None
-        return About(set().union(*(a.records for a in found)),
-                     [w for a in found for w in a.values], True)
-
     def _named(self, own: Sequence[str]) -> set[int]:
         """The records that names of one key each single out ("The /Campaigns/2025
         folder takes up 612.8 GB, and /Video/Raw another 488.1 GB."); a name of another
@@ -168,14 +160,21 @@ class Records:
         generic subject's words ("- The turkey club at the deli is sold out." after the
         curry) single out a record; "It takes place in Kauri Room." names the value."""
         if _PRONOUN_START.match(sentence):
-            return not (_POSSESSIVE_START.match(sentence) and _singles_out(self.hits(own, ())[1]))
+            return not (_POSSESSIVE_START.match(sentence) and _singles_out(self.hits(own, ())[0]))
         return bool(_GENERIC_START.match(sentence)) and not values \
-            and not _singles_out(self.hits(stems, ())[1])
+            and not _singles_out(self.hits(stems, ())[0])
 
 
-def _singles_out(hits: dict[int, float]) -> bool:
-    """Words that one record holds, a whole word's weight of them."""
-    return max(hits.values(), default=0.0) >= 1.0
+def _weekday(year: int, month: int, day: int) -> int:
+    try:
+        return datetime.date(year, month, day).weekday()
+    except ValueError:
+        return -1
+
+
+def _singles_out(items: list[set[int]]) -> bool:
+    """A word that one record alone holds."""
+    return any(len(where) == 1 for where in items)
 
 
 def _names(text: str) -> list[str]:
