@@ -236,3 +236,17 @@ def test_a_count_then_a_total_of_the_key_it_names():
     assert missing(ev, "You're enrolled in three courses, for 13 credits.") == [13.0]
     # the count alone is no cue for a key it does not name
     assert missing(ev, "You're enrolled in three courses, for 11 points.") == [11.0]
+
+
+GARAGE = json.dumps({"facility": {"name": "Harbor Point Garage"}, "levels": [
+    {"level": "P1", "total_spaces": 120, "occupied": 118},
+    {"level": "P2", "total_spaces": 150, "occupied": 97},
+    {"level": "P3", "total_spaces": 150, "occupied": 41}], "open_24h": False})
+
+
+def test_what_is_left_over_every_record_and_a_flag_named_with_its_digits():
+    ev = ContextEvidence.build([GARAGE])
+    f = ev.features("Harbor Point Garage has 164 open spaces out of 420.")
+    assert f.missing_numbers == () and f.field_changed is None  # "open" is no ``open 24h``
+    assert missing(ev, "Harbor Point Garage has 166 open spaces out of 420.") == [166.0]
+    assert ev.features("The garage is open 24 hours.").field_changed == "open 24h: false"

@@ -420,3 +420,13 @@ def test_a_name_that_a_record_holds_is_that_records_though_a_key_outside_names_i
     assert ok.field_changed is None and ok.record_gap == 0.0
     wrong = ev.features("Relaypost is reporting a partial outage affecting the API.")
     assert wrong.field_changed is not None or wrong.record_gap > 0.0
+
+
+def test_a_time_of_a_field_that_the_sentence_names_by_its_path():
+    hours = json.dumps({"pharmacy_hours": [{"day": "monday", "open": "08:00", "close": "21:00"},
+                                           {"day": "sunday", "open": "10:00", "close": "16:00"}],
+                        "pharmacy_lunch_closure": {"start": "13:30", "end": "14:00"}})
+    ev = ContextEvidence.build([hours])
+    assert ev.features("The pharmacy closes for lunch from 1:30 to 2 PM.").field_changed is None
+    # the lunch break's times given to the closing time the sentence names
+    assert ev.features("The pharmacy closes at 1:30 PM on Mondays.").field_changed is not None

@@ -119,3 +119,24 @@ def test_a_weekday_names_the_record_dated_on_it():
     # Wednesday's driver is Priya: Lena drives on Thursday
     assert ev.features("- Wednesday, Lena drives with a later 7:40 AM departure.") \
         .field_changed == "days 2 > driver: Priya"
+
+
+LOYALTY = {"member": {"name": "Jordan Avery", "tier": "gold"},
+           "points": {"balance": 18450, "pending": 1200, "expiring": [
+               {"amount": 3000, "expires_on": "2025-12-31"},
+               {"amount": 2500, "expires_on": "2026-03-31"}]},
+           "next_tier": {"name": "platinum", "points_needed": 6550},
+           "rewards": [{"name": "$25 store credit", "cost": 2500},
+                       {"name": "Compact blender", "cost": 20000},
+                       {"name": "Canvas tote", "cost": 1500}]}
+
+
+def test_a_demonstrative_whose_words_single_out_a_record_is_about_it():
+    ev = ContextEvidence.build([json.dumps(LOYALTY)], "")
+    before = "You've got 18,450 points, with another 1,200 still pending. "
+    f = ev.features("That's enough for the canvas tote, but the compact blender needs 20,000, "
+                    "so you're 1,550 points short.", before)
+    assert f.missing_numbers == ()
+    wrong = ev.features("That's enough for the canvas tote, but the compact blender needs "
+                        "20,000, so you're 1,450 points short.", before)
+    assert [n.value for n in wrong.missing_numbers] == [1450.0]

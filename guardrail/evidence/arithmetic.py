@@ -271,8 +271,10 @@ def _apart(sentence: str, n: Number, operands: Sequence[float], alike: Sequence[
             any(_close(b - a, n) for a, b in itertools.combinations(operands, 2))
             or any(_close(abs(a - v), n) for a in alike for v in pool if v != n.value)):
         return True
-    if _LEFT.search(sentence) and any(_close(v, n) for rest in left for v in rest):
-        return True
+    if _LEFT.search(sentence) and (any(_close(v, n) for rest in left for v in rest) or any(
+            _close(sum(a) - sum(b), n) for (ka, a), (kb, b) in itertools.permutations(columns, 2)
+            if len(a) == len(b) and _WHOLE.search(ka) and _USED.search(kb))):
+        return True  # "164 open spaces" over three levels: their spaces less those occupied
     after = re.match(r"\s?(?:more|fewer|less)?\s?([A-Za-z]{3,})", sentence[n.end:])
     return bool(after and _COMPARE.search(sentence)) and any(
         abs(abs(a - b) - n.value) <= 1e-6 * max(1.0, n.value) for key, col in columns

@@ -296,6 +296,8 @@ class Fields:
         says nothing checkable about it.  ``new_handle``: the clause naming the field
         holds an identifier the grounding lacks."""
         if f.flag is not None:
+            if any(d not in sentence for d in re.findall(r"\d+", f.name)):
+                return None  # "open spaces" does not name ``open 24h``
             parts = CLAUSE.split(sentence)
             if len(parts) > 1:  # a clause names the whole key, or it is not said of it
                 #                 ("the pharmacy will be closed, although the store
@@ -331,9 +333,12 @@ class Fields:
                 return False
             holders = [g for g in self.fields if g is not f and g.record in (f.record, -1)
                        and any(g.values.has(n) for n in exact)]
+            # a holder is named by its key or by its path's own words ("closes for
+            # lunch from 1:30" names ``pharmacy lunch closure > start: 13:30``)
             return False if holders and all(n.kind in ("date", "time") and not n.hedged
                                             for n in mine) and not any(
-                any(has(k, stems | negated) for k in g.key) for g in holders) else None
+                any(has(k, stems | negated) for k in g.key | self._path_words(g, f))
+                for g in holders) else None
         if f.words and any(has(w, stems) for w in f.words if len(w) > 1) \
                 or f.value.lower() in sentence.lower():
             return True
@@ -344,6 +349,13 @@ class Fields:
         rivals = (self._key_words.get(f.name, set()) - f.words) | set(names)
         own = self._record_words.get(f.record, set()) | mine
         return False if any(s in rivals and s not in own for s in stems) else None
+
+    def _path_words(self, g: Field, f: Field) -> frozenset[str]:
+        """The stems of ``g``'s path that ``f``'s path lacks."""
+        def words(path: str) -> set[str]:
+            return {self.stem(w) for w in WORDS.findall(path.replace("_", " "))
+                    if len(w) > 3 and not w[0].isdigit()} - self.stopwords
+        return frozenset(words(g.path) - words(f.path))
 
     def _quantity_of_other(self, sentence: str, n: Number, f: Field) -> bool:
         """``n`` counts something the field is not: "64 francs" or "120 rooms" is no

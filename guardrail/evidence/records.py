@@ -26,6 +26,7 @@ _HEAD = re.compile(r"^(.*\S \d+) of \d+:$")  # "rooms 2 of 3:", opening record "
 _PRONOUN_START = re.compile(r"^\W*(?i:it|its|it's|they|their|them|this|that|these|those|"
                             r"he|she|his|her|both)\b")
 _POSSESSIVE_START = re.compile(r"^\W*(?i:its|their|his|her)\b")
+_DEMONSTRATIVE_START = re.compile(r"^\W*(?i:that|this|these|those)\b")
 _GENERIC_START = re.compile(r"^\W*[Tt]he [a-z]+\b")  # "The hotel ...", "The company ..."
 _WEEKDAY = re.compile(r"\b(Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b")
 _DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
@@ -155,10 +156,13 @@ class Records:
 
     def _refers(self, sentence: str, own: Sequence[str], stems: Sequence[str],
                 values: list[set[int]]) -> bool:
-        """"It ...", "Its ..." and "The hotel ..." speak of the one named before them,
-        unless a possessive's names ("Her Dell monitor (IT-MN-01477) ...") or the
-        generic subject's words ("- The turkey club at the deli is sold out." after the
-        curry) single out a record; "It takes place in Kauri Room." names the value."""
+        """"It ...", "Its ...", "That ..." and "The hotel ..." speak of the one named
+        before them, unless a possessive's names ("Her Dell monitor (IT-MN-01477) ...")
+        or the words of a generic subject or a demonstrative's ("- The turkey club at
+        the deli is sold out." after the curry) single out a record; "It takes place in
+        Kauri Room." names the value."""
+        if _DEMONSTRATIVE_START.match(sentence):  # "That's enough for the canvas tote"
+            return not _singles_out(self.hits(stems, ())[0])
         if _PRONOUN_START.match(sentence):
             return not (_POSSESSIVE_START.match(sentence) and _singles_out(self.hits(own, ())[0]))
         return bool(_GENERIC_START.match(sentence)) and not values \
