@@ -140,3 +140,21 @@ def test_a_demonstrative_whose_words_single_out_a_record_is_about_it():
     wrong = ev.features("That's enough for the canvas tote, but the compact blender needs "
                         "20,000, so you're 1,450 points short.", before)
     assert [n.value for n in wrong.missing_numbers] == [1450.0]
+
+
+LAG = {"group": "billing-invoicer", "coordinator": {"id": 2}, "partitions": [
+    {"partition": 0, "lag": 106, "consumer_id": "invoicer-7f9c-1"},
+    {"partition": 1, "lag": 76, "consumer_id": "invoicer-7f9c-2"},
+    {"partition": 2, "lag": 1701664, "consumer_id": "invoicer-7f9c-3"},
+    {"partition": 3, "lag": 0, "consumer_id": "invoicer-7f9c-1"}]}
+
+
+def test_a_key_and_its_value_name_a_record_and_that_and_a_noun_refer_to_it():
+    ev = ContextEvidence.build([json.dumps(LAG)], "")
+    before = "Partition 2 is the problem: it is far behind. "
+    ok = ev.features("That partition is assigned to invoicer-7f9c-3.", before)
+    assert ok.field_changed is None and ok.record_gap == 0.0
+    # "Partition 2" names the record whose ``partition`` is 2, not every partition
+    wrong = ev.features("That partition is assigned to invoicer-7f9c-1, which also handles "
+                        "partition 0.", before)
+    assert wrong.field_changed is not None or wrong.record_gap > 0.0

@@ -25,11 +25,14 @@ from guardrail.evidence.words import STOPWORDS, WORD, content_words, stem
 _HEAD = re.compile(r"^(.*\S \d+) of \d+:$")  # "rooms 2 of 3:", opening record "rooms 2"
 _PRONOUN_START = re.compile(r"^\W*(?i:it|its|it's|they|their|them|this|that|these|those|"
                             r"he|she|his|her|both)\b")
-_POSSESSIVE_START = re.compile(r"^\W*(?i:its|their|his|her)\b")
-_DEMONSTRATIVE_START = re.compile(r"^\W*(?i:that|this|these|those)\b")
+_POSSESSIVE_START = re.compile(r"^\W*(?i:its|their|his|her|this|that|these|those)\b")
+# "That's enough for ...", "This means ...": said of what came before, not of a record
+# ("That partition is assigned to ..." is the partition named before it)
+_DEMONSTRATIVE_START = re.compile(r"^\W*(?i:that|this)(?:'s|’s|\s+(?:is|means|leaves|puts))\b")
 _GENERIC_START = re.compile(r"^\W*[Tt]he [a-z]+\b")  # "The hotel ...", "The company ..."
 _WEEKDAY = re.compile(r"\b(Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b")
 _DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_KEYED = re.compile(r"\b([A-Za-z]{3,})\s+#?(\d+)\b(?![.,:]\d)")
 
 
 def numbered(lines: Sequence[str], first: int, rows: bool = False) -> tuple[list[int], int]:
@@ -68,7 +71,7 @@ class Records:
                  postings: dict[str, list[int]], values: dict[int, StoredValues]):
         self.lines, self.records, self.postings, self.values = lines, records, postings, values
 
-    def hits(self, stems: Sequence[str], nums: Sequence[Number], weekdays: Sequence[int] = ()
+    def hits(self, stems: Sequence[str], nums: Sequence[Number], text: str = ""
              ) -> tuple[list[set[int]], dict[int, float]]:
         """Where each of the stems and values stands (the records holding it; lines
         outside records stand in every record), and how much of it each record holds: a
@@ -85,11 +88,13 @@ class Records:
             where = {r for r, v in self.values.items() if v.has(n)}
             if where:
                 items.append(set(self.values) if -1 in where else where)
-        for day in weekdays:  # "Wednesday" names the record dated on one
+        for m in _WEEKDAY.finditer(text):  # "Wednesday" names the record dated on one
+            day = _DAYS.index(m[1].lower()[:3])
             where = {r for r, v in self.values.items() if r != -1 and any(
-                y and _weekday(y, m, d) == day for y, m, d in v.dates)}
+                y and _weekday(y, mo, d) == day for y, mo, d in v.dates)}
             if where:
                 items.append(where)
+        items += self._keyed(text)
         hits: dict[int, float] = {}
         for where in items:
             for r in where - {-1}:
@@ -107,16 +112,15 @@ class Records:
             return About(None, [])
         nums = [n for n in nums if n.kind != "count"]  # counts belong to no record
         own = _names(sentence)
-        days = [_DAYS.index(m[1].lower()[:3]) for m in _WEEKDAY.finditer(sentence)]
-        values, _ = self.hits(own, nums, days)
+        values, _ = self.hits(own, nums, sentence)
         named = self._named(own)
         if len(named) >= 2:
             return About(named, values, True)
-        _, hits = self.hits(stems, nums, days)  # every content word, the first too
+        _, hits = self.hits(stems, nums, sentence)  # every content word, the first too
         for prev in _recent_sentences(before) if self._refers(sentence, own, stems, values) \
                 else ():
             _, before_hits = self.hits(_words(prev), [n for n in numbers(prev)
-                                                      if n.kind != "count"])
+                                                      if n.kind != "count"], prev)
             if before_hits and max(before_hits.values()) >= 0.5:
                 hits = before_hits
                 break
@@ -139,6 +143,18 @@ class Records:
         return min(sum(1 for w in about.values if r not in w)
                    for r in about.records) / len(about.values)
 
+    def _keyed(self, text: str) -> list[set[int]]:
+        """The records a key and its value name ("Partition 2" for ``partition: 2``)."""
+        out = []
+        for m in _KEYED.finditer(text):
+            key = stem(m[1])
+            where = {self.records[i] for i in self.postings.get(key, ())
+                     for k, v in pairs(self.lines[i])
+                     if v == m[2] and stem(k.rsplit(" > ", 1)[-1]) == key}
+            if where and -1 not in where:
+                out.append(where)
+        return out
+
     def _named(self, own: Sequence[str]) -> set[int]:
         """The records that names of one key each single out ("The /Campaigns/2025
         folder takes up 612.8 GB, and /Video/Raw another 488.1 GB."); a name of another
@@ -156,12 +172,13 @@ class Records:
 
     def _refers(self, sentence: str, own: Sequence[str], stems: Sequence[str],
                 values: list[set[int]]) -> bool:
-        """"It ...", "Its ...", "That ..." and "The hotel ..." speak of the one named
-        before them, unless a possessive's names ("Her Dell monitor (IT-MN-01477) ...")
-        or the words of a generic subject or a demonstrative's ("- The turkey club at
-        the deli is sold out." after the curry) single out a record; "It takes place in
-        Kauri Room." names the value."""
-        if _DEMONSTRATIVE_START.match(sentence):  # "That's enough for the canvas tote"
+        """"It ...", "Its ...", "That's ..." and "The hotel ..." speak of the one named
+        before them, unless the names after a possessive or a demonstrative ("Her Dell
+        monitor (IT-MN-01477) ...", "This copy of The Velvet Semaphore ...") or the
+        words of a generic subject or after "That's" ("- The turkey club at the deli is
+        sold out." after the curry) single out a record; "It takes place in Kauri Room."
+        names the value, "That partition ..." is the one named before it."""
+        if _DEMONSTRATIVE_START.match(sentence):
             return not _singles_out(self.hits(stems, ())[0])
         if _PRONOUN_START.match(sentence):
             return not (_POSSESSIVE_START.match(sentence) and _singles_out(self.hits(own, ())[0]))
