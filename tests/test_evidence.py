@@ -290,3 +290,18 @@ def test_one_stem_for_a_word_and_its_endings():
     assert {stem(w) for w in ("change", "changes", "changed", "changing")} == {"chang"}
     assert {stem(w) for w in ("price", "prices", "priced")} == {"pric"}
     assert stem("the") == "the" and stem("here") == "here"
+
+
+def test_query_rows_render_as_records_keyed_by_their_columns():
+    text = json.dumps({"columns": [{"name": "name", "type": "text"}, {"name": "revenue_cents"}],
+                       "rows": [["Northwind Traders", 1843250], ["Kessler GmbH", 1102475]]})
+    lines = render(text).text.split("\n")
+    assert lines[-6:] == ["rows 1 of 2:", "rows 1 > name: Northwind Traders",
+                          "rows 1 > revenue cents: 1843250", "rows 2 of 2:",
+                          "rows 2 > name: Kessler GmbH", "rows 2 > revenue cents: 1102475"]
+    ev = ContextEvidence.build([text])
+    assert ev.features("Northwind Traders brought in $18,432.50.").missing_numbers == ()
+    assert ev.features("Northwind Traders brought in $11,024.75.").record_gap > 0.0
+    # rows that do not fit their columns stay as they are
+    odd = json.dumps({"columns": ["a", "b"], "rows": [[1, 2, 3]]})
+    assert "rows 1: 3" in render(odd).text

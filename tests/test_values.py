@@ -198,3 +198,11 @@ def test_a_plan_name_a_rate_base_and_a_number_and_a_half_are_read_as_said():
     assert read("roughly 11 L per 100 km") == [("11", 11.0)]
     assert read("it lasted 26 and a half minutes") == [("26 and a half", 26.5)]
     assert read("$5 per person and 2.5 and 3") == [("$5", 5.0), ("2.5", 2.5), ("3", 3.0)]
+
+
+def test_hours_with_decimals_are_as_precise_as_written_and_match_milliseconds():
+    ev = ContextEvidence.build([json.dumps({"total_exec_time_ms": 4410388.1})])
+    assert ev.features("It adds up to about 1.2 hours.").missing_numbers == ()
+    assert [n.value for n in ev.features("It adds up to 1.4 hours.").missing_numbers] == [84.0]
+    (n,) = numbers("just over 2.5 hours")
+    assert (n.kind, n.value, n.precision, n.hedged) == ("duration", 150.0, 3.0, True)

@@ -137,9 +137,11 @@ def _walk(value: Any, path: list[str], out: list[Line], loc: _Locator, depth: in
     if isinstance(value, dict):
         if not value:
             out.append(Line(f"{label}: (empty)" if label else "(empty)", None))
+        by_column = _rows_by_column(value)
         for k, v in value.items():
             loc.find(k)  # keys come before their values in the text
-            _walk(v, path + [words_of_key(k)], out, loc, depth + 1)
+            _walk(by_column if k == "rows" and by_column else v, path + [words_of_key(k)],
+                  out, loc, depth + 1)
         return
     if isinstance(value, list):
         if not value:
@@ -156,6 +158,20 @@ def _walk(value: Any, path: list[str], out: list[Line], loc: _Locator, depth: in
         return
     src = loc.find(value)
     out.append(Line(f"{label}: {_scalar(value)}" if label else _scalar(value), src))
+
+
+def _rows_by_column(value: dict) -> Optional[list[dict]]:
+    """A query result's ``rows`` (lists of values) keyed by its ``columns`` (names, or
+    objects with a ``name``): each row a record whose values say what they are."""
+    columns, rows = value.get("columns"), value.get("rows")
+    if not isinstance(columns, list) or not isinstance(rows, list) or not rows:
+        return None
+    names = [c if isinstance(c, str) else c.get("name") if isinstance(c, dict) else None
+             for c in columns]
+    if not all(isinstance(n, str) and n for n in names) or len(set(names)) < len(names) \
+            or not all(isinstance(r, list) and len(r) == len(names) for r in rows):
+        return None
+    return [dict(zip(names, r)) for r in rows]
 
 
 def _json(text: str) -> Optional[Any]:

@@ -227,7 +227,11 @@ def numbers(text: str) -> list[Number]:
     for s, e, (y, mo, d) in dates(text):
         out.append(Number(float(y * 10000 + mo * 100 + d), s, e, 0.5, False, False, "date"))
     for s, e, minutes in durations(text):
-        out.append(Number(minutes, s, e, 0.5, False, False, "duration"))
+        # "1.2 hours" is 72 minutes give or take 3: half its last written digit
+        hours = _DURATION.match(text, s)
+        digits = hours[1].partition(".")[2] if hours and not hours[2] else ""
+        out.append(Number(minutes, s, e, 30 * 10.0 ** -len(digits) if digits else 0.5,
+                          bool(_HEDGES.search(text[max(0, s - 16):s])), False, "duration"))
     offsets = [m.span() for m in _TZ_OFFSET.finditer(text)]  # "+02:00" is no value
     written, text = text, masked(text, [(n.start, n.end) for n in out] + offsets)
     for m in _NUMBER.finditer(text):
@@ -347,9 +351,10 @@ class StoredValues:
         if n.kind == "date":
             v = int(n.value)
             return date_matches((v // 10000, v // 100 % 100, v % 100), set(self.dates))
-        if n.kind == "duration":  # minutes, hours or seconds ("2 hours 44 minutes": 9840 s)
+        if n.kind == "duration":  # minutes, hours, seconds or milliseconds ("2 hours 44
+            #                         minutes": 9840 s; "about 1.2 hours": 4410388.1 ms)
             return any(_matches(Number(n.value * k, 0, 0, n.precision * k, n.hedged, False),
-                                self.numbers) for k in (1.0, 1 / 60, 60.0))
+                                self.numbers) for k in (1.0, 1 / 60, 60.0, 60000.0))
         if n.kind == "count" and int(n.value) in self.counts:
             return True
         # a negative value is written as its size ("down 10.2%" for ``-10.2``)
