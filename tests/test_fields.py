@@ -430,3 +430,26 @@ def test_a_time_of_a_field_that_the_sentence_names_by_its_path():
     assert ev.features("The pharmacy closes for lunch from 1:30 to 2 PM.").field_changed is None
     # the lunch break's times given to the closing time the sentence names
     assert ev.features("The pharmacy closes at 1:30 PM on Mondays.").field_changed is not None
+
+
+def test_neither_negates_a_legend_is_no_record_and_an_identifier_is_no_quantity():
+    routes = json.dumps({"routes": [{"name": "I-70 W", "tolls": False},
+                                    {"name": "US-6 W", "tolls": False}]})
+    ev = ContextEvidence.build([routes])
+    assert ev.features("Neither route has tolls.").field_changed is None
+    assert ev.features("The I-70 route has tolls.").field_changed is not None
+    # ``fieldNames`` says what a key means: its words are no other record's value
+    board = json.dumps({"issues": [
+        {"key": "CHK-884", "fields": {"summary": "Saved cards UI", "customfield_10016": 8}},
+        {"key": "CHK-885", "fields": {"summary": "Flag rollout", "customfield_10016": 2}}],
+        "fieldNames": {"customfield_10016": "Story Points"}})
+    ev = ContextEvidence.build([board])
+    assert ev.features("The saved cards UI is the biggest item at 8 points.").field_changed \
+        is None
+    # "build-host-3" is a name, not the number 3 ("port 5432 ... the host")
+    docker = json.dumps({"host": "build-host-3", "containers": [
+        {"name": "gitea", "image": "gitea/gitea:1.21.11", "ports": [{"private": 3000}]},
+        {"name": "gitea-db", "image": "postgres:16.3-alpine", "ports": [{"private": 5432}]}]})
+    ev = ContextEvidence.build([docker])
+    assert ev.features("- gitea-db runs Postgres 16.3 and reports healthy; its port 5432 "
+                       "isn't published to the host.").field_changed is None

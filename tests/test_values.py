@@ -204,5 +204,9 @@ def test_hours_with_decimals_are_as_precise_as_written_and_match_milliseconds():
     ev = ContextEvidence.build([json.dumps({"total_exec_time_ms": 4410388.1})])
     assert ev.features("It adds up to about 1.2 hours.").missing_numbers == ()
     assert [n.value for n in ev.features("It adds up to 1.4 hours.").missing_numbers] == [84.0]
-    (n,) = numbers("just over 2.5 hours")
+    (n,) = numbers("about 2.5 hours")
     assert (n.kind, n.value, n.precision, n.hedged) == ("duration", 150.0, 3.0, True)
+    # said one way round, a span is not 10 % either way: 612 minutes is no "just over 11"
+    ev = ContextEvidence.build([json.dumps({"longest_session_min": 612})])
+    assert ev.features("It ran just over 11 hours.").missing_numbers != ()
+    assert ev.features("It ran about 10 hours.").missing_numbers == ()

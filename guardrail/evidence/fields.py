@@ -32,9 +32,9 @@ from guardrail.evidence import units
 from guardrail.evidence.arithmetic import columns, remainders
 from guardrail.evidence.currency import mentioned
 from guardrail.evidence.keys import (CLAUSE, WORDS, Stem, clauses, echo, has, key_stems,
-                                    pairs)
-from guardrail.evidence.lexicon import (CALENDAR, FLAGS, NEGATIONS, NOT_NAMING, NULLS,
-                                        OPPOSITES, PHRASES, REVERSE, SAME, STATE)
+                                    naming, pairs)
+from guardrail.evidence.lexicon import (CALENDAR, FLAGS, NEGATIONS, NULLS, OPPOSITES,
+                                        REVERSE, STATE)
 from guardrail.evidence.values import Number, StoredValues, numbers
 
 _NONE = re.compile(r"\b(?:no|not|none|nobody|no one|nothing|never|without|unassigned)\b|n't\b",
@@ -42,9 +42,9 @@ _NONE = re.compile(r"\b(?:no|not|none|nobody|no one|nothing|never|without|unassi
 # an identifier: letters and digits in one token ("v1.9.2", "B42", "RR423152050", "2.14.0-rc1")
 _HANDLE = re.compile(r"(?<![\w.\-])(?=[\w.\-]*\d)(?=[\w.\-]*[A-Za-z])"
                      r"[A-Za-z\d]+(?:[.\-][A-Za-z\d]+)*")
+_NAME_ID = re.compile(r"[A-Za-z][A-Za-z\d]*(?:[-_/][A-Za-z\d]+)*[-_/]\d+")
 _SHARE = re.compile(r"\b(?:pct|percent|percentage|probability|share)\b|%", re.I)
 _ITEMS = re.compile(r",\s*(?:and\s+|or\s+)?")
-_NEG_PREFIX = re.compile(r"^(?:un|non|in)(?=[a-z]{5})", re.I)
 
 @dataclass(frozen=True)
 class Field:
@@ -112,8 +112,10 @@ class Fields:
             self._key_words.setdefault(k.lower(), set()).update(words)
             # "labels: bug, good first issue" lists items as a line per item does
             items = [x for x in _ITEMS.split(v) if x.strip()] if ", " in v else [v]
-            self.fields.append(Field(key, k.lower(), v, FLAGS.get(v.lower()),
-                                     StoredValues.of(v, key=path), words, i, r,
+            # an identifier holds digits, not a quantity ("build-host-3", "CHK-884")
+            held_values = StoredValues.of("" if _NAME_ID.fullmatch(v) else v, key=path)
+            self.fields.append(Field(key, k.lower(), v, FLAGS.get(v.lower()), held_values,
+                                     words, i, r,
                                      per_record[(k.lower(), r)] > 1 or len(items) > 1, path))
             j = len(self.fields) - 1
             for s in key:
@@ -125,6 +127,7 @@ class Fields:
                         if len(w) >= 4:
                             self._by_value.setdefault(w, []).append(j)
         self._record_values = {r: StoredValues.union(v) for r, v in by_record.items()}
+        self._held = frozenset().union(*self._record_words.values())
         self.columns = columns(self.fields)
         self.remainders = remainders(self.fields)
         self._records = len({r for r in records if r >= 0})
@@ -137,7 +140,7 @@ class Fields:
         """What the sentence says of the fields it names, in the records it is about
         (None: any record)."""
         words = WORDS.findall(sentence.replace("-", " "))
-        stems, negated, said = self._read(sentence)
+        stems, negated, said = naming(sentence, self.stem)
         names = self._names(sentence)
         candidates = {j for s in stems | negated for j in self._by_prefix.get(s[:4], ())}
         named = [self.fields[j] for j in sorted(candidates)
@@ -184,20 +187,6 @@ class Fields:
             about)
         return FieldCheck(line, agreed and line is None)
 
-    def _read(self, text: str) -> tuple[set[str], set[str], list[str]]:
-        """The stems a text names keys by, those it names negated ("closed" names
-        ``open`` negated, "available" names ``in stock``), and its words and phrases."""
-        words = WORDS.findall(text.replace("-", " "))
-        stems = {self.stem(w) for w in words if not w[0].isdigit()
-                 and w.lower() not in NOT_NAMING}
-        negated = {self.stem(_NEG_PREFIX.sub("", w)) for w in words if _NEG_PREFIX.match(w)}
-        said = re.findall(r"[a-z]+(?:_[a-z]+)*", PHRASES.sub(
-            lambda m: m[1].replace(" ", "_"), text.lower()))
-        for w in said:
-            negated |= {self.stem(k) for k in OPPOSITES.get(w, "").split("_") if len(k) > 2}
-            stems |= {self.stem(k) for k in SAME.get(w, "").split("_") if len(k) > 2}
-        return stems, negated, said
-
     def _opposite(self, states: list[str], said: list[str], about: Optional[set[int]]
                   ) -> Optional[str]:
         """The line of a one-word state of the record the sentence is about that the
@@ -218,12 +207,15 @@ class Fields:
 
     def _names(self, sentence: str) -> list[tuple[str, int]]:
         """Stems of the words that name things, with where they stand: capitalised and
-        not the first word, nor a month or a day, nor a key's word ("SSO" for
-        ``sso_provider``), nor a unit after a number ("9:33 AM", "150 kW")."""
+        not the first word (unless a capitalised word follows it: "Noa Kapoor is ..."),
+        nor a month or a day, nor a key's word ("SSO" for ``sso_provider``), nor a unit
+        after a number ("9:33 AM", "150 kW")."""
         out = []
-        for i, m in enumerate(WORDS.finditer(sentence.replace("-", " "))):
+        found = list(WORDS.finditer(sentence.replace("-", " ")))
+        for i, m in enumerate(found):
             w = m[0]
-            if i and w[0].isupper() and w.lower() not in CALENDAR \
+            if (i or len(found) > 1 and found[1][0][0].isupper()) and w[0].isupper() \
+                    and w.lower() not in CALENDAR and w.lower() not in self.stopwords \
                     and not re.search(r"\d\s?$", sentence[max(0, m.start() - 2):m.start()]) \
                     and (s := self.stem(w)) not in self._key_stems:
                 out.append((s, m.start()))
@@ -251,7 +243,7 @@ class Fields:
         for s in stems - own:
             for j in self._by_value.get(s, ()):
                 f = self.fields[j]
-                if f.record in about or not any(
+                if f.record in about or f.record == -1 or not any(  # -1: of the whole
                         w.lower() in said for w in WORDS.findall(f.value) if self.stem(w) == s):
                     continue
                 mine = [self.fields[k] for r in about
@@ -302,7 +294,7 @@ class Fields:
             if len(parts) > 1:  # a clause names the whole key, or it is not said of it
                 #                 ("the pharmacy will be closed, although the store
                 #                 stays open" says nothing of ``store closed``)
-                whole = [c for c in parts if all(has(k, set().union(*self._read(c)[:2]))
+                whole = [c for c in parts if all(has(k, set().union(*naming(c, self.stem)[:2]))
                                                   for k in f.key)]
                 if not whole:
                     return None
@@ -346,7 +338,9 @@ class Fields:
             return None
         if new_handle and _HANDLE.search(f.value):  # "the v3.0-beta milestone" for v1.9.2
             return False
-        rivals = (self._key_words.get(f.name, set()) - f.words) | set(names)
+        # a rival: another record's value of the key, or a name the grounding never holds
+        # ("run by Oskar Berg"; "runs Postgres 16.3" names the image, not the host)
+        rivals = (self._key_words.get(f.name, set()) - f.words) | (set(names) - self._held)
         own = self._record_words.get(f.record, set()) | mine
         return False if any(s in rivals and s not in own for s in stems) else None
 

@@ -5,6 +5,7 @@ and a sentence's clauses (where what it says of a key stands).
     key_stems(path, stem, stopwords)    the stems that name a field
     has(key_stem, stems)                a sentence's stems hold a key's stem
     clauses(sentence, stem)             (start, end, stems) of each clause
+    naming(text, stem)                  the stems a text names keys by, plainly or negated
 """
 
 from __future__ import annotations
@@ -13,13 +14,15 @@ import re
 from typing import Callable, Iterable
 
 from guardrail.evidence import units
-from guardrail.evidence.lexicon import GENERIC, IDENTITY, UNITS
+from guardrail.evidence.lexicon import (GENERIC, IDENTITY, NOT_NAMING, OPPOSITES, PHRASES,
+                                        SAME, UNITS)
 from guardrail.evidence.values import PARTS
 
 # a key, or a path of keys ("a > b > key", each up to 60 characters): deep JSON paths
 # run past 60 characters in all
 _KEY_VALUE = re.compile(r"^(?P<key>(?:[^:>]{1,60}? > ){0,16}[^:>]{1,60}?):\s+(?P<value>\S.*)$")
 _PAREN = re.compile(r"\([^)]*\)")
+_NEG_PREFIX = re.compile(r"^(?:un|non|in)(?=[a-z]{5})", re.I)
 CLAUSE = re.compile(r",\s+|;\s+|\s+(?:but|and|while|whereas|although|though|if|unless|because|"
                     r"when)\s+", re.I)
 WORDS = re.compile(r"[A-Za-z][A-Za-z'’]*|\d+(?:[.,:]\d+)*")
@@ -77,3 +80,18 @@ def clauses(sentence: str, stem: Stem) -> list[tuple[int, int, set[str]]]:
     bounds = zip([0] + [e for _, e in cuts], [s for s, _ in cuts] + [len(sentence)])
     return [(a, b, {stem(w) for w in WORDS.findall(sentence[a:b].replace("-", " "))
                     if not w[0].isdigit()}) for a, b in bounds]
+
+
+def naming(text: str, stem: Stem) -> tuple[set[str], set[str], list[str]]:
+    """The stems a text names keys by, those it names negated ("closed" names ``open``
+    negated, "unpaid" ``paid``; "available" names ``in stock``), and its words and
+    phrases in lower case."""
+    words = WORDS.findall(text.replace("-", " "))
+    stems = {stem(w) for w in words if not w[0].isdigit() and w.lower() not in NOT_NAMING}
+    negated = {stem(_NEG_PREFIX.sub("", w)) for w in words if _NEG_PREFIX.match(w)}
+    said = re.findall(r"[a-z]+(?:_[a-z]+)*", PHRASES.sub(
+        lambda m: m[1].replace(" ", "_"), text.lower()))
+    for w in said:
+        negated |= {stem(k) for k in OPPOSITES.get(w, "").split("_") if len(k) > 2}
+        stems |= {stem(k) for k in SAME.get(w, "").split("_") if len(k) > 2}
+    return stems, negated, said

@@ -28,7 +28,7 @@ FLAGS = {"true": True, "yes": True, "false": False, "no": False}
 NULLS = frozenset(("null", "none", "n/a", "na", "-", "unknown", "tbd"))
 NEGATIONS = frozenset("not no never none without isn't wasn't aren't weren't doesn't don't "
                       "didn't cannot can't won't hasn't haven't hadn't non lacks lack "
-                      "lacking excludes excluded off".split())
+                      "lacking excludes excluded off neither nor nobody nothing".split())
 # a yes/no key's value in other words: its word negated (``open: false`` -> "closed") or
 # said another way (``in stock: true`` -> "available"); a phrase counts as one word
 PHRASES = re.compile(r"\b(sold out|out of stock|on time)\b", re.I)

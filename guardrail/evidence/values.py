@@ -200,6 +200,8 @@ _CENTS = re.compile(r"\s?(?:cents?\b|¢)", re.I)
 _NAME_SUFFIX = re.compile(r"\([a-z]\)")  # 401(k), 403(b)
 _PER_BASE = re.compile(r"\bper\s+$", re.I)
 _SCALE_OF = re.compile(r"(\bout of\s+|\d\s*/\s*)$", re.I)
+# a span said roughly either way ("just over 11 hours" is no 10.2 hours)
+_ABOUT = re.compile(r"\b(about|around|approximately|roughly|~)\s*$", re.I)
 _HEDGES = re.compile(r"\b(about|around|approximately|roughly|nearly|almost|over|under|just after|"
                      r"just before|shortly after|shortly before|"
                      r"more than|less than|some|close to|just over|just under|~)\s*$", re.I)
@@ -231,7 +233,7 @@ def numbers(text: str) -> list[Number]:
         hours = _DURATION.match(text, s)
         digits = hours[1].partition(".")[2] if hours and not hours[2] else ""
         out.append(Number(minutes, s, e, 30 * 10.0 ** -len(digits) if digits else 0.5,
-                          bool(_HEDGES.search(text[max(0, s - 16):s])), False, "duration"))
+                          bool(_ABOUT.search(text[max(0, s - 16):s])), False, "duration"))
     offsets = [m.span() for m in _TZ_OFFSET.finditer(text)]  # "+02:00" is no value
     written, text = text, masked(text, [(n.start, n.end) for n in out] + offsets)
     for m in _NUMBER.finditer(text):
