@@ -100,6 +100,7 @@ class Fields:
         self._nulls: list[tuple[frozenset[str], int]] = []  # (key, record) of empty values
         self._by_value: dict[str, list[int]] = {}       # categorical value stem -> fields
         self._by_key: dict[tuple[int, str], list[int]] = {}  # (record, key) -> fields
+        self._of_record: dict[int, list[int]] = {}  # record -> its fields
         for path, v, i, r in found:
             k, key = path.rsplit(" > ", 1)[-1], key_stems(path, stem, stopwords)
             words = frozenset(stem(w) for w in WORDS.findall(v) if not w[0].isdigit())
@@ -121,6 +122,7 @@ class Fields:
             for s in key:
                 self._by_prefix.setdefault(s[:4], []).append(j)
             self._by_key.setdefault((r, k.lower()), []).append(j)
+            self._of_record.setdefault(r, []).append(j)
             for item in items if FLAGS.get(v.lower()) is None else ():
                 if not any(c.isdigit() for c in item) and len(item.split()) <= 3:
                     for w in {stem(w) for w in WORDS.findall(item)} - stopwords:
@@ -128,6 +130,7 @@ class Fields:
                             self._by_value.setdefault(w, []).append(j)
         self._record_values = {r: StoredValues.union(v) for r, v in by_record.items()}
         self._held = frozenset().union(*self._record_words.values())
+        self._all_values = StoredValues.union(list(self._record_values.values()))
         self.columns = columns(self.fields)
         self.remainders = remainders(self.fields)
         self._records = len({r for r in records if r >= 0})
@@ -147,8 +150,9 @@ class Fields:
                  if (about is None or self.fields[j].record in about or
                      self.fields[j].record == -1)
                  and all(has(k, stems | negated) for k in self.fields[j].key)]
-        held = [v for r, v in self._record_values.items()
-                if about is None or r in about or r == -1] if named else []
+        held = ([self._all_values] if about is None else [StoredValues.union(  # one lookup
+            [v for r, v in self._record_values.items() if r in about or r == -1])]) \
+            if named else []
         parts = clauses(sentence, self.stem) if named else []
         # the words of the records it is about are no rival names ("Tomas Lind's show
         # opens in Gallery 2" beside ``gallery: Halvorsen``: the show's artist)
@@ -323,8 +327,9 @@ class Fields:
             exact = [replace(n, precision=0.0) for n in mine]
             if not any(h.has(n) for n in exact for h in held):
                 return False
-            holders = [g for g in self.fields if g is not f and g.record in (f.record, -1)
-                       and any(g.values.has(n) for n in exact)]
+            holders = [g for r in {f.record, -1} for g in
+                       (self.fields[j] for j in self._of_record.get(r, ()))
+                       if g is not f and any(g.values.has(n) for n in exact)]
             # a holder is named by its key or by its path's own words ("closes for
             # lunch from 1:30" names ``pharmacy lunch closure > start: 13:30``)
             return False if holders and all(n.kind in ("date", "time") and not n.hedged

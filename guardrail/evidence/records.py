@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime
 import re
+from dataclasses import replace
 from typing import NamedTuple, Optional, Sequence
 
 from guardrail.evidence.keys import pairs
@@ -70,6 +71,7 @@ class Records:
     def __init__(self, lines: Sequence[str], records: Sequence[int],
                  postings: dict[str, list[int]], values: dict[int, StoredValues]):
         self.lines, self.records, self.postings, self.values = lines, records, postings, values
+        self._holding: dict[Number, frozenset[int]] = {}  # a value's records, read once
 
     def hits(self, stems: Sequence[str], nums: Sequence[Number], text: str = ""
              ) -> tuple[list[set[int]], dict[int, float]]:
@@ -85,9 +87,14 @@ class Records:
             if where:
                 items.append(set(self.values) if where == {-1} else where - {-1})
         for n in nums:
-            where = {r for r, v in self.values.items() if v.has(n)}
+            n = replace(n, start=0, end=0)  # the value, wherever the sentence says it
+            if (where := self._holding.get(n)) is None:
+                if len(self._holding) >= 4096:  # shared by every answer: kept bounded
+                    self._holding.clear()
+                where = self._holding[n] = frozenset(
+                    r for r, v in self.values.items() if v.has(n))
             if where:
-                items.append(set(self.values) if -1 in where else where)
+                items.append(set(self.values) if -1 in where else set(where))
         for m in _WEEKDAY.finditer(text):  # "Wednesday" names the record dated on one
             day = _DAYS.index(m[1].lower()[:3])
             where = {r for r, v in self.values.items() if r != -1 and any(
@@ -149,7 +156,7 @@ class Records:
         for m in _KEYED.finditer(text):
             key = stem(m[1])
             where = {self.records[i] for i in self.postings.get(key, ())
-                     for k, v in pairs(self.lines[i])
+                     if m[2] in self.lines[i] for k, v in pairs(self.lines[i])
                      if v == m[2] and stem(k.rsplit(" > ", 1)[-1]) == key}
             if where and -1 not in where:
                 out.append(where)
@@ -162,7 +169,10 @@ class Records:
         where Mei organizes it)."""
         by_key: dict[str, set[int]] = {}
         for s in dict.fromkeys(own):
-            at = {(key.rsplit(" > ", 1)[-1], self.records[i]) for i in self.postings.get(s, ())
+            lines = self.postings.get(s, ())
+            if len({self.records[i] for i in lines}) != 1:
+                continue  # in several records, or outside them: it singles out none
+            at = {(key.rsplit(" > ", 1)[-1], self.records[i]) for i in lines
                   for key, value in pairs(self.lines[i])
                   if any(stem(w) == s for w in WORD.findall(value))}
             if len({r for _, r in at}) == 1 and -1 not in {r for _, r in at}:
