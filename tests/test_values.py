@@ -210,3 +210,12 @@ def test_hours_with_decimals_are_as_precise_as_written_and_match_milliseconds():
     ev = ContextEvidence.build([json.dumps({"longest_session_min": 612})])
     assert ev.features("It ran just over 11 hours.").missing_numbers != ()
     assert ev.features("It ran about 10 hours.").missing_numbers == ()
+
+
+def test_a_version_after_its_name_as_the_grounding_writes_them_together():
+    ev = ContextEvidence.build([json.dumps({"runtime": "python3.12",
+                                            "image": "postgres:16.3-alpine"})])
+    assert ev.features("It runs Python 3.12 and Postgres 16.3.").missing_numbers == ()
+    assert [n.value for n in ev.features("It runs Postgres 16.4.").missing_numbers] == [16.4]
+    # the digits alone, after another word, are not the version
+    assert [n.value for n in ev.features("It costs 3.12.").missing_numbers] == [3.12]

@@ -100,6 +100,7 @@ class SentenceEvidence:
 
 
 _ACRONYM = re.compile(r"^[A-Z]{2,5}$")
+_VERSION = re.compile(r"([A-Za-z][A-Za-z+#]*)\s+v?(\d+\.\d+)$")
 
 
 class ContextEvidence:
@@ -186,6 +187,15 @@ class ContextEvidence:
     def _stated(self, n: Number) -> bool:
         return self.stored.has(n) or self.asked.has(n)
 
+    def _verbatim(self, upto: str, n: Number) -> bool:
+        """A version written after its name as the grounding has them together ("Python
+        3.12" for ``runtime: python3.12``, "Postgres 16.3" for ``postgres:16.3-alpine``);
+        ``upto``: the sentence up to the end of ``n``."""
+        m = _VERSION.search(upto)
+        return m is not None and m.end(2) == n.end and re.search(
+            rf"(?<![a-z\d]){re.escape(m[1].lower())}[\s:/_v-]*{re.escape(m[2])}(?![\d.]*\d)",
+            self.lower) is not None
+
     def copied(self, sentence: str) -> bool:
         """The sentence stands word for word in the grounding (six words or more)."""
         return (flat := _flat(sentence)).count(" ") >= 5 and f" {flat} " in self._flat
@@ -200,7 +210,8 @@ class ContextEvidence:
         where = self._where.about(sentence, stems, nums, before)
         about, gap = where.records, self._where.gap(where)
         # worked out from the context's values: no field's value as such
-        unread = [n for n in nums if not (n.start in units.converted or self._stated(n))]
+        unread = [n for n in nums if not (n.start in units.converted or self._stated(n)
+                                          or self._verbatim(sentence[:n.end], n))]
         if unread:  # the records' numbers, read once for all of them (most sentences: none)
             records, left = self._record_numbers(about), self._left(about)
         worked: set[int] = set()
@@ -213,7 +224,7 @@ class ContextEvidence:
             if not worked or len(worked) == len(unread):
                 break
         missing = tuple(n for n in nums if n.start in units.changed_at or not (
-            n.start in units.converted or n.start in worked or self._stated(n)))
+            n.start in units.converted or n.start in worked or n not in unread))
         known = self.stems | self.question_stems | {  # "CEO" for "chief executive"
             stem(w) for w in words if _ACRONYM.match(w) and self._initials(w.lower())}
         found = sum(1 for s in stems if s in known)
