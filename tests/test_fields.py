@@ -453,3 +453,14 @@ def test_neither_negates_a_legend_is_no_record_and_an_identifier_is_no_quantity(
     ev = ContextEvidence.build([docker])
     assert ev.features("- gitea-db runs Postgres 16.3 and reports healthy; its port 5432 "
                        "isn't published to the host.").field_changed is None
+
+
+def test_a_state_said_negated_is_no_other_records_state():
+    issues = json.dumps({"nodes": [
+        {"identifier": "ENG-2231", "title": "Retry webhooks", "state": {"type": "started"}},
+        {"identifier": "ENG-2240", "title": "Dashboard 500s", "state": {"type": "unstarted"}}]})
+    ev = ContextEvidence.build([issues])
+    assert ev.features("ENG-2240, the dashboard 500s, hasn't been started.").field_changed \
+        is None
+    assert ev.features("ENG-2240, the dashboard 500s, has been started.").field_changed \
+        is not None

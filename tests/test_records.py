@@ -158,3 +158,15 @@ def test_a_key_and_its_value_name_a_record_and_that_and_a_noun_refer_to_it():
     wrong = ev.features("That partition is assigned to invoicer-7f9c-1, which also handles "
                         "partition 0.", before)
     assert wrong.field_changed is not None or wrong.record_gap > 0.0
+
+
+GRADES = {"student": "Maya", "courses": [
+    {"course": "Chemistry", "grade": "B+", "missing_assignments": 0},
+    {"course": "World History", "grade": "A", "missing_assignments": 1}], "absences": 2}
+
+
+def test_she_is_a_person_and_the_record_is_the_one_her_sentence_names():
+    ev = ContextEvidence.build([json.dumps(GRADES)], "")
+    before = "Maya has a B+ in Chemistry. "
+    f = ev.features("She also has one missing assignment in World History.", before)
+    assert f.field_changed is None and f.record_gap == 0.0

@@ -184,7 +184,8 @@ class Fields:
                 if about is None or r in about or r == -1)
         line = self.lines[changed[0][0][1].line] if changed else None
         if line is None and about is not None:
-            line = self._swapped(stems, about, {w.lower() for w in words}) \
+            line = self._swapped(stems - _negated_words(words, self.stem), about,
+                                 {w.lower() for w in words}) \
                 or self._swapped_value(nums, about)
         line = line or self._currency(sentence, about) or self._opposite(
             [m[3].lower() for m in STATE.finditer(sentence) if not (m[1] or m[2])], said,
@@ -374,6 +375,13 @@ class Fields:
             if any(has(k, {self.stem(w) for w in words}) for k in f.key):
                 return any(w.lower().replace("’", "'") in NEGATIONS for w in words)
         return False
+
+
+def _negated_words(words: Sequence[str], stem: Stem) -> set[str]:
+    """The stems of the words that a negation up to three words before them governs
+    ("hasn't been started")."""
+    neg = [w.lower() in NEGATIONS or w.lower().endswith(("n't", "n’t")) for w in words]
+    return {stem(w) for i, w in enumerate(words) if any(neg[max(0, i - 3):i])}
 
 
 def _comparable(n: Number, f: Field) -> bool:

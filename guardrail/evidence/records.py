@@ -26,7 +26,9 @@ from guardrail.evidence.words import STOPWORDS, WORD, content_words, stem
 _HEAD = re.compile(r"^(.*\S \d+) of \d+:$")  # "rooms 2 of 3:", opening record "rooms 2"
 _PRONOUN_START = re.compile(r"^\W*(?i:it|its|it's|they|their|them|this|that|these|those|"
                             r"he|she|his|her|both)\b")
-_POSSESSIVE_START = re.compile(r"^\W*(?i:its|their|his|her|this|that|these|those)\b")
+# a person ("She also has one missing assignment in World History") or a possessive: the
+# record is the one its names single out, if any
+_POSSESSIVE_START = re.compile(r"^\W*(?i:its|their|his|her|she|he|this|that|these|those)\b")
 # "That's enough for ...", "This means ...": said of what came before, not of a record
 # ("That partition is assigned to ..." is the partition named before it)
 _DEMONSTRATIVE_START = re.compile(r"^\W*(?i:that|this)(?:'s|’s|\s+(?:is|means|leaves|puts))\b")
