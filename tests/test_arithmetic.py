@@ -250,3 +250,11 @@ def test_what_is_left_over_every_record_and_a_flag_named_with_its_digits():
     assert f.missing_numbers == () and f.field_changed is None  # "open" is no ``open 24h``
     assert missing(ev, "Harbor Point Garage has 166 open spaces out of 420.") == [166.0]
     assert ev.features("The garage is open 24 hours.").field_changed == "open 24h: false"
+
+
+def test_a_share_of_a_value_the_sentence_states_that_its_record_holds_part_of():
+    channels = json.dumps({"channels": [{"channel": "email", "sessions": 4680, "orders": 164},
+                                        {"channel": "social", "sessions": 9120, "orders": 137}]})
+    ev = ContextEvidence.build([channels])
+    assert missing(ev, "Email converted best, at roughly 3.5% of its 4,680 sessions.") == []
+    assert missing(ev, "Email converted best, at roughly 4.5% of its 4,680 sessions.") == [4.5]
