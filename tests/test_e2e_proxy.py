@@ -520,3 +520,29 @@ def test_cents_totals_and_offers_pass_and_a_swapped_date_or_state_is_stopped(
     bad = last_sentence_stopped(client, "Do we owe Brightline anything?", "billing",
                                 INVOICES_TOOL, INVOICES_SUPPORTED, changed)
     assert bad["explanation"]["kind"] == "contradicted"
+
+
+QUERY_TOOL = json.dumps({
+    "statement": "SELECT c.name, COUNT(o.id) AS orders, SUM(o.total_cents) AS revenue_cents "
+                 "FROM orders o JOIN customers c ON c.id = o.customer_id GROUP BY c.name",
+    "columns": [{"name": "name", "type": "text"}, {"name": "orders", "type": "int8"},
+                {"name": "revenue_cents", "type": "numeric"}],
+    "rows": [["Northwind Traders", 42, 1843250], ["Bluepeak Outfitters", 17, 1290000],
+             ["Kessler GmbH", 31, 1102475]],
+    "row_count": 3, "duration_ms": 214})
+QUERY_SUPPORTED = ["Northwind Traders led with $18,432.50 across 42 orders. ",
+                   "Bluepeak Outfitters brought in $12,900.00 from just 17 orders. "]
+
+
+@pytest.mark.parametrize("changed", ["Kessler GmbH brought in $12,900.00 from 31 orders.",
+                                     "Kessler GmbH brought in $11,024.75 from 17 orders."])
+def test_query_rows_pass_by_their_columns_and_another_rows_value_is_stopped(
+        client, placeholder, changed):
+    """Through the real server: a SQL tool's rows, read by their column names (revenue in
+    cents said in dollars), pass verbatim; a row given another row's revenue or order
+    count is stopped as a contradiction."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    bad = last_sentence_stopped(client, "Who were our top customers last quarter?", "sql",
+                                QUERY_TOOL, QUERY_SUPPORTED, changed)
+    assert bad["explanation"]["kind"] == "contradicted"
