@@ -216,13 +216,11 @@ def _shown(sentence: str, n: Number, anchored: Sequence[Number]) -> bool:
     if minutes is not None and any(_minutes(sentence, m) == minutes for m in anchored
                                    if m.start != n.start):
         return True
-    if n.kind not in ("number", "count"):
-        return False
+    if n.kind not in ("number", "count") or n.percent:
+        return False  # a share of two values it states: derived() reads those of all kinds
     ops = {m.value for m in anchored if m.start != n.start and m.kind in ("number", "count")
            and m.value > 0}
     pairs = list(itertools.permutations(sorted(ops), 2))
-    if n.percent:
-        return any(_close(100 * a / b, n) for a, b in pairs)
     # a ratio below one is no whole number said ("3 of 5 ... so 1" is not 0.6)
     return any(_close(v, n) for a, b in pairs for v in (a + b, a - b, a * b)) or any(
         _close(a / b, n) for a, b in pairs if a > b)

@@ -212,17 +212,19 @@ class ContextEvidence:
         # worked out from the context's values: no field's value as such
         unread = [n for n in nums if not (n.start in units.converted or self._stated(n)
                                           or self._verbatim(sentence[:n.end], n))]
+        worked: set[int] = set()
         if unread:  # the records' numbers, read once for all of them (most sentences: none)
             records, left = self._record_numbers(about), self._left(about)
-        worked: set[int] = set()
-        for _ in range(2):  # then from what the first pass worked out ("285 minutes, or
-            #                 4 hours 45 minutes" where 285 is a total)
-            anchored = [n for n in nums if n not in unread or n.start in worked]
-            worked |= {n.start for n in unread if n.start not in worked and derived(
-                sentence, n, self.stored.numbers, self.stored.times, nums,
-                self.fields.columns if self.fields else (), records, left, anchored)}
-            if not worked or len(worked) == len(unread):
-                break
+            columns = self.fields.columns if self.fields else ()
+            for _ in range(2):  # then from what the first pass worked out ("285 minutes,
+                #                 or 4 hours 45 minutes" where 285 is a total)
+                anchored = [n for n in nums if n not in unread or n.start in worked]
+                found = {n.start for n in unread if n.start not in worked and derived(
+                    sentence, n, self.stored.numbers, self.stored.times, nums, columns,
+                    records, left, anchored)}
+                if not found:
+                    break
+                worked |= found
         missing = tuple(n for n in nums if n.start in units.changed_at or not (
             n.start in units.converted or n.start in worked or n not in unread))
         known = self.stems | self.question_stems | {  # "CEO" for "chief executive"

@@ -14,13 +14,12 @@ of a markdown table, or the blocks of a ``key: value`` text.
 
 from __future__ import annotations
 
-import datetime
 import re
 from dataclasses import replace
 from typing import NamedTuple, Optional, Sequence
 
 from guardrail.evidence.keys import pairs
-from guardrail.evidence.values import Number, StoredValues, numbers
+from guardrail.evidence.values import Number, StoredValues, numbers, weekday
 from guardrail.evidence.words import STOPWORDS, WORD, content_words, stem
 
 _HEAD = re.compile(r"^(.*\S \d+) of \d+:$")  # "rooms 2 of 3:", opening record "rooms 2"
@@ -34,7 +33,6 @@ _POSSESSIVE_START = re.compile(r"^\W*(?i:its|their|his|her|she|he|this|that|thes
 _DEMONSTRATIVE_START = re.compile(r"^\W*(?i:that|this)(?:'s|’s|\s+(?:is|means|leaves|puts))\b")
 _GENERIC_START = re.compile(r"^\W*[Tt]he [a-z]+\b")  # "The hotel ...", "The company ..."
 _WEEKDAY = re.compile(r"\b(Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b")
-_DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 _KEYED = re.compile(r"\b([A-Za-z]{3,})\s+#?(\d+)\b(?![.,:]\d)")
 
 
@@ -75,12 +73,13 @@ class Records:
         self.lines, self.records, self.postings, self.values = lines, records, postings, values
         self._holding: dict[Number, frozenset[int]] = {}  # a value's records, read once
 
-    def hits(self, stems: Sequence[str], nums: Sequence[Number], text: str = ""
-             ) -> tuple[list[set[int]], dict[int, float]]:
+    def hits(self, stems: Sequence[str], nums: Sequence[Number],
+             named: Sequence[set[int]] = ()) -> tuple[list[set[int]], dict[int, float]]:
         """Where each of the stems and values stands (the records holding it; lines
         outside records stand in every record), and how much of it each record holds: a
         name or value that few records share counts more (a currency that every record
-        has hardly tells which one the sentence means)."""
+        has hardly tells which one the sentence means).  ``named``: the records that a
+        text's weekdays and keyed values name (``by_text``)."""
         items: list[set[int]] = []
         for s in dict.fromkeys(stems):
             where = {self.records[i] for i in self.postings.get(s, ())}
@@ -97,13 +96,7 @@ class Records:
                     r for r, v in self.values.items() if v.has(n))
             if where:
                 items.append(set(self.values) if -1 in where else set(where))
-        for m in _WEEKDAY.finditer(text):  # "Wednesday" names the record dated on one
-            day = _DAYS.index(m[1].lower()[:3])
-            where = {r for r, v in self.values.items() if r != -1 and any(
-                y and _weekday(y, mo, d) == day for y, mo, d in v.dates)}
-            if where:
-                items.append(where)
-        items += self._keyed(text)
+        items += named
         hits: dict[int, float] = {}
         for where in items:
             for r in where - {-1}:
@@ -121,15 +114,17 @@ class Records:
             return About(None, [])
         nums = [n for n in nums if n.kind != "count"]  # counts belong to no record
         own = _names(sentence)
-        values, _ = self.hits(own, nums, sentence)
+        by_text = self._by_text(sentence)
+        values, _ = self.hits(own, nums, by_text)
         named = self._named(own)
         if len(named) >= 2:
             return About(named, values, True)
-        _, hits = self.hits(stems, nums, sentence)  # every content word, the first too
+        _, hits = self.hits(stems, nums, by_text)  # every content word, the first too
         for prev in _recent_sentences(before) if self._refers(sentence, own, stems, values) \
                 else ():
             _, before_hits = self.hits(_words(prev), [n for n in numbers(prev)
-                                                      if n.kind != "count"], prev)
+                                                      if n.kind != "count"],
+                                       self._by_text(prev))
             if before_hits and max(before_hits.values()) >= 0.5:
                 hits = before_hits
                 break
@@ -152,9 +147,16 @@ class Records:
         return min(sum(1 for w in about.values if r not in w)
                    for r in about.records) / len(about.values)
 
-    def _keyed(self, text: str) -> list[set[int]]:
-        """The records a key and its value name ("Partition 2" for ``partition: 2``)."""
+    def _by_text(self, text: str) -> list[set[int]]:
+        """The records that a text's weekdays name ("Wednesday": the record dated on
+        one) and those its keys and values name ("Partition 2" for ``partition: 2``)."""
         out = []
+        for m in _WEEKDAY.finditer(text):
+            day = m[1].lower()[:3]  # "wed"
+            where = {r for r, v in self.values.items() if r != -1 and any(
+                y and weekday(y, mo, d) == day for y, mo, d in v.dates)}
+            if where:
+                out.append(where)
         for m in _KEYED.finditer(text):
             key = stem(m[1])
             where = {self.records[i] for i in self.postings.get(key, ())
@@ -196,13 +198,6 @@ class Records:
             return not (_POSSESSIVE_START.match(sentence) and _singles_out(self.hits(own, ())[0]))
         return bool(_GENERIC_START.match(sentence)) and not values \
             and not _singles_out(self.hits(stems, ())[0])
-
-
-def _weekday(year: int, month: int, day: int) -> int:
-    try:
-        return datetime.date(year, month, day).weekday()
-    except ValueError:
-        return -1
 
 
 def _singles_out(items: list[set[int]]) -> bool:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import datetime
 import re
 from dataclasses import dataclass, replace
-from typing import Collection, Sequence
+from typing import Collection, Optional, Sequence
 
 MONTHS = {name[:3]: i for i, name in enumerate(
     "january february march april may june july august september october november december"
@@ -105,7 +105,15 @@ def dates(text: str) -> list[tuple[int, int, tuple[int, int, int]]]:
 
 _WEEKDAY = re.compile(r"\b(mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?\.?,?"
                       r"\s+(?:the\s+)?", re.I)
-_DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+def weekday(year: int, month: int, day: int) -> Optional[str]:
+    """The day a date falls on ("wed"), None for no such date."""
+    try:
+        return DAYS[datetime.date(year, month, day).weekday()]
+    except ValueError:
+        return None
 
 
 def weekday_changed(text: str, stored: Collection[tuple[int, int, int]]) -> bool:
@@ -118,11 +126,7 @@ def weekday_changed(text: str, stored: Collection[tuple[int, int, int]]) -> bool
         years = {y} if y else {sy for sy, smo, sd in stored if (smo, sd) == (mo, d) and sy}
         if not d or len(years) != 1:
             continue
-        try:
-            day = datetime.date(years.pop(), mo, d).weekday()
-        except ValueError:
-            continue
-        if _DAYS[day] != m[1][:3].lower():
+        if (day := weekday(years.pop(), mo, d)) is not None and day != m[1][:3].lower():
             return True
     return False
 
