@@ -631,8 +631,9 @@ def test_training_sequences_with_distractors(pcw):
                 ex(1, FILLER * 3, "A market opens on Saturdays."),
                 ex(2, PARIS, long_answer), ex(3, " ", "Empty context.")]
     seqs, counts = encode_pcw(pcw, examples, distractors=1.0, max_distractors=2, seed=0)
-    assert counts == {"sequences": 2, "with_distractors": 2, "cut_windows": 0,
-                      "skipped_long_response": 1, "empty": 1, "answer_blocks": 0}
+    assert counts == {"sequences": 2, "with_distractors": 2, "similar_distractors": 0,
+                      "cut_windows": 0, "skipped_long_response": 1, "empty": 1,
+                      "answer_blocks": 0}
     own = [len(pcw.windows(pcw.prepare_context(e.context))) for e in examples[:2]]
     for s, n in zip(seqs, own):
         windows = set(s.segments.tolist()) - {QUERY}
@@ -660,3 +661,41 @@ def test_training_takes_its_distractor_cap_from_the_config(pcw):
         assert counts["with_distractors"] == 6 and all(1 <= e <= cap for e in extra), extra
         if cap > 1:
             assert max(extra) > 1
+
+
+def test_similar_windows_share_the_rarest_tokens_and_never_the_own_source():
+    from guardrail.train.pcw import similar_windows
+
+    common = [1, 2, 3]  # in every window: no weight
+    windows = [np.array(common + [10, 11]), np.array(common + [10, 11, 12]),
+               np.array(common + [10, 20]), np.array(common + [30, 31]),
+               np.array(common + [30])]
+    owners = ["a", "a", "b", "c", "d"]
+    near = similar_windows(windows, owners, [np.array(common + [10, 11, 12]),
+                                             np.array(common + [31, 30])], ["a", "c"])
+    assert near[0] == [2]  # shares 10 with b; a's own windows are never offered
+    assert near[1] == [4]  # 30 is held by c (its own) and d; 31 by c alone
+
+
+def test_similar_distractors_come_from_the_context_that_resembles_the_example(pcw):
+    """`train detector --similar-distractors 1.0` gives an example about the tower the
+    other source about the tower as its distractor, not harbour filler."""
+    from guardrail.train.data import Example
+    from guardrail.train.train import TrainConfig, encode_examples
+
+    tower = ("Gustave Eiffel's engineers riveted the wrought-iron lattice of the tower "
+             "in Paris over two years. ")
+    contexts = [PARIS, tower] + [FILLER.replace("harbour", place) for place in
+                                 ("river", "canal", "dock", "pier", "bay", "port")]
+    examples = [Example(f"x{i}", c, QUESTION, "A market opens on Saturdays.", (), False, True,
+                        f"s{i}", "test") for i, c in enumerate(contexts)]
+    cfg = TrainConfig(distractors=1.0, max_distractors=1, similar_distractors=1.0)
+    seqs, counts = encode_examples(pcw, examples, cfg.distractors, seed=3,
+                                   max_distractors=cfg.max_distractors,
+                                   similar=cfg.similar_distractors)
+    assert counts["similar_distractors"] == len(examples)
+    read = pcw.tokenizer.decode(seqs[0].input_ids.tolist())
+    assert "riveted" in read and "harbour" not in read and "quay" not in read
+    random_seqs, counts = encode_examples(pcw, examples, cfg.distractors, seed=3,
+                                          max_distractors=1)
+    assert counts["similar_distractors"] == 0

@@ -63,6 +63,10 @@ def register(app: typer.Typer) -> None:
         distractors: float = typer.Option(0.0, help="pcw: share of examples with others' windows."),
         max_distractors: int = typer.Option(8, help="pcw: at most this many such windows per "
                                             "example (serving reads tens to hundreds)."),
+        similar_distractors: float = typer.Option(0.0, min=0.0, max=1.0, help="pcw: share of "
+                                                  "those windows taken from other sources' "
+                                                  "windows sharing the rarest tokens with the "
+                                                  "example (hard negatives), not at random."),
         pcw_answer: Optional[str] = typer.Option(None, help="pcw: 'sentences' reads the answer "
                                                  "block-causally by sentence, so each check "
                                                  "keeps the answer so far for the next; "
@@ -119,6 +123,7 @@ def register(app: typer.Typer) -> None:
         cfg = TrainConfig(epochs=epochs, lr=lr, batch_tokens=batch_tokens, max_steps=max_steps,
                           seed=seed, progress=progress, distractors=distractors,
                           max_distractors=max_distractors,
+                          similar_distractors=similar_distractors,
                           workers=workers, distill=distill if teacher else 0.0)
         train = fit * repeat_real + synth
         taught = None
@@ -163,6 +168,8 @@ def register(app: typer.Typer) -> None:
         whole_response: str = typer.Option("", help="As for `train detector`."),
         distractors: float = typer.Option(0.0, help="As for `train detector`."),
         max_distractors: int = typer.Option(8, help="As for `train detector`."),
+        similar_distractors: float = typer.Option(0.0, min=0.0, max=1.0,
+                                                  help="As for `train detector`."),
         device: str = typer.Option("auto", help=DEVICE_HELP),
         workers: int = typer.Option(default_workers(), help=WORKERS_HELP),
         progress: bool = typer.Option(True),
@@ -189,6 +196,7 @@ def register(app: typer.Typer) -> None:
         cfg = TrainConfig(epochs=epochs, lr=lr, batch_tokens=batch_tokens, max_steps=max_steps,
                           seed=seed, progress=progress, distractors=distractors,
                           max_distractors=max_distractors,
+                          similar_distractors=similar_distractors,
                           workers=workers)
         wanted = [int(x) for x in layers.split(",") if x.strip()]
         report = train_exits(det, fit + synth, out, cfg, wanted, resume=resume)

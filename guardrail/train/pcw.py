@@ -12,7 +12,10 @@ cross-encoder's sequences:
   windows of which one or two hold the evidence; a model trained only on its own
   two windows would spread its attention over unrelated ones at 32K.  Window order
   does not matter to PCW (every window sits at the same positions and sees only
-  itself), so distractors simply join the list.
+  itself), so distractors simply join the list.  With ``similar`` > 0 that share of
+  an example's distractors comes from the windows of other sources that share the
+  rarest tokens with its question and context (``similar_windows``): retrieval puts
+  such documents beside the evidence, and random ones are easy to tell apart.
 
 A model with answer blocks (``det.answer == "sentences"``) reads the answer
 block-causally by sentence, as a stream's checks do when each keeps the answer so far
@@ -26,6 +29,7 @@ may read a whole answer at once.
 from __future__ import annotations
 
 import random
+from collections import Counter, defaultdict
 from typing import Sequence
 
 import numpy as np
@@ -54,11 +58,44 @@ def answer_cuts(response: str, r: Tokenized, rng: random.Random, keep_cut: float
     return cuts
 
 
+def similar_windows(windows: Sequence[np.ndarray], owners: Sequence[str],
+                    queries: Sequence[np.ndarray], query_owners: Sequence[str], *,
+                    keys: int = 32, top: int = 32, max_df: int = 64) -> list[list[int]]:
+    """Per query, the indices of at most ``top`` windows of other owners that share its
+    rarest tokens, best first, none weighing less than half the best.
+
+    A window's weight for a query is the summed idf (over ``windows``) of the query's
+    ``keys`` rarest token ids that it holds (none held by more than ``max_df`` windows:
+    common words single out nothing), so it reads an inverted index of short postings
+    instead of scoring every window.  Ties go to the earlier window.
+    """
+    df: Counter = Counter()
+    postings: dict[int, list[int]] = defaultdict(list)
+    for i, ids in enumerate(windows):
+        for t in np.unique(ids).tolist():
+            df[t] += 1
+            postings[t].append(i)
+    n = len(windows)
+    out = []
+    for ids, owner in zip(queries, query_owners):
+        held = [t for t in np.unique(ids).tolist() if 1 < df.get(t, 0) <= min(max_df, n - 1)]
+        held = sorted(held, key=lambda t: (df[t], t))[:keys]
+        score: Counter = Counter()
+        for t in held:
+            weight = np.log(n / df[t])
+            for i in postings[t]:
+                if owners[i] != owner:
+                    score[i] += weight
+        ranked = sorted(score.items(), key=lambda p: (-p[1], p[0]))[:top]
+        out.append([i for i, w in ranked if w >= ranked[0][1] / 2])
+    return out
+
+
 def encode_pcw(det, examples: Sequence, *, distractors: float = 0.0, max_distractors: int = 8,
-               max_windows: int = 6, seed: int = 13) -> tuple[list, dict]:
+               max_windows: int = 6, seed: int = 13, similar: float = 0.0) -> tuple[list, dict]:
     """``(sequences, counts)`` for ``train_detector`` / ``train_exits``."""
     rng = random.Random(seed)
-    counts = {"sequences": 0, "with_distractors": 0, "cut_windows": 0,
+    counts = {"sequences": 0, "with_distractors": 0, "similar_distractors": 0, "cut_windows": 0,
               "skipped_long_response": 0, "empty": 0, "answer_blocks": 0}
     prepared = []
     for ex in examples:
@@ -73,10 +110,17 @@ def encode_pcw(det, examples: Sequence, *, distractors: float = 0.0, max_distrac
             counts["skipped_long_response"] += 1
             continue
         prepared.append((ex, ctx, q, r))
-    pool = [det._window_ids(ctx.tokens, w) for _, ctx, _, _ in prepared
-            for w in det.windows(ctx)]
+    pool, owners = [], []
+    for ex, ctx, _, _ in prepared:
+        for w in det.windows(ctx):
+            pool.append(det._window_ids(ctx.tokens, w))
+            owners.append(ex.source_id)
+    near = similar_windows(pool, owners, [np.concatenate([q.ids, ctx.tokens.ids])
+                                          for _, ctx, q, _ in prepared],
+                           [ex.source_id for ex, _, _, _ in prepared]) \
+        if pool and similar > 0 and distractors > 0 else [[] for _ in prepared]
     seqs = []
-    for ex, ctx, q, r in prepared:
+    for (ex, ctx, q, r), close in zip(prepared, near):
         windows = det.windows(ctx)
         if len(windows) > max_windows:
             wanted = set(r.ids.tolist())
@@ -85,8 +129,12 @@ def encode_pcw(det, examples: Sequence, *, distractors: float = 0.0, max_distrac
             counts["cut_windows"] += 1
         extra = []
         if pool and rng.random() < distractors:
-            extra = [pool[rng.randrange(len(pool))] for _ in range(rng.randint(1, max_distractors))]
+            k = rng.randint(1, max_distractors)
+            picked = rng.sample(close, min(len(close), round(k * similar)))
+            extra = [pool[i] for i in picked]
+            extra += [pool[rng.randrange(len(pool))] for _ in range(k - len(picked))]
             counts["with_distractors"] += 1
+            counts["similar_distractors"] += len(picked)
         labels = token_labels(r.offsets, ex.spans)
         cuts = answer_cuts(ex.response, r, rng) if det.answer_blocks else []
         counts["answer_blocks"] += len(cuts) + 1 if det.answer_blocks else 0

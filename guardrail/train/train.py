@@ -61,6 +61,9 @@ class TrainConfig:
     """PCW detectors: share of examples given windows of other contexts."""
     max_distractors: int = 8
     """PCW detectors: at most this many such windows per example (1..max, uniform)."""
+    similar_distractors: float = 0.0
+    """PCW detectors: share of those windows taken from the other sources' windows that
+    share the rarest tokens with the example's question and context (hard negatives)."""
     workers: int = 1
     """Processes that tokenize and window the training examples (CPU work)."""
     distill: float = 0.0
@@ -77,7 +80,8 @@ def seed_everything(seed: int) -> None:
 
 def encode_examples(det: Detector, examples: Sequence, distractors: float = 0.0,
                     seed: int = 13, workers: int = 1, teacher: Optional[Sequence] = None,
-                    max_distractors: int = 8) -> tuple[list[Sequence_], dict]:
+                    max_distractors: int = 8, similar: float = 0.0
+                    ) -> tuple[list[Sequence_], dict]:
     """Labelled model sequences, one per example.
 
     A context longer than the window is not truncated blindly: the example is trained
@@ -86,7 +90,7 @@ def encode_examples(det: Detector, examples: Sequence, distractors: float = 0.0,
     window supports it.  A response that itself needs splitting is skipped.  A
     Parallel Context Windows detector gets its own sequences (``guardrail.train.pcw``;
     ``distractors``: the share of examples also given 1..``max_distractors`` windows of
-    other contexts).
+    other contexts, ``similar`` of them chosen by shared rare tokens).
     ``workers`` > 1 encodes in that many forked processes (same result, in order).
     ``teacher``: per example, a teacher's token offsets and probabilities (or None),
     turned into the sequence's soft labels (``train.distill``).
@@ -95,7 +99,7 @@ def encode_examples(det: Detector, examples: Sequence, distractors: float = 0.0,
         from guardrail.train.pcw import encode_pcw
 
         return encode_pcw(det, examples, distractors=distractors,
-                          max_distractors=max_distractors, seed=seed)
+                          max_distractors=max_distractors, seed=seed, similar=similar)
     pairs = list(zip(examples, teacher if teacher is not None else [None] * len(examples)))
     if workers > 1 and len(pairs) >= 2000:
         return _encode_parallel(det, pairs, workers)
@@ -297,7 +301,7 @@ def train_detector(det: Detector, train: Sequence, out: str | Path, cfg: TrainCo
     out.mkdir(parents=True, exist_ok=True)
     seed_everything(cfg.seed)
     seqs, encoded = encode_examples(det, train, cfg.distractors, cfg.seed, cfg.workers,
-                                    teacher, cfg.max_distractors)
+                                    teacher, cfg.max_distractors, cfg.similar_distractors)
     model = det.model.backbone
     model.train()
     named = {k: p for k, p in model.named_parameters() if p.requires_grad}
@@ -331,7 +335,8 @@ def train_exits(det: Detector, train: Sequence, out: str | Path, cfg: TrainConfi
         p.requires_grad_(False)
     det.model.backbone.eval()
     seqs, encoded = encode_examples(det, train, cfg.distractors, cfg.seed, cfg.workers,
-                                    max_distractors=cfg.max_distractors)
+                                    max_distractors=cfg.max_distractors,
+                                    similar=cfg.similar_distractors)
     named = {f"{k}": p for k, p in det.model.exits.named_parameters()
              if int(k.split(".")[0]) in layers}
     t = cfg.temperature
