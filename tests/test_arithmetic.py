@@ -258,3 +258,78 @@ def test_a_share_of_a_value_the_sentence_states_that_its_record_holds_part_of():
     ev = ContextEvidence.build([channels])
     assert missing(ev, "Email converted best, at roughly 3.5% of its 4,680 sessions.") == []
     assert missing(ev, "Email converted best, at roughly 4.5% of its 4,680 sessions.") == [4.5]
+
+
+def test_working_on_the_groundings_own_values_behind_rounded_ones():
+    sales = json.dumps({"rows": [{"region": "North America", "quarter": "Q3", "revenue": 1284500},
+                                 {"region": "North America", "quarter": "Q4", "revenue": 1391200},
+                                 {"region": "EMEA", "quarter": "Q3", "revenue": 842300}]})
+    ev = ContextEvidence.build([sales])
+    assert missing(ev, "North America grew from about $1.28M to $1.39M, up $106,700.") == []
+    assert missing(ev, "North America grew from about $1.28M to $1.39M, up $116,700.") \
+        == [116700.0]
+
+
+def test_as_many_records_as_the_sentence_counts_add_up_to_its_total():
+    invoices = json.dumps({"invoices": [{"id": "in_1", "amount_cents": 1599, "status": "paid"},
+                                        {"id": "in_2", "amount_cents": 1799, "status": "paid"},
+                                        {"id": "in_3", "amount_cents": 1799, "status": "failed"},
+                                        {"id": "in_4", "amount_cents": 1799, "status": "paid"}]})
+    ev = ContextEvidence.build([invoices])
+    assert missing(ev, "Altogether you've paid $51.97 over the last three months.") == []
+    # three of 1599, 1799, 1799 and 1799 cents make 51.97 or 53.97, never 52.97
+    assert missing(ev, "Altogether you've paid $52.97 over the last three months.") == [52.97]
+
+
+def test_shares_and_ratios_of_a_records_values_and_another_records_of_one_key():
+    pods = json.dumps({"pods": [{"name": "search-api", "cpu_millicores": 410,
+                                 "cpu_limit_millicores": 1000, "restarts": 4},
+                                {"name": "search-indexer-0", "cpu_millicores": 1620,
+                                 "cpu_limit_millicores": 2000, "restarts": 0}]})
+    ev = ContextEvidence.build([pods])
+    assert missing(ev, "search-indexer-0 is using about 81% of its CPU limit.") == []
+    assert missing(ev, "search-indexer-0 is using 81% of its CPU limit.") == []
+    assert missing(ev, "search-indexer-0 is using 83% of its CPU limit.") == [83.0]
+    ads = json.dumps({"campaigns": [{"name": "Retargeting", "spend": 1975.10, "revenue": 14195,
+                                     "purchases": 167},
+                                    {"name": "Prospecting", "spend": 4820.35, "revenue": 17840,
+                                     "purchases": 214}]})
+    ev = ContextEvidence.build([ads])
+    assert missing(ev, "Retargeting's £1,975.10 in spend came to around £11.83 per purchase.") \
+        == []
+    assert missing(ev, "Retargeting's £1,975.10 in spend came to around £12.83 per purchase.") \
+        == [12.83]
+    assert missing(ev, "Prospecting returned about 3.7 times its £4,820.35 spend.") == []
+    assert missing(ev, "Prospecting returned about 4.7 times its £4,820.35 spend.") == [4.7]
+    servers = json.dumps({"servers": [{"name": "pg-primary", "cost": 750},
+                                      {"name": "pg-replica", "cost": 375},
+                                      {"name": "web", "cost": 420}]})
+    ev = ContextEvidence.build([servers])
+    assert missing(ev, "The primary was $750, and together with the replica the database "
+                       "tier cost $1,125.") == []
+    assert missing(ev, "The primary was $750, and together with the replica the database "
+                       "tier cost $1,225.") == [1225.0]
+
+
+def test_a_mean_fee_difference_and_overrun_the_sentence_announces():
+    games = json.dumps({"stats": {"points_per_game": 24.6, "games_played": 68},
+                        "last_5_games": [{"opponent": o, "points": p, "result": r} for o, p, r in
+                                         [("DEN", 31, "W"), ("SAC", 18, "L"), ("UTA", 27, "W"),
+                                          ("LAL", 22, "L"), ("PHX", 35, "W")]]})
+    ev = ContextEvidence.build([games])
+    f = ev.features("Over his last five games he averaged 26.6 points, and Portland went 3-2.")
+    assert f.missing_numbers == () and f.field_changed is None
+    assert missing(ev, "Over his last five games he averaged 28.6 points.") == [28.6]
+    car = json.dumps({"current_odometer_mi": 48210, "next_due": {"service": "oil_change",
+                                                                 "at_odometer_mi": 49000}})
+    ev = ContextEvidence.build([car])
+    assert missing(ev, "The next oil change is due at 49,000 miles, and you're 790 miles away.") \
+        == []
+    assert missing(ev, "The next oil change is due at 49,000 miles, and you're 890 miles away.") \
+        == [890.0]
+    budget = json.dumps({"budget": 780000, "forecast": 742200, "committed": 39800})
+    ev = ContextEvidence.build([budget])
+    assert missing(ev, "Adding the $39,800 already committed brings the total to $782,000, "
+                       "which would be $2,000 over.") == []
+    assert missing(ev, "Adding the $39,800 already committed brings the total to $782,000, "
+                       "which would be $3,000 over.") == [3000.0]

@@ -464,3 +464,35 @@ def test_a_state_said_negated_is_no_other_records_state():
         is None
     assert ev.features("ENG-2240, the dashboard 500s, has been started.").field_changed \
         is not None
+
+
+def test_the_clause_naming_the_whole_key_says_whether_a_flag_is_negated():
+    renewals = json.dumps({"renewals": [
+        {"vendor": "Snowflake", "product": "Enterprise capacity", "renewal_date": "2025-11-15",
+         "auto_renew": False, "notice_period_days": 60},
+        {"vendor": "Atlassian", "product": "Jira Software Cloud", "renewal_date": "2025-12-01",
+         "auto_renew": True, "notice_period_days": 30}]})
+    ev = ContextEvidence.build([renewals])
+    said = "Snowflake Enterprise capacity renews November 15 and is not set to auto-renew."
+    assert ev.features(said).field_changed is None
+    assert ev.features(said.replace("is not set", "is set")).field_changed is not None
+    # a date a field's number of days before a date of its record
+    assert ev.features("To cancel Jira, notice is due by November 1.").missing_numbers == ()
+    assert [n.value for n in ev.features(
+        "To cancel Jira, notice is due by November 3.").missing_numbers] == [1103.0]
+
+
+def test_a_key_named_in_part_beside_a_field_stated_in_full_is_not_changed():
+    metrics = json.dumps({"metrics": {"median_first_response_min": 48,
+                                      "p90_first_response_min": 212, "sla_breaches": 22}})
+    ev = ContextEvidence.build([metrics])
+    assert ev.features("Median first response was 48 minutes, with 22 SLA breaches."
+                       ).field_changed is None
+    assert ev.features("Median first response was 58 minutes.").field_changed is not None
+
+
+def test_money_stated_before_another_word_is_still_the_named_fields_value():
+    totals = json.dumps({"totals": {"committed": 39800, "forecast": 742200}})
+    ev = ContextEvidence.build([totals])
+    assert ev.features("The $39,800 already committed is on top.").field_changed is None
+    assert ev.features("The $38,800 already committed is on top.").field_changed is not None

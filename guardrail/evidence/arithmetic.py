@@ -34,12 +34,14 @@ _DIFFERENCE = re.compile(r"\b(?:left|remaining|remain|remains|still|unused|spare
                          r"less|difference|apart|longer|shorter|higher|lower|older|younger|"
                          r"cheaper|dearer|gap|short of|up from|down from|below|above|under|"
                          r"available|down|up|drop|dropped|rise|rose|fell|increase|decrease|"
-                         r"leaves|leaving|faster|slower)\b", re.I)
-_MEAN = re.compile(r"\b(?:average|averages|averaging|avg|mean|per (?:day|week|month) on)\b",
+                         r"leaves|leaving|faster|slower|away|over(?=\s*(?:[.,;:!?)]|$|"
+                         r"budget|the (?:budget|limit|cap|target))))\b", re.I)
+_MEAN = re.compile(r"\b(?:average|averages|averaged|averaging|avg|mean|per (?:day|week|month) on)\b",
                    re.I)
-_ADDED = re.compile(r"\b(?:added|including|included|plus|with (?:fees|tax|taxes|shipping)|"
+_ADDED = re.compile(r"\b(?:added|adding|including|included|plus|extra|with (?:fees|tax|taxes|shipping)|"
                     r"after (?:fees|tax|taxes))\b", re.I)
 _PER = re.compile(r"\b(?:at|per|each|every)\b|\ba (?:day|week|month|year|hour)\b", re.I)
+_TIMES = re.compile(r"\b(?:times|fold)\b", re.I)
 _COMPARE = re.compile(r"\b(?:more|fewer|less|higher|lower|ahead|behind|than|difference|gap)\b",
                       re.I)
 _LEFT = re.compile(r"\b(?:left|remaining|remain|remains|free|open|available|spare|unused|"
@@ -55,7 +57,10 @@ _RATES = ((re.compile(r"\b(?:a|per|each|every) year\b|\bannual(?:ly)?\b|\byearly
           (re.compile(r"\b(?:a|per|each|every) day\b|\bdaily\b", re.I), (1 / 7, 1 / 30, 24.0)),
           (re.compile(r"\b(?:an|per|each|every) hour\b|\bhourly\b", re.I), (60.0, 1 / 24)))
 MAX_VALUES = 40
-"""More numbers than this in a grounding and nothing counts as derived."""
+"""More numbers than this in a grounding and none of them is an operand by itself."""
+_RECORD_VALUES = 12
+"""A share of two values of a record that the sentence leaves unsaid is looked for in
+records of at most this many numbers (132 ratios)."""
 
 def _close(v: float, n: Number) -> bool:
     return abs(v - n.value) <= max(n.precision, 1e-9)
@@ -190,19 +195,24 @@ def derived(sentence: str, n: Number, values: Sequence[float],
     if n.percent:  # a share of two values it states ("$85,000 down on $425,000: 20%"), or
         #            of one it states and a value of its record ("1,108 errors, about 83%";
         #            "roughly 3.5% of its 4,680 sessions")
+        #            or of two values of its record that it leaves unsaid ("using about
+        #            81% of its CPU limit": 1620 of 2000 millicores)
         return any(_close(100 * a / b, n) for a, b in itertools.permutations(operands, 2)) \
             or any(_close(100 * a / b, n) for rec in records for a in operands if a in rec
                    for b in rec if b > a) \
             or any(_close(100 * a / b, n) for rec in records for b in operands if b in rec
-                   for a in rec if 0 < a < b)
-    if not 0 < len(values) <= MAX_VALUES:
-        return False
-    pool = sorted({v for v in values if v > 0})
+                   for a in rec if 0 < a < b) \
+            or any(_close(100 * a / b, n) for rec in records if len(rec) <= _RECORD_VALUES
+                   for a in rec for b in rec if 0 < a < b)
+    # a grounding of many numbers holds nearly any sum or difference of two of them: its
+    # values then count only through the columns and records the sentence names
+    pool = sorted({v for v in values if v > 0}) if len(values) <= MAX_VALUES else []
     alike = sorted({m.value for m in said if m.start != n.start and m.value > 0
                     and _sort(sentence, m) == _sort(sentence, n) != ""})
-    return _summed(sentence, n, operands, alike, pool, columns, counts) \
+    counted = [int(m.value) for m in said if m.kind == "count" and m.start != n.start]
+    return _summed(sentence, n, operands, alike, pool, columns, counted) \
         or _apart(sentence, n, operands, alike, pool, columns, left) \
-        or _scaled(sentence, n, operands, alike, pool, said)
+        or _scaled(sentence, n, operands, alike, pool, said, records)
 
 
 def _shown(sentence: str, n: Number, anchored: Sequence[Number]) -> bool:
@@ -247,12 +257,16 @@ def _timed(sentence: str, n: Number, times: Collection[int], said: Sequence[Numb
 def _summed(sentence: str, n: Number, operands: Sequence[float], alike: Sequence[float],
             pool: Sequence[float], columns: Sequence[Column], counts: Sequence[int]) -> bool:
     """A sum the sentence announces: of two values it states ("5 seats and the 3 in use
-    make 8 in all"), over records ("two open invoices totaling $6,065.50"), their mean
-    ("about 32 minutes of prep on average"), or a value it states plus a fee of the
-    context ("$42, or $50.90 once fees are added")."""
+    make 8 in all"), over records ("two open invoices totaling $6,065.50"; "$51.97
+    altogether over the last three months": as many records as it counts), their mean
+    ("about 32 minutes of prep on average"), a value it states plus another record's of
+    the same key ("the primary at $750, and together with the replica $1,125"), or a
+    value it states plus a fee of the context ("$42, or $50.90 once fees are added")."""
     if _SUM.search(sentence) and (
             any(_close(a + b, n) for a, b in itertools.combinations(operands, 2))
-            or columns and _total(n, columns, counts)):
+            or columns and _total(n, columns, counts)
+            or any(_close(a + b, n) for _, col in columns for i, a in enumerate(col)
+                   if a in operands for j, b in enumerate(col) if j != i)):
         return True
     if _MEAN.search(sentence) and any(  # "about 32 minutes of prep on average"
             (_rate if n.hedged else _close)(sum(col) / len(col), n) for _, col in columns):
@@ -284,10 +298,12 @@ def _apart(sentence: str, n: Number, operands: Sequence[float], alike: Sequence[
 
 
 def _scaled(sentence: str, n: Number, operands: Sequence[float], alike: Sequence[float],
-            pool: Sequence[float], said: Sequence[Number]) -> bool:
+            pool: Sequence[float], said: Sequence[Number],
+            records: Sequence[Sequence[float]] = ()) -> bool:
     """A share it states of a whole of the same sort ("62%, roughly 8.4 kWh of its 13.5
     kWh capacity"), a ratio of two values it states ("40 hours, which is 5 days at 8 hours
-    a day"), a value each times a count ("$25 per person, so $100 for your party"; "$68.50
+    a day"), or of one it states and one of its record ("£11.83 per purchase"), a value
+    each times a count ("$25 per person, so $100 for your party"; "$68.50
     per guest, $8,220 for 120 guests"), or a rate over the period it names ("$588 a
     year" for $49 a month)."""
     shares = [m.value for m in said if m.percent and m.start != n.start]
@@ -296,6 +312,11 @@ def _scaled(sentence: str, n: Number, operands: Sequence[float], alike: Sequence
     if _PER.search(sentence) and any(
             _close(a / b, n) for a, b in itertools.permutations(operands, 2)):
         return True
+    if (_PER.search(sentence) or _TIMES.search(sentence)) and any(
+            _close(a / b, n) or _close(b / a, n) for rec in records
+            if len(rec) <= _RECORD_VALUES for a in operands for b in rec if b > 0 and b != a):
+        return True  # "£1,975.10 ... at around £11.83 per purchase" (167 purchases in its
+        #              record); "about 3.7 times its £4,820.35 spend" (its revenue)
     if _EACH.search(sentence) and any(_close(a * k, n) for a in operands
                                       for k in {*pool, *operands}
                                       if k.is_integer() and 2 <= k <= 1000 and k != a):

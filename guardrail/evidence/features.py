@@ -15,10 +15,11 @@ weighs these against the detector's token probabilities, as RAGulator does.
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import functools
 import itertools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional, Sequence
 
 from guardrail.evidence import listing as L, values as V
@@ -99,6 +100,7 @@ class SentenceEvidence:
     #                                      sort of one it states and the context lacks
 
 
+_DAYS = re.compile(r"\bdays?\b", re.I)
 _ACRONYM = re.compile(r"^[A-Z]{2,5}$")
 _VERSION = re.compile(r"([A-Za-z][A-Za-z+#]*)\s+v?(\d+\.\d+)$")
 
@@ -178,6 +180,28 @@ class ContextEvidence:
         return [tuple(self._record_values[r].numbers) + outer for r in sorted(chosen)
                 if r in self._record_values and r != -1] or [outer]
 
+    def _dated(self, n: Number, about: Optional[set[int]]) -> bool:
+        """A date a field's number of days away from a date of the same record ("notice
+        is due by November 1" for ``renewal date: 2025-12-01``, ``notice period days:
+        30``)."""
+        v = int(n.value)
+        year, month, day = v // 10000, v // 100 % 100, v % 100
+        if not day or not self.fields:
+            return False
+        days: dict[int, set[int]] = {}
+        for f in self.fields.fields:
+            if (about is None or f.record in about) and _DAYS.search(f.path) \
+                    and len(f.values.numbers) == 1 and f.values.numbers[0] in range(1, 367):
+                days.setdefault(f.record, set()).add(int(f.values.numbers[0]))
+        for r, ks in days.items():
+            for y, m, d in self._record_values[r].dates if r in self._record_values else ():
+                for k in ks if y and m and d else ():
+                    for t in (dt.date(y, m, d) - dt.timedelta(k),
+                              dt.date(y, m, d) + dt.timedelta(k)):
+                        if (t.month, t.day) == (month, day) and year in (0, t.year):
+                            return True
+        return False
+
     def _left(self, about: Optional[set[int]]) -> list[tuple[float, ...]]:
         """What is left of a whole in the records the sentence is about (all of them
         when it is about none)."""
@@ -195,6 +219,18 @@ class ContextEvidence:
         return m is not None and m.end(2) == n.end and re.search(
             rf"(?<![a-z\d]){re.escape(m[1].lower())}[\s:/_v-]*{re.escape(m[2])}(?![\d.]*\d)",
             self.lower) is not None
+
+    def _exact(self, said: Sequence[Number]) -> list[Number]:
+        """The grounding's own value behind each rounded one, where one alone is near it
+        ("about $1.28M" for 1284500): an answer works out "up $106,700" from those."""
+        out = []
+        for m in said:
+            if m.kind == "number" and (m.hedged or m.precision >= 1):
+                near = {c for c in self.stored.numbers
+                        if c != m.value and abs(c - m.value) <= m.precision}
+                if len(near) == 1:
+                    out.append(replace(m, value=near.pop(), precision=0.0))
+        return out
 
     def copied(self, sentence: str) -> bool:
         """The sentence stands word for word in the grounding (six words or more)."""
@@ -219,9 +255,10 @@ class ContextEvidence:
             for _ in range(2):  # then from what the first pass worked out ("285 minutes,
                 #                 or 4 hours 45 minutes" where 285 is a total)
                 anchored = [n for n in nums if n not in unread or n.start in worked]
-                found = {n.start for n in unread if n.start not in worked and derived(
+                anchored += self._exact(anchored)
+                found = {n.start for n in unread if n.start not in worked and (derived(
                     sentence, n, self.stored.numbers, self.stored.times, nums, columns,
-                    records, left, anchored)}
+                    records, left, anchored) or n.kind == "date" and self._dated(n, about))}
                 if not found:
                     break
                 worked |= found
@@ -247,7 +284,8 @@ class ContextEvidence:
                             and stem(w) not in known)
         neg = any(w.lower() in NEGATIONS for w in WORD.findall(sentence))
         mismatch = best_i is not None and neg != self._negated[best_i]
-        check = self.fields.check(sentence, [n for n in nums if n.start not in worked], about) \
+        check = self.fields.check(sentence, [n for n in nums if n.start not in worked], about,
+                                  worked) \
             if self.fields else FieldCheck()
         line = self.lines[best_i] if best_i is not None else None
         return SentenceEvidence(

@@ -26,14 +26,14 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, replace
-from typing import Optional, Sequence
+from typing import Collection, Optional, Sequence
 
 from guardrail.evidence import units
 from guardrail.evidence.arithmetic import columns, remainders
 from guardrail.evidence.currency import mentioned
-from guardrail.evidence.keys import (CLAUSE, WORDS, Stem, clauses, echo, has, key_stems,
-                                    naming, pairs)
-from guardrail.evidence.lexicon import (CALENDAR, FLAGS, NEGATIONS, NULLS, OPPOSITES,
+from guardrail.evidence.keys import (CLAUSE, WORDS, Stem, clause_negated, clauses, echo, has,
+                                    key_stems, naming, negated_words, pairs)
+from guardrail.evidence.lexicon import (CALENDAR, FLAGS, NULLS, OPPOSITES,
                                         REVERSE, STATE)
 from guardrail.evidence.values import Number, StoredValues, numbers
 
@@ -139,9 +139,10 @@ class Fields:
                                     for w in WORDS.findall(path.replace("_", " ")))
 
     def check(self, sentence: str, nums: Sequence[Number],
-              about: Optional[set[int]] = None) -> FieldCheck:
+              about: Optional[set[int]] = None, worked: Collection[int] = ()) -> FieldCheck:
         """What the sentence says of the fields it names, in the records it is about
-        (None: any record)."""
+        (None: any record).  ``worked``: where the values it works out stand (left out
+        of ``nums``)."""
         words = WORDS.findall(sentence.replace("-", " "))
         stems, negated, said = naming(sentence, self.stem)
         names = self._names(sentence)
@@ -165,8 +166,11 @@ class Fields:
         for f in named:
             # what it says of the field stands in the clause naming it, or the next one
             # ("the 8:09 connection is 52.40 francs, but it involves one change")
+            # -- unless a value worked out stands in it ("he averaged 26.6 points, and
+            # Portland went 3-2")
             at = [i for i, (_, _, st) in enumerate(parts) if any(has(k, st) for k in f.key)]
-            scope = [parts[j][:2] for i in at for j in (i, i + 1) if j < len(parts)] \
+            scope = [parts[j][:2] for i in at for j in (i, i + 1) if j < len(parts) and (
+                j == i or not any(parts[i][0] <= w < parts[i][1] for w in worked))] \
                 or [(0, len(sentence))]
             inside = [n for n in nums if any(a <= n.start < b for a, b in scope)]
             v = self._verdict(f, sentence, inside, stems, negated,
@@ -175,16 +179,20 @@ class Fields:
                               mine)
             if v is not None:
                 verdicts.setdefault(f.name, []).append((v, f))
-        # a query the tool echoes (``query > remote: any``) states nothing of the world
+        # a query the tool echoes (``query > remote: any``) states nothing of the world,
+        # and a key that a field it states names in part (``p90 first response min``
+        # beside ``median first response min: 48``) is not what it speaks of
+        kept = [set(f.key) for fs in verdicts.values() for ok, f in fs if ok]
         changed = [fs for fs in verdicts.values() if not any(ok for ok, _ in fs)
-                   and not all(echo(f.path) for _, f in fs)]
+                   and not all(echo(f.path) for _, f in fs)
+                   and not any(set(f.key) < k for _, f in fs for k in kept)]
         agreed = any(ok for fs in verdicts.values() for ok, _ in fs) or bool(
             _NONE.search(sentence)) and any(  # "Nobody is assigned" for ``assignee: null``
                 all(has(k, stems) for k in key) for key, r in self._nulls
                 if about is None or r in about or r == -1)
         line = self.lines[changed[0][0][1].line] if changed else None
         if line is None and about is not None:
-            line = self._swapped(stems - _negated_words(words, self.stem), about,
+            line = self._swapped(stems - negated_words(words, self.stem), about,
                                  {w.lower() for w in words}) \
                 or self._swapped_value(nums, about)
         line = line or self._currency(sentence, about) or self._opposite(
@@ -360,28 +368,18 @@ class Fields:
     def _quantity_of_other(self, sentence: str, n: Number, f: Field) -> bool:
         """``n`` counts something the field is not: "64 francs" or "120 rooms" is no
         train number or rating; "2 changes", "330 metres" and "$25 per person" may be
-        the field's value."""
+        the field's value, and so may "$39,800 already committed": money."""
         m = re.match(r"\s?-?\s?([A-Za-z][A-Za-z'’]*)", sentence[n.end:])
-        if not m or n.kind != "number":
+        if not m or n.kind != "number" or any(c in "$€£¥" for c in
+                                              sentence[max(0, n.start - 1):n.start + 1]):
             return False
         w = m[1].lower()
         return not (w in self.stopwords or w == "per" or units.unit_after(sentence, n)
                     or mentioned(w) or any(has(k, {self.stem(w)}) for k in f.key))
 
     def _negated(self, sentence: str, f: Field) -> bool:
-        """The clause of the sentence that names the field is negated."""
-        for clause in CLAUSE.split(sentence):
-            words = WORDS.findall(clause.replace("-", " "))
-            if any(has(k, {self.stem(w) for w in words}) for k in f.key):
-                return any(w.lower().replace("’", "'") in NEGATIONS for w in words)
-        return False
+        return clause_negated(sentence, f.key, self.stem)
 
-
-def _negated_words(words: Sequence[str], stem: Stem) -> set[str]:
-    """The stems of the words that a negation up to three words before them governs
-    ("hasn't been started")."""
-    neg = [w.lower() in NEGATIONS or w.lower().endswith(("n't", "n’t")) for w in words]
-    return {stem(w) for i, w in enumerate(words) if any(neg[max(0, i - 3):i])}
 
 
 def _comparable(n: Number, f: Field) -> bool:

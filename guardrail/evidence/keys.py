@@ -6,16 +6,18 @@ and a sentence's clauses (where what it says of a key stands).
     has(key_stem, stems)                a sentence's stems hold a key's stem
     clauses(sentence, stem)             (start, end, stems) of each clause
     naming(text, stem)                  the stems a text names keys by, plainly or negated
+    negated_words(words, stem)          the stems a negation governs
+    clause_negated(sentence, key, stem) the clause naming a key is negated
 """
 
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
 from guardrail.evidence import units
-from guardrail.evidence.lexicon import (GENERIC, IDENTITY, NOT_NAMING, OPPOSITES, PHRASES,
-                                        SAME, UNITS)
+from guardrail.evidence.lexicon import (GENERIC, IDENTITY, NEGATIONS, NOT_NAMING, OPPOSITES,
+                                        PHRASES, SAME, UNITS)
 from guardrail.evidence.values import PARTS
 
 # a key, or a path of keys ("a > b > key", each up to 60 characters): deep JSON paths
@@ -95,3 +97,21 @@ def naming(text: str, stem: Stem) -> tuple[set[str], set[str], list[str]]:
         negated |= {stem(k) for k in OPPOSITES.get(w, "").split("_") if len(k) > 2}
         stems |= {stem(k) for k in SAME.get(w, "").split("_") if len(k) > 2}
     return stems, negated, said
+
+
+def negated_words(words: Sequence[str], stem: Stem) -> set[str]:
+    """The stems of the words that a negation up to three words before them governs
+    ("hasn't been started")."""
+    neg = [w.lower() in NEGATIONS or w.lower().endswith(("n't", "n’t")) for w in words]
+    return {stem(w) for i, w in enumerate(words) if any(neg[max(0, i - 3):i])}
+
+
+def clause_negated(sentence: str, key: Iterable[str], stem: Stem) -> bool:
+    """The clause of the sentence that names ``key`` (its stems) is negated: the first
+    that names all of it ("renews November 15 and is not set to auto-renew" for ``auto
+    renew``), else the first that names most of it."""
+    parts = [WORDS.findall(c.replace("-", " ")) for c in CLAUSE.split(sentence)]
+    named = [(sum(has(k, {stem(w) for w in words}) for k in key), -i)
+             for i, words in enumerate(parts)]
+    best = max(named, default=(0, 0))
+    return best[0] > 0 and any(w.lower().replace("’", "'") in NEGATIONS for w in parts[-best[1]])
