@@ -333,3 +333,31 @@ def test_a_mean_fee_difference_and_overrun_the_sentence_announces():
                        "which would be $2,000 over.") == []
     assert missing(ev, "Adding the $39,800 already committed brings the total to $782,000, "
                        "which would be $3,000 over.") == [3000.0]
+
+
+def test_a_change_in_percent_and_a_span_between_a_records_times():
+    budget = json.dumps({"budgets": [{"name": "sandbox", "limit": 1500, "spent": 1620.77},
+                                     {"name": "prod", "limit": 25000, "spent": 21480.1}],
+                         "slo_threshold_ms": 300, "peak_ms": 412})
+    ev = ContextEvidence.build([budget])
+    assert missing(ev, "Sandbox has spent $1,620.77 of its $1,500 budget, about 8% over.") == []
+    assert missing(ev, "Sandbox has spent $1,620.77 of its $1,500 budget, about 18% over.") \
+        == [18.0]
+    assert missing(ev, "The peak is 412 ms, about 37% over the SLO.") == []
+    assert missing(ev, "The peak is 412 ms, about 47% over the SLO.") == [47.0]
+    incidents = json.dumps({"incidents": [
+        {"number": 3316 + i, "title": t, "created_at": f"2025-07-18T0{i}:05:39Z",
+         "acknowledged_at": f"2025-07-18T0{i}:{12 + 10 * i}:02Z"} for i, t in
+        enumerate(["Disk usage on pg-replica-3", "Latency on checkout", "Errors on auth",
+                   "Queue depth on billing", "Memory on search", "CPU on ingest",
+                   "Lag on kafka"])]})
+    ev = ContextEvidence.build([incidents])  # 14 times: those of its record count
+    assert missing(ev, "Disk usage on pg-replica-3 was acknowledged about six minutes after "
+                       "it opened.") == []
+    assert missing(ev, "Disk usage on pg-replica-3 was acknowledged about nine minutes after "
+                       "it opened.") == [9.0]
+    meeting = json.dumps({"event": "Design review", "start": "2025-09-18T14:00:00",
+                          "end": "2025-09-18T15:30:00"})
+    ev = ContextEvidence.build([meeting])
+    assert missing(ev, "It's a 90-minute call.") == []
+    assert missing(ev, "It's a 60-minute call.") == [60.0]

@@ -101,6 +101,12 @@ def test_numbers_are_read_the_way_answers_write_them():
     ("Want me to book the earlier train for you?", False),
     ("If you'd like, I can compare them with the Lyon offices as well.", False),
     ("If you'd like a window seat, the Lyon train has them.", True),
+    # an offer asked as a question, whatever it names; unless it says why
+    ("Want me to retry it to the account ending 6789 instead?", False),
+    ("Would you like the $49 plan, which includes 5 seats?", True),
+    # a lead-in to a list that names what follows
+    ("Here's the Payments Primary rotation (times are Berlin time):", False),
+    ("The rotation is handled by the Payments team in Berlin:", True),
 ])
 def test_a_sentence_without_a_claim_needs_no_check(sentence, claim):
     assert is_claim(sentence) is claim

@@ -496,3 +496,19 @@ def test_money_stated_before_another_word_is_still_the_named_fields_value():
     ev = ContextEvidence.build([totals])
     assert ev.features("The $39,800 already committed is on top.").field_changed is None
     assert ev.features("The $38,800 already committed is on top.").field_changed is not None
+
+
+def test_amounts_in_minor_units_beside_a_lower_case_currency_code_are_also_in_units():
+    payouts = json.dumps({"object": "list", "data": [
+        {"id": "po_1", "amount": 482315, "currency": "usd", "arrival_date": "2025-09-02"},
+        {"id": "po_2", "amount": 129050, "currency": "usd", "arrival_date": "2025-09-04"}]})
+    ev = ContextEvidence.build([payouts])
+    f = ev.features("$4,823.15 landed on September 2.")
+    assert f.missing_numbers == () and f.field_changed is None
+    assert [n.value for n in ev.features("$4,833.15 landed on September 2.").missing_numbers] \
+        == [4833.15]
+    # an upper-case code is how major units are written: 4823 is no $48.23
+    dollars = json.dumps({"data": [{"id": "inv_1", "amount": 4823, "currency": "USD"},
+                                   {"id": "inv_2", "amount": 1290, "currency": "USD"}]})
+    assert [n.value for n in ContextEvidence.build([dollars]).features(
+        "It came to $48.23.").missing_numbers] == [48.23]

@@ -36,11 +36,13 @@ _DIFFERENCE = re.compile(r"\b(?:left|remaining|remain|remains|still|unused|spare
                          r"available|down|up|drop|dropped|rise|rose|fell|increase|decrease|"
                          r"leaves|leaving|faster|slower|away|over(?=\s*(?:[.,;:!?)]|$|"
                          r"budget|the (?:budget|limit|cap|target))))\b", re.I)
-_MEAN = re.compile(r"\b(?:average|averages|averaged|averaging|avg|mean|per (?:day|week|month) on)\b",
-                   re.I)
-_ADDED = re.compile(r"\b(?:added|adding|including|included|plus|extra|with (?:fees|tax|taxes|shipping)|"
-                    r"after (?:fees|tax|taxes))\b", re.I)
+_MEAN = re.compile(r"\b(?:average|averages|averaged|averaging|avg|mean|"
+                   r"per (?:day|week|month) on)\b", re.I)
+_ADDED = re.compile(r"\b(?:added|adding|including|included|plus|extra|"
+                    r"with (?:fees|tax|taxes|shipping)|after (?:fees|tax|taxes))\b", re.I)
 _PER = re.compile(r"\b(?:at|per|each|every)\b|\ba (?:day|week|month|year|hour)\b", re.I)
+_CHANGE = re.compile(r"\b(?:over|above|below|under|up|down|more|less|higher|lower|increased?|"
+                     r"decreased?|rise|rose|drop|dropped|grew|fell|gain|loss|growth)\b", re.I)
 _TIMES = re.compile(r"\b(?:times|fold)\b", re.I)
 _COMPARE = re.compile(r"\b(?:more|fewer|less|higher|lower|ahead|behind|than|difference|gap)\b",
                       re.I)
@@ -146,7 +148,9 @@ _SPAN_WORD = re.compile(r"\b(half an hour|a quarter of an hour|an hour and a hal
                         re.I)
 _SPAN_WORDS = {"half an hour": 30.0, "a quarter of an hour": 15.0, "an hour and a half": 90.0,
                "an hour": 60.0}
-_SPAN = re.compile(r"\s*(minutes?|mins?|hours?|hrs?)\b", re.I)
+_ROUGHLY = re.compile(r"\b(?:about|around|roughly|nearly|almost|approximately|some|over|"
+                      r"under)\s+$", re.I)  # before a value in words ("about six minutes")
+_SPAN = re.compile(r"[\s-]?(minutes?|mins?|hours?|hrs?)\b", re.I)
 
 
 def _sort(sentence: str, n: Number) -> str:
@@ -163,7 +167,7 @@ def _minutes(sentence: str, n: Number) -> Optional[float]:
     """How many minutes ``n`` is, if it is a span of time ("1 hour 30 minutes", "90 min")."""
     if n.kind == "duration":
         return n.value
-    span = _SPAN.match(sentence, n.end) if n.kind == "number" else None
+    span = _SPAN.match(sentence, n.end) if n.kind in ("number", "count") else None
     return None if span is None else n.value if span[1][0] in "mM" else n.value * 60
 
 
@@ -203,7 +207,12 @@ def derived(sentence: str, n: Number, values: Sequence[float],
             or any(_close(100 * a / b, n) for rec in records for b in operands if b in rec
                    for a in rec if 0 < a < b) \
             or any(_close(100 * a / b, n) for rec in records if len(rec) <= _RECORD_VALUES
-                   for a in rec for b in rec if 0 < a < b)
+                   for a in rec for b in rec if 0 < a < b) \
+            or bool(_CHANGE.search(sentence)) and (  # "$1,620.77 against $1,500: about 8%
+                #   over"; "412 ms, about 37% over the SLO" (300 ms in its record)
+                any(_close(100 * abs(a - b) / b, n) for a, b in itertools.permutations(operands, 2))
+                or any(_close(100 * abs(a - b) / b, n) for rec in records
+                       if len(rec) <= _RECORD_VALUES for a in operands for b in rec if b > 0))
     # a grounding of many numbers holds nearly any sum or difference of two of them: its
     # values then count only through the columns and records the sentence names
     pool = sorted({v for v in values if v > 0}) if len(values) <= MAX_VALUES else []
@@ -242,7 +251,8 @@ def _timed(sentence: str, n: Number, times: Collection[int], said: Sequence[Numb
     from one ("45 minutes before closing, so 4:15 PM"; "an hour beforehand, so 8:40 AM")."""
     minutes = _minutes(sentence, n)
     if minutes is not None and 1 < len(times) <= 12:
-        slack = max(1.0, 0.1 * minutes) if n.hedged else 0.0
+        rough = n.hedged or _ROUGHLY.search(sentence[max(0, n.start - 14):n.start])
+        slack = max(1.0, 0.1 * minutes) if rough else 0.0
         if any(abs((b - a) % 1440 - minutes) <= slack
                for a, b in itertools.permutations(times, 2)):
             return True

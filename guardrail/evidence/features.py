@@ -47,6 +47,7 @@ _FILLER_START = re.compile(
     re.I)
 _OFFER = re.compile(r"^\W*(?:just\s+)?(?:let me know|feel free|would you like|do you want|"
                     r"want me to|shall i|should i|if you(?:'d| would) like,? i can)\b", re.I)
+_BECAUSE = re.compile(r",\s*(?:which|since|because|as)\b|\b(?:since|because)\b", re.I)
 _CAVEAT = re.compile(  # about the data's reliability, not about the world
     r"\b(?:could|may|might)\s+(?:be|have)\b[^.]*\b(?:out of date|outdated|inaccurate|"
     r"incomplete|changed)\b|\b(?:could|may|might) change(?: at any time| without notice)?"
@@ -61,6 +62,8 @@ def is_claim(sentence: str) -> bool:
     text = sentence.strip()
     if not any(c.isalnum() for c in text):
         return False
+    if _OFFER.match(text) and text.endswith("?") and not _BECAUSE.search(text):
+        return False  # "Want me to retry it to the account ending 6789 instead?"
     if any(c.isdigit() for c in text):
         return True
     if _CAVEAT.search(text) or _OFFER.match(text):
@@ -71,8 +74,10 @@ def is_claim(sentence: str) -> bool:
         return False
     if text.endswith("?") and len(words) <= 12:
         return False  # "Would you like the full itinerary?"
-    if _FILLER_START.match(text) and text.endswith(":") and len(rest) <= 3:
-        return False  # "Here are the flights I found for Monday:"
+    if _FILLER_START.match(text) and text.endswith(":") and (
+            len(rest) <= 3 or len(rest) <= 7 and text.lower().startswith("here")):
+        return False  # "Here are the flights I found for Monday:"; "Here's the Payments
+        #               Primary rotation (times are Berlin time):"
     if text.endswith(":") and len(WORD.findall(text)) <= 6:
         return False  # a lead-in or heading: "From the tool response:", "Results for Lyon:"
     return True
@@ -130,19 +135,21 @@ class ContextEvidence:
         self.lower = text.lower()
         self._flat = f" {_flat(text)} "
         per_line = [StoredValues.of(x) for x in lines]  # parsed once
+        self._records = records if records is not None else [-1] * len(lines)
+        self.fields = Fields(lines, self._records, stem, STOPWORDS) if structured else None
+        for i, held in (self.fields.minor if self.fields else {}).items():  # Stripe's cents
+            per_line[i] = StoredValues.union([per_line[i], held])
         self.stored = StoredValues.union(per_line, counts)
         self._postings: dict[str, list[int]] = {}
         for i, st in enumerate(self._line_stems):
             for s in st:
                 self._postings.setdefault(s, []).append(i)
-        self._records = records if records is not None else [-1] * len(lines)
         by_record: dict[int, list[int]] = {}
         for i, r in enumerate(self._records):
             by_record.setdefault(r, []).append(i)
         self._record_values = {r: StoredValues.union([per_line[i] for i in idx])
                                for r, idx in by_record.items()}
         self._where = Records(lines, self._records, self._postings, self._record_values)
-        self.fields = Fields(lines, self._records, stem, STOPWORDS) if structured else None
         self.quantities = Quantities(lines)
         self._ask(question)
 
@@ -251,13 +258,16 @@ class ContextEvidence:
         worked: set[int] = set()
         if unread:  # the records' numbers, read once for all of them (most sentences: none)
             records, left = self._record_numbers(about), self._left(about)
+            times = self.stored.times if len(self.stored.times) <= 12 or not about else \
+                frozenset().union(*(self._record_values[r].times for r in about
+                                    if r in self._record_values))  # "six minutes after"
             columns = self.fields.columns if self.fields else ()
             for _ in range(2):  # then from what the first pass worked out ("285 minutes,
                 #                 or 4 hours 45 minutes" where 285 is a total)
                 anchored = [n for n in nums if n not in unread or n.start in worked]
                 anchored += self._exact(anchored)
                 found = {n.start for n in unread if n.start not in worked and (derived(
-                    sentence, n, self.stored.numbers, self.stored.times, nums, columns,
+                    sentence, n, self.stored.numbers, times, nums, columns,
                     records, left, anchored) or n.kind == "date" and self._dated(n, about))}
                 if not found:
                     break

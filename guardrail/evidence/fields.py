@@ -35,7 +35,7 @@ from guardrail.evidence.keys import (CLAUSE, WORDS, Stem, clause_negated, clause
                                     key_stems, naming, negated_words, pairs)
 from guardrail.evidence.lexicon import (CALENDAR, FLAGS, NULLS, OPPOSITES,
                                         REVERSE, STATE)
-from guardrail.evidence.values import Number, StoredValues, numbers
+from guardrail.evidence.values import Number, StoredValues, minor_units, numbers
 
 _NONE = re.compile(r"\b(?:no|not|none|nobody|no one|nothing|never|without|unassigned)\b|n't\b",
                    re.I)
@@ -101,11 +101,16 @@ class Fields:
         self._by_value: dict[str, list[int]] = {}       # categorical value stem -> fields
         self._by_key: dict[tuple[int, str], list[int]] = {}  # (record, key) -> fields
         self._of_record: dict[int, list[int]] = {}  # record -> its fields
+        # line -> its amount in units, where the tool writes minor units (Stripe's cents)
+        cents = minor_units([(path, v, r) for path, v, _, r in found])
+        self.minor: dict[int, StoredValues] = {}
         for path, v, i, r in found:
             k, key = path.rsplit(" > ", 1)[-1], key_stems(path, stem, stopwords)
             words = frozenset(stem(w) for w in WORDS.findall(v) if not w[0].isdigit())
             self._record_words.setdefault(r, set()).update(words)
+            path += " cents" if (path, r) in cents else ""
             by_record.setdefault(r, []).append(StoredValues.of(v, key=path))
+            self.minor.update({i: by_record[r][-1]} if (path[:-6], r) in cents else {})
             if not key or v.lower() in NULLS:
                 if key:
                     self._nulls.append((key, r))
@@ -164,10 +169,9 @@ class Fields:
                        if m[0].lower() not in self._text] if named else []
         verdicts: dict[str, list[tuple[bool, Field]]] = {}
         for f in named:
-            # what it says of the field stands in the clause naming it, or the next one
-            # ("the 8:09 connection is 52.40 francs, but it involves one change")
-            # -- unless a value worked out stands in it ("he averaged 26.6 points, and
-            # Portland went 3-2")
+            # what it says of the field stands in the clause naming it, or the next one ("the
+            # 8:09 connection is 52.40 francs, but it involves one change") -- unless a value
+            # worked out stands in it ("he averaged 26.6 points, and Portland went 3-2")
             at = [i for i, (_, _, st) in enumerate(parts) if any(has(k, st) for k in f.key)]
             scope = [parts[j][:2] for i in at for j in (i, i + 1) if j < len(parts) and (
                 j == i or not any(parts[i][0] <= w < parts[i][1] for w in worked))] \
@@ -179,9 +183,9 @@ class Fields:
                               mine)
             if v is not None:
                 verdicts.setdefault(f.name, []).append((v, f))
-        # a query the tool echoes (``query > remote: any``) states nothing of the world,
-        # and a key that a field it states names in part (``p90 first response min``
-        # beside ``median first response min: 48``) is not what it speaks of
+        # a query the tool echoes (``query > remote: any``) states nothing of the world, nor
+        # is a key named in part beside one it states (``p90 first response min``, ``median
+        # first response min: 48``) what it speaks of
         kept = [set(f.key) for fs in verdicts.values() for ok, f in fs if ok]
         changed = [fs for fs in verdicts.values() if not any(ok for ok, _ in fs)
                    and not all(echo(f.path) for _, f in fs)
@@ -312,7 +316,7 @@ class Fields:
                 if not whole:
                     return None
             by_prefix = any(has(k, negated) and not has(k, stems - negated) for k in f.key)
-            return f.flag != (by_prefix or self._negated(sentence, f))
+            return f.flag != (by_prefix or clause_negated(sentence, f.key, self.stem))
         if f.values.any:
             mine = [n for n in nums if _comparable(n, f)
                     and not self._quantity_of_other(sentence, n, f)]
@@ -376,9 +380,6 @@ class Fields:
         w = m[1].lower()
         return not (w in self.stopwords or w == "per" or units.unit_after(sentence, n)
                     or mentioned(w) or any(has(k, {self.stem(w)}) for k in f.key))
-
-    def _negated(self, sentence: str, f: Field) -> bool:
-        return clause_negated(sentence, f.key, self.stem)
 
 
 

@@ -44,7 +44,8 @@ _TIME_WORD = re.compile(r"\b(noon|midday|midnight)\b", re.I)
 _RANGE_START = re.compile(r"\b(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*(?:to|until|till|-|–|—)\s*$",
                           re.I)
 _DURATION = re.compile(
-    r"\b(\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h)\b(?:,?\s*(?:and\s+)?(\d+)\s*(?:minutes?|mins?)\b)?",
+    r"\b(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h)\b"
+    r"(?:,?\s*(?:and\s+)?(\d+)\s*(?:minutes?|mins?)\b)?",
     re.I)
 _RANGE_24 = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):[0-5]\d\s?[-–]\s?(([01]?\d|2[0-3]):([0-5]\d))"
                        r"(?![\d:])")
@@ -134,7 +135,7 @@ def weekday_changed(text: str, stored: Collection[tuple[int, int, int]]) -> bool
 def durations(text: str) -> list[tuple[int, int, float]]:
     """(start, end, minutes) for "1 hour 33 minutes", "2 hours", "1.5 h", "an hour and 15
     minutes", "an hour and a half", "half an hour"."""
-    out = [(m.start(), m.end(), float(m[1]) * 60 + int(m[2] or 0))
+    out = [(m.start(), m.end(), float(m[1].replace(",", "")) * 60 + int(m[2] or 0))
            for m in _DURATION.finditer(text)]
     return sorted(out + [(m.start(), m.end(), 30.0 if m[1] else 90.0 if m[2] else 60.0 + int(m[3]))
                          for m in _HOUR_WORDS.finditer(text)])
@@ -301,6 +302,23 @@ _CENTS_KEY = re.compile(r"(?:^|[\s_>])(?:cents|pence)(?:$|:|\s+per\b)", re.I)
 def names_cents(key: str) -> bool:
     """The key says its value is in cents (``amount_due_cents``)."""
     return bool(_CENTS_KEY.search(key))
+
+
+_ISO_LOWER = frozenset("usd eur gbp jpy cad aud chf cny inr sek nok dkk nzd sgd hkd mxn brl "
+                       "zar pln czk huf ils krw thb".split())
+_MINOR_KEY = re.compile(r"(?:^|[\s_])(?:amount|total|subtotal|balance|fee|net|price|tax)"
+                        r"(?:$|[\s_])", re.I)
+
+
+def minor_units(found: Sequence[tuple[str, str, int]]) -> set[tuple[str, int]]:
+    """The ``(key path, record)`` of amounts written in minor units, as Stripe writes
+    them: whole numbers under an amount key (``amount: 482315``) in a record whose
+    ``currency`` is a lower-case ISO code (``usd``).  ``found``: ``(path, value,
+    record)`` of every field."""
+    coded = {r for path, v, r in found
+             if path.rsplit(" > ", 1)[-1].lower() == "currency" and v in _ISO_LOWER}
+    return {(path, r) for path, v, r in found if r in coded and v.isdigit()
+            and _MINOR_KEY.search(path.rsplit(" > ", 1)[-1])}
 
 
 def in_cents(text: str, key: str = "") -> list[float]:
