@@ -361,3 +361,12 @@ def test_a_change_in_percent_and_a_span_between_a_records_times():
     ev = ContextEvidence.build([meeting])
     assert missing(ev, "It's a 90-minute call.") == []
     assert missing(ev, "It's a 60-minute call.") == [60.0]
+
+
+def test_a_ratio_with_a_records_value_never_excuses_a_whole_number_by_rounding():
+    booking = json.dumps({"room": {"name": "Neon Suite", "capacity": 12},
+                          "rate": {"per_hour_cents": 6500, "min_hours": 2},
+                          "food_package": {"name": "Party Platter B", "price_cents": 8900}})
+    ev = ContextEvidence.build([booking])  # 195 / 2 is 97.5, "about 98" at best
+    assert missing(ev, "Three hours at $65 an hour comes to $195, plus $98 for Party "
+                       "Platter B.") == [98.0]

@@ -512,3 +512,10 @@ def test_amounts_in_minor_units_beside_a_lower_case_currency_code_are_also_in_un
                                    {"id": "inv_2", "amount": 1290, "currency": "USD"}]})
     assert [n.value for n in ContextEvidence.build([dollars]).features(
         "It came to $48.23.").missing_numbers] == [48.23]
+
+
+def test_a_one_word_key_is_not_named_in_part_by_another_fields_key():
+    vpn = json.dumps({"user": "a.okafor", "client_version": "5.2.1", "client_up_to_date": False})
+    ev = ContextEvidence.build([vpn])
+    assert ev.features("Your VPN client, version 5.2.1, is up to date.").field_changed \
+        == "client up to date: false"

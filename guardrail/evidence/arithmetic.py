@@ -322,8 +322,9 @@ def _scaled(sentence: str, n: Number, operands: Sequence[float], alike: Sequence
     if _PER.search(sentence) and any(
             _close(a / b, n) for a, b in itertools.permutations(operands, 2)):
         return True
-    if (_PER.search(sentence) or _TIMES.search(sentence)) and any(
-            _close(a / b, n) or _close(b / a, n) for rec in records
+    if (_PER.search(sentence) or _TIMES.search(sentence)) and (
+            n.hedged or not n.value.is_integer()) and any(
+            _close(a / b, n) and b >= 10 or _close(b / a, n) for rec in records
             if len(rec) <= _RECORD_VALUES for a in operands for b in rec if b > 0 and b != a):
         return True  # "£1,975.10 ... at around £11.83 per purchase" (167 purchases in its
         #              record); "about 3.7 times its £4,820.35 spend" (its revenue)

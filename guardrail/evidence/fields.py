@@ -189,7 +189,7 @@ class Fields:
         kept = [set(f.key) for fs in verdicts.values() for ok, f in fs if ok]
         changed = [fs for fs in verdicts.values() if not any(ok for ok, _ in fs)
                    and not all(echo(f.path) for _, f in fs)
-                   and not any(set(f.key) < k for _, f in fs for k in kept)]
+                   and not any(len(f.key) > 1 and set(f.key) < k for _, f in fs for k in kept)]
         agreed = any(ok for fs in verdicts.values() for ok, _ in fs) or bool(
             _NONE.search(sentence)) and any(  # "Nobody is assigned" for ``assignee: null``
                 all(has(k, stems) for k in key) for key, r in self._nulls
