@@ -66,6 +66,10 @@ def test_capital_scales_compound_number_words_and_per_cent():
     assert read("pages 10-12, 3 -5") == [("number", v, False) for v in (10.0, 12.0, 3.0, -5.0)]
     assert read("two thirds of the votes") == [("number", 2 / 3, False)]  # not the count 2
     assert read("at 5,320 hours") == [("duration", 5320 * 60.0, False)]  # not 5 and 320 h
+    # a vague quantity is no value to check; a hedged one still is
+    assert read("within a couple hundred messages of the head") == []
+    assert read("a few dozen rows") == []
+    assert read("some twenty minutes") == [("count", 20.0, False)]
     ev = ContextEvidence.build([json.dumps({"market_cap": 1200000000, "guests": 35})])
     assert _missing(ev, "Its market cap is $1.2B and thirty-five guests came.") == []
     assert _missing(ev, "Thirty-six guests came.") == [("count", 36.0)]

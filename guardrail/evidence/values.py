@@ -203,6 +203,7 @@ _TZ_OFFSET = re.compile(  # a time's zone: "14:00:00+02:00", "14:00 +02:00", "UT
 _DOTTED = re.compile(r"\.\d")
 _CENTS = re.compile(r"\s?(?:cents?\b|¢)", re.I)
 _NAME_SUFFIX = re.compile(r"\([a-z]\)")  # 401(k), 403(b)
+_VAGUE = re.compile(r"\b(?:a couple(?: of)?|a few|several|many)\s+$", re.I)
 _PER_BASE = re.compile(r"\bper\s+$", re.I)
 _SCALE_OF = re.compile(r"(\bout of\s+|\d\s*/\s*)$", re.I)
 # a span said roughly either way ("just over 11 hours" is no 10.2 hours)
@@ -272,8 +273,9 @@ def numbers(text: str) -> list[Number]:
     for m in _NUMBER_WORD.finditer(text):  # "four events" (not "one": "one of the ...")
         if m[1]:
             value = _WORD_NUMBERS[m[1].lower()] + _ONES.index(m[2].lower()) + 1
-        elif text[m.end():m.end() + 3].startswith((" of", "-")):
-            continue
+        elif text[m.end():m.end() + 3].startswith((" of", "-")) or m[3] and _VAGUE.search(
+                text[max(0, m.start() - 12):m.start()]):
+            continue  # "one of the ..."; "a couple hundred messages", "a few dozen"
         elif h := _AND_A_PART.match(text, m.end()):  # "four and a half days"
             value = _WORD_NUMBERS[m[3].lower()] + _HALVES[h[1].lower()]
             out.append(Number(value, m.start(), h.end(), 0.05, False, False))
