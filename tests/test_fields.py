@@ -519,3 +519,13 @@ def test_a_one_word_key_is_not_named_in_part_by_another_fields_key():
     ev = ContextEvidence.build([vpn])
     assert ev.features("Your VPN client, version 5.2.1, is up to date.").field_changed \
         == "client up to date: false"
+
+
+def test_a_date_without_its_year_is_no_base_for_days_before_it():
+    renewals = json.dumps({"renewals": [
+        {"product": "Jira", "renews": "December 1", "notice_days": 30},
+        {"product": "Zoom", "renews": "2026-01-20", "notice_days": 45}]})
+    ev = ContextEvidence.build([renewals])  # read without error, and nothing worked out
+    assert [n.value for n in ev.features("To cancel Jira, notice is due by November 1."
+                                         ).missing_numbers] == [1101.0]
+    assert ev.features("To cancel Zoom, notice is due by December 6.").missing_numbers == ()

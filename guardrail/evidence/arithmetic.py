@@ -43,6 +43,7 @@ _ADDED = re.compile(r"\b(?:added|adding|including|included|plus|extra|"
 _PER = re.compile(r"\b(?:at|per|each|every)\b|\ba (?:day|week|month|year|hour)\b", re.I)
 _CHANGE = re.compile(r"\b(?:over|above|below|under|up|down|more|less|higher|lower|increased?|"
                      r"decreased?|rise|rose|drop|dropped|grew|fell|gain|loss|growth)\b", re.I)
+_OF = re.compile(r"%?\s+of\b", re.I)
 _TIMES = re.compile(r"\b(?:times|fold)\b", re.I)
 _COMPARE = re.compile(r"\b(?:more|fewer|less|higher|lower|ahead|behind|than|difference|gap)\b",
                       re.I)
@@ -199,15 +200,16 @@ def derived(sentence: str, n: Number, values: Sequence[float],
     if n.percent:  # a share of two values it states ("$85,000 down on $425,000: 20%"), or
         #            of one it states and a value of its record ("1,108 errors, about 83%";
         #            "roughly 3.5% of its 4,680 sessions")
-        #            or of two values of its record that it leaves unsaid ("using about
-        #            81% of its CPU limit": 1620 of 2000 millicores)
+        #            or, said as a share ("about", "of"), of two values of its record that
+        #            it leaves unsaid ("using 81% of its CPU limit": 1620 of 2000)
         return any(_close(100 * a / b, n) for a, b in itertools.permutations(operands, 2)) \
             or any(_close(100 * a / b, n) for rec in records for a in operands if a in rec
                    for b in rec if b > a) \
             or any(_close(100 * a / b, n) for rec in records for b in operands if b in rec
                    for a in rec if 0 < a < b) \
-            or any(_close(100 * a / b, n) for rec in records if len(rec) <= _RECORD_VALUES
-                   for a in rec for b in rec if 0 < a < b) \
+            or (n.hedged or _OF.match(sentence, n.end)) and any(
+                _close(100 * a / b, n) for rec in records if len(rec) <= _RECORD_VALUES
+                for a in rec for b in rec if 0 < a < b) \
             or bool(_CHANGE.search(sentence)) and (  # "$1,620.77 against $1,500: about 8%
                 #   over"; "412 ms, about 37% over the SLO" (300 ms in its record)
                 any(_close(100 * abs(a - b) / b, n) for a, b in itertools.permutations(operands, 2))

@@ -202,11 +202,13 @@ class ContextEvidence:
                 days.setdefault(f.record, set()).add(int(f.values.numbers[0]))
         for r, ks in days.items():
             for y, m, d in self._record_values[r].dates if r in self._record_values else ():
-                for k in ks if y and m and d else ():
-                    for t in (dt.date(y, m, d) - dt.timedelta(k),
-                              dt.date(y, m, d) + dt.timedelta(k)):
-                        if (t.month, t.day) == (month, day) and year in (0, t.year):
-                            return True
+                try:
+                    base = dt.date(y, m, d)
+                except (ValueError, OverflowError):  # a date without its year or day
+                    continue
+                for t in (base + dt.timedelta(sign * k) for k in ks for sign in (-1, 1)):
+                    if (t.month, t.day) == (month, day) and year in (0, t.year):
+                        return True
         return False
 
     def _left(self, about: Optional[set[int]]) -> list[tuple[float, ...]]:
