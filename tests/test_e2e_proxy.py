@@ -546,3 +546,30 @@ def test_query_rows_pass_by_their_columns_and_another_rows_value_is_stopped(
     bad = last_sentence_stopped(client, "Who were our top customers last quarter?", "sql",
                                 QUERY_TOOL, QUERY_SUPPORTED, changed)
     assert bad["explanation"]["kind"] == "contradicted"
+
+
+PAYOUTS_TOOL = json.dumps({"object": "list", "url": "/v1/payouts", "has_more": False, "data": [
+    {"id": "po_1PqA8xLk", "object": "payout", "amount": 482315, "currency": "usd",
+     "arrival_date": "2025-09-02", "status": "paid", "bank_last4": "6789"},
+    {"id": "po_1PqB2mTr", "object": "payout", "amount": 129050, "currency": "usd",
+     "arrival_date": "2025-09-04", "status": "in_transit", "bank_last4": "6789"},
+    {"id": "po_1PqC9wQe", "object": "payout", "amount": 75000, "currency": "usd",
+     "arrival_date": "2025-08-29", "status": "failed", "bank_last4": "1122",
+     "failure_code": "account_closed"}]})
+PAYOUTS_SUPPORTED = ["Your payout of $4,823.15 landed on September 2. ",
+                     "Another $1,290.50 is in transit and due to arrive on September 4. ",
+                     "Want me to retry the failed one to the account ending 6789 instead? "]
+
+
+@pytest.mark.parametrize("changed", ["The failed payout was for $850.00.",
+                                     "Your payout of $4,832.15 landed on September 2."])
+def test_amounts_in_minor_units_and_an_offer_pass_and_a_changed_amount_is_stopped(
+        client, placeholder, changed):
+    """Through the real server: a payments tool that writes amounts in cents beside a
+    lower-case currency code (as Stripe does) is read in dollars, and an offer asked as a
+    question is no claim; all pass verbatim. A changed amount is stopped."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    bad = last_sentence_stopped(client, "Where are my payouts?", "list_payouts", PAYOUTS_TOOL,
+                                PAYOUTS_SUPPORTED, changed)
+    assert bad["explanation"]["kind"] in ("contradicted", "unverifiable")
