@@ -108,9 +108,10 @@ class Fields:
             k, key = path.rsplit(" > ", 1)[-1], key_stems(path, stem, stopwords)
             words = frozenset(stem(w) for w in WORDS.findall(v) if not w[0].isdigit())
             self._record_words.setdefault(r, set()).update(words)
-            path += " cents" if (path, r) in cents else ""
+            minor = (path, r) in cents
+            path += " cents" if minor else ""
             by_record.setdefault(r, []).append(StoredValues.of(v, key=path))
-            self.minor.update({i: by_record[r][-1]} if (path[:-6], r) in cents else {})
+            self.minor.update({i: by_record[r][-1]} if minor else {})
             if not key or v.lower() in NULLS:
                 if key:
                     self._nulls.append((key, r))
