@@ -2,6 +2,7 @@
 
     mentioned("It was for 869.30 rand.")  -> {"ZAR"}
     mentioned("charged: amt: 869.3; ccy: BRL") -> {"BRL"}
+    minor_units(fields)                          amounts a tool writes in cents (Stripe)
 
 A tool result codes a currency (``"ccy": "BRL"``, ``R$ 12.50``); an answer names it
 ("Brazilian reais", "rand", "₹"). A name may stand for several codes ("peso", "dollar",
@@ -12,6 +13,7 @@ none of its currencies is one the record holds.
 from __future__ import annotations
 
 import re
+from typing import Sequence
 
 _NAMES = {
     "USD": "us dollar|us dollars|american dollar|american dollars|usd|us$",
@@ -70,3 +72,19 @@ def mentioned(text: str) -> set[str]:
             continue  # "a real problem", "won the award": a currency only beside a number
         found |= CODES[word.lower()] if word.lower() in CODES else CODES.get(word, set())
     return found
+
+# an amount under these keys is in minor units where its record's currency is a
+# lower-case code, as Stripe writes them; an upper-case code ("USD") keeps major units
+_WHOLE_UNITS = {"JPY", "KRW", "CLP", "VND", "ISK", "UGX", "PYG"}  # no minor unit
+_MINOR_KEY = re.compile(r"(?:^|[\s_])(?:amount|total|subtotal|balance|fee|net|price|tax)"
+                        r"(?:$|[\s_])", re.I)
+
+
+def minor_units(found: Sequence[tuple[str, str, int]]) -> set[tuple[str, int]]:
+    """The ``(key path, record)`` of amounts written in minor units: whole numbers under
+    an amount key (``amount: 482315``) in a record whose ``currency`` is a lower-case ISO
+    code (``usd``).  ``found``: ``(path, value, record)`` of every field."""
+    coded = {r for path, v, r in found if path.rsplit(" > ", 1)[-1].lower() == "currency"
+             and v.islower() and v.upper() in _NAMES and v.upper() not in _WHOLE_UNITS}
+    return {(path, r) for path, v, r in found if r in coded and v.isdigit()
+            and _MINOR_KEY.search(path.rsplit(" > ", 1)[-1])}

@@ -30,12 +30,12 @@ from typing import Collection, Optional, Sequence
 
 from guardrail.evidence import units
 from guardrail.evidence.arithmetic import columns, remainders
-from guardrail.evidence.currency import mentioned
+from guardrail.evidence.currency import mentioned, minor_units
 from guardrail.evidence.keys import (CLAUSE, WORDS, Stem, clause_negated, clauses, echo, has,
                                     key_stems, naming, negated_words, pairs)
 from guardrail.evidence.lexicon import (CALENDAR, FLAGS, NULLS, OPPOSITES,
                                         REVERSE, STATE)
-from guardrail.evidence.values import Number, StoredValues, minor_units, numbers
+from guardrail.evidence.values import Number, StoredValues, numbers
 
 _NONE = re.compile(r"\b(?:no|not|none|nobody|no one|nothing|never|without|unassigned)\b|n't\b",
                    re.I)

@@ -306,23 +306,6 @@ def names_cents(key: str) -> bool:
     return bool(_CENTS_KEY.search(key))
 
 
-_ISO_LOWER = frozenset("usd eur gbp jpy cad aud chf cny inr sek nok dkk nzd sgd hkd mxn brl "
-                       "zar pln czk huf ils krw thb".split())
-_MINOR_KEY = re.compile(r"(?:^|[\s_])(?:amount|total|subtotal|balance|fee|net|price|tax)"
-                        r"(?:$|[\s_])", re.I)
-
-
-def minor_units(found: Sequence[tuple[str, str, int]]) -> set[tuple[str, int]]:
-    """The ``(key path, record)`` of amounts written in minor units, as Stripe writes
-    them: whole numbers under an amount key (``amount: 482315``) in a record whose
-    ``currency`` is a lower-case ISO code (``usd``).  ``found``: ``(path, value,
-    record)`` of every field."""
-    coded = {r for path, v, r in found
-             if path.rsplit(" > ", 1)[-1].lower() == "currency" and v in _ISO_LOWER}
-    return {(path, r) for path, v, r in found if r in coded and v.isdigit()
-            and _MINOR_KEY.search(path.rsplit(" > ", 1)[-1])}
-
-
 def in_cents(text: str, key: str = "") -> list[float]:
     """The numbers of ``text`` stored in cents: the value of a ``... cents: N`` part of a
     rendered line, or every number when ``key`` (the value's own key) names cents."""
