@@ -370,3 +370,14 @@ def test_a_ratio_with_a_records_value_never_excuses_a_whole_number_by_rounding()
     ev = ContextEvidence.build([booking])  # 195 / 2 is 97.5, "about 98" at best
     assert missing(ev, "Three hours at $65 an hour comes to $195, plus $98 for Party "
                        "Platter B.") == [98.0]
+
+
+def test_gains_and_losses_of_one_column_add_up_together():
+    positions = json.dumps({"positions": [{"symbol": "VTI", "unrealized_pl": 2210.0},
+                                          {"symbol": "MSFT", "unrealized_pl": 976.2},
+                                          {"symbol": "NKE", "unrealized_pl": -1193.4},
+                                          {"symbol": "BND", "unrealized_pl": -42.5}]})
+    ev = ContextEvidence.build([positions])
+    assert missing(ev, "You're up about $1,950 in unrealized gains across your holdings.") == []
+    assert missing(ev, "You're up about $2,950 in unrealized gains across your holdings.") \
+        == [2950.0]

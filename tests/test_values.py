@@ -224,3 +224,11 @@ def test_a_version_after_its_name_as_the_grounding_writes_them_together():
     assert [n.value for n in ev.features("It runs Postgres 16.4.").missing_numbers] == [16.4]
     # the digits alone, after another word, are not the version
     assert [n.value for n in ev.features("It costs 3.12.").missing_numbers] == [3.12]
+
+
+def test_a_dates_year_is_no_quantity_said_roughly():
+    order = json.dumps({"courier": {"first_name": "Malik", "rating": 4.9},
+                        "placed_at": "2025-11-21T19:02:00-06:00"})
+    ev = ContextEvidence.build([order])
+    assert _missing(ev, "Malik has completed more than 2,000 deliveries.") == [("number", 2000.0)]
+    assert _missing(ev, "The order was placed in 2025.") == []  # the year as written

@@ -133,6 +133,8 @@ def _total(n: Number, columns: Sequence[Column], counts: Sequence[int],
     $6,065.50"), that many of one sign.  Exact to the written digits: a rounded total
     ("about $6,000") is no evidence of which records it adds."""
     for _, column in columns:
+        if every and len(column) >= 2 and _close(abs(sum(column)), n):
+            return True  # gains and losses together ("up about $1,950 across your holdings")
         for part in ([abs(v) for v in column if v > 0], [abs(v) for v in column if v < 0]):
             if every and len(part) >= 2 and _close(sum(part), n):
                 return True

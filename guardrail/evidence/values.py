@@ -366,8 +366,10 @@ class StoredValues:
                                 self.numbers) for k in (1.0, 1 / 60, 60.0, 60000.0))
         if n.kind == "count" and int(n.value) in self.counts:
             return True
-        # a negative value is written as its size ("down 10.2%" for ``-10.2``)
-        return _matches(n, self.numbers) or n.value > 0 and _matches(
+        # a negative value is written as its size ("down 10.2%" for ``-10.2``); a date's
+        # year is no quantity said roughly ("more than 2,000 deliveries" is no 2025)
+        years = {float(y) for y, _, _ in self.dates}
+        return _matches(n, self.numbers, years) or n.value > 0 and _matches(
             replace(n, value=-n.value), [c for c in self.numbers if c < 0])
 
     @property
@@ -375,11 +377,13 @@ class StoredValues:
         return bool(self.numbers or self.times or self.dates)
 
 
-def _matches(n: Number, values: Sequence[float]) -> bool:
+def _matches(n: Number, values: Sequence[float], exact: Collection[float] = ()) -> bool:
+    """``n`` is one of ``values`` as written, or within 10 % where hedged (not those
+    of ``exact``)."""
     for c in values:
         for cand in (c, c * 100) if n.percent else (c,):
             if abs(cand - n.value) <= max(n.precision, 1e-9) + 1e-9 * abs(cand):
                 return True
-            if n.hedged and cand and abs(cand - n.value) <= 0.1 * abs(cand):
+            if n.hedged and cand and c not in exact and abs(cand - n.value) <= 0.1 * abs(cand):
                 return True
     return False
