@@ -151,6 +151,7 @@ class ContextEvidence:
                                for r, idx in by_record.items()}
         self._where = Records(lines, self._records, self._postings, self._record_values)
         self.quantities = Quantities(lines)
+        self._shifted = self._shifted_dates()
         self._ask(question)
 
     def _ask(self, question: str) -> None:
@@ -193,23 +194,30 @@ class ContextEvidence:
         30``)."""
         v = int(n.value)
         year, month, day = v // 10000, v // 100 % 100, v % 100
-        if not day or not self.fields:
-            return False
+        return bool(day) and any((m, d) == (month, day) and year in (0, y)
+                                 for r, shifted in self._shifted.items()
+                                 if about is None or r in about for y, m, d in shifted)
+
+    def _shifted_dates(self) -> dict[int, frozenset[tuple[int, int, int]]]:
+        """Per record, its dates moved by each of its fields' numbers of days, either
+        way: read once per grounding for ``_dated``."""
         days: dict[int, set[int]] = {}
-        for f in self.fields.fields:
-            if (about is None or f.record in about) and _DAYS.search(f.path) \
-                    and len(f.values.numbers) == 1 and f.values.numbers[0] in range(1, 367):
+        for f in self.fields.fields if self.fields else ():
+            if _DAYS.search(f.path) and len(f.values.numbers) == 1 \
+                    and f.values.numbers[0] in range(1, 367):
                 days.setdefault(f.record, set()).add(int(f.values.numbers[0]))
+        out = {}
         for r, ks in days.items():
+            found = set()
             for y, m, d in self._record_values[r].dates if r in self._record_values else ():
-                try:
+                try:  # a date without its year or day, or at the calendar's ends: none
                     base = dt.date(y, m, d)
-                except (ValueError, OverflowError):  # a date without its year or day
+                    found |= {(t.year, t.month, t.day) for k in ks for sign in (-1, 1)
+                              for t in [base + dt.timedelta(sign * k)]}
+                except (ValueError, OverflowError):
                     continue
-                for t in (base + dt.timedelta(sign * k) for k in ks for sign in (-1, 1)):
-                    if (t.month, t.day) == (month, day) and year in (0, t.year):
-                        return True
-        return False
+            out[r] = frozenset(found)
+        return out
 
     def _left(self, about: Optional[set[int]]) -> list[tuple[float, ...]]:
         """What is left of a whole in the records the sentence is about (all of them
