@@ -159,3 +159,23 @@ def test_tool_heads_keep_the_share_asked_for_in_every_family_of_tool_turns():
     for rows in (easy, hard):
         assert measure(rows, SentenceJudge({4: tools}))["all"]["supported_kept"] >= 0.95
     assert measure(hard, SentenceJudge({4: together}))["all"]["supported_kept"] < 0.95
+
+
+def test_hand_written_sets_too_small_to_count_alone_count_as_one():
+    """Ten sets of two dozen hand-written turns beside a generated family: each alone
+    would weigh as much as the family and set a threshold of its own from some thirty
+    supported sentences (so the strictest few would decide); pooled, they weigh as one
+    and keep 95 % of their supported sentences together, not each."""
+    from guardrail.train.judge import SMALL, pooled
+
+    big = _rows(900, "toolctx/calib/json-array", 8, noise=0.15)
+    small = [r for k in range(10) for r in _rows(40, f"paraphrases-{k}/supported", 20 + k,
+                                                  noise=0.45)]
+    assert pooled(["a"] * 250 + ["b"] * 30 + ["c"] * 30) == ["a"] * 250 + [SMALL] * 60
+    assert pooled(["a"] * 250, [False] * 60 + [True] * 190) == [SMALL] * 250
+    head = fit([*big, *small], keep=0.95, every_source=True)
+    each = [measure([r for r in small if r.dataset == f"paraphrases-{k}/supported"],
+                    SentenceJudge({4: head}))["all"]["supported_kept"] for k in range(10)]
+    together = measure(small, SentenceJudge({4: head}))["all"]
+    assert together["supported_kept"] >= 0.95
+    assert min(each) < 0.95 < max(each)   # not the strictest set's threshold

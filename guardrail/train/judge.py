@@ -155,7 +155,9 @@ def fit(rows: Sequence[Row], keep: float = 0.95, l2: float = 1.0,
         every_source: bool = False) -> Head:
     """One head over ``rows``.  With ``every_source``, the threshold keeps ``keep`` of
     the supported sentences of every source of data (``toolctx/calib`` as well as
-    ``toolctx/train``), not only of all of them together."""
+    ``toolctx/train``), not only of all of them together.  Families and sources too
+    small to count alone (hand-written sets of two dozen turns) count as one
+    (``pooled``)."""
     claims = [r for r in rows if r.claim]
     if not claims or all(r.gold for r in claims) or not any(r.gold for r in claims):
         raise ValueError("fitting the judge needs supported and unsupported sentences")
@@ -163,12 +165,14 @@ def fit(rows: Sequence[Row], keep: float = 0.95, l2: float = 1.0,
     X = np.asarray([[r.x[i] for i in use] for r in claims], dtype=np.float64)
     y = np.asarray([r.gold for r in claims], dtype=np.float64)
     # each family of data (``toolctx/train/json-array`` -> ``toolctx``) weighs the same,
-    # so the largest does not decide alone
-    fam = [family(r.dataset) for r in claims]
+    # so the largest does not decide alone; the small ones together weigh as one, or
+    # less while they hold fewer than ``MIN_POOLED`` sentences
+    fam = pooled([family(r.dataset) for r in claims])
     counts: dict[str, int] = {}
     for f in fam:
         counts[f] = counts.get(f, 0) + 1
-    sw = np.asarray([len(claims) / (len(counts) * counts[f]) for f in fam])
+    sw = np.asarray([len(claims) / (len(counts) * max(counts[f], MIN_POOLED * (f == SMALL)))
+                     for f in fam])
     mean, scale = _standardise(X)
     w, b = fit_logistic((X - mean) / scale, y, l2=l2, weights=sw)
     head = Head(tuple(mean), tuple(scale), tuple(w), b, 0.5, FITTED_FEATURES)
@@ -178,10 +182,30 @@ def fit(rows: Sequence[Row], keep: float = 0.95, l2: float = 1.0,
     # set the threshold for all)
     thr = keep_threshold(probs, y.astype(bool), keep, sw)
     if every_source:
-        src = np.asarray([source(r.dataset) for r in claims])
+        src = np.asarray(pooled([source(r.dataset) for r in claims],
+                                [not r.gold for r in claims]))
         thr = max([thr] + [keep_threshold(probs[src == g], y[src == g].astype(bool), keep)
-                           for g in set(src) if (y[src == g] == 0).any()])
+                           for g in set(src) if (y[src == g] == 0).sum() >= MIN_POOLED])
     return Head(head.mean, head.scale, head.weights, head.bias, thr, FITTED_FEATURES)
+
+
+MIN_POOLED = 200
+"""Sentences a family of data needs to weigh as one (and supported sentences a source
+needs for a threshold of its own); smaller ones are pooled (``pooled``), and the pool
+weighs as one family (keeps ``keep`` of its own) once it holds as many."""
+SMALL = "(small sets)"
+
+
+def pooled(names: Sequence[str], counted: Optional[Sequence[bool]] = None) -> list[str]:
+    """``names`` with those of fewer than ``MIN_POOLED`` counted rows (``counted``:
+    which rows count; default all) renamed ``SMALL``.  Twenty hand-written tool turns
+    weighing as much as a thousand generated ones, or keeping 95 % of their hundred
+    supported sentences each, would let one or two sentences move the threshold."""
+    counted = [True] * len(names) if counted is None else counted
+    n: dict[str, int] = {}
+    for name, c in zip(names, counted):
+        n[name] = n.get(name, 0) + int(c)
+    return [name if n[name] >= MIN_POOLED else SMALL for name in names]
 
 
 MIN_UNSUPPORTED = 20
