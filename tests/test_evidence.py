@@ -178,7 +178,26 @@ def test_a_changed_value_is_flagged_whatever_the_head_says():
                                           "It was completed in 1889.")
     assert not judge.judge(ev, "It was completed in 1889.", [0.01], 4).flagged
     assert not judge.judge(ev, "It was completed in 1950.", [0.01], 4, threshold=0.9).flagged
-    assert FITTED_FEATURES == tuple(f for f in FEATURES if f != "line_value_changed")
+    assert FITTED_FEATURES == tuple(f for f in FEATURES
+                                    if f not in ("line_value_changed", "flag_changed"))
+
+
+def test_a_yes_no_field_said_the_other_way_round_is_flagged_whatever_the_head_says():
+    """``decide``: "It includes a checked bag." for ``checked_bag_included: false`` is
+    flagged at the head's threshold even by a head that reads only p_max, explained by
+    the field's line; said as the result has it, or a field with a value other than yes
+    or no, the rule stays out of it."""
+    tool = json.dumps({"flight_no": "SK701", "checked_bag_included": False,
+                       "seats_left": 22})
+    ev = ContextEvidence.build([tool], "")
+    judge = SentenceJudge({4: _head("p_max", 4.0, threshold=0.8)})
+    bad = judge.judge(ev, "It includes a checked bag.", [0.01], 4)
+    assert bad.flagged and bad.prob == pytest.approx(0.8)
+    assert bad.explanation.kind == "contradicted"
+    assert "checked bag included: false" in bad.explanation.evidence
+    assert not judge.judge(ev, "It doesn't include a checked bag.", [0.01], 4).flagged
+    x = feature_vector(ev.features("There are 23 seats left."), [0.01], True)
+    assert x[FEATURES.index("flag_changed")] == 0.0
 
 
 def test_the_judge_round_trips_and_refuses_another_feature_set():

@@ -179,3 +179,56 @@ def test_hand_written_sets_too_small_to_count_alone_count_as_one():
     together = measure(small, SentenceJudge({4: head}))["all"]
     assert together["supported_kept"] >= 0.95
     assert min(each) < 0.95 < max(each)   # not the strictest set's threshold
+
+
+def test_tool_heads_alone_are_refitted_and_the_prose_heads_kept():
+    """``--tool-heads-only``: an operator's own tool turns refit the heads for
+    structured contexts; the prose heads (and their thresholds) stay as they were; too
+    few unsupported tool sentences, or prose heads on older features, are refused."""
+    from guardrail.evidence.judge import FIRST_FEATURES, Head
+    from guardrail.train.judge import fit_judge, fit_tool_heads
+
+    prose = _structured(_rows(600, "ragtruth", 3), False, "record_gap")
+    tools = _structured(_rows(600, "toolctx/train/json-array", 4), True, "record_gap")
+    judge = fit_judge(prose + tools, keep=0.95)
+    own = _structured(_rows(400, "their-tools/orders", 9, noise=0.45), True, "word_precision")
+    again = fit_tool_heads(judge, prose + own, keep=0.95)
+    assert again.heads == judge.heads
+    assert again.structured_heads[4] != judge.structured_heads[4]
+    on_own = measure(own, again)["all"]
+    assert on_own["supported_kept"] >= 0.95 and on_own["unsupported_stopped"] == 1.0
+    assert measure(own, judge)["all"]["unsupported_stopped"] < 0.9
+    with pytest.raises(ValueError, match="unsupported sentences"):
+        fit_tool_heads(judge, prose + [r for r in own if not r.gold])
+    old = SentenceJudge({4: Head((0.0,) * 17, (1.0,) * 17, (0.0,) * 17, 0.0, 0.5,
+                                 FIRST_FEATURES)})
+    with pytest.raises(ValueError, match="older features"):
+        fit_tool_heads(old, own)
+
+
+def test_the_cli_refits_tool_heads_alone_into_the_models_json(tmp_path):
+    """`guardrail judge fit --tool-heads-only` on a copy of the shipped model (real
+    detector, generated tool turns): the prose heads and their record stay; the tool
+    heads are new and say what they were fitted on."""
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from guardrail.cli import app
+    from guardrail.model import DEFAULT_MODEL
+    from guardrail.train import toolctx
+
+    model, data = tmp_path / "model", tmp_path / "turns.jsonl"
+    shutil.copytree(DEFAULT_MODEL, model)
+    toolctx.write_jsonl(data, toolctx.generate("dev", 60, 4))
+    before = json.loads((model / "guardrail.json").read_text())["judge"]
+    result = CliRunner().invoke(app, ["judge", "fit", "--tool-heads-only", "--model",
+                                      str(model), "--layers", "4", "--data", str(data)],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    after = json.loads((model / "guardrail.json").read_text())["judge"]
+    assert after["heads"] == before["heads"] and after["fitted_on"] == before["fitted_on"]
+    assert after["structured_heads"]["4"] != before["structured_heads"]["4"]
+    assert {k: h for k, h in after["structured_heads"].items() if k != "4"} == \
+        {k: h for k, h in before["structured_heads"].items() if k != "4"}
+    assert after["tool_heads"]["fitted_on"] == [str(data)]

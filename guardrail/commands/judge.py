@@ -151,6 +151,10 @@ def register(app: typer.Typer) -> None:
         structured_heads: bool = typer.Option(True, help="Heads of their own for sentences "
                                               "grounded in structured contexts (tool "
                                               "results), when the data has enough of both."),
+        tool_heads_only: bool = typer.Option(False, help="Refit only the heads for "
+                                             "sentences grounded in structured contexts "
+                                             "(tool results) and keep the model's prose "
+                                             "heads, e.g. on labelled turns of your own tools."),
         limit: Optional[int] = typer.Option(None, help="First N examples of each --data."),
         whole_response: str = typer.Option("", help=WHOLE_HELP),
         rows_cache: Optional[Path] = typer.Option(None, help=CACHE_HELP),
@@ -159,14 +163,22 @@ def register(app: typer.Typer) -> None:
         """Fit a sentence judge per exit layer and write it into the model's guardrail.json."""
         from guardrail.evidence.judge import SentenceJudge
         from guardrail.model import DEFAULT_MODEL, Detector
-        from guardrail.train.judge import fit_judge, format_measure, measure, rows_by_layer
+        from guardrail.train.judge import (fit_judge, fit_tool_heads, format_measure, measure,
+                                           rows_by_layer)
 
         directory = Path(model) if model else Path(DEFAULT_MODEL)
         det = Detector.from_pretrained(directory)
         rows = _rows(det, data, _layers(layers, det) if layers else
                      [*det.exit_layers, det.n_layers], limit, whole_response, rows_cache)
         try:
-            judge = fit_judge(rows, keep=keep, l2=l2, split=structured_heads)
+            if tool_heads_only:
+                if not det.meta.get("judge"):
+                    raise ValueError("--tool-heads-only refits a judge's tool heads: this "
+                                     "model has no judge yet; fit one without it first")
+                judge = fit_tool_heads(SentenceJudge.from_json(det.meta["judge"]), rows,
+                                       keep=keep, l2=l2)
+            else:
+                judge = fit_judge(rows, keep=keep, l2=l2, split=structured_heads)
         except ValueError as exc:
             raise typer.BadParameter(str(exc)) from exc
         report = {layer: measure(part, judge) for layer, part in rows_by_layer(rows).items()}
@@ -178,7 +190,12 @@ def register(app: typer.Typer) -> None:
                        f"):\n{format_measure(m)}")
         cfg_path = directory / "guardrail.json"
         meta = json.loads(cfg_path.read_text())
-        meta["judge"] = {**judge.to_json(), "fitted_on": data, "keep": keep, "l2": l2}
+        fitted = {"fitted_on": data, "keep": keep, "l2": l2}
+        if tool_heads_only:  # the prose heads' own record stays beside the tool heads'
+            before = meta["judge"]
+            fitted = {**{k: before[k] for k in ("fitted_on", "keep", "l2") if k in before},
+                      "tool_heads": fitted}
+        meta["judge"] = {**judge.to_json(), **fitted}
         cfg_path.write_text(json.dumps(meta, indent=2) + "\n")
         typer.echo(f"wrote the judge into {cfg_path}")
         if out:

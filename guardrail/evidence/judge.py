@@ -26,6 +26,7 @@ with a severity (``high``: a changed value, or probability >= 0.9; ``medium`` >=
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Literal, Mapping, Optional, Sequence
 
@@ -37,13 +38,16 @@ FEATURES = ("p_max", "p_mean", "p_frac", "logit_p_max", "has_number", "number_mi
             "negation_mismatch", "structured", "log_words", "p_max_x_number_missing",
             "p_max_x_word_gap", "p_max_x_structured", "no_context_numbers_x_number",
             "record_gap", "values_all_found", "unanchored", "field_changed", "field_agreed",
-            "line_value_changed")
+            "line_value_changed", "flag_changed")
 FIRST_FEATURES = FEATURES[:17]
 """What a judge fitted before ``record_gap`` reads (its JSON names no features)."""
 
 _LINE_CHANGED = FEATURES.index("line_value_changed")
-FITTED_FEATURES = tuple(f for f in FEATURES if f != "line_value_changed")
-"""What ``guardrail judge fit`` weighs; a changed value is a rule (``decide``)."""
+_FLAG_CHANGED = FEATURES.index("flag_changed")
+FITTED_FEATURES = tuple(f for f in FEATURES if f not in ("line_value_changed", "flag_changed"))
+"""What ``guardrail judge fit`` weighs; a changed value and a yes/no field said the
+other way round are rules (``decide``)."""
+_YES_NO = re.compile(r":\s*(?:true|false|yes|no)\s*$", re.I)
 
 Kind = Literal["contradicted", "unverifiable"]
 Severity = Literal["low", "medium", "high"]
@@ -69,7 +73,8 @@ def feature_vector(ev: SentenceEvidence, probs: Sequence[float], structured: boo
             float(ev.n_numbers > 0 and not ev.missing_numbers),
             0.0 if anchored else 1.0 - ev.word_precision,
             float(ev.field_changed is not None), float(ev.field_agreed),
-            float(ev.line_changed is not None)]
+            float(ev.line_changed is not None),
+            float(ev.field_changed is not None and bool(_YES_NO.search(ev.field_changed)))]
 
 
 def explain(ev: SentenceEvidence, prob: float) -> Explanation:
@@ -181,10 +186,13 @@ class SentenceJudge:
         (``FEATURES``), and whether it is flagged.  A value that the sentence's closest
         context line states otherwise ("completed in 1950" against "completed in 1889")
         reaches the head's threshold whatever the head says: the calibration data hold
-        few such sentences, and a head fitted on them weighs it lightly."""
+        few such sentences, and a head fitted on them weighs it lightly.  So does a
+        yes/no field of a tool result that the sentence names and says the other way
+        round ("It includes a checked bag." for ``checked_bag_included: false``): on 20
+        sets of hand-written tool turns, 20 such sentences were wrong and one right."""
         head = self.head(layer, structured)
         prob = head.prob(x)
-        if x[_LINE_CHANGED] > 0.5:
+        if x[_LINE_CHANGED] > 0.5 or x[_FLAG_CHANGED] > 0.5:
             prob = max(prob, head.threshold)
         return prob, prob >= (head.threshold if threshold is None else threshold)
 

@@ -233,6 +233,26 @@ def fit_judge(rows: Sequence[Row], keep: float = 0.95, l2: float = 1.0,
     return SentenceJudge({layer: fit(part, keep, l2) for layer, part in layers.items()})
 
 
+def fit_tool_heads(judge: SentenceJudge, rows: Sequence[Row], keep: float = 0.95,
+                   l2: float = 1.0) -> SentenceJudge:
+    """``judge`` with its heads for structured contexts refitted on the structured rows
+    of ``rows`` at their layers (thresholds as ``fit_judge`` chooses them); its prose
+    heads, and its tool heads at other layers, unchanged."""
+    if any(h.features != FITTED_FEATURES for h in judge.heads.values()):
+        raise ValueError("the judge's prose heads read older features: refit the whole judge")
+    s = FEATURES.index("structured")
+    tools = {layer: [r for r in part if r.x[s] > 0.5]
+             for layer, part in rows_by_layer(rows).items()}
+    short = [layer for layer, part in tools.items()
+             if sum(r.gold and r.claim for r in part) < MIN_UNSUPPORTED]
+    if not tools or short:
+        raise ValueError(f"tool heads need {MIN_UNSUPPORTED} unsupported sentences grounded in "
+                         f"structured contexts at every layer (short at {short or 'all'})")
+    return SentenceJudge(judge.heads, {**judge.structured_heads,
+                                       **{layer: fit(part, keep, l2, every_source=True)
+                                          for layer, part in tools.items()}})
+
+
 def family(dataset: str) -> str:
     return dataset.split("/")[0]
 
