@@ -22,6 +22,7 @@ from __future__ import annotations
 import datetime
 import re
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Collection, Optional, Sequence
 
 MONTHS = {name[:3]: i for i, name in enumerate(
@@ -368,9 +369,13 @@ class StoredValues:
             return True
         # a negative value is written as its size ("down 10.2%" for ``-10.2``); a date's
         # year is no quantity said roughly ("more than 2,000 deliveries" is no 2025)
-        years = {float(y) for y, _, _ in self.dates}
-        return _matches(n, self.numbers, years) or n.value > 0 and _matches(
+        return _matches(n, self.numbers, self._years) or n.value > 0 and _matches(
             replace(n, value=-n.value), [c for c in self.numbers if c < 0])
+
+    @cached_property
+    def _years(self) -> frozenset[float]:
+        """The years of its dates, read once (each value checked against them)."""
+        return frozenset(float(y) for y, _, _ in self.dates)
 
     @property
     def any(self) -> bool:
