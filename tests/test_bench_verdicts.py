@@ -49,3 +49,33 @@ def test_formats_of_one_family_of_tool_turns_are_also_summed():
     assert set(by) == {"all", "toolctx/dev", "toolctx/dev/json-array",
                        "toolctx/dev/markdown-table"}
     assert by["toolctx/dev"]["sentences"] == 3 == by["all"]["sentences"]
+
+
+def test_each_sentence_outcome_is_written_with_its_explanation(tmp_path):
+    """`guardrail bench verdicts` writes what happened to every sentence, so a user can
+    read which supported sentences were stopped and why."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from guardrail.cli import app
+
+    bad = "It was completed in 1950 by a team of Italian architects."
+    ex = _example(0, "Here is what I found.\n\n" + bad, bad=bad)
+    data = tmp_path / "one.jsonl"
+    data.write_text(json.dumps({"id": ex.id, "context": ex.context, "question": ex.question,
+                                "response": ex.response, "spans": [list(s) for s in ex.spans],
+                                "hallucinated": True, "has_spans": True,
+                                "source_id": ex.source_id, "dataset": "hand"}) + "\n")
+    result = CliRunner().invoke(app, ["bench", "verdicts", "--data", str(data),
+                                      "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(x) for x in (tmp_path / "out" / "sentences.jsonl").read_text()
+            .splitlines()]
+    assert [r["original"].strip() for r in rows] == ["Here is what I found.", bad]
+    kept, stopped = rows
+    assert (kept["gold"], kept["stopped"], kept["claim"]) == (False, False, False)
+    assert kept["released"] == kept["original"]
+    assert stopped["gold"] and stopped["stopped"] and stopped["released"] != bad
+    assert stopped["explanation"]["kind"] in ("contradicted", "unverifiable")
+    assert stopped["example"] == "ex0" and stopped["dataset"] == "hand"

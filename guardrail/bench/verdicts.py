@@ -33,6 +33,15 @@ class Outcome:
     gold: bool        # overlaps a gold span
     stopped: bool     # released differently from what the upstream said
     claim: bool
+    example: str = ""
+    original: str = ""
+    released: str = ""
+    explanation: Optional[dict] = None
+
+    def to_json(self) -> dict:
+        return {"example": self.example, "dataset": self.dataset, "gold": self.gold,
+                "stopped": self.stopped, "claim": self.claim, "original": self.original,
+                "released": self.released, "explanation": self.explanation}
 
 
 def _report(text: str) -> Optional[dict]:
@@ -71,7 +80,9 @@ def stream_one(client: httpx.Client, ex: Any) -> list[Outcome]:
         gold = any(a < end and b > start for a, b in ex.spans)
         stopped = s["released"] != s["original"] or s["action"] == "block"
         if s["original"].strip():
-            out.append(Outcome(ex.dataset, gold, stopped, s.get("claim", True)))
+            out.append(Outcome(ex.dataset, gold, stopped, s.get("claim", True),
+                               str(ex.id), s["original"], s["released"],
+                               s.get("explanation")))
     return out
 
 
@@ -89,9 +100,11 @@ def summarise(outcomes: Sequence[Outcome]) -> dict:
             if p + r else 0.0}
 
 
-def run(examples: Sequence[Any], *, config: Any = None, progress: bool = False) -> dict:
+def run(examples: Sequence[Any], *, config: Any = None, progress: bool = False,
+        sentences: Optional[list] = None) -> dict:
     """Stream every example through a real proxy: shipped defaults, or ``config(url)``
-    (a GuardrailConfig for the upstream at ``url``)."""
+    (a GuardrailConfig for the upstream at ``url``).  Each sentence's outcome is
+    appended to ``sentences`` when given."""
     from guardrail.config import GuardrailConfig
     from guardrail.proxy.app import create_app
     from guardrail.testing.fake_upstream import ServerThread, create_fake_upstream
@@ -109,6 +122,8 @@ def run(examples: Sequence[Any], *, config: Any = None, progress: bool = False) 
                     print(f"  {i + 1}/{len(examples)} answers streamed", flush=True)
     from guardrail.train.judge import source
 
+    if sentences is not None:
+        sentences += [o.to_json() for o in outcomes]
     by = {"all": summarise(outcomes)}
     names = {o.dataset for o in outcomes}
     families = {source(n) for n in names if n.count("/") >= 2}

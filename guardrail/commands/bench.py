@@ -174,7 +174,8 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(DEFAULT_OUT, help=OUT_HELP),
     ) -> None:
         """Labelled answers streamed through the real proxy: supported kept verbatim,
-        unsupported stopped, per data set."""
+        unsupported stopped, per data set (verdicts.json), and each sentence's outcome
+        with its explanation (sentences.jsonl)."""
         import json
 
         from guardrail.bench import verdicts
@@ -196,10 +197,14 @@ def register(app: typer.Typer) -> None:
                 {"upstream": {"base_url": url, "api_key": "sk-bench"},
                  "detector": {"model": model}})
 
-        result = verdicts.run(examples, config=config if model else None, progress=True)
+        rows: list = []
+        result = verdicts.run(examples, config=config if model else None, progress=True,
+                              sentences=rows)
         result.update(data=data, model=model or "default")
         out.mkdir(parents=True, exist_ok=True)
         (out / "verdicts.json").write_text(json.dumps(result, indent=2) + "\n")
+        (out / "sentences.jsonl").write_text(  # what happened to each sentence
+            "".join(json.dumps(r) + "\n" for r in rows))
         typer.echo(json.dumps(result["by_dataset"], indent=2))
 
     @bench.command("soak")
