@@ -177,6 +177,9 @@ def test_a_deep_key_path_is_a_field():
     ("It costs 500 Brazilian reais", {"BRL"}), ("TRY 500", {"TRY"}),
     # words that are currencies only beside a number, and codes only in capitals
     ("It won the award.", set()), ("The real issue is cost.", set()), ("try again", set()),
+    # a number near it is not enough: an amount stands right before it
+    ("The layover is 1 hour 23 minutes, and you won't need to change terminals.", set()),
+    ("about 12.5 million won", {"KRW"}),
 ])
 def test_the_currencies_a_text_names(text, codes):
     assert mentioned(text) == codes
@@ -529,3 +532,52 @@ def test_a_date_without_its_year_is_no_base_for_days_before_it():
     assert [n.value for n in ev.features("To cancel Jira, notice is due by November 1."
                                          ).missing_numbers] == [1101.0]
     assert ev.features("To cancel Zoom, notice is due by December 6.").missing_numbers == ()
+
+
+_COURSES = json.dumps({"courses": [
+    {"code": "CS 101", "credits": 4, "seats_total": 100, "seats_taken": 97},
+    {"code": "CS 102", "credits": 3, "seats_total": 50, "seats_taken": 20}]})
+_USAGE = json.dumps({"usage_kwh": 900, "breakdown_kwh": {"peak": 300, "off_peak": 600},
+                     "consumption_wh": 38920, "production_wh": 46400})
+_FLAGS = json.dumps({"flag": "new-checkout", "evaluations_24h": {"production": 1843220,
+                                                                 "staging": 5120}})
+_PRS = json.dumps({"pull_requests": [
+    {"number": 12, "title": "Fix login", "author": "ana", "reviewers": ["bo"],
+     "mergeable_state": "clean"},
+    {"number": 15, "title": "Migrate settings page", "author": "ana", "reviewers": [],
+     "mergeable_state": "dirty"}]})
+_BOX = json.dumps({"container_no": "ABCU1234567", "size": "40HC", "weight_kg": 18000,
+                   "contents": "furniture"})
+
+
+@pytest.mark.parametrize("context,before,sentence", [
+    # worked out in its own record, though another record states the number
+    (_COURSES, "", "CS 101 has just 3 of its 100 seats left."),
+    # its value said before the clause that names it
+    (_USAGE, "", "About 33% of your usage, 300 kWh, fell in peak hours, with the other 600 "
+                 "kWh off-peak."),
+    # in other units than the key's, before the clause naming it
+    (_USAGE, "", "Your home used 38.9 kWh, so you generated roughly 7.5 kWh more than you "
+                 "consumed."),
+    # rounded to millions, and the period the key names is no value of it
+    (_FLAGS, "", "It has been evaluated about 1.84 million times in production in the last "
+                 "24 hours."),
+    # "#15" names its record, whatever the sentence before spoke of
+    (_PRS, "Ana's fix for the login, #12, is ready to merge. ",
+     "Her own PR, #15 migrating the settings page, has no reviewers and its merge state "
+     "is dirty."),
+    # a number with its unit is no identifier in place of the container's
+    (_BOX, "", "The container is a 40-foot high cube carrying 18,000 kg of furniture."),
+])
+def test_a_value_worked_out_rounded_or_said_elsewhere_in_the_sentence_is_not_changed(
+        context, before, sentence):
+    assert ContextEvidence.build([context]).features(sentence, before).field_changed is None
+
+
+@pytest.mark.parametrize("context,sentence", [
+    (_USAGE, "Your peak usage was 600 kWh, and off-peak usage was 300 kWh."),
+    (_FLAGS, "It has been evaluated about 2.5 million times in production in the last 24 "
+             "hours."),
+])
+def test_the_same_fields_given_other_values_are_still_changed(context, sentence):
+    assert ContextEvidence.build([context]).features(sentence).field_changed is not None

@@ -28,7 +28,7 @@ from typing import Collection, NamedTuple, Optional, Sequence
 
 from guardrail.evidence.values import Number, names_cents, numbers, word_after
 
-_SUM = re.compile(r"\b(?:total|totals|totalling|totaling|in all|altogether|combined|together|"
+SUM = re.compile(r"\b(?:total|totals|totalling|totaling|in all|altogether|combined|together|"
                   r"sum|overall|all told|across)\b", re.I)
 _DIFFERENCE = re.compile(r"\b(?:left|remaining|remain|remains|still|unused|spare|more|fewer|"
                          r"less|difference|apart|longer|shorter|higher|lower|older|younger|"
@@ -36,7 +36,7 @@ _DIFFERENCE = re.compile(r"\b(?:left|remaining|remain|remains|still|unused|spare
                          r"available|down|up|drop|dropped|rise|rose|fell|increase|decrease|"
                          r"leaves|leaving|faster|slower|away|over(?=\s*(?:[.,;:!?)]|$|"
                          r"budget|the (?:budget|limit|cap|target))))\b", re.I)
-_MEAN = re.compile(r"\b(?:average|averages|averaged|averaging|avg|mean|"
+MEAN = re.compile(r"\b(?:average|averages|averaged|averaging|avg|mean|"
                    r"per (?:day|week|month) on)\b", re.I)
 _ADDED = re.compile(r"\b(?:added|adding|including|included|plus|extra|"
                     r"with (?:fees|tax|taxes|shipping)|after (?:fees|tax|taxes))\b", re.I)
@@ -192,6 +192,11 @@ def derived(sentence: str, n: Number, values: Sequence[float],
         return True
     if n.kind not in ("number", "count"):
         return False
+    parts = [m.value for m in said if m.start >= n.end and m.kind in ("number", "count")
+             and not m.percent]
+    if len(parts) >= 2 and SUM.search(sentence) and _close(sum(parts), n):
+        return True  # the parts it sums after it: "37 issues in total: 2 critical, 5 high,
+        #              11 medium and 19 low"; "The total is $385: $294 for the nights, ..."
     counts = [int(m.value) for m in said if m.kind == "count" and m.start < n.start]
     after = word_after(sentence, n)[:5]
     if counts and not n.hedged and len(after) >= 4 and _total(
@@ -276,13 +281,13 @@ def _summed(sentence: str, n: Number, operands: Sequence[float], alike: Sequence
     ("about 32 minutes of prep on average"), a value it states plus another record's of
     the same key ("the primary at $750, and together with the replica $1,125"), or a
     value it states plus a fee of the context ("$42, or $50.90 once fees are added")."""
-    if _SUM.search(sentence) and (
+    if SUM.search(sentence) and (
             any(_close(a + b, n) for a, b in itertools.combinations(operands, 2))
             or columns and _total(n, columns, counts)
             or any(_close(a + b, n) for _, col in columns for i, a in enumerate(col)
                    if a in operands for j, b in enumerate(col) if j != i)):
         return True
-    if _MEAN.search(sentence) and any(  # "about 32 minutes of prep on average"
+    if MEAN.search(sentence) and any(  # "about 32 minutes of prep on average"
             (_rate if n.hedged else _close)(sum(col) / len(col), n) for _, col in columns):
         return True
     return bool(_ADDED.search(sentence)) and any(_close(a + v, n) for a in alike for v in pool)

@@ -54,9 +54,12 @@ for _code, _names in _NAMES.items():
 _SYMBOLS = sorted((n for n in CODES if not n[0].isalpha()), key=len, reverse=True)
 _WORDED = sorted((n for n in CODES if n[0].isalpha()), key=len, reverse=True)
 _FIND = re.compile(r"(?<![A-Za-z])(?:" + "|".join(re.escape(n) for n in _WORDED)
-                   + r")(?![A-Za-z])|" + "|".join(re.escape(s) for s in _SYMBOLS), re.I)
+                   + r")(?![A-Za-z'’])|" + "|".join(re.escape(s) for s in _SYMBOLS), re.I)
 # a three-letter code counts only in capitals ("try", "cop", "won" are words too)
 _CODE = re.compile(r"^[A-Z]{3}$")
+
+
+_AMOUNT_BEFORE = re.compile(r"\d(?:\s?(?:million|billion|thousand|bn|m|k))?\s+$", re.I)
 
 
 def mentioned(text: str) -> set[str]:
@@ -68,8 +71,9 @@ def mentioned(text: str) -> set[str]:
                 not _CODE.match(word):
             continue
         if word.lower() in ("real", "won", "franc", "francs", "lira", "pound", "pounds") and \
-                not re.search(r"\d", text[max(0, m.start() - 25):m.end() + 25]):
-            continue  # "a real problem", "won the award": a currency only beside a number
+                not _AMOUNT_BEFORE.search(text, 0, m.start()):
+            continue  # "a real problem", "won the award", "23 minutes, and you won't":
+            #           a currency only right after an amount ("869.30 rand")
         found |= CODES[word.lower()] if word.lower() in CODES else CODES.get(word, set())
     return found
 

@@ -30,6 +30,7 @@ from guardrail.evidence.lexicon import CALENDAR
 from guardrail.evidence.records import Records, numbered
 from guardrail.evidence.values import Number, StoredValues, numbers
 from guardrail.evidence.render import render
+from guardrail.evidence.spans import Labels, Tallies, days_between
 from guardrail.evidence.units import Quantities
 from guardrail.evidence.words import NEGATIONS, STOPWORDS, WORD, content_words, stem
 
@@ -151,6 +152,9 @@ class ContextEvidence:
                                for r, idx in by_record.items()}
         self._where = Records(lines, self._records, self._postings, self._record_values)
         self.quantities = Quantities(lines)
+        self.labels = Labels(text)
+        self.tallies = Tallies(self.fields.fields, stem, lines, self._records) \
+            if self.fields else None
         self._shifted = self._shifted_dates()
         self._ask(question)
 
@@ -187,6 +191,14 @@ class ContextEvidence:
             if len(self._record_values) <= 12 else set()
         return [tuple(self._record_values[r].numbers) + outer for r in sorted(chosen)
                 if r in self._record_values and r != -1] or [outer]
+
+    def _record_dates(self, about: Optional[set[int]]) -> frozenset[tuple[int, int, int]]:
+        """The dates of the records the sentence is about and of none (all of them when
+        it is about none)."""
+        if about is None:
+            return self.stored.dates
+        return frozenset().union(*(self._record_values[r].dates for r in about | {-1}
+                                   if r in self._record_values))
 
     def _dated(self, n: Number, about: Optional[set[int]]) -> bool:
         """A date a field's number of days away from a date of the same record ("notice
@@ -264,9 +276,18 @@ class ContextEvidence:
         about, gap = where.records, self._where.gap(where)
         # worked out from the context's values: no field's value as such
         unread = [n for n in nums if not (n.start in units.converted or self._stated(n)
-                                          or self._verbatim(sentence[:n.end], n))]
+                                          or self._verbatim(sentence[:n.end], n)
+                                          or self.labels.has(sentence, n))]
+        # a value the grounding states only in records the sentence is not about may be
+        # worked out in its own ("3 of its 120 seats left" for 117 taken, where another
+        # course has 3 credits): worked out, it is no other record's value
+        elsewhere = [n for n in nums if about and n not in unread and n.kind != "count"
+                     and n.start not in units.converted and not any(
+                         self._record_values[r].has(n) for r in about | {-1}
+                         if r in self._record_values)]
         worked: set[int] = set()
-        if unread:  # the records' numbers, read once for all of them (most sentences: none)
+        if unread or elsewhere:  # the records' numbers, read once for all of them
+            said = {stem(w) for w in WORD.findall(sentence.replace("-", " "))}
             records, left = self._record_numbers(about), self._left(about)
             times = self.stored.times if len(self.stored.times) <= 12 or not about else \
                 frozenset().union(*(self._record_values[r].times for r in about
@@ -276,9 +297,11 @@ class ContextEvidence:
                 #                 or 4 hours 45 minutes" where 285 is a total)
                 anchored = [n for n in nums if n not in unread or n.start in worked]
                 anchored += self._exact(anchored)
-                found = {n.start for n in unread if n.start not in worked and (derived(
+                found = {n.start for n in unread + elsewhere if n.start not in worked and (derived(
                     sentence, n, self.stored.numbers, times, nums, columns,
-                    records, left, anchored) or n.kind == "date" and self._dated(n, about))}
+                    records, left, anchored) or n.kind == "date" and self._dated(n, about)
+                    or days_between(sentence, n, nums, self._record_dates(about))
+                    or self.tallies is not None and self.tallies.counts(sentence, n, said, nums))}
                 if not found:
                     break
                 worked |= found
@@ -340,14 +363,15 @@ def _indexed(documents: tuple[str, ...]) -> ContextEvidence:
         r = render(doc)
         if r.structured:
             structured = True
-            of_line, next_record = numbered([x.text for x in r.lines], next_record,
-                                            r.format == "markdown-table")
+            table = r.format in ("markdown-table", "csv")
+            of_line, next_record = numbered([x.text for x in r.lines], next_record, table)
             lines += [x.text for x in r.lines]
             records += of_line
             keys = [x.text.split(": ", 1)[0] if ": " in x.text else None for x in r.lines]
             counts |= {n for k, g in itertools.groupby(keys) if k is not None
                        for n in [len(list(g))] if n >= 2}  # a list of scalars, one per line
             counts |= L.counts(doc) if r.format == "markdown-table" else \
+                {len(r.lines)} if r.format == "csv" else \
                 {n for x in r.lines for n in L.listed(x.text) if n >= 2}
             continue
         blocks = L.record_blocks(doc)

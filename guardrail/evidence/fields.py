@@ -23,14 +23,14 @@ the clause naming the key.
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass, replace
 from typing import Collection, Optional, Sequence
 
 from guardrail.evidence import units
-from guardrail.evidence.arithmetic import columns, remainders
+from guardrail.evidence.arithmetic import MEAN as _MEAN, SUM as _SUM, columns, remainders
 from guardrail.evidence.currency import mentioned, minor_units
+from guardrail.evidence.field import Field, comparable, keyed, states
 from guardrail.evidence.keys import (CLAUSE, WORDS, Stem, clause_negated, clauses, echo, has,
                                     key_stems, naming, negated_words, pairs)
 from guardrail.evidence.lexicon import (CALENDAR, FLAGS, NULLS, OPPOSITES,
@@ -42,30 +42,10 @@ _NONE = re.compile(r"\b(?:no|not|none|nobody|no one|nothing|never|without|unassi
 # an identifier: letters and digits in one token ("v1.9.2", "B42", "RR423152050", "2.14.0-rc1")
 _HANDLE = re.compile(r"(?<![\w.\-])(?=[\w.\-]*\d)(?=[\w.\-]*[A-Za-z])"
                      r"[A-Za-z\d]+(?:[.\-][A-Za-z\d]+)*")
+_MEASURE = re.compile(r"\d+(?:\.\d+)?(?:-[A-Za-z]+)+")
+_OVER_RECORDS = re.compile(f"{_SUM.pattern}|{_MEAN.pattern}", re.I)
 _NAME_ID = re.compile(r"[A-Za-z][A-Za-z\d]*(?:[-_/][A-Za-z\d]+)*[-_/]\d+")
-_SHARE = re.compile(r"\b(?:pct|percent|percentage|probability|share)\b|%", re.I)
 _ITEMS = re.compile(r",\s*(?:and\s+|or\s+)?")
-
-@dataclass(frozen=True)
-class Field:
-    key: frozenset[str]        # the stems that name it: "checked bag included" -> check, bag, includ
-    name: str                  # the key as written
-    value: str
-    flag: Optional[bool]       # a yes/no value
-    values: StoredValues       # its numbers, dates, times
-    words: frozenset[str]      # stems of the value's words
-    line: int
-    record: int
-    listed: bool               # one of several values of its key in its record
-    path: str = ""             # the key with its parents ("dimensions cm > height")
-
-    @functools.cached_property
-    def unit(self) -> Optional[units.Unit]:
-        """The unit of its value: written after it ("7300 kg") or named by its key
-        ("height m", "dimensions cm > height"); read only when a sentence gives one."""
-        return next((u for n in numbers(self.value) if (u := units.unit_after(self.value, n))),
-                    None) or units.key_unit(self.path)
-
 
 @dataclass(frozen=True)
 class FieldCheck:
@@ -165,9 +145,11 @@ class Fields:
         # opens in Gallery 2" beside ``gallery: Halvorsen``: the show's artist)
         # nor those outside every record (``employee > name`` above the badge events)
         mine = set().union(*(self._record_words.get(r, set()) for r in (*(about or ()), -1)))
-        # identifiers the grounding never mentions ("v3.0-beta" where it has v1.9.2)
+        # identifiers the grounding never mentions ("v3.0-beta" where it has v1.9.2); a
+        # number with its unit ("a 40-foot container", "a 12-seat request") is none
         new_handles = [m.start() for m in _HANDLE.finditer(sentence)
-                       if m[0].lower() not in self._text] if named else []
+                       if m[0].lower() not in self._text and not _MEASURE.fullmatch(m[0])
+                       ] if named else []
         verdicts: dict[str, list[tuple[bool, Field]]] = {}
         for f in named:
             # what it says of the field stands in the clause naming it, or the next one ("the
@@ -182,6 +164,11 @@ class Fields:
                               {w for w, at in names if any(a <= at < b for a, b in scope)}, held,
                               any(a <= at < b for at in new_handles for a, b in scope),
                               mine)
+            if v is False and f.values.any and any(  # "268 kWh, fell in peak hours": its
+                    states(sentence, n, f) and not any(g.values.has(n) for g in named
+                                                        if g is not f)
+                    for n in nums if n not in inside):  # value, said before the clause
+                v = None
             if v is not None:
                 verdicts.setdefault(f.name, []).append((v, f))
         # a query the tool echoes (``query > remote: any``) states nothing of the world, nor
@@ -319,7 +306,7 @@ class Fields:
             by_prefix = any(has(k, negated) and not has(k, stems - negated) for k in f.key)
             return f.flag != (by_prefix or clause_negated(sentence, f.key, self.stem))
         if f.values.any:
-            mine = [n for n in nums if _comparable(n, f)
+            mine = [n for n in nums if comparable(n, f) and not keyed(sentence, n, f)
                     and not self._quantity_of_other(sentence, n, f)]
             if not mine:
                 return None
@@ -340,7 +327,9 @@ class Fields:
             # to add a course" gives the add deadline the drop deadline's date
             exact = [replace(n, precision=0.0) for n in mine]
             if not any(h.has(n) for n in exact for h in held):
-                return False
+                # over several records ("together they logged 22.5 hours"), a total: not
+                # the field's value, and the value lookups judge it
+                return None if _OVER_RECORDS.search(sentence) else False
             holders = [g for r in {f.record, -1} for g in
                        (self.fields[j] for j in self._of_record.get(r, ()))
                        if g is not f and any(g.values.has(n) for n in exact)]
@@ -379,22 +368,5 @@ class Fields:
                                               sentence[max(0, n.start - 1):n.start + 1]):
             return False
         w = m[1].lower()
-        return not (w in self.stopwords or w == "per" or units.unit_after(sentence, n)
+        return not (w in self.stopwords or w in ("per", "times") or units.unit_after(sentence, n)
                     or mentioned(w) or any(has(k, {self.stem(w)}) for k in f.key))
-
-
-
-def _comparable(n: Number, f: Field) -> bool:
-    """A value of the sentence's sort and the field's: a time for a time, a share for a
-    share ("20%" is no ``down payment: 85000``, "$130,200" no ``probability pct: 70``)."""
-    values = f.values
-    if n.kind == "number" and (n.percent or _SHARE.search(f.path)):
-        return n.percent and (bool(_SHARE.search(f.path)) or "%" in f.value or all(
-            abs(v) <= 1 for v in values.numbers))
-    if n.kind == "time":
-        return bool(values.times)
-    if n.kind == "date":
-        return bool(values.dates)
-    if values.dates or values.times:  # of a date-time only its year: "51 minutes after"
-        return n.kind == "number" and n.value.is_integer() and 1000 <= n.value <= 2100
-    return n.kind in ("number", "duration") and bool(values.numbers)

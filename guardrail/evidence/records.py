@@ -117,10 +117,14 @@ class Records:
         by_text = self._by_text(sentence)
         values, _ = self.hits(own, nums, by_text)
         named = self._named(own)
-        if len(named) >= 2:
-            return About(named, values, True)
+        # a number tagged as an id ("Her own PR, #479, ...") names its record
+        tagged = self.hits((), [n for n in nums if sentence[n.start - 1:n.start] == "#"])[0]
+        ids = set().union(*(w for w in tagged if len(w) == 1))
+        if len(named | ids) >= 2:
+            return About(named | ids, values, True)
         _, hits = self.hits(stems, nums, by_text)  # every content word, the first too
-        for prev in _recent_sentences(before) if self._refers(sentence, own, stems, values) \
+        for prev in _recent_sentences(before) \
+                if not _singles_out(tagged) and self._refers(sentence, own, stems, values) \
                 else ():
             _, before_hits = self.hits(_words(prev), [n for n in numbers(prev)
                                                       if n.kind != "count"],
@@ -130,10 +134,10 @@ class Records:
                 break
             if not _PRONOUN_START.match(prev):
                 break  # "It ..." after "It ...": the one named before both
-        if not hits or max(hits.values()) < 0.5:
-            return About(None, values)  # only words most records share: nothing tells
+        if not hits or max(hits.values()) < 0.5:  # only words most records share:
+            return About(ids or None, values)     # nothing tells
         top = max(hits.values())
-        return About({r for r, h in hits.items() if h >= top - 1e-9}, values)
+        return About({r for r, h in hits.items() if h >= top - 1e-9} | ids, values)
 
     @staticmethod
     def gap(about: About) -> float:

@@ -35,7 +35,7 @@ _YEAR = r"(?:,?\s+(?P<year>\d{4}))?"
 _DATE_MD = re.compile(rf"\b{_MONTH}\s+{_DAY}\b(?!:\d){_YEAR}", re.I)  # "May 2:" is a date
 _DATE_DM = re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}{_YEAR}\b", re.I)
 _DAY_RANGE_END = re.compile(r"\s*(?:-|–|to|through|thru)\s*(\d{1,2})(?:st|nd|rd|th)?\b"
-                            r"(?![:.]\d|\s*(?:[AaPp]\.?[Mm]\b|%))(?:,?\s+(?P<year>\d{4})\b)?")
+                            r"(?![:.,]\d|\s*(?:[AaPp]\.?[Mm]\b|%))(?:,?\s+(?P<year>\d{4})\b)?")
 _DATE_MY = re.compile(rf"\b{_MONTH}\s+(?P<year>\d{{4}})\b", re.I)
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2}))?")
 _TIME_12 = re.compile(r"\b(1[0-2]|0?[1-9])(?:[:.]([0-5]\d))?\s*([ap])\.?\s?m\b\.?", re.I)
@@ -44,6 +44,7 @@ _TIME_WORD = re.compile(r"\b(noon|midday|midnight)\b", re.I)
 # the start of a range whose end carries the meridiem: "from 2:30 to 4:25 PM", "1-3 pm"
 _RANGE_START = re.compile(r"\b(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*(?:to|until|till|-|–|—)\s*$",
                           re.I)
+_MONTH_BEFORE = re.compile(rf"\b{_MONTH}\s+$", re.I)
 _DURATION = re.compile(
     r"\b(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h)\b"
     r"(?:,?\s*(?:and\s+)?(\d+)\s*(?:minutes?|mins?)\b)?",
@@ -63,8 +64,9 @@ def times(text: str) -> list[tuple[int, int, int]]:
         end = h * 60 + int(m[2] or 0)
         out.append((m.start(), m.end(), end))
         if r := _RANGE_START.search(text, max(0, m.start() - 16), m.start()):
-            if r.start() and text[r.start() - 1] in ":.":
-                continue  # a decimal ("2.5 to 3 pm") is no time
+            if r.start() and text[r.start() - 1] in ":." or _MONTH_BEFORE.search(
+                    text, 0, r.start()):
+                continue  # a decimal ("2.5 to 3 pm") or a day ("December 6 until 9 AM")
             start = int(r[1]) % 12 * 60 + int(r[2] or 0)
             # the range's meridiem, unless that puts the start after the end ("11 to 1 PM")
             start += 720 if m[3].lower() == "p" and start + 720 <= end else 0
@@ -287,7 +289,7 @@ def numbers(text: str) -> list[Number]:
             continue
         else:
             value = _WORD_NUMBERS[m[3].lower()]
-        out.append(Number(value, m.start(), m.end(), 0.5, False, False, "count"))
+        out.append(Number(value, m.start(), m.end(), 0.0, False, False, "count"))  # exact
     return sorted(out, key=lambda n: n.start)
 
 

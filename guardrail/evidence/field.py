@@ -1,0 +1,74 @@
+"""A tool result's field, and whether a number a sentence says is its value.
+
+    Field                      one ``key: value`` of a rendered tool result
+    states(sentence, n, f)     ``n`` is the field's value, in its units or in others
+    keyed(sentence, n, f)      ``n`` is what the key itself names ("24h"), not its value
+    comparable(n, f)           ``n`` is of the field's sort (a share for a share)
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+from guardrail.evidence import units
+from guardrail.evidence.values import Number, StoredValues, numbers
+
+_SHARE = re.compile(r"\b(?:pct|percent|percentage|probability|share)\b|%", re.I)
+
+
+@dataclass(frozen=True)
+class Field:
+    key: frozenset[str]        # the stems that name it: "checked bag included" -> check, bag, includ
+    name: str                  # the key as written
+    value: str
+    flag: Optional[bool]       # a yes/no value
+    values: StoredValues       # its numbers, dates, times
+    words: frozenset[str]      # stems of the value's words
+    line: int
+    record: int
+    listed: bool               # one of several values of its key in its record
+    path: str = ""             # the key with its parents ("dimensions cm > height")
+
+    @functools.cached_property
+    def unit(self) -> Optional[units.Unit]:
+        """The unit of its value: written after it ("7300 kg") or named by its key
+        ("height m", "dimensions cm > height"); read only when a sentence gives one."""
+        return next((u for n in numbers(self.value) if (u := units.unit_after(self.value, n))),
+                    None) or units.key_unit(self.path)
+
+
+
+def states(sentence: str, n: Number, f: Field) -> bool:
+    """``n`` is the field's value, in its own units or another ("38.9 kWh" for
+    ``consumption wh: 38920``)."""
+    if f.values.has(n):
+        return True
+    u, unit = units.unit_after(sentence, n), f.unit
+    return bool(u and unit and u.dim == unit.dim and any(
+        units.close(n, u, v, unit) for v in f.values.numbers))
+
+
+def keyed(sentence: str, n: Number, f: Field) -> bool:
+    """``n`` is the period or size the key itself names ("in the last 24 hours" for
+    ``evaluations 24h``, "over 90 days" for ``sessions last 90d``), not its value."""
+    digits = re.findall(r"\d+", sentence[n.start:n.end])
+    return bool(digits) and all(d in re.findall(r"\d+", f.name) for d in digits)
+
+
+def comparable(n: Number, f: Field) -> bool:
+    """A value of the sentence's sort and the field's: a time for a time, a share for a
+    share ("20%" is no ``down payment: 85000``, "$130,200" no ``probability pct: 70``)."""
+    values = f.values
+    if n.kind == "number" and (n.percent or _SHARE.search(f.path)):
+        return n.percent and (bool(_SHARE.search(f.path)) or "%" in f.value or all(
+            abs(v) <= 1 for v in values.numbers))
+    if n.kind == "time":
+        return bool(values.times)
+    if n.kind == "date":
+        return bool(values.dates)
+    if values.dates or values.times:  # of a date-time only its year: "51 minutes after"
+        return n.kind == "number" and n.value.is_integer() and 1000 <= n.value <= 2100
+    return n.kind in ("number", "duration") and bool(values.numbers)

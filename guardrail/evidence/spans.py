@@ -1,0 +1,157 @@
+"""Numbers an answer reads off the grounding without arithmetic on its values: the days
+between two of its dates, the number of a label, and how many records hold a value.
+
+    days_between(sentence, n, said, dates)   "18 days from receipt to deposit": ``n``
+                                             days lie between a date the sentence states
+                                             and one of the grounding, or two of the
+                                             record it is about
+    Labels(text).has(sentence, n)            "week-8 retention" for ``w8``, "day 14" for
+                                             ``PT-118-D14``, "Category 4" for
+                                             ``category_4``: a number the grounding
+                                             writes inside a key or an identifier
+    Tallies(fields).counts(sentence, n, ...) "three are still open", "Three samples are
+                                             above the 10 mg/L limit": how many records
+                                             hold a value of a key it names, or lie
+                                             beyond a value it states
+
+Both are exact: a day count off by one, or a label the grounding lacks, stays a value
+the context does not hold.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import re
+from typing import Callable, Collection, Sequence
+
+from guardrail.evidence.keys import pairs
+from guardrail.evidence.values import Number, numbers
+
+_DAYS_AFTER = re.compile(r"[\s-]?(?:calendar\s+)?days?\b", re.I)
+MAX_DATES = 12
+"""More dates than this to pair, and a day count is no evidence of which two it spans."""
+
+
+def _day(d: tuple[int, int, int], year: int) -> dt.date | None:
+    y, m, day = d
+    try:
+        return dt.date(y or year, m, day) if day and (y or year) else None
+    except ValueError:
+        return None
+
+
+def days_between(sentence: str, n: Number, said: Sequence[Number],
+                 dates: Collection[tuple[int, int, int]]) -> bool:
+    """``n`` ("18 days", "130 days old") is the number of days between a date the
+    sentence states and one of ``dates`` (the grounding's, in the records it is about),
+    or between two of ``dates`` when the sentence states none; a date the sentence
+    writes without its year takes the years of ``dates``."""
+    if n.kind not in ("number", "count") or not n.value.is_integer() or n.value < 1 \
+            or not _DAYS_AFTER.match(sentence, n.end):
+        return False
+    years = {y for y, _, _ in dates if y}
+    theirs = {d for d in (_day(x, 0) for x in dates) if d}
+    if not theirs or len(theirs) > MAX_DATES:
+        return False
+    stated = [(int(m.value) // 10000, int(m.value) // 100 % 100, int(m.value) % 100)
+              for m in said if m.kind == "date" and m.start != n.start]
+    mine = {d for x in stated for y in (years or {0}) if (d := _day(x, y))}
+    pairs = [(a, b) for a in mine for b in theirs | mine] if mine else \
+        itertools.combinations(theirs, 2)
+    return any(abs((a - b).days) == n.value for a, b in pairs)
+
+
+_LABEL_BEFORE = re.compile(r"\b([A-Za-z]{1,12})[\s-]$")
+
+
+class Labels:
+    """The numbers a grounding writes inside keys and identifiers (``w8``, ``D14``,
+    ``category_4``), each with the letters before it, read once per grounding."""
+
+    def __init__(self, text: str):
+        self.labels = frozenset((a.lower(), int(d)) for a, d in re.findall(
+            r"(?<![A-Za-z\d.])([A-Za-z]{1,12})[_-]?(\d{1,3})(?![\w.])", text))
+
+    def has(self, sentence: str, n: Number) -> bool:
+        """``n`` is written right after a word ("week-8", "day 14", "Category 4") and the
+        grounding writes it after that word or the word's first letters (``w8``,
+        ``D14``, ``category_4``)."""
+        if n.kind != "number" or n.hedged or not n.value.is_integer():
+            return False
+        m = _LABEL_BEFORE.search(sentence, 0, n.start)
+        if m is None:
+            return False
+        word, v = m[1].lower(), int(n.value)
+        return any(v == d and word.startswith(a) for a, d in self.labels)
+
+
+_WORD = re.compile(r"[\s-]*([A-Za-z]+)")
+_ID = re.compile(r"[A-Za-z][\w-]*\d|\d[\w-]*[A-Za-z]")  # "S-0871", "V8", "12B": no quantity
+_BEYOND = re.compile(r"\b(?:above|over|more than|exceed(?:s|ed|ing)?|higher than|"
+                     r"below|under|less than|lower than)\b", re.I)
+_OVER = {"above", "over", "more than", "exceed", "exceeds", "exceeded", "exceeding",
+         "higher than"}
+
+
+class Tallies:
+    """How many records of a tool result hold each value of each key (``checked in:
+    yes`` in 6 of 8 rows), read once per grounding from its ``Field``s (fields.py)."""
+
+    def __init__(self, fields: Sequence, stem: Callable[[str], str],
+                 lines: Sequence[str] = (), records: Sequence[int] = ()):
+        self.stem = stem
+        held: dict[tuple[str, str], set[int]] = {}
+        # the words of keys holding numbers: "2 delivery attempts" is that key's value
+        self.numeric = frozenset().union(*(f.key for f in fields if f.values.numbers
+                                           and not _ID.search(f.value)))
+        names: dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]] = {}
+        for f in fields:
+            # values in words ("open", "yes"): a number held by so many records is more
+            # likely that number said again ("2 delivery attempts") than a count
+            if f.record >= 0 and not f.listed and f.value.strip() \
+                    and not any(c.isdigit() for c in f.value):
+                k = (f.name, f.value.strip().lower())
+                held.setdefault(k, set()).add(f.record)
+                names[k] = (f.key, frozenset(w for w in f.words if len(w) > 2))
+        self.tallies = [(*names[k], len(r)) for k, r in held.items()]
+        # one number per record under each key, every key (``result`` too, which names
+        # no field): what a count beyond a value reads
+        by_key: dict[str, dict[int, float]] = {}
+        for line, r in zip(lines, records):
+            for key, value in pairs(line) if r >= 0 else ():
+                nums = [m.value for m in numbers(value) if m.kind == "number"]
+                if len(nums) == 1:
+                    by_key.setdefault(key.rsplit(" > ", 1)[-1], {})[r] = nums[0]
+        self.columns = [tuple(v.values()) for v in by_key.values() if len(v) >= 2]
+
+    def counts(self, sentence: str, n: Number, stems: Collection[str],
+               said: Sequence[Number] = ()) -> bool:
+        """``n`` is how many records hold one value of a key, and the sentence names the
+        key ("Six of the eight volunteers checked in": ``checked in``) or the value
+        ("three are still open": ``status: open``)."""
+        if n.kind not in ("number", "count") or n.hedged or not n.value.is_integer() \
+                or n.value < 2 or sentence[n.end:n.end + 1].isalpha():
+            return False  # one record holding a value tells nothing; "1Gi" is no count
+        after = _WORD.match(sentence, n.end)
+        if after and self.stem(after[1]) in self.numeric:
+            return False  # "2 delivery attempts": a value of ``delivery attempts``
+        if any(k == n.value and (key <= stems or words & stems)
+               for key, words, k in self.tallies):
+            return True
+        return self._beyond(sentence, n, said)
+
+    def _beyond(self, sentence: str, n: Number, said: Sequence[Number]) -> bool:
+        """``n`` records of one key lie beyond a value the sentence states after it
+        ("Three samples are above the 10 mg/L limit")."""
+        for m in said:
+            if m.start <= n.end or m.kind != "number":
+                continue
+            word = _BEYOND.search(sentence, n.end, m.start)
+            if word is None:
+                continue
+            over = word[0].lower() in _OVER
+            if any(sum(v > m.value if over else v < m.value for v in col) == n.value
+                   for col in self.columns):
+                return True
+        return False

@@ -1,0 +1,124 @@
+"""Numbers an answer reads off a tool result without arithmetic on its values (days
+between dates, labels, how many records hold a value), sums it spells out, CSV tool
+results as records, and values that the number reader must not make up; each read
+through ContextEvidence, as the judge reads them, against a changed value that must
+stay missing."""
+
+import json
+
+import pytest
+
+from guardrail.evidence.features import ContextEvidence
+from guardrail.evidence.render import render
+from guardrail.evidence.values import numbers
+
+REFUND = json.dumps({"return_id": "R-88", "received_on": "2024-02-26",
+                     "refund": {"status": "DEPOSITED", "deposited_on": "2024-03-15",
+                                "amount_usd": 412.0}})
+ASSAY = json.dumps({"samples": [
+    {"sample_id": "PT-118-D0", "mean_pg_ml": 4.8}, {"sample_id": "PT-118-D7", "mean_pg_ml": 27.5},
+    {"sample_id": "PT-118-D14", "mean_pg_ml": 19.3}],
+    "retention_pct": {"w1": 41.2, "w8": 17.1}})
+SHIFTS = ("volunteer_id,name,shift_start,role,checked_in,hours_logged\n"
+          "V-1042,Maria Gonzalez,08:00,Sorting,yes,4.0\n"
+          "V-1107,Dev Patel,08:00,Sorting,yes,4.0\n"
+          "V-0988,Hannah Cho,09:00,Distribution,yes,3.5\n"
+          "V-1215,Samuel Okoro,09:00,Distribution,no,0.0\n"
+          "V-1030,Greta Lind,12:00,Driver,yes,4.0\n")
+SCAN = json.dumps({"repo": "web", "issues": {"critical": 2, "high": 5, "medium": 11,
+                                             "low": 19}})
+
+
+def missing(context, sentence, before=""):
+    ev = ContextEvidence.build([context]).features(sentence, before)
+    return [n.value for n in ev.missing_numbers]
+
+
+def test_days_between_a_date_it_states_and_one_of_the_grounding():
+    assert missing(REFUND, "Your return was received on February 26, so that's 18 days "
+                           "from receipt to deposit.") == []
+    assert missing(REFUND, "The refund took 18 days to arrive.") == []  # two of its dates
+    assert missing(REFUND, "Your return was received on February 26, so that's 19 days "
+                           "from receipt to deposit.") == [19.0]
+
+
+def test_a_number_the_grounding_writes_as_a_label():
+    assert missing(ASSAY, "Patient 118's IL-6 reached 27.5 pg/mL at day 7 and 19.3 pg/mL "
+                          "by day 14.") == []
+    assert missing(ASSAY, "Only week-8 retention is in, at 17.1%.") == []
+    assert missing(ASSAY, "It reached 27.5 pg/mL at day 9.") == [9.0]   # no D9
+    assert missing(ASSAY, "Only week-6 retention is in, at 17.1%.") == [6.0]
+    # a word that the label's letters do not start ("costs" is no ``w``)
+    assert missing(ASSAY, "It costs 8 dollars.") == [8.0]
+
+
+def test_how_many_records_hold_a_value_of_a_key_the_sentence_names():
+    assert render(SHIFTS).format == "csv"
+    assert missing(SHIFTS, "Four volunteers checked in.") == []
+    assert missing(SHIFTS, "Two volunteers were on Sorting.") == []
+    assert missing(SHIFTS, "Three volunteers checked in.") == [3.0]
+    # one record holding a value is no count, and a number with its unit is none
+    assert missing(SHIFTS, "Her limit is 1Gi of memory.") == [1.0]
+
+
+def test_a_total_of_the_parts_it_lists_after_it():
+    assert missing(SCAN, "It found 37 issues in total: 2 critical, 5 high, 11 medium and "
+                         "19 low.") == []
+    assert missing(SCAN, "It found 39 issues in total: 2 critical, 5 high, 11 medium and "
+                         "19 low.") == [39.0]
+    assert missing(SCAN, "It found 37 issues: 2 critical, 5 high, 11 medium and 19 "
+                         "low.") == [37.0]   # no word says it is their sum
+
+
+def test_a_csv_tool_result_is_read_as_records():
+    r = render(SHIFTS)
+    assert r.lines[0].text == ("volunteer id: V-1042; name: Maria Gonzalez; shift start: "
+                               "08:00; role: Sorting; checked in: yes; hours logged: 4.0")
+    assert SHIFTS[slice(*r.lines[0].source)] == "V-1042,Maria Gonzalez,08:00,Sorting,yes,4.0"
+    assert len(r.lines) == 5
+    ev = ContextEvidence.build([SHIFTS])
+    assert ev.structured and ev.features("Samuel Okoro checked in at 09:00.").record_gap == 0
+    # another row's value given to this one
+    assert ev.features("Samuel Okoro's shift started at 12:00.").field_changed is not None
+    # prose with commas, and rows of uneven width, stay text
+    assert render("Hello, world, and all.\nA line, with, commas.\nThird, one.").format == "text"
+
+
+@pytest.mark.parametrize("text,said", [
+    # a day range does not run into a number with thousands
+    ("It went out on October 8 to 24,800 recipients.", [("October 8", "date"),
+                                                          ("24,800", "number")]),
+    # a day before "until 9 AM" is no time
+    ("A swap from 6 PM on Friday, December 6 until 9 AM Saturday.",
+     [("6 PM", "time"), ("December 6", "date"), ("9 AM", "time")]),
+    ("It runs November 8-9.", [("November 8", "date"), ("9", "date")]),
+])
+def test_what_the_number_reader_reads(text, said):
+    assert [(text[n.start:n.end], n.kind) for n in numbers(text)] == said
+
+
+def test_a_total_over_records_is_not_the_value_of_the_field_it_names():
+    ev = ContextEvidence.build([SHIFTS])
+    # the value lookups judge a total (missing here: no rule sums durations yet)
+    assert ev.features("Together they logged 15.5 hours.").field_changed is None
+    assert ev.features("Hannah Cho logged 4.5 hours.").field_changed is not None
+
+
+def test_a_count_of_records_beyond_a_value_and_a_count_word_is_exact():
+    table = ("Nitrate limit: 10 mg/L\n\n| Sample | Result | Unit |\n|---|---|---|\n| S-0871 | 12.4 | mg/L |\n"
+             "| S-0872 | 8.9 | mg/L |\n| S-0875 | 10.6 | mg/L |\n| S-0876 | 11.2 | mg/L |\n")
+    assert missing(table, "Three samples are above the 10 mg/L limit.") == []
+    assert missing(table, "Two samples are above the 10 mg/L limit.") == [2.0]
+    # "three" is 3, not the 3.5 hours a row holds
+    assert missing(SHIFTS, "Three volunteers checked in.") == [3.0]
+
+
+def test_a_number_of_a_numeric_key_is_its_value_not_a_count():
+    parcels = json.dumps({"packages": [
+        {"code": "RR445498147", "stage": "out for delivery", "delivery_attempts": 2},
+        {"code": "JD086120470", "stage": "out for delivery", "delivery_attempts": 2},
+        {"code": "LX905198278", "stage": "in transit", "delivery_attempts": 0}]})
+    ev = ContextEvidence.build([parcels]).features(
+        "Package LX905198278 has had 2 delivery attempts so far.")
+    assert ev.missing_numbers or ev.field_changed or ev.record_gap > 0
+    assert missing(parcels, "Two packages are out for delivery.") == []
