@@ -97,10 +97,10 @@ def columns(fields: Sequence) -> tuple[Column, ...]:
     return tuple(out)
 
 
-_WHOLE = re.compile(r"\b(?:capacity|total|limit|max|maximum|quota|allowance|goal|target|budget|"
+WHOLE = re.compile(r"\b(?:capacity|total|limit|max|maximum|quota|allowance|goal|target|budget|"
                     r"package|plan|purchased|included|allotted|"
                     r"needed|required|cost|spaces|seats|slots|size|visits|allowed)\b")
-_USED = re.compile(r"\b(?:booked|used|occupied|taken|sold|reserved|enrolled|registered|"
+USED = re.compile(r"\b(?:booked|used|occupied|taken|sold|reserved|enrolled|registered|"
                    r"consumed|spent|balance|current|filled|done|completed|attending)\b")
 
 
@@ -114,7 +114,7 @@ def remainders(fields: Sequence) -> dict[int, tuple[float, ...]]:
         key = f.path.rsplit(" > ", 1)[-1]
         nums = [n.value for n in numbers(f.value) if n.kind == "number"]
         if len(nums) == 1 and not f.values.dates:
-            for pattern, into in ((_WHOLE, wholes), (_USED, used)):
+            for pattern, into in ((WHOLE, wholes), (USED, used)):
                 if pattern.search(key):
                     into.setdefault(f.record, []).append(nums[0])
     out = {}
@@ -307,7 +307,7 @@ def _apart(sentence: str, n: Number, operands: Sequence[float], alike: Sequence[
         return True
     if _LEFT.search(sentence) and (any(_close(v, n) for rest in left for v in rest) or any(
             _close(sum(a) - sum(b), n) for (ka, a), (kb, b) in itertools.permutations(columns, 2)
-            if len(a) == len(b) and _WHOLE.search(ka) and _USED.search(kb))):
+            if len(a) == len(b) and WHOLE.search(ka) and USED.search(kb))):
         return True  # "164 open spaces" over three levels: their spaces less those occupied
     after = re.match(r"\s?(?:more|fewer|less)?\s?([A-Za-z]{3,})", sentence[n.end:])
     return bool(after and _COMPARE.search(sentence)) and any(

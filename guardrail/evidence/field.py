@@ -3,6 +3,7 @@
     Field                      one ``key: value`` of a rendered tool result
     states(sentence, n, f)     ``n`` is the field's value, in its units or in others
     keyed(sentence, n, f)      ``n`` is what the key itself names ("24h"), not its value
+    whole_after_of(sentence, n)  ``n`` is a whole ("four of the five"), not a part
     comparable(n, f)           ``n`` is of the field's sort (a share for a share)
 """
 
@@ -16,7 +17,12 @@ from typing import Optional
 from guardrail.evidence import units
 from guardrail.evidence.values import Number, StoredValues, numbers
 
-_SHARE = re.compile(r"\b(?:pct|percent|percentage|probability|share)\b|%", re.I)
+_SHARE = re.compile(r"(?<![^\W_])(?:pct|percent|percentage|probability|share)(?![^\W_])|%",
+                    re.I)  # "deposit_pct" too
+_TIME_KEY = re.compile(r"(?<![^\W_])(?:s|sec|secs|seconds?|ms|min|mins|minutes?|h|hr|hrs|hours?|"
+                       r"days?|d|duration|time|eta|age|latency|elapsed|wait|uptime)(?![^\W_])",
+                       re.I)
+_WHOLE_AFTER_OF = re.compile(r"\bof\s+(?:the|its|their|your|his|her|our|all)?\s*$", re.I)
 
 
 @dataclass(frozen=True)
@@ -52,10 +58,22 @@ def states(sentence: str, n: Number, f: Field) -> bool:
 
 
 def keyed(sentence: str, n: Number, f: Field) -> bool:
-    """``n`` is the period or size the key itself names ("in the last 24 hours" for
-    ``evaluations 24h``, "over 90 days" for ``sessions last 90d``), not its value."""
+    """``n`` is no value of the field: the period or size the key itself names ("in the
+    last 24 hours" for ``evaluations 24h``), an identifier ("seat 22A"), or a time span
+    where the key names no time ("in just under 7 minutes" for ``deploys 30d: 11``)."""
     digits = re.findall(r"\d+", sentence[n.start:n.end])
-    return bool(digits) and all(d in re.findall(r"\d+", f.name) for d in digits)
+    if digits and all(d in re.findall(r"\d+", f.name) for d in digits):
+        return True
+    if n.kind == "number" and sentence[n.end:n.end + 1].isalpha():
+        return True
+    u = units.unit_after(sentence, n) if n.kind == "number" else None
+    return bool(u and u.dim == "time" and not _TIME_KEY.search(f.name)
+                and not f.values.has(n))
+
+
+def whole_after_of(sentence: str, n: Number) -> bool:
+    """``n`` is the whole a part is said of ("Four of the five checks passed")."""
+    return n.kind in ("number", "count") and bool(_WHOLE_AFTER_OF.search(sentence, 0, n.start))
 
 
 def comparable(n: Number, f: Field) -> bool:

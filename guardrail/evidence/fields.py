@@ -30,7 +30,7 @@ from typing import Collection, Optional, Sequence
 from guardrail.evidence import units
 from guardrail.evidence.arithmetic import MEAN as _MEAN, SUM as _SUM, columns, remainders
 from guardrail.evidence.currency import mentioned, minor_units
-from guardrail.evidence.field import Field, comparable, keyed, states
+from guardrail.evidence.field import Field, comparable, keyed, states, whole_after_of
 from guardrail.evidence.keys import (CLAUSE, WORDS, Stem, clause_negated, clauses, echo, has,
                                     key_stems, naming, negated_words, pairs)
 from guardrail.evidence.lexicon import (CALENDAR, FLAGS, NULLS, OPPOSITES,
@@ -321,6 +321,10 @@ class Fields:
                 return None if all(u.ambiguous for _, u in said) else False
             if any(f.values.has(n) for n in mine):
                 return True
+            # "Four of the five checks passed": the whole is no value of ``passed``
+            mine = [n for n in mine if not whole_after_of(sentence, n)]
+            if not mine:
+                return None
             # another field of the record holds it: the sentence is about that one (a
             # rounding of another field's value does not outweigh the field it names) --
             # unless it is a date or time and that field goes unnamed: "until October 17
