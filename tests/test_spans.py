@@ -122,3 +122,12 @@ def test_a_number_of_a_numeric_key_is_its_value_not_a_count():
         "Package LX905198278 has had 2 delivery attempts so far.")
     assert ev.missing_numbers or ev.field_changed or ev.record_gap > 0
     assert missing(parcels, "Two packages are out for delivery.") == []
+
+
+def test_a_total_over_records_of_a_key_no_sentence_names():
+    statement = ("date,description,amount,balance\n"
+                 "2024-05-01,ACH CREDIT STRIPE PAYOUT,3210.44,21662.63\n"
+                 "2024-05-02,AMZN MKTP US,-189.97,21472.66\n"
+                 "2024-05-03,ACH CREDIT STRIPE PAYOUT,2987.10,24459.76\n")
+    assert missing(statement, "Two Stripe payouts came in, totaling $6,197.54.") == []
+    assert missing(statement, "Two Stripe payouts came in, totaling $6,297.54.") == [6297.54]

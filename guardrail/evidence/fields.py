@@ -84,6 +84,7 @@ class Fields:
         # line -> its amount in units, where the tool writes minor units (Stripe's cents)
         cents = minor_units([(path, v, r) for path, v, _, r in found])
         self.minor: dict[int, StoredValues] = {}
+        unnamed: list[Field] = []
         for path, v, i, r in found:
             k, key = path.rsplit(" > ", 1)[-1], key_stems(path, stem, stopwords)
             words = frozenset(stem(w) for w in WORDS.findall(v) if not w[0].isdigit())
@@ -95,6 +96,10 @@ class Fields:
             if not key or v.lower() in NULLS:
                 if key:
                     self._nulls.append((key, r))
+                elif v.lower() not in NULLS:  # ``amount``: no sentence names it, but a
+                    #                             total over records adds it up
+                    unnamed.append(Field(key, k.lower(), v, None, StoredValues.of(v, key=path),
+                                         words, i, r, per_record[(k.lower(), r)] > 1, path))
                 continue
             self._key_words.setdefault(k.lower(), set()).update(words)
             # "labels: bug, good first issue" lists items as a line per item does
@@ -117,7 +122,7 @@ class Fields:
         self._record_values = {r: StoredValues.union(v) for r, v in by_record.items()}
         self._held = frozenset().union(*self._record_words.values())
         self._all_values = StoredValues.union(list(self._record_values.values()))
-        self.columns = columns(self.fields)
+        self.columns = columns(self.fields + unnamed)
         self.remainders = remainders(self.fields)
         self._records = len({r for r in records if r >= 0})
         self._text = "\n".join(lines).lower()
