@@ -598,3 +598,11 @@ def test_a_value_worked_out_rounded_or_said_elsewhere_in_the_sentence_is_not_cha
 def test_the_same_fields_given_other_values_are_still_caught(context, sentence):
     ev = ContextEvidence.build([context]).features(sentence)
     assert ev.field_changed is not None or ev.missing_numbers
+
+
+def test_a_seat_or_gate_is_compared_as_written():
+    ev = ContextEvidence.build([json.dumps({"booking": "K7Q2PL", "flight": "DL 2174",
+                                            "seat": "14C", "terminal": "2"})])
+    assert ev.features("Your seat is 8A.").field_changed == "seat: 14C"
+    agreed = ev.features("Your seat is 14C.")
+    assert agreed.field_changed is None and agreed.field_agreed

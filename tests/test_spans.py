@@ -1,6 +1,6 @@
 """Numbers an answer reads off a tool result without arithmetic on its values (days
-between dates, labels, how many records hold a value), sums it spells out, CSV tool
-results as records, and values that the number reader must not make up; each read
+between dates, labels, how many records hold a value), sums it spells out, and values
+that the number reader must not make up; each read
 through ContextEvidence, as the judge reads them, against a changed value that must
 stay missing."""
 
@@ -9,7 +9,6 @@ import json
 import pytest
 
 from guardrail.evidence.features import ContextEvidence
-from guardrail.evidence.render import render
 from guardrail.evidence.values import numbers
 
 REFUND = json.dumps({"return_id": "R-88", "received_on": "2024-02-26",
@@ -19,12 +18,13 @@ ASSAY = json.dumps({"samples": [
     {"sample_id": "PT-118-D0", "mean_pg_ml": 4.8}, {"sample_id": "PT-118-D7", "mean_pg_ml": 27.5},
     {"sample_id": "PT-118-D14", "mean_pg_ml": 19.3}],
     "retention_pct": {"w1": 41.2, "w8": 17.1}})
-SHIFTS = ("volunteer_id,name,shift_start,role,checked_in,hours_logged\n"
-          "V-1042,Maria Gonzalez,08:00,Sorting,yes,4.0\n"
-          "V-1107,Dev Patel,08:00,Sorting,yes,4.0\n"
-          "V-0988,Hannah Cho,09:00,Distribution,yes,3.5\n"
-          "V-1215,Samuel Okoro,09:00,Distribution,no,0.0\n"
-          "V-1030,Greta Lind,12:00,Driver,yes,4.0\n")
+SHIFTS = ("| volunteer_id | name | shift_start | role | checked_in | hours_logged |\n"
+          "|---|---|---|---|---|---|\n"
+          "| V-1042 | Maria Gonzalez | 08:00 | Sorting | yes | 4.0 |\n"
+          "| V-1107 | Dev Patel | 08:00 | Sorting | yes | 4.0 |\n"
+          "| V-0988 | Hannah Cho | 09:00 | Distribution | yes | 3.5 |\n"
+          "| V-1215 | Samuel Okoro | 09:00 | Distribution | no | 0.0 |\n"
+          "| V-1030 | Greta Lind | 12:00 | Driver | yes | 4.0 |\n")
 SCAN = json.dumps({"repo": "web", "issues": {"critical": 2, "high": 5, "medium": 11,
                                              "low": 19}})
 
@@ -53,7 +53,6 @@ def test_a_number_the_grounding_writes_as_a_label():
 
 
 def test_how_many_records_hold_a_value_of_a_key_the_sentence_names():
-    assert render(SHIFTS).format == "csv"
     assert missing(SHIFTS, "Four volunteers checked in.") == []
     assert missing(SHIFTS, "Two volunteers were on Sorting.") == []
     assert missing(SHIFTS, "Three volunteers checked in.") == [3.0]
@@ -68,20 +67,6 @@ def test_a_total_of_the_parts_it_lists_after_it():
                          "19 low.") == [39.0]
     assert missing(SCAN, "It found 37 issues: 2 critical, 5 high, 11 medium and 19 "
                          "low.") == [37.0]   # no word says it is their sum
-
-
-def test_a_csv_tool_result_is_read_as_records():
-    r = render(SHIFTS)
-    assert r.lines[0].text == ("volunteer id: V-1042; name: Maria Gonzalez; shift start: "
-                               "08:00; role: Sorting; checked in: yes; hours logged: 4.0")
-    assert SHIFTS[slice(*r.lines[0].source)] == "V-1042,Maria Gonzalez,08:00,Sorting,yes,4.0"
-    assert len(r.lines) == 5
-    ev = ContextEvidence.build([SHIFTS])
-    assert ev.structured and ev.features("Samuel Okoro checked in at 09:00.").record_gap == 0
-    # another row's value given to this one
-    assert ev.features("Samuel Okoro's shift started at 12:00.").field_changed is not None
-    # prose with commas, and rows of uneven width, stay text
-    assert render("Hello, world, and all.\nA line, with, commas.\nThird, one.").format == "text"
 
 
 @pytest.mark.parametrize("text,said", [
@@ -125,9 +110,9 @@ def test_a_number_of_a_numeric_key_is_its_value_not_a_count():
 
 
 def test_a_total_over_records_of_a_key_no_sentence_names():
-    statement = ("date,description,amount,balance\n"
-                 "2024-05-01,ACH CREDIT STRIPE PAYOUT,3210.44,21662.63\n"
-                 "2024-05-02,AMZN MKTP US,-189.97,21472.66\n"
-                 "2024-05-03,ACH CREDIT STRIPE PAYOUT,2987.10,24459.76\n")
+    statement = json.dumps({"transactions": [
+        {"date": "2024-05-01", "description": "ACH CREDIT STRIPE PAYOUT", "amount": 3210.44},
+        {"date": "2024-05-02", "description": "AMZN MKTP US", "amount": -189.97},
+        {"date": "2024-05-03", "description": "ACH CREDIT STRIPE PAYOUT", "amount": 2987.10}]})
     assert missing(statement, "Two Stripe payouts came in, totaling $6,197.54.") == []
     assert missing(statement, "Two Stripe payouts came in, totaling $6,297.54.") == [6297.54]

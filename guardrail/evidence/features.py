@@ -363,15 +363,14 @@ def _indexed(documents: tuple[str, ...]) -> ContextEvidence:
         r = render(doc)
         if r.structured:
             structured = True
-            table = r.format in ("markdown-table", "csv")
-            of_line, next_record = numbered([x.text for x in r.lines], next_record, table)
+            of_line, next_record = numbered([x.text for x in r.lines], next_record,
+                                            r.format == "markdown-table")
             lines += [x.text for x in r.lines]
             records += of_line
             keys = [x.text.split(": ", 1)[0] if ": " in x.text else None for x in r.lines]
             counts |= {n for k, g in itertools.groupby(keys) if k is not None
                        for n in [len(list(g))] if n >= 2}  # a list of scalars, one per line
             counts |= L.counts(doc) if r.format == "markdown-table" else \
-                {len(r.lines)} if r.format == "csv" else \
                 {n for x in r.lines for n in L.listed(x.text) if n >= 2}
             continue
         blocks = L.record_blocks(doc)

@@ -59,12 +59,10 @@ def states(sentence: str, n: Number, f: Field) -> bool:
 
 def keyed(sentence: str, n: Number, f: Field) -> bool:
     """``n`` is no value of the field: the period or size the key itself names ("in the
-    last 24 hours" for ``evaluations 24h``), an identifier ("seat 22A"), or a time span
-    where the key names no time ("in just under 7 minutes" for ``deploys 30d: 11``)."""
+    last 24 hours" for ``evaluations 24h``), or a time span where the key names no time
+    ("in just under 7 minutes" for ``deploys 30d: 11``)."""
     digits = re.findall(r"\d+", sentence[n.start:n.end])
     if digits and all(d in re.findall(r"\d+", f.name) for d in digits):
-        return True
-    if n.kind == "number" and sentence[n.end:n.end + 1].isalpha():
         return True
     u = units.unit_after(sentence, n) if n.kind == "number" else None
     return bool(u and u.dim == "time" and not _TIME_KEY.search(f.name)

@@ -43,6 +43,7 @@ _NONE = re.compile(r"\b(?:no|not|none|nobody|no one|nothing|never|without|unassi
 _HANDLE = re.compile(r"(?<![\w.\-])(?=[\w.\-]*\d)(?=[\w.\-]*[A-Za-z])"
                      r"[A-Za-z\d]+(?:[.\-][A-Za-z\d]+)*")
 _MEASURE = re.compile(r"\d+(?:\.\d+)?(?:-[A-Za-z]+)+")
+_GLUED = re.compile(r"\d{1,4}[A-Za-z]{1,2}\b")  # a seat, a gate, a suite: "14C", "B"-less "12A"
 _OVER_RECORDS = re.compile(f"{_SUM.pattern}|{_MEAN.pattern}", re.I)
 _NAME_ID = re.compile(r"[A-Za-z][A-Za-z\d]*(?:[-_/][A-Za-z\d]+)*[-_/]\d+")
 _ITEMS = re.compile(r",\s*(?:and\s+|or\s+)?")
@@ -310,6 +311,9 @@ class Fields:
                     return None
             by_prefix = any(has(k, negated) and not has(k, stems - negated) for k in f.key)
             return f.flag != (by_prefix or clause_negated(sentence, f.key, self.stem))
+        if _GLUED.fullmatch(f.value.strip()):  # "seat 8A" for ``seat: 14C``: as written
+            said = {m[0].lower() for n in nums if (m := _GLUED.match(sentence, n.start))}
+            return (f.value.strip().lower() in said) if said else None
         if f.values.any:
             mine = [n for n in nums if comparable(n, f) and not keyed(sentence, n, f)
                     and not self._quantity_of_other(sentence, n, f)]

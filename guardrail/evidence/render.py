@@ -14,7 +14,7 @@ lines a sentence can be matched against, deterministically and without dropping 
   nested keys join with `` > ``, and the records of an array are kept together, each
   opened by its position (``results 2:``), so a value stays next to its neighbours;
 * ISO dates and times keep their text and gain the written form assistants use;
-* markdown table and CSV rows become one line each, every cell named by its column;
+* markdown table rows become one line each, every cell named by its column;
 * everything else (prose, lists, ``key: value`` text, code) is kept as it is.
 
 Every line carries the character range of its value in the original text (``None``
@@ -24,7 +24,6 @@ twice), so an explanation can point back into the tool result as the client sent
 
 from __future__ import annotations
 
-import csv
 import datetime as _dt
 import json
 import re
@@ -55,7 +54,7 @@ class Rendered:
 
     original: str
     lines: tuple[Line, ...]
-    format: str  # "json" | "markdown-table" | "csv" | "text"
+    format: str  # "json" | "markdown-table" | "text"
 
     @property
     def text(self) -> str:
@@ -215,30 +214,6 @@ def _markdown_table(text: str) -> Optional[list[Line]]:
     return out
 
 
-_CSV_HEAD = re.compile(r"^[A-Za-z_][\w ./()%#-]{0,39}$")
-
-
-def _csv_table(text: str) -> Optional[list[Line]]:
-    """A CSV with a header of three names or more and every row as wide: each row one
-    line, every cell named by its column, as a markdown table's."""
-    raw = text.split("\n")
-    starts = [sum(len(x) + 1 for x in raw[:i]) for i in range(len(raw))]
-    kept = [(i, x) for i, x in enumerate(raw) if x.strip()]
-    if len(kept) < 3 or '"' in kept[0][1]:
-        return None
-    rows = list(csv.reader([x for _, x in kept]))
-    header = [c.strip() for c in rows[0]]
-    if len(header) < 3 or not all(_CSV_HEAD.match(c) for c in header) or any(
-            len(r) != len(header) for r in rows[1:]):
-        return None
-    names = [words_of_key(c) for c in header]
-    out = []
-    for (i, line), cells in zip(kept[1:], rows[1:]):
-        parts = [f"{n}: {_scalar(c.strip())}" for n, c in zip(names, cells) if c.strip()]
-        out.append(Line("; ".join(parts), (starts[i], starts[i] + len(line))))
-    return out
-
-
 def render(text: str) -> Rendered:
     """``text`` as lines to check against (see the module docstring)."""
     value = _json(text)
@@ -249,9 +224,6 @@ def render(text: str) -> Rendered:
     table = _markdown_table(text)
     if table is not None:
         return Rendered(text, tuple(table), "markdown-table")
-    table = _csv_table(text)
-    if table is not None:
-        return Rendered(text, tuple(table), "csv")
     lines, pos = [], 0
     for raw in text.split("\n"):
         if raw.strip():
