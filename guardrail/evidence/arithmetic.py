@@ -29,7 +29,7 @@ from typing import Collection, NamedTuple, Optional, Sequence
 from guardrail.evidence.values import Number, names_cents, numbers, word_after
 
 SUM = re.compile(r"\b(?:total|totals|totalling|totaling|in all|altogether|combined|together|"
-                  r"sum|overall|all told|across)\b", re.I)
+                 r"sum|overall|all told|across)\b", re.I)
 _DIFFERENCE = re.compile(r"\b(?:left|remaining|remain|remains|still|unused|spare|more|fewer|"
                          r"less|difference|apart|longer|shorter|higher|lower|older|younger|"
                          r"cheaper|dearer|gap|short of|up from|down from|below|above|under|"
@@ -37,7 +37,7 @@ _DIFFERENCE = re.compile(r"\b(?:left|remaining|remain|remains|still|unused|spare
                          r"leaves|leaving|faster|slower|away|over(?=\s*(?:[.,;:!?)]|$|"
                          r"budget|the (?:budget|limit|cap|target))))\b", re.I)
 MEAN = re.compile(r"\b(?:average|averages|averaged|averaging|avg|mean|"
-                   r"per (?:day|week|month) on)\b", re.I)
+                  r"per (?:day|week|month) on)\b", re.I)
 _ADDED = re.compile(r"\b(?:added|adding|including|included|plus|extra|"
                     r"with (?:fees|tax|taxes|shipping)|after (?:fees|tax|taxes))\b", re.I)
 _PER = re.compile(r"\b(?:at|per|each|every)\b|\ba (?:day|week|month|year|hour)\b", re.I)
@@ -98,10 +98,10 @@ def columns(fields: Sequence) -> tuple[Column, ...]:
 
 
 WHOLE = re.compile(r"\b(?:capacity|total|limit|max|maximum|quota|allowance|goal|target|budget|"
-                    r"package|plan|purchased|included|allotted|"
-                    r"needed|required|cost|spaces|seats|slots|size|visits|allowed)\b")
+                   r"package|plan|purchased|included|allotted|"
+                   r"needed|required|cost|spaces|seats|slots|size|visits|allowed)\b")
 USED = re.compile(r"\b(?:booked|used|occupied|taken|sold|reserved|enrolled|registered|"
-                   r"consumed|spent|balance|current|filled|done|completed|attending)\b")
+                  r"consumed|spent|balance|current|filled|done|completed|attending)\b")
 
 
 def remainders(fields: Sequence) -> dict[int, tuple[float, ...]]:

@@ -287,7 +287,7 @@ class ContextEvidence:
                          if r in self._record_values)]
         worked: set[int] = set()
         if unread or elsewhere:  # the records' numbers, read once for all of them
-            said = {stem(w) for w in WORD.findall(sentence.replace("-", " "))}
+            stems_said = {stem(w) for w in WORD.findall(sentence.replace("-", " "))}
             records, left = self._record_numbers(about), self._left(about)
             times = self.stored.times if len(self.stored.times) <= 12 or not about else \
                 frozenset().union(*(self._record_values[r].times for r in about
@@ -297,11 +297,13 @@ class ContextEvidence:
                 #                 or 4 hours 45 minutes" where 285 is a total)
                 anchored = [n for n in nums if n not in unread or n.start in worked]
                 anchored += self._exact(anchored)
-                found = {n.start for n in unread + elsewhere if n.start not in worked and (derived(
-                    sentence, n, self.stored.numbers, times, nums, columns,
-                    records, left, anchored) or n.kind == "date" and self._dated(n, about)
+                found = {n.start for n in unread + elsewhere if n.start not in worked and (
+                    derived(sentence, n, self.stored.numbers, times, nums, columns, records,
+                            left, anchored)
+                    or n.kind == "date" and self._dated(n, about)
                     or days_between(sentence, n, nums, self._record_dates(about))
-                    or self.tallies is not None and self.tallies.counts(sentence, n, said, nums))}
+                    or self.tallies is not None
+                    and self.tallies.counts(sentence, n, stems_said, nums))}
                 if not found:
                     break
                 worked |= found

@@ -46,7 +46,6 @@ class Field:
                     None) or units.key_unit(self.path)
 
 
-
 def states(sentence: str, n: Number, f: Field) -> bool:
     """``n`` is the field's value, in its own units or another ("38.9 kWh" for
     ``consumption wh: 38920``)."""

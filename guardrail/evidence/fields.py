@@ -43,7 +43,7 @@ _NONE = re.compile(r"\b(?:no|not|none|nobody|no one|nothing|never|without|unassi
 _HANDLE = re.compile(r"(?<![\w.\-])(?=[\w.\-]*\d)(?=[\w.\-]*[A-Za-z])"
                      r"[A-Za-z\d]+(?:[.\-][A-Za-z\d]+)*")
 _MEASURE = re.compile(r"\d+(?:\.\d+)?(?:-[A-Za-z]+)+")
-_GLUED = re.compile(r"\d{1,4}[A-Za-z]{1,2}\b")  # a seat, a gate, a suite: "14C", "B"-less "12A"
+_GLUED = re.compile(r"\d{1,4}[A-Za-z]{1,2}\b")  # a seat or a gate as written: "14C", "12A"
 _OVER_RECORDS = re.compile(f"{_SUM.pattern}|{_MEAN.pattern}", re.I)
 _NAME_ID = re.compile(r"[A-Za-z][A-Za-z\d]*(?:[-_/][A-Za-z\d]+)*[-_/]\d+")
 _ITEMS = re.compile(r",\s*(?:and\s+|or\s+)?")

@@ -128,7 +128,7 @@ class Tallies:
     def counts(self, sentence: str, n: Number, stems: Collection[str],
                said: Sequence[Number] = ()) -> bool:
         """``n`` is how many records hold one value of a key, and the sentence names the
-        key ("Six of the eight volunteers checked in": ``checked in``) or the value
+        key ("Six volunteers checked in": ``checked in``) or the value
         ("three are still open": ``status: open``)."""
         if n.kind not in ("number", "count") or n.hedged or not n.value.is_integer() \
                 or n.value < 2 or sentence[n.end:n.end + 1].isalpha():
