@@ -381,3 +381,15 @@ def test_gains_and_losses_of_one_column_add_up_together():
     assert missing(ev, "You're up about $1,950 in unrealized gains across your holdings.") == []
     assert missing(ev, "You're up about $2,950 in unrealized gains across your holdings.") \
         == [2950.0]
+
+
+def test_a_value_said_roughly_is_as_precise_as_its_last_digit_that_is_not_zero():
+    service = json.dumps({"vehicle": "V-104", "odometer_mi": 118742, "next_service_mi": 120460})
+    ev = ContextEvidence.build([service])
+    said = "At 118,742 miles now, the next one is due at 120,460, so in about {} miles."
+    assert missing(ev, said.format("1,700")) == []    # 1,718 to the hundred
+    assert missing(ev, said.format("1,800")) == [1800.0]
+    assert missing(ev, said.format("1,730")) == [1730.0]  # to the ten: 1,720
+    # a bound is no rounding: "over 25,000" stays as written
+    assert [n.precision for n in numbers("anything over $25,000")] == [0.5]
+    assert [n.precision for n in numbers("about 30,000 cubic meters")] == [5000.0]

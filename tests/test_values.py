@@ -136,7 +136,7 @@ def test_a_sentence_copied_from_the_grounding_is_never_flagged():
 
 def test_a_weekday_that_the_date_does_not_fall_on_is_a_changed_value():
     from guardrail.evidence.judge import explain
-    from guardrail.evidence.values import weekday_changed
+    from guardrail.evidence.weekdays import weekday_changed
     stored = {(2025, 3, 7)}  # a Friday
     assert not weekday_changed("It departs on Friday, March 7 at 8:25 AM.", stored)
     assert not weekday_changed("It departs on Fri 7 March 2025.", stored)

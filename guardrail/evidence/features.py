@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Optional, Sequence
 
-from guardrail.evidence import listing as L, values as V
+from guardrail.evidence import listing as L
 from guardrail.evidence.arithmetic import derived
 from guardrail.evidence.changed import changed
 from guardrail.evidence.fields import FieldCheck, Fields
@@ -32,6 +32,7 @@ from guardrail.evidence.values import Number, StoredValues, numbers
 from guardrail.evidence.render import render
 from guardrail.evidence.spans import Labels, Tallies, days_between
 from guardrail.evidence.units import Quantities
+from guardrail.evidence.weekdays import weekday_changed
 from guardrail.evidence.words import NEGATIONS, STOPWORDS, WORD, content_words, stem
 
 META_WORDS = frozenset("""
@@ -337,7 +338,7 @@ class ContextEvidence:
             len(nums), missing, len(words), found / len(stems) if stems else 1.0, best,
             line, len(names), missing_names, mismatch, self.stored.any, gap, check.changed,
             check.agreed, units.changed or (line if line and (best >= 0.5 and changed(
-                sentence, missing, line) or V.weekday_changed(sentence, self.stored.dates))
+                sentence, missing, line) or weekday_changed(sentence, self.stored.dates))
                 else None))
 
 

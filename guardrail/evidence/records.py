@@ -19,7 +19,8 @@ from dataclasses import replace
 from typing import NamedTuple, Optional, Sequence
 
 from guardrail.evidence.keys import pairs
-from guardrail.evidence.values import Number, StoredValues, numbers, weekday
+from guardrail.evidence.values import Number, StoredValues, numbers
+from guardrail.evidence.weekdays import weekday
 from guardrail.evidence.words import STOPWORDS, WORD, content_words, stem
 
 _HEAD = re.compile(r"^(.*\S \d+) of \d+:$")  # "rooms 2 of 3:", opening record "rooms 2"

@@ -19,11 +19,10 @@ would otherwise let any fabricated digit pass.
 
 from __future__ import annotations
 
-import datetime
 import re
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Collection, Optional, Sequence
+from typing import Collection, Sequence
 
 MONTHS = {name[:3]: i for i, name in enumerate(
     "january february march april may june july august september october november december"
@@ -107,34 +106,6 @@ def dates(text: str) -> list[tuple[int, int, tuple[int, int, int]]]:
     return sorted(out)
 
 
-_WEEKDAY = re.compile(r"\b(mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?\.?,?"
-                      r"\s+(?:the\s+)?", re.I)
-DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
-
-
-def weekday(year: int, month: int, day: int) -> Optional[str]:
-    """The day a date falls on ("wed"), None for no such date."""
-    try:
-        return DAYS[datetime.date(year, month, day).weekday()]
-    except ValueError:
-        return None
-
-
-def weekday_changed(text: str, stored: Collection[tuple[int, int, int]]) -> bool:
-    """A weekday said beside a date that falls on another day ("Friday, March 6, 2025";
-    the year, when not written, from the one stored date with that month and day)."""
-    found = list(_WEEKDAY.finditer(text))
-    at = {s: d for s, _, d in dates(text)} if found else {}
-    for m in found:
-        y, mo, d = at.get(m.end(), (0, 0, 0))
-        years = {y} if y else {sy for sy, smo, sd in stored if (smo, sd) == (mo, d) and sy}
-        if not d or len(years) != 1:
-            continue
-        if (day := weekday(years.pop(), mo, d)) is not None and day != m[1][:3].lower():
-            return True
-    return False
-
-
 def durations(text: str) -> list[tuple[int, int, float]]:
     """(start, end, minutes) for "1 hour 33 minutes", "2 hours", "1.5 h", "an hour and 15
     minutes", "an hour and a half", "half an hour"."""
@@ -211,6 +182,20 @@ _PER_BASE = re.compile(r"\bper\s+$", re.I)
 _SCALE_OF = re.compile(r"(\bout of\s+|\d\s*/\s*)$", re.I)
 # a span said roughly either way ("just over 11 hours" is no 10.2 hours)
 _ABOUT = re.compile(r"\b(about|around|approximately|roughly|~)\s*$", re.I)
+# said roughly, as opposed to a bound ("over $25,000"): the trailing zeros are rounding
+_ROUNDING = re.compile(r"\b(about|around|approximately|roughly|nearly|almost|some|close to|"
+                       r"~)\s*$", re.I)
+
+
+def _round_unit(v: float) -> float:
+    """The unit a whole number said roughly is rounded to: its last digit that is not
+    zero (1,700 -> 100; 30,000 -> 10,000; 1,718 -> 1)."""
+    whole, unit = int(abs(v)), 1
+    while whole and whole % (unit * 10) == 0:
+        unit *= 10
+    return float(unit)
+
+
 _HEDGES = re.compile(r"\b(about|around|approximately|roughly|nearly|almost|over|under|just after|"
                      r"just before|shortly after|shortly before|"
                      r"more than|less than|some|close to|just over|just under|~)\s*$", re.I)
@@ -268,6 +253,9 @@ def numbers(text: str) -> list[Number]:
         if _CENTS.match(text, m.end()):  # "48 cents" is the 0.48 a price field holds
             v, unit = v / 100, unit / 100
         hedged = bool(_HEDGES.search(text[max(0, m.start() - 16):m.start()]))
+        if not decimals and not scale and v and _ROUNDING.search(
+                text[max(0, m.start() - 16):m.start()]):
+            unit = _round_unit(v)  # "about 1,700 miles": to the hundred, so 1,718 is it
         if (h := _AND_A_PART.match(text, m.end())) and not decimals and not scale:
             out.append(Number(v + _HALVES[h[1].lower()], m.start(), h.end(), 0.05, hedged,
                               False))  # "26 and a half minutes"

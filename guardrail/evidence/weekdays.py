@@ -1,0 +1,41 @@
+"""The day of the week a date falls on, and a weekday said beside a date it does not
+fall on ("Friday, March 6, 2025" where March 6, 2025 is a Thursday).
+
+    weekday(year, month, day)         -> "thu" (None for no such date)
+    weekday_changed(text, stored)     -> a weekday the date beside it does not fall on
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from typing import Collection, Optional
+
+from guardrail.evidence.values import dates
+
+_WEEKDAY = re.compile(r"\b(mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?\.?,?"
+                      r"\s+(?:the\s+)?", re.I)
+DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+def weekday(year: int, month: int, day: int) -> Optional[str]:
+    """The day a date falls on ("wed"), None for no such date."""
+    try:
+        return DAYS[datetime.date(year, month, day).weekday()]
+    except ValueError:
+        return None
+
+
+def weekday_changed(text: str, stored: Collection[tuple[int, int, int]]) -> bool:
+    """A weekday said beside a date that falls on another day ("Friday, March 6, 2025";
+    the year, when not written, from the one stored date with that month and day)."""
+    found = list(_WEEKDAY.finditer(text))
+    at = {s: d for s, _, d in dates(text)} if found else {}
+    for m in found:
+        y, mo, d = at.get(m.end(), (0, 0, 0))
+        years = {y} if y else {sy for sy, smo, sd in stored if (smo, sd) == (mo, d) and sy}
+        if not d or len(years) != 1:
+            continue
+        if (day := weekday(years.pop(), mo, d)) is not None and day != m[1][:3].lower():
+            return True
+    return False
