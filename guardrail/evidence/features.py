@@ -154,8 +154,8 @@ class ContextEvidence:
         self._where = Records(lines, self._records, self._postings, self._record_values)
         self.quantities = Quantities(lines)
         self.labels = Labels(text)
-        self.tallies = Tallies(self.fields.fields, stem, lines, self._records) \
-            if self.fields else None
+        self.tallies = Tallies(self.fields.fields, stem,
+                               [c.values for c in self.fields.columns]) if self.fields else None
         self._shifted = self._shifted_dates()
         self._ask(question)
 
@@ -288,7 +288,6 @@ class ContextEvidence:
                          if r in self._record_values)]
         worked: set[int] = set()
         if unread or elsewhere:  # the records' numbers, read once for all of them
-            stems_said = {stem(w) for w in WORD.findall(sentence.replace("-", " "))}
             records, left = self._record_numbers(about), self._left(about)
             times = self.stored.times if len(self.stored.times) <= 12 or not about else \
                 frozenset().union(*(self._record_values[r].times for r in about
@@ -304,7 +303,7 @@ class ContextEvidence:
                     or n.kind == "date" and self._dated(n, about)
                     or days_between(sentence, n, nums, self._record_dates(about))
                     or self.tallies is not None
-                    and self.tallies.counts(sentence, n, stems_said, nums))}
+                    and self.tallies.counts(sentence, n, set(stems), nums))}
                 if not found:
                     break
                 worked |= found

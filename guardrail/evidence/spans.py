@@ -9,13 +9,13 @@ between two of its dates, the number of a label, and how many records hold a val
                                              ``PT-118-D14``, "Category 4" for
                                              ``category_4``: a number the grounding
                                              writes inside a key or an identifier
-    Tallies(fields).counts(sentence, n, ...) "three are still open", "Three samples are
+    Tallies(fields, ...).counts(sentence, n) "three are still open", "Three samples are
                                              above the 10 mg/L limit": how many records
                                              hold a value of a key it names, or lie
                                              beyond a value it states
 
-Both are exact: a day count off by one, or a label the grounding lacks, stays a value
-the context does not hold.
+Each is exact: a day count off by one, a label the grounding lacks, or a count no key's
+values give stays a value the context does not hold.
 """
 
 from __future__ import annotations
@@ -25,8 +25,7 @@ import itertools
 import re
 from typing import Callable, Collection, Sequence
 
-from guardrail.evidence.keys import pairs
-from guardrail.evidence.values import Number, numbers
+from guardrail.evidence.values import Number
 
 _DAYS_AFTER = re.compile(r"[\s-]?(?:calendar\s+)?days?\b", re.I)
 MAX_DATES = 12
@@ -57,9 +56,9 @@ def days_between(sentence: str, n: Number, said: Sequence[Number],
     stated = [(int(m.value) // 10000, int(m.value) // 100 % 100, int(m.value) % 100)
               for m in said if m.kind == "date" and m.start != n.start]
     mine = {d for x in stated for y in (years or {0}) if (d := _day(x, y))}
-    pairs = [(a, b) for a in mine for b in theirs | mine] if mine else \
+    spans = [(a, b) for a in mine for b in theirs | mine] if mine else \
         itertools.combinations(theirs, 2)
-    return any(abs((a - b).days) == n.value for a, b in pairs)
+    return any(abs((a - b).days) == n.value for a, b in spans)
 
 
 _LABEL_BEFORE = re.compile(r"\b([A-Za-z]{1,12})[\s-]$")
@@ -99,8 +98,10 @@ class Tallies:
     yes`` in 6 of 8 rows), read once per grounding from its ``Field``s (fields.py)."""
 
     def __init__(self, fields: Sequence, stem: Callable[[str], str],
-                 lines: Sequence[str] = (), records: Sequence[int] = ()):
-        self.stem = stem
+                 columns: Sequence[Sequence[float]] = ()):
+        """``columns``: one key's number in each record (``Fields.columns``), what a
+        count beyond a value reads."""
+        self.stem, self.columns = stem, columns
         held: dict[tuple[str, str], set[int]] = {}
         # the words of keys holding numbers: "2 delivery attempts" is that key's value
         self.numeric = frozenset().union(*(f.key for f in fields if f.values.numbers
@@ -115,15 +116,6 @@ class Tallies:
                 held.setdefault(k, set()).add(f.record)
                 names[k] = (f.key, frozenset(w for w in f.words if len(w) > 2))
         self.tallies = [(*names[k], len(r)) for k, r in held.items()]
-        # one number per record under each key, every key (``result`` too, which names
-        # no field): what a count beyond a value reads
-        by_key: dict[str, dict[int, float]] = {}
-        for line, r in zip(lines, records):
-            for key, value in pairs(line) if r >= 0 else ():
-                nums = [m.value for m in numbers(value) if m.kind == "number"]
-                if len(nums) == 1:
-                    by_key.setdefault(key.rsplit(" > ", 1)[-1], {})[r] = nums[0]
-        self.columns = [tuple(v.values()) for v in by_key.values() if len(v) >= 2]
 
     def counts(self, sentence: str, n: Number, stems: Collection[str],
                said: Sequence[Number] = ()) -> bool:
