@@ -507,6 +507,29 @@ async def test_an_encoding_expected_to_take_longer_than_the_wait_is_not_waited_f
     enc.shutdown()
 
 
+async def test_warm_waits_for_the_whole_encoding_past_the_end_of_stream_bound(pcw):
+    """``PUT /v1/contexts`` stores a context so that checks find it encoded: ``warm``
+    returns when the states are in, however long the encoding takes, where an
+    end-of-stream check would give up after ``final_state_wait_s`` (on a slow CPU a 4K
+    encoding takes longer than that bound, and 16 stored contexts were not encoded when
+    their streams began)."""
+    import asyncio
+
+    from guardrail.config import SchedulerConfig
+    from guardrail.engine.scheduler import Scheduler
+
+    release = threading.Event()
+    det = _held_encoding(pcw, release)
+    docs = (FILLER * 30 + PARIS,)
+    async with Scheduler(det, SchedulerConfig(final_state_wait_s=0.1)) as s:
+        threading.Timer(0.6, release.set).start()
+        t0 = time.monotonic()
+        n = await asyncio.wait_for(s.warm(docs), 30)
+        assert time.monotonic() - t0 >= 0.5  # it waited past the 0.1 s bound
+        ctx = det.prepare_context(docs)
+        assert n == ctx.n_tokens and det.states.peek(ctx.key) is not None
+
+
 def test_a_batch_may_mix_cached_and_cold_sequences(pcw):
     from guardrail.model.windows import TopKWindows
 

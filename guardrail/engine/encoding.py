@@ -32,11 +32,12 @@ class Encodings:
         self._started: dict[str, float] = {}
         self.rate: Optional[float] = None  # tokens/s
 
-    async def ready(self, ctx: Any, *, wait: bool = True) -> bool:
+    async def ready(self, ctx: Any, *, wait: bool = True, bounded: bool = True) -> bool:
         """Whether ``ctx``'s states are ready (always, for a detector without them);
         starts their encoding if needed and, with ``wait``, waits for it (its error is
-        raised here): at most ``wait_s``, and not at all when the encodings ahead of it
-        and its own should take longer than that."""
+        raised here): with ``bounded``, at most ``wait_s``, and not at all when the
+        encodings ahead of it and its own should take longer than that; else until it
+        is done (``PUT /v1/contexts``: a stored context is encoded when the call returns)."""
         if not self.cached or self.det.states.peek(ctx.key) is not None:
             return True
         if ctx.key not in self._running:
@@ -44,10 +45,11 @@ class Encodings:
             self._running[ctx.key] = (job, ctx.n_tokens)
             job.add_done_callback(lambda f, key=ctx.key: self._done(key, f))
         job = self._running[ctx.key][0]
-        if not wait or (self.wait_s is not None and self.expected_s(ctx.key) > self.wait_s):
+        limit = self.wait_s if bounded else None
+        if not wait or (limit is not None and self.expected_s(ctx.key) > limit):
             return False
         try:  # a caller giving up does not stop the encoding
-            await asyncio.wait_for(asyncio.shield(job), self.wait_s)
+            await asyncio.wait_for(asyncio.shield(job), limit)
         except asyncio.TimeoutError:
             return False
         return True

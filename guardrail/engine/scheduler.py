@@ -183,11 +183,11 @@ class Scheduler:
             self._drop(check)
 
     async def warm(self, documents, *, tenant: str = DEFAULT_TENANT) -> int:
-        """Prepare ``documents`` into the tenant's cache now (``PUT /v1/contexts``), so
-        the first check that uses them finds them ready; returns their token count."""
+        """Prepare ``documents`` into the tenant's cache now, encoded however long that
+        takes (``PUT /v1/contexts``, a stream's start); returns their token count."""
         ctx = await self.contexts.get_or_prepare(tenant, list(documents),
                                                  self._prepare_context, model=self._model_key)
-        await self._encodings.ready(ctx)
+        await self._encodings.ready(ctx, bounded=False)
         return ctx.n_tokens
 
     def info(self) -> EngineInfo:
