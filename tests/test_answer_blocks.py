@@ -296,3 +296,31 @@ def test_a_streams_consecutive_sentences_in_one_batch_share_what_the_first_keeps
     alone.answer = "sentences"
     np.testing.assert_allclose(got[3], alone.detect_batch([other], exit_layer=4)[0].token_probs,
                                atol=2e-5)
+
+
+def test_with_a_shortlist_a_sentence_still_scores_alone_as_within_the_whole_answer(blocks):
+    """Each block shortlists its windows from its own tokens' attention, so the
+    shortlist keeps the equality above, over a context of more windows than it keeps."""
+    context = FILLER * 30 + PARIS + FILLER * 10
+    blocks.top_windows, blocks.shortlist = 1, 2
+    blocks.meta["pcw"]["shortlist_from"] = 1  # layers 1-3 of the exit-4 check read it
+    ctx = blocks.prepare_context(context)
+    assert len(blocks.windows(ctx)) > 2
+    text = "".join(SENTENCES)
+    dets = [blocks.detect_batch([DetectInput(context, QUESTION, "".join(SENTENCES[:n + 1]),
+                                             len("".join(SENTENCES[:n])))], exit_layer=4)[0]
+            for n in range(3)]
+    assert blocks.prefixes.stats().hits == 2
+    fresh = PcwDetector.from_pretrained(None, device="cpu")
+    fresh.answer, fresh.top_windows, fresh.shortlist = "sentences", 1, 2
+    fresh.meta["pcw"]["shortlist_from"] = 1
+    r = tokenize(fresh.tokenizer, text)
+    cuts = [int(np.searchsorted(r.offsets[:, 0], c))
+            for c in (len(SENTENCES[0]), len(SENTENCES[0] + SENTENCES[1]))]
+    q = fresh.builder.question_tokens(QUESTION)
+    whole = fresh._query_sequence(ctx, fresh.context_states(ctx), q, r, (0, len(r)), 0, cuts, 1)
+    np.testing.assert_allclose(dets[2].token_probs, fresh.forward([whole], 4)[0], atol=2e-5)
+    fresh.shortlist = 0  # every window scored at every layer: another reading
+    plain = fresh._query_sequence(ctx, fresh.context_states(ctx), q, r, (0, len(r)), 0, cuts, 1)
+    assert fresh.meta["pcw"].get("shortlist") is None
+    assert np.abs(fresh.forward([plain], 4)[0] - dets[2].token_probs).max() > 1e-4

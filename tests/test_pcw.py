@@ -135,6 +135,59 @@ def test_each_block_of_a_query_reads_the_windows_it_attends_to_most(top):
     torch.testing.assert_close(every, plain, atol=1e-5, rtol=1e-5)
 
 
+def _shortlist_keep(q, ck, n_windows, top, short):
+    """Written out: block ``j`` (``short[j] = (start, end, windows)``) reads the ``top``
+    of its shortlisted windows that its tokens give the most mass, the softmax over
+    windows taken over the union of every block's shortlist."""
+    H, N, d = ck.shape
+    union = sorted({w for *_, ws in short for w in ws})
+    scores = (q[0] @ ck.transpose(-1, -2)) / d ** 0.5
+    lse = scores.view(H, q.shape[2], n_windows, -1).logsumexp(-1)[..., union]
+    mass = lse.softmax(-1).sum(0)
+    keep = torch.zeros(q.shape[2], n_windows, dtype=torch.bool)
+    for a, b, ws in short:
+        own = torch.tensor([union.index(w) for w in ws])
+        best = own[mass[a:b][:, own].sum(0).topk(top).indices]
+        keep[a:b, torch.tensor(union)[best]] = True
+    return keep.repeat_interleave(N // n_windows, -1).expand(H, -1, -1)
+
+
+def test_a_shortlist_keeps_the_first_layers_windows_for_the_later_layers():
+    """``shortlist``: the layers before ``shortlist_from`` read as without one, the
+    last of them keeping each block's ``shortlist`` windows of most mass; later layers
+    (the same ``TopWindows``, one call per layer) score only those, each block choosing
+    its ``top`` among its own, against the written-out masked softmax.  A window
+    outside a block's shortlist is never read, however much a later query resembles it."""
+    torch.manual_seed(3)
+    n_windows, size, n, top = 8, 8, 6, 2
+    blocks = ((0, 3), (3, 6))
+    ck, cv = torch.randn(4, n_windows * size, 16), torch.randn(4, n_windows * size, 16)
+    k_q, v_q = torch.randn(1, 4, n, 16), torch.randn(1, 4, n, 16)
+    real = torch.ones(1, n, dtype=torch.bool)
+    pick = TopWindows(n_windows, top, blocks, shortlist=4, shortlist_from=2)
+    for _ in range(2):  # layers 0 and 1: every window scored
+        first = torch.randn(1, 4, n, 16)
+        got = cached_attention(first, k_q, v_q, real, [[(ck, cv)]], windows=[pick])
+        plain = cached_attention(first, k_q, v_q, real, [[(ck, cv)]],
+                                 windows=[TopWindows(n_windows, top, blocks)])
+        torch.testing.assert_close(got, plain, atol=1e-6, rtol=1e-6)
+    short = [(a, b, pick.short[j].tolist()) for j, (a, b) in enumerate(blocks)]
+    assert all(len(ws) == 4 for *_, ws in short)
+    outside = next(w for w in range(n_windows) if w not in short[1][2])
+    later = torch.randn(1, 4, n, 16)
+    ck2 = ck.clone()
+    ck2[:, outside * size:(outside + 1) * size] += 3 * later[0, :, 3:].mean(1, keepdim=True)
+    got = cached_attention(later, k_q, v_q, real, [[(ck2, cv)]], windows=[pick])
+    keep = torch.cat([_shortlist_keep(later, ck2, n_windows, top, short),
+                      torch.ones(4, n, n, dtype=torch.bool)], -1)
+    scores = torch.cat([later[0] @ ck2.transpose(-1, -2), later[0] @ k_q[0].transpose(-1, -2)],
+                       -1) / 4
+    want = scores.masked_fill(~keep, float("-inf")).softmax(-1) @ torch.cat([cv, v_q[0]], 1)
+    torch.testing.assert_close(got, want.unsqueeze(0), atol=1e-5, rtol=1e-5)
+    assert not keep[:, 3:, outside * size].any()
+    assert not TopWindows(n_windows, top, blocks, shortlist=n_windows).narrows
+
+
 def test_windows_of_unequal_length_are_refused():
     with pytest.raises(ValueError, match="not 3 windows"):
         top_window_attention(torch.randn(1, 2, 3, 8), torch.randn(2, 31, 8),

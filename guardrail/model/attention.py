@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 import torch
@@ -97,15 +97,27 @@ class TopWindows:
     of one length back to back; each block of the check's query tokens reads the
     ``top`` of them it attends to most.  ``blocks``: the blocks as ``(start, end)``
     ranges of the real query tokens (empty: all one block); plain ints, so choosing
-    windows never waits on the device."""
+    windows never waits on the device.  ``shortlist`` (> ``top``; CPU path only): from
+    layer ``shortlist_from`` on, each block scores only the ``shortlist`` windows it
+    attended to most in the layer before (one object per forward counts the layers and
+    holds them), so the deeper layers of a check over many windows cost about
+    ``shortlist / count`` of scoring them all.  Chosen at the first layer, the shortlist
+    loses the ranking (docs/context-states.md)."""
 
     count: int
     top: int
     blocks: tuple[tuple[int, int], ...] = ()
+    shortlist: int = 0
+    shortlist_from: int = 3  # the first layer that reads only the shortlist
+    short: dict = field(default_factory=dict, repr=False)  # block -> its windows; "layer"
 
     @property
     def selects(self) -> bool:
         return 0 < self.top < self.count
+
+    @property
+    def narrows(self) -> bool:
+        return self.selects and self.top < self.shortlist < self.count
 
 
 def per_window_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, count: int
@@ -128,24 +140,44 @@ def top_window_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     where each block of its tokens reads only the ``pick.top`` windows its tokens give
     the most attention.  Returns the output and its log-sum-exp over what was read,
     for :func:`merge`."""
+    blocks = pick.blocks or ((0, q.shape[2]),)
+    layer = pick.short["layer"] = pick.short.get("layer", -1) + 1  # one call per layer
+    if pick.narrows and layer >= pick.shortlist_from:  # the windows each block shortlisted
+        union = torch.unique(torch.cat([pick.short[j] for j in range(len(blocks))]))
+        H, N, d = k.shape
+        kw, vw = (x.view(H, pick.count, N // pick.count, d)[:, union].reshape(H, -1, d)
+                  for x in (k, v))
+        o, lse = per_window_attention(q[0], kw, vw, len(union))
+        allowed = [torch.searchsorted(union, pick.short[j]) for j in range(len(blocks))]
+        out, total = _read_top(o, lse, pick, allowed)
+        return out.unsqueeze(0), total.unsqueeze(0)
     o, lse = per_window_attention(q[0], k, v, pick.count)
+    if pick.narrows and layer == pick.shortlist_from - 1:  # each block keeps its best
+        mass = lse.float().softmax(1).sum(0)
+        for j, (a, b) in enumerate(blocks):
+            pick.short[j] = mass[:, a:b].sum(1).topk(pick.shortlist).indices.sort().values
     out, total = _read_top(o, lse, pick)
     return out.unsqueeze(0), total.unsqueeze(0)
 
 
-def _read_top(o: torch.Tensor, lse: torch.Tensor, pick: TopWindows
+def _read_top(o: torch.Tensor, lse: torch.Tensor, pick: TopWindows,
+              allowed: Optional[Sequence[torch.Tensor]] = None
               ) -> tuple[torch.Tensor, torch.Tensor]:
     """From each window's attention (``o`` ``[H, W, n, d]``, ``lse`` ``[H, W, n]``), what
     each block reads: the windows its tokens give the most mass (each token's softmax
     over windows of its log-sum-exp there, summed over the block's tokens and the
-    heads), merged by log-sum-exp.  ``[H, n, d]`` float32 and ``[H, n]``."""
+    heads), merged by log-sum-exp; ``allowed[j]``: the windows block ``j`` may choose
+    from (default: all).  ``[H, n, d]`` float32 and ``[H, n]``."""
     lse = lse.float()
     mass = lse.softmax(1).sum(0)                                # [W, n]
     H, _, n, d = o.shape
     out = torch.empty(H, n, d, device=o.device)
     total = torch.empty(H, n, device=o.device)
-    for a, b in pick.blocks or ((0, n),):
-        chosen = mass[:, a:b].sum(1).topk(pick.top).indices
+    for j, (a, b) in enumerate(pick.blocks or ((0, n),)):
+        score = mass[:, a:b].sum(1)
+        if allowed is not None:
+            score = torch.full_like(score, -1.0).index_copy_(0, allowed[j], score[allowed[j]])
+        chosen = score.topk(pick.top).indices
         o_b, lse_b = o[:, chosen, a:b].float(), lse[:, chosen, a:b]
         total[:, a:b] = lse_b.logsumexp(1)
         out[:, a:b] = (o_b * torch.exp(lse_b - total[:, a:b].unsqueeze(1)).unsqueeze(-1)).sum(1)

@@ -87,6 +87,9 @@ class PcwDetector(Detector, attention="pcw"):
                      "pcw": {"window": self.window, "overlap": self.overlap}}
         self.answer = str(geometry.get("answer", "whole"))
         self.top_windows = int(geometry.get("top_windows", TOP_WINDOWS))
+        self.shortlist = int(geometry.get("shortlist", 0))
+        if self.shortlist:
+            self.meta["pcw"]["shortlist_from"] = int(geometry.get("shortlist_from", 3))
         self.states = StateCache(state_bytes)
         self.prefixes = StateCache(prefix_bytes)  # answers so far (answer blocks only)
         self.state_dtype: Optional[torch.dtype] = None  # None: the model's dtype
@@ -140,6 +143,21 @@ class PcwDetector(Detector, attention="pcw"):
         if n < 0:
             raise ModelLoadError(f"pcw top_windows {n}: 0 (read every window) or more")
         self.meta["pcw"]["top_windows"] = int(n)
+
+    @property
+    def shortlist(self) -> int:
+        """Windows each block keeps scoring from layer ``shortlist_from`` (3) on, those
+        it attended to most in the layer before (0: every window at every layer)."""
+        return self.meta["pcw"].get("shortlist", 0)
+
+    @shortlist.setter
+    def shortlist(self, n: int) -> None:
+        if n < 0:
+            raise ModelLoadError(f"pcw shortlist {n}: 0 (score every window) or more")
+        if n:
+            self.meta["pcw"]["shortlist"] = int(n)
+        else:
+            self.meta["pcw"].pop("shortlist", None)
 
     def answer_stats(self):
         """The kept answers' ``StateStats`` (hits: reused), or None without answer blocks."""
