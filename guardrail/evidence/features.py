@@ -273,6 +273,7 @@ class ContextEvidence:
         units = self.quantities.check(sentence, nums, self._stated)
         words = content_words(sentence)
         stems = [stem(w) for w in words]
+        distinct = set(stems)
         where = self._where.about(sentence, stems, nums, before)
         about, gap = where.records, self._where.gap(where)
         # worked out from the context's values: no field's value as such
@@ -303,7 +304,7 @@ class ContextEvidence:
                     or n.kind == "date" and self._dated(n, about)
                     or days_between(sentence, n, nums, self._record_dates(about))
                     or self.tallies is not None
-                    and self.tallies.counts(sentence, n, set(stems), nums))}
+                    and self.tallies.counts(sentence, n, distinct, nums))}
                 if not found:
                     break
                 worked |= found
@@ -315,12 +316,12 @@ class ContextEvidence:
         best, best_i = 0.0, None
         if stems:
             votes: dict[int, int] = {}
-            for s in set(stems):
+            for s in distinct:
                 for i in self._postings.get(s, ()):
                     votes[i] = votes.get(i, 0) + 1
             if votes:
                 best_i = max(votes, key=lambda i: (votes[i], -i))
-                best = votes[best_i] / len(set(stems))
+                best = votes[best_i] / len(distinct)
         names = [m[0] for i, m in enumerate(WORD.finditer(sentence))  # "3:30 PM"; "May" for
                  if i > 0 and m[0][0].isupper() and m[0].lower() not in STOPWORDS  # 2025-05-..
                  and not (self.structured and m[0].lower() in CALENDAR)

@@ -91,6 +91,10 @@ def _selects(windows: Sequence[Optional[TopWindows]], b: int) -> bool:
     return b < len(windows) and windows[b] is not None and windows[b].selects
 
 
+SHORTLIST_FROM = 3
+"""The first layer a shortlist applies to, by default (earlier ones lose the ranking)."""
+
+
 @dataclass(frozen=True, eq=False)
 class TopWindows:
     """How one check reads its context: the first cached part holds ``count`` windows
@@ -108,8 +112,9 @@ class TopWindows:
     top: int
     blocks: tuple[tuple[int, int], ...] = ()
     shortlist: int = 0
-    shortlist_from: int = 3  # the first layer that reads only the shortlist
-    short: dict = field(default_factory=dict, repr=False)  # block -> its windows; "layer"
+    shortlist_from: int = SHORTLIST_FROM  # the first layer that reads only the shortlist
+    short: dict = field(default_factory=dict, repr=False)  # block -> its shortlisted windows
+    layers: list = field(default_factory=list, repr=False)  # one entry per layer read
 
     @property
     def selects(self) -> bool:
@@ -141,7 +146,8 @@ def top_window_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     the most attention.  Returns the output and its log-sum-exp over what was read,
     for :func:`merge`."""
     blocks = pick.blocks or ((0, q.shape[2]),)
-    layer = pick.short["layer"] = pick.short.get("layer", -1) + 1  # one call per layer
+    layer = len(pick.layers)  # this runs once per layer of a forward
+    pick.layers.append(layer)
     if pick.narrows and layer >= pick.shortlist_from:  # the windows each block shortlisted
         union = torch.unique(torch.cat([pick.short[j] for j in range(len(blocks))]))
         H, N, d = k.shape

@@ -34,7 +34,7 @@ import numpy as np
 import torch
 
 from guardrail.errors import ContextError, InputError, ModelLoadError
-from guardrail.model.attention import bert_layer
+from guardrail.model.attention import SHORTLIST_FROM, bert_layer
 from guardrail.model.detector import DetectInput, Detector, PreparedInput
 from guardrail.model.inputs import (IGNORE, PreparedContext, Tokenized, Window, clean_text,
                                     cut_windows, tokenize)
@@ -88,8 +88,8 @@ class PcwDetector(Detector, attention="pcw"):
         self.answer = str(geometry.get("answer", "whole"))
         self.top_windows = int(geometry.get("top_windows", TOP_WINDOWS))
         self.shortlist = int(geometry.get("shortlist", 0))
-        if self.shortlist:
-            self.meta["pcw"]["shortlist_from"] = int(geometry.get("shortlist_from", 3))
+        if "shortlist_from" in geometry:
+            self.meta["pcw"]["shortlist_from"] = int(geometry["shortlist_from"])
         self.states = StateCache(state_bytes)
         self.prefixes = StateCache(prefix_bytes)  # answers so far (answer blocks only)
         self.state_dtype: Optional[torch.dtype] = None  # None: the model's dtype
@@ -146,7 +146,7 @@ class PcwDetector(Detector, attention="pcw"):
 
     @property
     def shortlist(self) -> int:
-        """Windows each block keeps scoring from layer ``shortlist_from`` (3) on, those
+        """Windows each block keeps scoring from layer ``shortlist_from`` on, those
         it attended to most in the layer before (0: every window at every layer)."""
         return self.meta["pcw"].get("shortlist", 0)
 
@@ -158,6 +158,11 @@ class PcwDetector(Detector, attention="pcw"):
             self.meta["pcw"]["shortlist"] = int(n)
         else:
             self.meta["pcw"].pop("shortlist", None)
+
+    @property
+    def shortlist_from(self) -> int:
+        """The first layer that reads only the shortlist."""
+        return self.meta["pcw"].get("shortlist_from", SHORTLIST_FROM)
 
     def answer_stats(self):
         """The kept answers' ``StateStats`` (hits: reused), or None without answer blocks."""

@@ -135,7 +135,7 @@ def _forward(det, seqs: Sequence[QuerySequence], layer: int) -> list[np.ndarray]
                              position_ids=batch["position_ids"])
     varlen = hidden.device.type == "cuda" and varlen_kernel() is not None
     windows = [TopWindows(s.states.n_windows, det.top_windows, block_ranges(r.segments),
-                          det.shortlist, det.meta["pcw"].get("shortlist_from", 3))
+                          det.shortlist, det.shortlist_from)
                for s, r in zip(seqs, runs)]
     keeping = [b for b, s in enumerate(seqs) if s.keep is not None]
     kept: dict[int, list] = {b: [] for b in keeping}
