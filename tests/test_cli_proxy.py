@@ -92,3 +92,16 @@ def test_serve_runs_the_proxy(fake_upstream):
         proc.send_signal(signal.SIGINT)
         proc.wait(30)
         proc.stdout.close()
+
+
+def test_check_releases_a_sentence_that_says_a_line_of_the_grounding_again():
+    context = ("The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in "
+               "Paris, France. It was completed in 1889 and is 330 metres tall.")
+    r = runner.invoke(app, ["check", "--context", context, "-q", "Where is the Eiffel Tower?",
+                            "-a", "The Eiffel Tower is in Paris. The Eiffel Tower is in Rome.",
+                            "--json"])
+    g = json.loads(r.stdout)
+    said, wrong = g["sentences"]
+    assert said["action"] == "release" and said["released"] == said["original"], said
+    assert not said["final"]["hallucinated"]
+    assert wrong["action"] != "release" and wrong["explanation"], wrong

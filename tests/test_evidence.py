@@ -107,6 +107,15 @@ def test_numbers_are_read_the_way_answers_write_them():
     # a lead-in to a list that names what follows
     ("Here's the Payments Primary rotation (times are Berlin time):", False),
     ("The rotation is handled by the Payments team in Berlin:", True),
+    # the assistant's own next step, before a tool call, and small talk
+    ("I'll look up your order now.", False),
+    ("Let me pull up the latest tracking details.", False),
+    ("Okay, I'm going to search the knowledge base for that.", False),
+    ("Good question!", False),
+    ("Let me check: your order shipped yesterday.", True),  # what follows is a claim
+    ("I'll look up order 4471.", True),                      # a value: checked
+    ("I will call the airline's rebooking desk for you, which closes at noon.", True),
+    ("Good questions were asked at the Senate hearing.", True),
 ])
 def test_a_sentence_without_a_claim_needs_no_check(sentence, claim):
     assert is_claim(sentence) is claim

@@ -120,6 +120,16 @@ def test_a_span_on_punctuation_alone_redacts_nothing_but_the_sentence():
     assert redact(text, most, "spans", "[x]") == "[x]"
 
 
+def test_a_span_of_function_words_alone_redacts_the_sentence():
+    text = "The Eiffel Tower is in Paris."  # observed: "The Eiffel Tower is [x] Paris."
+    assert clean_span(text, (Span(20, 22, "in", 0.74),)) is None
+    assert redact(text, (Span(20, 22, "in", 0.74),), "spans", "[x]") == "[x]"
+    assert redact(text, (Span(20, 28, "in Paris", 0.74),), "spans", "[x]") \
+        == "The Eiffel Tower is [x]."
+    assert redact("It opened in 1950.", (Span(13, 17, "1950", 0.9),), "spans", "[x]") \
+        == "It opened in [x]."  # a number says something
+
+
 # -- decide (pure) and the answer's regenerate loop -----------------------------------------------------------------------
 
 FLAGGED = Assessment(0.9, (Span(13, 17, "1950", 0.9),), True, 2)

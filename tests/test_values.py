@@ -232,3 +232,44 @@ def test_a_dates_year_is_no_quantity_said_roughly():
     ev = ContextEvidence.build([order])
     assert _missing(ev, "Malik has completed more than 2,000 deliveries.") == [("number", 2000.0)]
     assert _missing(ev, "The order was placed in 2025.") == []  # the year as written
+
+
+def test_a_sentence_restating_one_line_in_order_is_a_restatement():
+    from guardrail.evidence.restated import Restatements
+
+    lines = ["The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in "
+             "Paris, France.", "It was completed in 1889 and is 330 metres tall.",
+             "The tower is not open at night."]
+    r = Restatements(lines)
+    assert r.line_of("The Eiffel Tower is in Paris.") == 0
+    assert r.line_of("The lattice tower is in Paris, France.") == 0  # words dropped
+    assert r.line_of("Completed in 1889, it is 330 metres tall.") == 1  # numbers in order
+    assert r.line_of("It is 1,330 metres tall.") is None  # 1330 is no number of the line
+    assert r.line_of("Paris is on the Eiffel Tower.") is None  # turned around
+    assert r.line_of("The Eiffel Tower is in Lyon.") is None  # a word the line lacks
+    assert r.line_of("The tower is open at night.") is None  # the line is negated
+    assert r.line_of("The tower is not open at night.") == 2
+    assert r.line_of("It is in Paris.") is None  # too little to say
+    assert r.line_of("Tower in Paris, built 1889.") is None  # two lines, not one
+
+
+def test_a_restated_line_is_never_flagged_unless_a_value_speaks_against_it():
+    """A short grounding and a short true answer: the model may score "in" high
+    (observed: "The Eiffel Tower is in Paris." redacted against two sentences of prose);
+    a sentence that says one line again is not asked about.  A changed value, a
+    negation or a word the line lacks still goes to the judge's head."""
+    from guardrail.evidence.judge import FEATURES, Head, SentenceJudge
+
+    n = len(FEATURES)
+    w = [0.0] * n
+    w[FEATURES.index("p_max")] = 10.0
+    judge = SentenceJudge({4: Head((0.0,) * n, (1.0,) * n, tuple(w), -1.0, 0.5)})
+    ev = ContextEvidence.build(["The Eiffel Tower is a wrought-iron lattice tower on the "
+                                "Champ de Mars in Paris, France. It was completed in 1889 "
+                                "and is 330 metres tall."], "")
+    said = judge.judge(ev, "The Eiffel Tower is in Paris.", [0.9], 4)
+    assert said.claim and not said.flagged and said.evidence.restated
+    for wrong in ("The Eiffel Tower is not in Paris.", "The Eiffel Tower is in Lyon.",
+                  "Paris is on the Eiffel Tower.", "It was completed in 1890 and is 330 "
+                  "metres tall."):
+        assert judge.judge(ev, wrong, [0.9], 4).flagged, wrong

@@ -28,6 +28,7 @@ from guardrail.evidence.changed import changed
 from guardrail.evidence.fields import FieldCheck, Fields
 from guardrail.evidence.lexicon import CALENDAR
 from guardrail.evidence.records import Records, numbered
+from guardrail.evidence.restated import Restatements
 from guardrail.evidence.values import Number, StoredValues, numbers
 from guardrail.evidence.render import render
 from guardrail.evidence.spans import Labels, Tallies, days_between
@@ -49,6 +50,13 @@ _FILLER_START = re.compile(
     re.I)
 _OFFER = re.compile(r"^\W*(?:just\s+)?(?:let me know|feel free|would you like|do you want|"
                     r"want me to|shall i|should i|if you(?:'d| would) like,? i can)\b", re.I)
+# the assistant saying what it is about to do: "I'll look up your order now."
+_INTENT = re.compile(r"^\W*(?:(?:ok(?:ay)?|sure|alright|one moment)\W+)?(?:i'll|i will|i'm "
+                     r"going to|i am going to|let me|allow me to)\s+(?:now\s+|quickly\s+|"
+                     r"first\s+|go ahead and\s+)?(?:search|look|check|pull|fetch|find|query|"
+                     r"call|retrieve|open|run|grab|review|dig|try)\b[^:;\u2014\u2013]*$", re.I)
+_SMALL_TALK = re.compile(r"^\W*(?:(?:very |a )?good|great|excellent|fair) question\W*$|"
+                         r"^\W*(?:no problem|got it|understood|you're welcome)\W*$", re.I)
 _BECAUSE = re.compile(r",\s*(?:which|since|because|as)\b|\b(?:since|because)\b", re.I)
 _CAVEAT = re.compile(  # about the data's reliability, not about the world
     r"\b(?:could|may|might)\s+(?:be|have)\b[^.]*\b(?:out of date|outdated|inaccurate|"
@@ -68,8 +76,9 @@ def is_claim(sentence: str) -> bool:
         return False  # "Want me to retry it to the account ending 6789 instead?"
     if any(c.isdigit() for c in text):
         return True
-    if _CAVEAT.search(text) or _OFFER.match(text):
-        return False  # "These figures ... could be out of date.", "Let me know if ..."
+    if _CAVEAT.search(text) or _OFFER.match(text) or _SMALL_TALK.match(text) \
+            or _INTENT.match(text) and len(WORD.findall(text)) <= 12:
+        return False  # "... could be out of date.", "Let me know if ...", "Good question."
     words = content_words(text)
     rest = [w for w in words if w.lower() not in META_WORDS]
     if not rest:
@@ -105,6 +114,7 @@ class SentenceEvidence:
     field_agreed: bool = False           # it names a field and states the field's value
     line_changed: Optional[str] = None   # its closest line, holding another value of the
     #                                      sort of one it states and the context lacks
+    restated: bool = False    # one line holds its words and numbers in order (restated.py)
 
 
 _DAYS = re.compile(r"\bdays?\b", re.I)
@@ -153,6 +163,7 @@ class ContextEvidence:
                                for r, idx in by_record.items()}
         self._where = Records(lines, self._records, self._postings, self._record_values)
         self.quantities = Quantities(lines)
+        self.restatements = Restatements(lines)
         self.labels = Labels(text)
         self.tallies = Tallies(self.fields.fields, stem,
                                [c.values for c in self.fields.columns]) if self.fields else None
@@ -339,7 +350,7 @@ class ContextEvidence:
             line, len(names), missing_names, mismatch, self.stored.any, gap, check.changed,
             check.agreed, units.changed or (line if line and (best >= 0.5 and changed(
                 sentence, missing, line) or weekday_changed(sentence, self.stored.dates))
-                else None))
+                else None), self.restatements.line_of(sentence) is not None)
 
 
 def _flat(text: str) -> str:

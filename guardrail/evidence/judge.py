@@ -88,6 +88,15 @@ def explain(ev: SentenceEvidence, prob: float) -> Explanation:
     return Explanation(kind, severity, ev.field_changed or ev.line_changed or ev.best_line)
 
 
+def restates(ev: SentenceEvidence) -> bool:
+    """The sentence says one line of the grounding again (``restated.py``: its words
+    and numbers in that line, in order, negated alike), and nothing else speaks against
+    it: no value the grounding lacks or holds for another record, no field or line
+    that states one of its values otherwise."""
+    return ev.restated and not ev.missing_numbers and not ev.record_gap \
+        and ev.field_changed is None and ev.line_changed is None
+
+
 @dataclass(frozen=True)
 class Head:
     """One exit's logistic model over ``features`` (names from ``FEATURES``; a judge
@@ -203,8 +212,9 @@ class SentenceJudge:
         if not is_claim(sentence):
             return Judgement(0.0, False, False, None, None)
         ev = evidence.features(sentence, before)
-        # word for word from the grounding: nothing to doubt (only threshold 0 flags it)
-        if evidence.copied(sentence):
+        # word for word from the grounding, or one of its lines said again: nothing to
+        # doubt (only threshold 0 flags it)
+        if evidence.copied(sentence) or restates(ev):
             prob, flagged = 0.0, threshold is not None and threshold <= 0.0
         else:
             prob, flagged = self.decide(feature_vector(ev, probs, evidence.structured), layer,

@@ -20,6 +20,7 @@ from guardrail.config import GuardrailConfig, PolicyOverride, check_hold_action
 from guardrail.errors import BadRequest
 from guardrail.evidence.features import ContextEvidence
 from guardrail.evidence.judge import Explanation, SentenceJudge
+from guardrail.evidence.words import content_words
 from guardrail.types import Action, Detection, Grounding, Rewrite, Span
 
 
@@ -176,7 +177,9 @@ def clean_span(text: str, spans: tuple[Span, ...]) -> Optional[tuple[int, int]]:
     """The one span worth redacting inside ``text``, widened to whole words; None when
     the sentence should go whole: no span with a letter or digit in it, spans apart by
     words (several fragment replacements read as nonsense), or one span covering most
-    of it.  A span on punctuation alone ("330 meters[.]") is no span."""
+    of it.  A span on punctuation alone ("330 meters[.]") is no span, nor one of
+    function words alone ("The tower is [in] Paris.": the marker would say nothing of
+    what is wrong)."""
     runs: list[list[int]] = []
     for sp in sorted(spans, key=lambda s: s.start):
         if not any(c.isalnum() for c in text[sp.start:sp.end]):
@@ -189,6 +192,8 @@ def clean_span(text: str, spans: tuple[Span, ...]) -> Optional[tuple[int, int]]:
     if len(runs) != 1:
         return None
     s, e = runs[0]
+    if not content_words(text[s:e]) and not any(c.isdigit() for c in text[s:e]):
+        return None
     letters = sum(c.isalnum() for c in text)
     return (s, e) if sum(c.isalnum() for c in text[s:e]) <= MAX_SPAN_SHARE * letters else None
 

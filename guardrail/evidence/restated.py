@@ -1,0 +1,66 @@
+"""A sentence that restates one line of its grounding.
+
+    Restatements(lines).line_of("The Eiffel Tower is in Paris.")
+        -> the index of "The Eiffel Tower is a wrought-iron lattice tower on the Champ de
+           Mars in Paris, France.", or None
+
+A sentence restates a line when the line holds every content word (by stem) and every
+number of the sentence, in the sentence's order, and is negated as the sentence is.
+Nothing of such a sentence is new to the grounding and nothing in it is turned around:
+``SentenceJudge.judge`` passes it without asking the model, as it passes a sentence
+copied word for word.  Order matters: "the Chrysler Building is taller than the tower"
+does not restate "the tower is taller than the Chrysler Building".
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from guardrail.evidence.words import NEGATIONS, STOPWORDS, WORD, stem
+
+MIN_TERMS = 3
+"""Fewer content words and numbers than this, and a sentence says too little to be read
+as a restatement ("It is open." restates any line with "open" in it)."""
+
+
+def terms(text: str) -> tuple[str, ...]:
+    """The stems of ``text``'s content words and its numbers (without thousands
+    separators), in order."""
+    out = []
+    for w in WORD.findall(text):
+        if w[0].isdigit():
+            out.append(w.replace(",", ""))
+        elif w.lower().replace("’", "'") not in STOPWORDS:
+            out.append(stem(w))
+    return tuple(out)
+
+
+def _negated(text: str) -> bool:
+    return any(w.lower() in NEGATIONS for w in WORD.findall(text))
+
+
+def _holds(line: Sequence[str], wanted: Sequence[str]) -> bool:
+    rest = iter(line)
+    return all(t in rest for t in wanted)  # a subsequence: in order, gaps allowed
+
+
+class Restatements:
+    """The grounding's lines as term sequences, indexed by term (once per grounding)."""
+
+    def __init__(self, lines: Sequence[str]):
+        self.terms = [terms(x) for x in lines]
+        self.negated = [_negated(x) for x in lines]
+        self.postings: dict[str, list[int]] = {}
+        for i, ts in enumerate(self.terms):
+            for t in set(ts):
+                self.postings.setdefault(t, []).append(i)
+
+    def line_of(self, sentence: str) -> Optional[int]:
+        """The first line that ``sentence`` restates, if any."""
+        wanted = terms(sentence)
+        if len(wanted) < MIN_TERMS:
+            return None
+        rarest = min(wanted, key=lambda t: len(self.postings.get(t, ())))
+        neg = _negated(sentence)
+        return next((i for i in self.postings.get(rarest, ())
+                     if self.negated[i] == neg and _holds(self.terms[i], wanted)), None)
