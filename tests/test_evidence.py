@@ -113,6 +113,7 @@ def test_numbers_are_read_the_way_answers_write_them():
     ("Okay, I'm going to search the knowledge base for that.", False),
     ("Good question!", False),
     ("Let me check: your order shipped yesterday.", True),  # what follows is a claim
+    ("Let me pull up the tracking details, which show it was delivered.", True),
     ("I'll look up order 4471.", True),                      # a value: checked
     ("I will call the airline's rebooking desk for you, which closes at noon.", True),
     ("Good questions were asked at the Senate hearing.", True),

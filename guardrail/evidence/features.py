@@ -54,7 +54,7 @@ _OFFER = re.compile(r"^\W*(?:just\s+)?(?:let me know|feel free|would you like|do
 _INTENT = re.compile(r"^\W*(?:(?:ok(?:ay)?|sure|alright|one moment)\W+)?(?:i'll|i will|i'm "
                      r"going to|i am going to|let me|allow me to)\s+(?:now\s+|quickly\s+|"
                      r"first\s+|go ahead and\s+)?(?:search|look|check|pull|fetch|find|query|"
-                     r"call|retrieve|open|run|grab|review|dig|try)\b[^:;\u2014\u2013]*$", re.I)
+                     r"call|retrieve|open|run|grab|review|dig|try)\b[^:;,\u2014\u2013]*$", re.I)
 _SMALL_TALK = re.compile(r"^\W*(?:(?:very |a )?good|great|excellent|fair) question\W*$|"
                          r"^\W*(?:no problem|got it|understood|you're welcome)\W*$", re.I)
 _BECAUSE = re.compile(r",\s*(?:which|since|because|as)\b|\b(?:since|because)\b", re.I)
