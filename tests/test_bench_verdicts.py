@@ -79,3 +79,34 @@ def test_each_sentence_outcome_is_written_with_its_explanation(tmp_path):
     assert stopped["gold"] and stopped["stopped"] and stopped["released"] != bad
     assert stopped["explanation"]["kind"] in ("contradicted", "unverifiable")
     assert stopped["example"] == "ex0" and stopped["dataset"] == "hand"
+
+
+def test_a_config_file_sets_the_proxy_and_a_bad_one_is_refused(tmp_path):
+    """`--config` runs the proxy with the file's settings (here a policy threshold no
+    sentence reaches: nothing is stopped); an invalid file exits 2 before any model."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from guardrail.cli import app
+
+    bad = "It was completed in 1950 by a team of Italian architects."
+    ex = _example(0, bad, bad=bad)
+    data = tmp_path / "one.jsonl"
+    data.write_text(json.dumps({"id": ex.id, "context": ex.context, "question": ex.question,
+                                "response": ex.response, "spans": [list(s) for s in ex.spans],
+                                "hallucinated": True, "has_spans": True,
+                                "source_id": ex.source_id, "dataset": "hand"}) + "\n")
+    lax = tmp_path / "lax.yaml"
+    lax.write_text("policy:\n  threshold: 0.99999\nscheduler:\n  depth_ladder: []\n")
+    result = CliRunner().invoke(app, ["bench", "verdicts", "--data", str(data), "--config",
+                                      str(lax), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    row = json.loads((tmp_path / "out" / "sentences.jsonl").read_text())
+    assert row["gold"] and not row["stopped"] and row["released"] == bad
+    assert json.loads((tmp_path / "out" / "verdicts.json").read_text())["config"] == str(lax)
+    wrong = tmp_path / "wrong.yaml"
+    wrong.write_text("scheduler:\n  depth_ladder: [64, 6]\n")
+    result = CliRunner().invoke(app, ["bench", "verdicts", "--data", str(data), "--config",
+                                      str(wrong), "--out", str(tmp_path / "out2")])
+    assert result.exit_code == 2 and "depth_ladder" in result.output

@@ -171,16 +171,22 @@ def register(app: typer.Typer) -> None:
                                        "PATH@SPLIT (see `guardrail judge fit --help`)."),
         model: Optional[str] = typer.Option(None, help="Detector (default: shipped)."),
         limit: Optional[int] = typer.Option(None, help="First N answers of each --data."),
+        config_file: Optional[Path] = typer.Option(
+            None, "--config", "-c", help="YAML config for the proxy (as `guardrail serve "
+            "--config`; its upstream is the bench's own), e.g. `scheduler: {depth_ladder: "
+            "[]}` for in-flight checks at one exit whatever the queue."),
         out: Path = typer.Option(DEFAULT_OUT, help=OUT_HELP),
     ) -> None:
         """Labelled answers streamed through the real proxy: supported kept verbatim,
         unsupported stopped, per data set (verdicts.json), and each sentence's outcome
-        with its explanation (sentences.jsonl)."""
+        with its explanation (sentences.jsonl).  The fake upstream sends each answer at
+        once, so with the shipped adaptive depth a few checks run at a shallower exit,
+        depending on timing."""
         import json
 
         from guardrail.bench import verdicts
         from guardrail.commands.judge import load_split
-        from guardrail.config import GuardrailConfig
+        from guardrail.config import load_config
 
         examples = []
         meta = {}
@@ -192,15 +198,20 @@ def register(app: typer.Typer) -> None:
             examples += part[:limit] if limit else part
         if not examples:
             raise typer.BadParameter("no span-labelled answers in --data")
-        def config(url: str) -> GuardrailConfig:  # the shipped defaults but the model
-            return GuardrailConfig.model_validate(
-                {"upstream": {"base_url": url, "api_key": "sk-bench"},
-                 "detector": {"model": model}})
+        def config(url: str):  # the shipped defaults, the file's settings, the model
+            return load_config(config_file, env={}, overrides={
+                "upstream.base_url": url, "upstream.api_key": "sk-bench",
+                "detector.model": model})
 
+        try:
+            config("http://127.0.0.1:9/v1")  # a bad file fails here, before any model loads
+        except ValueError as e:
+            typer.echo(f"error: invalid configuration: {e}", err=True)
+            raise typer.Exit(2) from None
         rows: list = []
-        result = verdicts.run(examples, config=config if model else None, progress=True,
-                              sentences=rows)
-        result.update(data=data, model=model or "default")
+        result = verdicts.run(examples, config=config, progress=True, sentences=rows)
+        result.update(data=data, model=model or "default",
+                      config=str(config_file) if config_file else None)
         out.mkdir(parents=True, exist_ok=True)
         (out / "verdicts.json").write_text(json.dumps(result, indent=2) + "\n")
         (out / "sentences.jsonl").write_text(  # what happened to each sentence
