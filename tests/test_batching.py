@@ -114,3 +114,20 @@ def test_one_check_alone_is_cut_as_before():
     wq = q(max_batch_tokens=80, max_batch_size=8)
     wq.push("only", EOS, None, [Seq(10)] * 20, 6, now=0.0)
     assert len(wq.take((EOS, None)).items) == 8
+
+
+def test_end_of_stream_batches_keep_to_their_own_smaller_budget():
+    """A full-depth batch holds the model thread: in-flight checks queued behind it
+    wait for all of it, so end-of-stream batches are cut small."""
+    wq = q(max_batch_tokens=1000, eos_batch_tokens=250)
+    for name in "abcd":
+        wq.push(name, EOS, None, [Seq(100)], 6, now=0.0)
+        wq.push(name, IF, 4, [Seq(100)], 4, now=0.0)
+    assert len(wq.take((IF, 4)).items) == 4          # 400 tokens: within 1000
+    assert wq.wait_time((EOS, None), now=0.0, max_wait=1.0) == 0.0  # 4 x 100 > 250: full
+    assert [len(wq.take((EOS, None)).items) for _ in range(2)] == [2, 2]
+    one = q(max_batch_tokens=1000, eos_batch_tokens=250)
+    one.push("long", EOS, None, [Seq(600)], 6, now=0.0)  # one sequence however long
+    assert len(one.take((EOS, None)).items) == 1
+    with pytest.raises(ValueError, match="eos_batch_tokens"):
+        q(eos_batch_tokens=0)

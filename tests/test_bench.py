@@ -357,3 +357,26 @@ def test_bench_stream_warm_contexts_with_the_pcw_model(tmp_path: Path):
     assert guarded and all(c["streams_ok"] == c["streams"] for c in guarded)
     for c in guarded:
         assert c["checks"]["context_cache"]["misses"] == 0 < c["checks"]["context_cache"]["hits"]
+
+
+def test_bench_stream_runs_the_proxy_with_a_config_file(tmp_path: Path):
+    """``--config``: the proxy's settings come from the file under the benchmark's own
+    (here a smaller end-of-stream batch); a bad file exits 2 before anything starts."""
+    from typer.testing import CliRunner
+
+    from guardrail.cli import app
+
+    conf = tmp_path / "eos.yaml"
+    conf.write_text("scheduler:\n  eos_batch_tokens: 512\n  in_flight_windows: all\n")
+    invoke("bench", "stream", "--quick", "--streams", "1", "--naive-streams", "",
+           "--ablations", "", "--config", str(conf), "--out", str(tmp_path / "out"),
+           "--data-dir", str(tmp_path / "none"))
+    s = json.loads((tmp_path / "out" / "stream.json").read_text())["settings"]
+    assert s["config"] == str(conf.resolve()) and s["scheduler"]["eos_batch_tokens"] == 512
+    assert s["scheduler"]["in_flight_windows"] == "all"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("scheduler:\n  eos_batch_tokens: 0\n")
+    r = CliRunner().invoke(app, ["bench", "stream", "--quick", "--config", str(bad),
+                                 "--out", str(tmp_path / "out2")])
+    assert r.exit_code == 2 and "eos_batch_tokens" in r.output
+    assert not (tmp_path / "out2").exists()

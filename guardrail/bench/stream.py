@@ -194,7 +194,7 @@ async def _run(cfg: StreamBenchConfig, log: Callable[[str], None]) -> dict:
         spec = {"upstream": f"http://127.0.0.1:{up.port}/v1", "model": cfg.model,
                 "device": cfg.device, "variants": variants, "windows": cfg.windows,
                 "top_k": cfg.top_k, "final_pass": cfg.final_pass, "admission": cfg.admission,
-                "check_timeout_s": cfg.deadline_s + 30}
+                "check_timeout_s": cfg.deadline_s + 30, "config": cfg.config}
         log(f"starting the proxy process ({', '.join(variants)})")
         async with ProxyProcess(spec) as proxy, \
                 httpx.AsyncClient(limits=limits, timeout=timeout) as client:

@@ -35,6 +35,7 @@ class StreamBenchConfig:
     device: Optional[str] = None
     data_dir: Optional[str] = None
     seed: int = 0
+    config: Optional[str] = None             # a YAML config file under the settings above
 
     @classmethod
     def quick(cls, **kw: Any) -> "StreamBenchConfig":

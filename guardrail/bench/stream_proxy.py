@@ -77,10 +77,11 @@ def base_overrides(spec: dict) -> dict[str, Any]:
 
 
 def variant_config(spec: dict, name: str, n_layers: int):
-    """The GuardrailConfig of one variant (environment variables are not read)."""
+    """The GuardrailConfig of one variant: the shipped defaults, the spec's config file,
+    the benchmark's settings (environment variables are not read)."""
     from guardrail.config import load_config
 
-    return load_config(env={}, overrides={**base_overrides(spec),
+    return load_config(spec.get("config"), env={}, overrides={**base_overrides(spec),
                                           **variant_overrides(name, n_layers)})
 
 

@@ -149,9 +149,21 @@ def register(app: typer.Typer) -> None:
         model: Optional[str] = typer.Option(None, help="HF id or path (default: shipped)."),
         device: Optional[str] = typer.Option(None),
         data_dir: Optional[str] = typer.Option(None, help="Shared data directory."),
+        config_file: Optional[Path] = typer.Option(
+            None, "--config", "-c", help="YAML config for the proxy under the benchmark's "
+            "own settings (upstream, model, windows, ...), e.g. `scheduler: "
+            "{eos_batch_tokens: 8192}`."),
     ) -> None:
         """Fake upstream + the real proxy on loopback, N streams: release delay and more."""
         from guardrail.bench import stream as bs
+        from guardrail.config import load_config
+
+        if config_file is not None:
+            try:  # a bad file fails here, not in the proxy process
+                load_config(config_file, env={})
+            except ValueError as e:
+                typer.echo(f"error: invalid configuration: {e}", err=True)
+                raise typer.Exit(2) from None
 
         kw = {k: v for k, v in dict(
             streams=_ints(streams) or None, rate=rate, context_tokens=_ints(context_tokens) or None,
@@ -161,7 +173,8 @@ def register(app: typer.Typer) -> None:
             ablation_streams=None if ablation_streams is None else _ints(ablation_streams),
             windows=windows, top_k=top_k, final_pass=final_pass, admission=admission,
             deadline_s=deadline, warm_contexts=warm_contexts,
-            model=model, device=device, data_dir=data_dir).items() if v is not None}
+            model=model, device=device, data_dir=data_dir,
+            config=str(config_file.resolve()) if config_file else None).items() if v is not None}
         cfg = bs.StreamBenchConfig.quick(**kw) if quick else bs.StreamBenchConfig(**kw)
         _run_and_save(bs, cfg, out, ctx)
 

@@ -13,7 +13,10 @@ runs one exit.  The next lane is chosen by rules 1-3, a batch cut by rule 4:
 3. among lanes of one class, the lane whose oldest sequence is oldest;
 4. fair share: when several checks wait in a lane, a batch takes at most an equal
    share of its room from each (their oldest sequences), so one check's hundreds of
-   windows delay the others by one batch, not by all of them.
+   windows delay the others by one batch, not by all of them;
+5. end-of-stream batches are small (``eos_batch_tokens``): the model thread runs one
+   batch at a time, and in-flight checks queued behind a full-depth batch wait for all
+   of it.
 
 A batch is cut from a lane around its *oldest* sequence (so nothing waits forever):
 the sequences closest to it in length join while ``count * longest`` stays within the
@@ -64,11 +67,15 @@ class Batch:
 class WorkQueue:
     """Lanes of waiting sequences with the batch-cutting policy described above."""
 
-    def __init__(self, *, max_batch_tokens: int, max_batch_size: int, eos_every: int):
-        if max_batch_tokens < 1 or max_batch_size < 1 or eos_every < 1:
+    def __init__(self, *, max_batch_tokens: int, max_batch_size: int, eos_every: int,
+                 eos_batch_tokens: Optional[int] = None):
+        eos_batch_tokens = max_batch_tokens if eos_batch_tokens is None else eos_batch_tokens
+        if min(max_batch_tokens, max_batch_size, eos_every, eos_batch_tokens) < 1:
             raise ValueError(f"max_batch_tokens ({max_batch_tokens}), max_batch_size "
-                             f"({max_batch_size}) and eos_every ({eos_every}) must be >= 1")
+                             f"({max_batch_size}), eos_every ({eos_every}) and "
+                             f"eos_batch_tokens ({eos_batch_tokens}) must be >= 1")
         self.max_batch_tokens = max_batch_tokens
+        self.eos_batch_tokens = eos_batch_tokens
         self.max_batch_size = max_batch_size
         self.eos_every = eos_every
         self._lanes: dict[LaneKey, list[Item]] = {}
@@ -137,15 +144,15 @@ class WorkQueue:
         sequence has waited ``max_wait``; otherwise the time left to fill up."""
         lane = self._lanes[key]
         longest = max(it.length for it in lane)
-        if len(lane) >= self.max_batch_size or len(lane) * longest >= self.max_batch_tokens:
+        if len(lane) >= self.max_batch_size or len(lane) * longest >= self._budget(key):
             return 0.0
         return max(0.0, lane[0].enqueued + max_wait - now)
 
     def take(self, key: LaneKey) -> Batch:
         """Cut one batch from the lane, around its oldest sequence, with at most a fair
         share of it from any one check (rule 4)."""
-        lane = self._lanes[key]
-        by_len = sorted(self._fair_share(lane), key=lambda it: (it.length, it.order))
+        lane, budget = self._lanes[key], self._budget(key)
+        by_len = sorted(self._fair_share(lane, budget), key=lambda it: (it.length, it.order))
         anchor = min(range(len(by_len)), key=lambda i: by_len[i].order)
         lo = hi = anchor
         longest = by_len[anchor].length
@@ -157,7 +164,7 @@ class WorkQueue:
                 options.append(by_len[hi + 1])
             options.sort(key=lambda it: (abs(it.length - by_len[anchor].length), it.order))
             for cand in options:
-                if (hi - lo + 2) * max(longest, cand.length) <= self.max_batch_tokens:
+                if (hi - lo + 2) * max(longest, cand.length) <= budget:
                     break
             else:
                 break
@@ -178,7 +185,12 @@ class WorkQueue:
         return Batch(key[0], key[1], tuple(chosen))
 
     # -- internals -------------------------------------------------------------------------
-    def _fair_share(self, lane: list[Item]) -> list[Item]:
+    def _budget(self, key: LaneKey) -> int:
+        """A lane's batch token budget (rule 5)."""
+        return self.eos_batch_tokens if key[0] == Priority.END_OF_STREAM \
+            else self.max_batch_tokens
+
+    def _fair_share(self, lane: list[Item], budget: int) -> list[Item]:
         """The candidates of the next batch: each check's oldest sequences, at most an
         equal share of what fits one batch (by the oldest sequence's length), so a
         check with hundreds of windows cannot hold the lane while others wait."""
@@ -186,7 +198,7 @@ class WorkQueue:
         if len(jobs) == 1:
             return lane
         oldest = lane[0]
-        fit = min(self.max_batch_size, max(1, self.max_batch_tokens // max(oldest.length, 1)))
+        fit = min(self.max_batch_size, max(1, budget // max(oldest.length, 1)))
         share = max(1, -(-fit // len(jobs)))
         taken: dict[int, int] = {}
         out = []

@@ -75,8 +75,8 @@ class Scheduler:
         self.contexts = contexts or PreparedContextCache()
         self._model_key = getattr(detector, "context_key_name", None) or \
             getattr(getattr(detector, "tokenizer", None), "name_or_path", "")
-        self._queue = WorkQueue(max_batch_tokens=config.max_batch_tokens,
-                                max_batch_size=config.max_batch_size, eos_every=config.eos_every)
+        self._queue = WorkQueue(**{k: getattr(config, k) for k in (
+            "max_batch_tokens", "max_batch_size", "eos_every", "eos_batch_tokens")})
         self._streams: dict[str, set[_Check]] = {}
         self._pending, self._rate, self._measured = 0, config.initial_layer_tokens_per_s, False
         self._in_forward: set[asyncio.Future] = set()
