@@ -28,8 +28,8 @@ class SchedulerConfig(BaseModel):
     eos_batch_tokens: int = Field(1024, ge=1)
     """Padded tokens in one end-of-stream forward (one sequence at least, however long):
     a full-depth batch holds the model thread while in-flight checks wait behind it.
-    16 streams x 4K contexts (pcw): release delay p99 2.6-3.6 s with 8192, 1.2-1.7 s
-    with 600-1024 (docs/context-states.md)."""
+    16 streams x 4K contexts (pcw), release delay p99: median 3.4 s of seven runs with
+    8192, 1.6 s of five with 1024, lower in each pair (docs/context-states.md)."""
     max_wait_ms: float = Field(4.0, ge=0)
     """How long a lane's oldest sequence waits for its batch to fill before it runs."""
     max_batches_in_flight: int = Field(2, ge=1)
