@@ -573,3 +573,25 @@ def test_amounts_in_minor_units_and_an_offer_pass_and_a_changed_amount_is_stoppe
     bad = last_sentence_stopped(client, "Where are my payouts?", "list_payouts", PAYOUTS_TOOL,
                                 PAYOUTS_SUPPORTED, changed)
     assert bad["explanation"]["kind"] in ("contradicted", "unverifiable")
+
+
+def test_a_restated_line_and_a_next_step_pass_and_a_wrong_city_goes_whole(client, placeholder):
+    """Through the server: a preamble before the answer passes unchecked, a sentence that
+    says a line of the prose grounding again reaches the client verbatim (observed
+    before: "The Eiffel Tower is [unsupported] Paris."), and a wrong city is replaced
+    as a whole sentence or a clean span, never around a function word."""
+    if placeholder:
+        pytest.skip("the default model is still the untrained placeholder")
+    prose = ("The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in "
+             "Paris, France. It was completed in 1889 and is 330 metres tall.")
+    said = ["I'll look up the tower now. ", "The Eiffel Tower is in Paris. "]
+    wrong = "The Eiffel Tower is in Rome."
+    text, g = stream_tool_turn(client, "Where is the Eiffel Tower?", "search", prose,
+                               "".join(said) + wrong)
+    step, where, bad = g["sentences"]
+    assert step["claim"] is False and step["released"] == step["original"]
+    assert where["action"] == "release" and where["released"] == where["original"]
+    assert where["score"] == 0.0 and not where["final"]["hallucinated"]
+    assert text.startswith("".join(said)) and wrong not in text
+    assert bad["explanation"] and bad["released"] in ("[unsupported]",
+                                                      "The Eiffel Tower is in [unsupported].")
