@@ -236,21 +236,29 @@ def test_a_dates_year_is_no_quantity_said_roughly():
 
 def test_a_sentence_restating_one_line_in_order_is_a_restatement():
     from guardrail.evidence.restated import Restatements
+    from guardrail.evidence.words import NEGATIONS, WORD
+
+    def negated(text: str) -> bool:
+        return any(w.lower() in NEGATIONS for w in WORD.findall(text))
 
     lines = ["The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in "
              "Paris, France.", "It was completed in 1889 and is 330 metres tall.",
              "The tower is not open at night."]
-    r = Restatements(lines)
-    assert r.line_of("The Eiffel Tower is in Paris.") == 0
-    assert r.line_of("The lattice tower is in Paris, France.") == 0  # words dropped
-    assert r.line_of("Completed in 1889, it is 330 metres tall.") == 1  # numbers in order
-    assert r.line_of("It is 1,330 metres tall.") is None  # 1330 is no number of the line
-    assert r.line_of("Paris is on the Eiffel Tower.") is None  # turned around
-    assert r.line_of("The Eiffel Tower is in Lyon.") is None  # a word the line lacks
-    assert r.line_of("The tower is open at night.") is None  # the line is negated
-    assert r.line_of("The tower is not open at night.") == 2
-    assert r.line_of("It is in Paris.") is None  # too little to say
-    assert r.line_of("Tower in Paris, built 1889.") is None  # two lines, not one
+    r = Restatements(lines, [negated(x) for x in lines])
+
+    def line_of(sentence: str):
+        return r.line_of(sentence, negated(sentence))
+
+    assert line_of("The Eiffel Tower is in Paris.") == 0
+    assert line_of("The lattice tower is in Paris, France.") == 0  # words dropped
+    assert line_of("Completed in 1889, it is 330 metres tall.") == 1  # numbers in order
+    assert line_of("It is 1,330 metres tall.") is None  # 1330 is no number of the line
+    assert line_of("Paris is on the Eiffel Tower.") is None  # turned around
+    assert line_of("The Eiffel Tower is in Lyon.") is None  # a word the line lacks
+    assert line_of("The tower is open at night.") is None  # the line is negated
+    assert line_of("The tower is not open at night.") == 2
+    assert line_of("It is in Paris.") is None  # too little to say
+    assert line_of("Tower in Paris, built 1889.") is None  # two lines, not one
 
 
 def test_a_restated_line_is_never_flagged_unless_a_value_speaks_against_it():

@@ -156,14 +156,10 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Fake upstream + the real proxy on loopback, N streams: release delay and more."""
         from guardrail.bench import stream as bs
-        from guardrail.config import load_config
+        from guardrail.commands.proxy import config_or_exit
 
-        if config_file is not None:
-            try:  # a bad file fails here, not in the proxy process
-                load_config(config_file, env={})
-            except ValueError as e:
-                typer.echo(f"error: invalid configuration: {e}", err=True)
-                raise typer.Exit(2) from None
+        if config_file is not None:  # a bad file fails here, not in the proxy process
+            config_or_exit(config_file, {}, env={})
 
         kw = {k: v for k, v in dict(
             streams=_ints(streams) or None, rate=rate, context_tokens=_ints(context_tokens) or None,
@@ -199,7 +195,7 @@ def register(app: typer.Typer) -> None:
 
         from guardrail.bench import verdicts
         from guardrail.commands.judge import load_split
-        from guardrail.config import load_config
+        from guardrail.commands.proxy import config_or_exit
 
         examples = []
         meta = {}
@@ -212,15 +208,10 @@ def register(app: typer.Typer) -> None:
         if not examples:
             raise typer.BadParameter("no span-labelled answers in --data")
         def config(url: str):  # the shipped defaults, the file's settings, the model
-            return load_config(config_file, env={}, overrides={
-                "upstream.base_url": url, "upstream.api_key": "sk-bench",
-                "detector.model": model})
+            return config_or_exit(config_file, {"upstream.base_url": url, "detector.model":
+                                                model, "upstream.api_key": "sk-bench"}, env={})
 
-        try:
-            config("http://127.0.0.1:9/v1")  # a bad file fails here, before any model loads
-        except ValueError as e:
-            typer.echo(f"error: invalid configuration: {e}", err=True)
-            raise typer.Exit(2) from None
+        config("http://127.0.0.1:9/v1")  # a bad file fails here, before any model loads
         rows: list = []
         result = verdicts.run(examples, config=config, progress=True, sentences=rows)
         result.update(data=data, model=model or "default",

@@ -15,11 +15,13 @@ import typer
 ACTIONS = ("release", "redact", "regenerate", "block", "annotate")
 
 
-def _config(path: Optional[Path], overrides: dict[str, Any]):
+def config_or_exit(path: Optional[Path], overrides: dict[str, Any],
+                   env: Optional[dict[str, str]] = None):
+    """``load_config``, or exit 2 with the reason (``env``: None reads GUARDRAIL_*)."""
     from guardrail.config import load_config
 
     try:
-        return load_config(path, overrides=overrides)
+        return load_config(path, env=env, overrides=overrides)
     except ValueError as e:
         typer.echo(f"error: invalid configuration: {e}", err=True)
         raise typer.Exit(2) from None
@@ -57,7 +59,7 @@ def serve(
 
     from guardrail.proxy.app import create_app
 
-    cfg = _config(config, {"upstream.base_url": upstream, "server.host": host,
+    cfg = config_or_exit(config, {"upstream.base_url": upstream, "server.host": host,
                            "server.port": port, "detector.model": model,
                            "detector.device": device,
                            "policy.action": action, "policy.threshold": threshold,
@@ -164,7 +166,7 @@ def check(
     docs = list(context) + [p.read_text(encoding="utf-8") for p in context_file]
     if not any(d.strip() for d in docs):
         raise typer.BadParameter("give at least one --context or --context-file")
-    cfg = _config(config, {"detector.model": model, "policy.threshold": threshold})
+    cfg = config_or_exit(config, {"detector.model": model, "policy.threshold": threshold})
     try:
         result = asyncio.run(_check(cfg, docs, question, _read(answer)))
     except GuardrailError as e:

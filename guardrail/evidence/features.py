@@ -163,7 +163,7 @@ class ContextEvidence:
                                for r, idx in by_record.items()}
         self._where = Records(lines, self._records, self._postings, self._record_values)
         self.quantities = Quantities(lines)
-        self.restatements = Restatements(lines)
+        self.restatements = Restatements(lines, self._negated)
         self.labels = Labels(text)
         self.tallies = Tallies(self.fields.fields, stem,
                                [c.values for c in self.fields.columns]) if self.fields else None
@@ -350,7 +350,7 @@ class ContextEvidence:
             line, len(names), missing_names, mismatch, self.stored.any, gap, check.changed,
             check.agreed, units.changed or (line if line and (best >= 0.5 and changed(
                 sentence, missing, line) or weekday_changed(sentence, self.stored.dates))
-                else None), self.restatements.line_of(sentence) is not None)
+                else None), self.restatements.line_of(sentence, neg) is not None)
 
 
 def _flat(text: str) -> str:

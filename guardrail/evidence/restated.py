@@ -1,6 +1,6 @@
 """A sentence that restates one line of its grounding.
 
-    Restatements(lines).line_of("The Eiffel Tower is in Paris.")
+    Restatements(lines, negated).line_of("The Eiffel Tower is in Paris.", False)
         -> the index of "The Eiffel Tower is a wrought-iron lattice tower on the Champ de
            Mars in Paris, France.", or None
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from guardrail.evidence.words import NEGATIONS, STOPWORDS, WORD, stem
+from guardrail.evidence.words import STOPWORDS, WORD, stem
 
 MIN_TERMS = 3
 """Fewer content words and numbers than this, and a sentence says too little to be read
@@ -35,32 +35,28 @@ def terms(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _negated(text: str) -> bool:
-    return any(w.lower() in NEGATIONS for w in WORD.findall(text))
-
-
 def _holds(line: Sequence[str], wanted: Sequence[str]) -> bool:
     rest = iter(line)
     return all(t in rest for t in wanted)  # a subsequence: in order, gaps allowed
 
 
 class Restatements:
-    """The grounding's lines as term sequences, indexed by term (once per grounding)."""
+    """The grounding's lines as term sequences, indexed by term (once per grounding);
+    ``negated[i]``: whether line ``i`` holds a negation (``ContextEvidence`` reads it)."""
 
-    def __init__(self, lines: Sequence[str]):
+    def __init__(self, lines: Sequence[str], negated: Sequence[bool]):
         self.terms = [terms(x) for x in lines]
-        self.negated = [_negated(x) for x in lines]
+        self.negated = negated
         self.postings: dict[str, list[int]] = {}
         for i, ts in enumerate(self.terms):
             for t in set(ts):
                 self.postings.setdefault(t, []).append(i)
 
-    def line_of(self, sentence: str) -> Optional[int]:
-        """The first line that ``sentence`` restates, if any."""
+    def line_of(self, sentence: str, negated: bool) -> Optional[int]:
+        """The first line that ``sentence`` (``negated``: holding a negation) restates."""
         wanted = terms(sentence)
         if len(wanted) < MIN_TERMS:
             return None
         rarest = min(wanted, key=lambda t: len(self.postings.get(t, ())))
-        neg = _negated(sentence)
         return next((i for i in self.postings.get(rarest, ())
-                     if self.negated[i] == neg and _holds(self.terms[i], wanted)), None)
+                     if self.negated[i] == negated and _holds(self.terms[i], wanted)), None)
