@@ -170,3 +170,48 @@ def test_she_is_a_person_and_the_record_is_the_one_her_sentence_names():
     before = "Maya has a B+ in Chemistry. "
     f = ev.features("She also has one missing assignment in World History.", before)
     assert f.field_changed is None and f.record_gap == 0.0
+
+
+LABS = {"panel": "CMP", "results": [
+    {"analyte": "Glucose", "value": 112, "unit": "mg/dL", "flag": "H"},
+    {"analyte": "BUN", "value": 14, "unit": "mg/dL", "flag": None},
+    {"analyte": "Creatinine", "value": 0.91, "unit": "mg/dL", "flag": None},
+    {"analyte": "eGFR", "value": 81, "unit": "mL/min", "flag": None},
+    {"analyte": "Potassium", "value": 5.4, "unit": "mmol/L", "flag": "H"}]}
+
+
+def test_lowercase_labels_of_two_records_make_a_sentence_about_both():
+    """"creatinine" and "eGFR" are the labels (``analyte``) of two records: each value
+    is its own record's, no other record's."""
+    ev = ContextEvidence.build([json.dumps(LABS)], "")
+    before = "Your potassium was 5.4 mmol/L, above the limit. "
+    f = ev.features("Your kidney markers look normal, with creatinine at 0.91 mg/dL and an "
+                    "eGFR of 81.", before)
+    assert f.record_gap == 0.0 and not f.missing_numbers
+    # the values swapped between the two records still lie outside them
+    swapped = ev.features("Your kidney markers look normal, with creatinine at 14 mg/dL and "
+                          "an eGFR of 81.", before)
+    assert swapped.record_gap > 0.0
+    # a word of a value that is no label (``unit``: several records share "mg/dL") names none
+    assert ev._where._labels == frozenset({"analyte"})
+
+
+LOCKS = {"devices": [
+    {"name": "front door", "kind": "lock", "battery_pct": 18},
+    {"name": "back door", "kind": "lock", "battery_pct": 64},
+    {"name": "porch light", "kind": "light", "brightness_pct": 70},
+    {"name": "hall sensor", "kind": "motion", "battery_pct": 91}]}
+
+
+def test_a_value_said_of_the_other_record_named_in_the_sentence_lies_outside_its_record():
+    ev = ContextEvidence.build([json.dumps(LOCKS)], "")
+    right = ev.features("The back door lock's battery is at 64%, while the front door's is "
+                        "down to 18%.")
+    swapped = ev.features("The back door lock's battery is at 18%, while the front door's is "
+                          "down to 64%.")
+    assert right.record_gap == 0.0 and swapped.record_gap > 0.0
+    # a value before the name it belongs to, and the second value of a comparison
+    assert ev.features("Battery ranges from 18% on the front door up to 64% on the back "
+                       "door.").record_gap == 0.0
+    assert ev.features("The front door is lower, at 18% against 64% on the back door."
+                       ).record_gap == 0.0

@@ -40,6 +40,13 @@ def test_days_between_a_date_it_states_and_one_of_the_grounding():
     assert missing(REFUND, "The refund took 18 days to arrive.") == []  # two of its dates
     assert missing(REFUND, "Your return was received on February 26, so that's 19 days "
                            "from receipt to deposit.") == [19.0]
+    # the days of a range it states, both ends counted; one more is another count
+    week = json.dumps({"student": "Leo", "present": [{"date": f"2024-10-{d:02d}"} for d in
+                                                      (7, 8, 10, 11)]})
+    assert missing(week, "He was at school on four of the five days from October 7 to "
+                         "October 11, 2024.") == []
+    assert missing(week, "He was at school on all six days from October 7 to October 11, "
+                         "2024.") == [6.0]
 
 
 def test_a_number_the_grounding_writes_as_a_label():

@@ -186,6 +186,34 @@ def test_a_date_before_a_colon_a_day_range_and_a_duration_in_seconds():
     assert ev.features("It has been running for 2 hours 44 minutes.").missing_numbers == ()
 
 
+def test_minutes_with_their_seconds_are_one_duration_and_midday_is_approximate():
+    assert [(n.kind, round(n.value, 3), n.hedged) for n in numbers(
+        "It took 17 minutes and 36 seconds, then 4 min 8 s, and ran over midday, not at noon.")
+        ] == [("duration", 17.6, False), ("duration", 4.133, False), ("time", 720.0, True),
+              ("time", 720.0, False)]
+    ev = ContextEvidence.build([json.dumps({"pipeline": {"duration_s": 1056}, "trips": [
+        {"start": "2024-08-05T07:42:10", "braking_events": 0},
+        {"start": "2024-08-05T12:05:33", "braking_events": 2}]})])
+    assert ev.features("The whole run took 17 minutes and 36 seconds.").missing_numbers == ()
+    # to the second: 17 minutes and 46 seconds is another duration
+    assert len(ev.features("The whole run took 17 minutes and 46 seconds.").missing_numbers) == 1
+    assert ev.features("Two of them were on the midday trip.").missing_numbers == ()
+    assert len(ev.features("Two of them were on the trip at noon.").missing_numbers) == 1
+    assert len(ev.features("Two of them were on the midday trip at 2:30 PM.").missing_numbers) == 1
+
+
+def test_an_hour_of_the_day_written_as_a_number_is_that_time():
+    ev = ContextEvidence.build([json.dumps({"date": "2024-07-16", "intervals": [
+        {"hour_ending": 14, "lmp": 68.42}, {"hour_ending": 18, "lmp": 163.55}],
+        "price_per_hour": 12})])
+    assert ev.features("Prices peak in the hour ending 6 PM at $163.55/MWh.").missing_numbers \
+        == ()
+    assert len(ev.features("Prices peak in the hour ending 7 PM at $163.55/MWh.")
+               .missing_numbers) == 1
+    # a rate per hour is no hour of the day
+    assert len(ev.features("It opens at noon.").missing_numbers) == 1
+
+
 def test_a_24_hour_range_an_approximate_time_and_cents_per_person():
     assert [m for _, _, m in times("tue_sun: 10:00-18:00")] == [600, 1080]
     assert [m for _, _, m in times("2025-03-07T11:05-05:00")] == [665]    # a zone

@@ -18,7 +18,7 @@ import re
 from dataclasses import replace
 from typing import NamedTuple, Optional, Sequence
 
-from guardrail.evidence.keys import pairs
+from guardrail.evidence.keys import CLAUSE, pairs
 from guardrail.evidence.values import Number, StoredValues, numbers
 from guardrail.evidence.weekdays import weekday
 from guardrail.evidence.words import STOPWORDS, WORD, content_words, stem
@@ -34,6 +34,7 @@ _POSSESSIVE_START = re.compile(r"^\W*(?i:its|their|his|her|she|he|this|that|thes
 _DEMONSTRATIVE_START = re.compile(r"^\W*(?i:that|this)(?:'s|’s|\s+(?:is|means|leaves|puts))\b")
 _GENERIC_START = re.compile(r"^\W*[Tt]he [a-z]+\b")  # "The hotel ...", "The company ..."
 _WEEKDAY = re.compile(r"\b(Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b")
+_VERSUS = re.compile(r"\S?\s*(?:to|vs\.?|versus|against|than)\s*[-+−$€£]?", re.I)
 _KEYED = re.compile(r"\b([A-Za-z]{3,})\s+#?(\d+)\b(?![.,:]\d)")
 
 
@@ -63,6 +64,7 @@ class About(NamedTuple):
     records: Optional[set[int]]  # None: the grounding has fewer than two, or nothing tells
     values: list[set[int]]       # the records holding each of its names and values
     together: bool = False       # it names each of several records
+    misplaced: int = 0           # naming several, values not of the one named before them
 
 
 class Records:
@@ -73,6 +75,7 @@ class Records:
                  postings: dict[str, list[int]], values: dict[int, StoredValues]):
         self.lines, self.records, self.postings, self.values = lines, records, postings, values
         self._holding: dict[Number, frozenset[int]] = {}  # a value's records, read once
+        self._labels = _label_keys(lines, records)
 
     def hits(self, stems: Sequence[str], nums: Sequence[Number],
              named: Sequence[set[int]] = ()) -> tuple[list[set[int]], dict[int, float]]:
@@ -117,12 +120,12 @@ class Records:
         own = _names(sentence)
         by_text = self._by_text(sentence)
         values, _ = self.hits(own, nums, by_text)
-        named = self._named(own)
+        named, by_stem = self._named(own, stems)
         # a number tagged as an id ("Her own PR, #479, ...") names its record
         tagged = self.hits((), [n for n in nums if sentence[n.start - 1:n.start] == "#"])[0]
         ids = set().union(*(w for w in tagged if len(w) == 1))
         if len(named | ids) >= 2:
-            return About(named | ids, values, True)
+            return About(named | ids, values, True, self._misplaced(sentence, nums, by_stem))
         _, hits = self.hits(stems, nums, by_text)  # every content word, the first too
         for prev in _recent_sentences(before) \
                 if not _singles_out(tagged) and self._refers(sentence, own, stems, values) \
@@ -144,11 +147,13 @@ class Records:
     def gap(about: About) -> float:
         """The share of its names and values that lie outside the records it is about:
         against each record, the least left out (duplicates of one thing in search
-        results: one of them holds it all); against all of them when it names each."""
+        results: one of them holds it all); against all of them when it names each, a
+        value the record named before it lacks counted out too (``About.misplaced``)."""
         if not about.records or not about.values:
             return 0.0
         if about.together:
-            return sum(1 for w in about.values if not w & about.records) / len(about.values)
+            return min(1.0, (sum(1 for w in about.values if not w & about.records)
+                             + about.misplaced) / len(about.values))
         return min(sum(1 for w in about.values if r not in w)
                    for r in about.records) / len(about.values)
 
@@ -171,23 +176,59 @@ class Records:
                 out.append(where)
         return out
 
-    def _named(self, own: Sequence[str]) -> set[int]:
+    def _misplaced(self, sentence: str, nums: Sequence[Number], by_stem: dict[str, int]) -> int:
+        """Of a sentence naming several records, the values that the record named last
+        before them in their clause lacks and another of those it names holds ("the back
+        door lock is at 64%, while the front door's is at 18%" where the front door's is
+        64%)."""
+        cuts = [0, *(m.end() for m in CLAUSE.finditer(sentence)), len(sentence) + 1]
+        names = [(m.start(), by_stem[st]) for m in WORD.finditer(sentence)
+                 if (st := stem(m[0])) in by_stem]
+        out = 0
+        for n in nums:  # the name before it in its clause, unless the name right after it
+            #             holds it ("from 1.4 on Starter up to 140.2 on Enterprise"); none
+            #             before it: no record ("19,057 votes to Janet's 18,422")
+            if n.kind == "count":
+                continue
+            a = max(c for c in cuts if c <= n.start)
+            b = min(c for c in cuts if c > n.start)
+            before = [r for at, r in names if a <= at < n.start]
+            after = [r for at, r in names if n.end <= at < b]
+            if any(_VERSUS.fullmatch(sentence, m.end, n.start) for m in nums):
+                continue  # "+36 to +34": the second is the other one's
+            if before and not self.values[before[-1]].has(n) \
+                    and not (after and self.values[after[0]].has(n)) \
+                    and any(self.values[o].has(n) for o in set(by_stem.values())):
+                out += 1
+        return out
+
+    def _named(self, own: Sequence[str], stems: Sequence[str] = ()
+               ) -> tuple[set[int], dict[str, int]]:
         """The records that names of one key each single out ("The /Campaigns/2025
         folder takes up 612.8 GB, and /Video/Raw another 488.1 GB."); a name of another
         key is another record's value ("Ananya is organizing the Budget Check-in."
-        where Mei organizes it)."""
+        where Mei organizes it).  Any other word of ``stems`` names a record where it is
+        that record's label: a short value of a key that tells every record apart
+        ("creatinine at 0.91 mg/dL and an eGFR of 81", ``analyte: Creatinine``)."""
         by_key: dict[str, set[int]] = {}
-        for s in dict.fromkeys(own):
+        stems_of: dict[str, dict[str, int]] = {}  # per key, the record each stem names
+        plain = [s for s in dict.fromkeys(stems) if s not in own]
+        for s in [*dict.fromkeys(own), *plain]:
             lines = self.postings.get(s, ())
             if len({self.records[i] for i in lines}) != 1:
                 continue  # in several records, or outside them: it singles out none
             at = {(key.rsplit(" > ", 1)[-1], self.records[i]) for i in lines
                   for key, value in pairs(self.lines[i])
-                  if any(stem(w) == s for w in WORD.findall(value))}
+                  if any(stem(w) == s for w in WORD.findall(value))
+                  and (s in own or key.rsplit(" > ", 1)[-1] in self._labels)}
             if len({r for _, r in at}) == 1 and -1 not in {r for _, r in at}:
                 for key, r in at:
                     by_key.setdefault(key, set()).add(r)
-        return max(by_key.values(), key=len, default=set())
+                    stems_of.setdefault(key, {})[s] = r
+        if not by_key:
+            return set(), {}
+        key = max(by_key, key=lambda k: len(by_key[k]))
+        return by_key[key], stems_of[key]
 
     def _refers(self, sentence: str, own: Sequence[str], stems: Sequence[str],
                 values: list[set[int]]) -> bool:
@@ -203,6 +244,23 @@ class Records:
             return not (_POSSESSIVE_START.match(sentence) and _singles_out(self.hits(own, ())[0]))
         return bool(_GENERIC_START.match(sentence)) and not values \
             and not _singles_out(self.hits(stems, ())[0])
+
+
+_LABEL_WORDS = 3
+
+
+def _label_keys(lines: Sequence[str], records: Sequence[int]) -> frozenset[str]:
+    """The keys that tell records apart: three records or more hold one, each with a
+    value of its own in words, of at most ``_LABEL_WORDS`` words (``analyte``, ``app``)."""
+    seen: dict[str, dict[int, str]] = {}
+    for line, r in zip(lines, records):
+        if r >= 0:
+            for key, value in pairs(line):
+                seen.setdefault(key.rsplit(" > ", 1)[-1], {})[r] = value.lower()
+    return frozenset(k for k, by_record in seen.items() if len(by_record) >= 3
+                     and len(set(by_record.values())) == len(by_record)
+                     and all(len(WORD.findall(v)) <= _LABEL_WORDS and re.search("[a-z]", v)
+                             for v in by_record.values()))
 
 
 def _singles_out(items: list[set[int]]) -> bool:

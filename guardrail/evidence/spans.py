@@ -58,7 +58,10 @@ def days_between(sentence: str, n: Number, said: Sequence[Number],
     mine = {d for x in stated for y in (years or {0}) if (d := _day(x, y))}
     spans = [(a, b) for a in mine for b in theirs | mine] if mine else \
         itertools.combinations(theirs, 2)
-    return any(abs((a - b).days) == n.value for a, b in spans)
+    # the days of a range it states, both ends counted ("the five days from October 7
+    # to October 11")
+    return any(abs((a - b).days) == n.value for a, b in spans) or any(
+        abs((a - b).days) + 1 == n.value for a, b in itertools.combinations(mine, 2))
 
 
 _LABEL_BEFORE = re.compile(r"\b([A-Za-z]{1,12})[\s-]$")

@@ -50,6 +50,9 @@ _DURATION = re.compile(
     re.I)
 _RANGE_24 = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):[0-5]\d\s?[-–]\s?(([01]?\d|2[0-3]):([0-5]\d))"
                        r"(?![\d:])")
+# minutes with their seconds, one span: "17 minutes and 36 seconds", "4 min 8 s", "2m 05s"
+_MIN_SEC = re.compile(r"\b(\d{1,4})\s*(?:minutes?|mins?|m)\b,?\s*(?:and\s+)?(\d{1,2})\s*"
+                      r"(?:seconds?|secs?|s)\b", re.I)
 # "an hour" alone is often a rate ("$3 an hour"): only with its minutes, or halved
 _HOUR_WORDS = re.compile(r"\b(half an hour)\b|\ban hour and (?:(a half)|(\d+) minutes?)\b", re.I)
 Span = tuple[int, int]
@@ -111,6 +114,8 @@ def durations(text: str) -> list[tuple[int, int, float]]:
     minutes", "an hour and a half", "half an hour"."""
     out = [(m.start(), m.end(), float(m[1].replace(",", "")) * 60 + int(m[2] or 0))
            for m in _DURATION.finditer(text)]
+    out += [(m.start(), m.end(), int(m[1]) + int(m[2]) / 60) for m in _MIN_SEC.finditer(text)
+            if not _inside(m.start(), [(a, b) for a, b, _ in out])]  # "2 hours 17 minutes"
     return sorted(out + [(m.start(), m.end(), 30.0 if m[1] else 90.0 if m[2] else 60.0 + int(m[3]))
                          for m in _HOUR_WORDS.finditer(text)])
 
@@ -217,16 +222,18 @@ def numbers(text: str) -> list[Number]:
     """Every value ``text`` writes: times, dates and durations as one value each, then
     the numbers left (``1,200``, ``about 1.2 million``, ``25%``)."""
     out = []
-    for s, e, minutes in times(text):  # "around 2:29 AM" is an estimate
-        out.append(Number(float(minutes), s, e, 0.5, bool(_HEDGES.search(text[max(0, s - 16):s])),
-                          False, "time"))
+    for s, e, minutes in times(text):  # "around 2:29 AM" is an estimate, and so is "midday"
+        out.append(Number(float(minutes), s, e, 0.5, bool(_HEDGES.search(text[max(0, s - 16):s]))
+                          or text[s:e].lower() == "midday", False, "time"))
     for s, e, (y, mo, d) in dates(text):
         out.append(Number(float(y * 10000 + mo * 100 + d), s, e, 0.5, False, False, "date"))
     for s, e, minutes in durations(text):
         # "1.2 hours" is 72 minutes give or take 3: half its last written digit
         hours = _DURATION.match(text, s)
         digits = hours[1].partition(".")[2] if hours and not hours[2] else ""
-        out.append(Number(minutes, s, e, 30 * 10.0 ** -len(digits) if digits else 0.5,
+        seconds = _MIN_SEC.match(text, s) is not None  # to the half second
+        out.append(Number(minutes, s, e, 30 * 10.0 ** -len(digits) if digits else
+                          1 / 120 if seconds else 0.5,
                           bool(_ABOUT.search(text[max(0, s - 16):s])), False, "duration"))
     offsets = [m.span() for m in _TZ_OFFSET.finditer(text)]  # "+02:00" is no value
     written, text = text, masked(text, [(n.start, n.end) for n in out] + offsets)
@@ -289,6 +296,10 @@ def word_after(text: str, n: Number) -> str:
 
 
 _WORD_AFTER = re.compile(r"\s*([A-Za-z]+)")
+# an hour of the day as a number (hourly prices, forecasts): the key's own word says so
+_HOUR_OF_DAY = re.compile(r"(?:^|>\s)(?:(?!per\b)[a-z]+[\s_])?hour(?:[\s_](?:ending|beginning|"
+                          r"starting|of day))?:"
+                          r"\s*(\d{1,2})\s*$", re.I)
 _CENTS_KEY = re.compile(r"(?:^|[\s_>])(?:cents|pence)(?:$|:|\s+per\b)", re.I)
 
 
@@ -334,7 +345,9 @@ class StoredValues:
             nums |= {v / 100 for v in in_cents(text, key)}
         nums |= {v for n in found if n.kind == "duration" for v in (n.value, n.value / 60)}
         nums |= {float(y) for y, _, _ in days if y}
-        return cls(tuple(sorted(nums)), frozenset(stored_times(text)), frozenset(days),
+        hour = _HOUR_OF_DAY.search(text)  # ``hour ending: 18`` is 6 PM
+        hours = {int(hour[1]) % 24 * 60} if hour and int(hour[1]) <= 24 else set()
+        return cls(tuple(sorted(nums)), frozenset(stored_times(text) | hours), frozenset(days),
                    frozenset())
 
     @classmethod
