@@ -74,6 +74,13 @@ CASES: list[tuple[str, list[str]]] = [
      ["Fruit, e.g. apples. ", "Apples, pears, etc. ", "The end is no. ", "It is No. 5 now."]),
     ("The U.S. Army won. At 5 p.m. The end.", ["The U.S. Army won. ", "At 5 p.m. ", "The end."]),
     ("Version 2.0. It works.", ["Version 2.0. ", "It works."]),
+    # an address's last word ends the sentence; a saint or a doctor before a name does not
+    ("It ships from Denver, CO. The box is 4 kg.", ["It ships from Denver, CO. ", "The box is 4 kg."]),
+    ("Pick it up at 410 N 7th St. You can park.", ["Pick it up at 410 N 7th St. ", "You can park."]),
+    ("Call Dr. Lee at 1200 Oak Dr. The office opens at 9.",
+     ["Call Dr. Lee at 1200 Oak Dr. ", "The office opens at 9."]),
+    ("We hiked Mount St. Helens. Meet at St. Mary's Church.",
+     ["We hiked Mount St. Helens. ", "Meet at St. Mary's Church."]),
     # URLs, e-mails, versions, code-ish words
     ("See https://example.com/a.b?c=d. Mail a.b@c.com. Run v1.2.3 now.",
      ["See https://example.com/a.b?c=d. ", "Mail a.b@c.com. ", "Run v1.2.3 now."]),

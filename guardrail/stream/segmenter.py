@@ -16,7 +16,7 @@ Boundaries
   * inside a line: Punkt decides, with the shipped abbreviation list and no other
     trained statistics, over the pending text only and only when a ``.?!…``
     followed by whitespace and a character appears; a few rules on top fix what
-    Punkt gets wrong without statistics (``etc. The``, ``Wait... Then``,
+    Punkt gets wrong without statistics (``etc. The``, ``Denver, CO. The``, ``Wait... Then``,
     ``"Stop." he said``, the ``1.`` of a numbered list item);
   * ``。！？`` always end a sentence, with or without a space after them;
   * a line break ends a sentence when a blank line or a Markdown block (list
@@ -60,6 +60,12 @@ _NONSPACE = re.compile(r"\S")
 _WORDY = re.compile(r"[^\W_]")
 _LIST_NUMBER = re.compile(r"\d{1,9}[.)]")
 _MARKUP_PREFIX = re.compile(r"(?:[#>*+\-\u2022]+[ \t]+)*")
+
+# an address's last word: a state's code after its city ("Denver, CO."), a street's type
+# after its house number ("410 N 7th St.", not "Mount St. Helens")
+_STATE = re.compile(r"[A-Z]{2}")
+_STREET_TYPES = frozenset({"st", "ave", "rd", "blvd", "ln", "ct", "pl", "hwy", "pkwy", "dr"})
+_HOUSE_NUMBER = re.compile(r"\b\d+[A-Za-z]?\s+(?:[NSEW]\.?\s+)?(?:[A-Z0-9][\w'.-]*\s+){1,3}$")
 
 _LOOKAHEAD = 64  # characters of a line that classify it as a Markdown block (or not)
 
@@ -372,9 +378,13 @@ class SentenceSegmenter:
         if nxt.isupper():
             if term.endswith(("...", "\u2026")):
                 return True  # "Wait... Then it happened."
-            word = buf[w:k].lstrip(_OPENERS).lower()
-            if term == "." and word in self._final_abbrevs:
+            word = buf[w:k].lstrip(_OPENERS)
+            if term == "." and word.lower() in self._final_abbrevs:
                 return True  # "apples, pears, etc. The next one"
+            if term == "." and (_STATE.fullmatch(word) and buf[max(0, w - 2):w] == ", "
+                                or word.lower() in _STREET_TYPES
+                                and _HOUSE_NUMBER.search(buf, max(0, w - 48), w)):
+                return True  # "in Denver, CO. The", "at 410 N 7th St. You"
         return False
 
 
