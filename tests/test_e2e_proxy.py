@@ -595,3 +595,31 @@ def test_a_restated_line_and_a_next_step_pass_and_a_wrong_city_goes_whole(client
     assert text.startswith("".join(said)) and wrong not in text
     assert bad["explanation"] and bad["released"] in ("[unsupported]",
                                                       "The Eiffel Tower is in [unsupported].")
+
+
+LABS_TOOL = json.dumps({"panel": "CMP", "results": [
+    {"analyte": "Glucose", "value": 112, "unit": "mg/dL", "flag": "H"},
+    {"analyte": "BUN", "value": 14, "unit": "mg/dL", "flag": None},
+    {"analyte": "Creatinine", "value": 0.91, "unit": "mg/dL", "flag": None},
+    {"analyte": "eGFR", "value": 81, "unit": "mL/min", "flag": None},
+    {"analyte": "Potassium", "value": 5.4, "unit": "mmol/L", "flag": "H"}]})
+
+
+def test_two_records_named_by_label_pass_and_their_values_swapped_are_stopped(client,
+                                                                               placeholder):
+    """Through the server: a sentence naming two records by their lower-case labels
+    ("creatinine", "eGFR") reaches the client verbatim; the same sentence with the two
+    values swapped is stopped as a contradiction (released before: score 0.22)."""
+    if placeholder:
+        pytest.skip("the default model is still the untrained placeholder")
+    right = ("Your glucose was 112 mg/dL, flagged high. Your kidney markers look normal, "
+             "with creatinine at 0.91 mg/dL and an eGFR of 81.")
+    text, g = stream_tool_turn(client, "How are my labs?", "labs", LABS_TOOL, right)
+    assert text == right and all(s["released"] == s["original"] for s in g["sentences"])
+    swapped = right.replace("0.91 mg/dL", "81 mg/dL").replace("eGFR of 81", "eGFR of 0.91")
+    text, g = stream_tool_turn(client, "How are my labs?", "labs", LABS_TOOL, swapped)
+    first, second = g["sentences"]
+    assert first["released"] == first["original"]
+    assert second["released"] != second["original"] and "81 mg/dL" not in text
+    assert second["explanation"]["kind"] == "contradicted"
+    assert second["explanation"]["severity"] == "high"

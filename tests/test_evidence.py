@@ -188,8 +188,8 @@ def test_a_changed_value_is_flagged_whatever_the_head_says():
                                           "It was completed in 1889.")
     assert not judge.judge(ev, "It was completed in 1889.", [0.01], 4).flagged
     assert not judge.judge(ev, "It was completed in 1950.", [0.01], 4, threshold=0.9).flagged
-    assert FITTED_FEATURES == tuple(f for f in FEATURES
-                                    if f not in ("line_value_changed", "flag_changed"))
+    assert FITTED_FEATURES == tuple(f for f in FEATURES if f not in (
+        "line_value_changed", "flag_changed", "values_swapped"))
 
 
 def test_a_yes_no_field_said_the_other_way_round_is_flagged_whatever_the_head_says():
@@ -340,3 +340,24 @@ def test_query_rows_render_as_records_keyed_by_their_columns():
     # rows that do not fit their columns stay as they are
     odd = json.dumps({"columns": ["a", "b"], "rows": [[1, 2, 3]]})
     assert "rows 1: 3" in render(odd).text
+
+
+def test_values_swapped_between_the_records_a_sentence_names_are_flagged():
+    """``decide``: two values each given to the named record that lacks it, while the
+    other named record holds it, reach the head's threshold whatever the head says;
+    the values said right, or one value alone misplaced, stay the head's to weigh."""
+    labs = json.dumps({"results": [
+        {"analyte": "Glucose", "value": 112, "unit": "mg/dL"},
+        {"analyte": "BUN", "value": 14, "unit": "mg/dL"},
+        {"analyte": "Creatinine", "value": 0.91, "unit": "mg/dL"},
+        {"analyte": "eGFR", "value": 81, "unit": "mL/min"}]})
+    ev = ContextEvidence.build([labs], "")
+    judge = SentenceJudge({4: _head("p_max", 4.0, threshold=0.8)})
+    bad = judge.judge(ev, "Your creatinine is 81 mg/dL and your eGFR is 0.91.", [0.01], 4)
+    assert bad.flagged and bad.prob == pytest.approx(0.8)
+    assert bad.explanation.kind == "contradicted" and bad.explanation.severity == "high"
+    assert not judge.judge(ev, "Your creatinine is 0.91 mg/dL and your eGFR is 81.",
+                           [0.01], 4).flagged
+    one = ev.features("Your creatinine is 81 mg/dL and your eGFR is 81.")
+    assert not one.swapped and not judge.judge(
+        ev, "Your creatinine is 81 mg/dL and your eGFR is 81.", [0.01], 4).flagged

@@ -115,6 +115,7 @@ class SentenceEvidence:
     line_changed: Optional[str] = None   # its closest line, holding another value of the
     #                                      sort of one it states and the context lacks
     restated: bool = False    # one line holds its words and numbers in order (restated.py)
+    swapped: bool = False     # 2+ values given to the wrong record it names (misplaced)
 
 
 _DAYS = re.compile(r"\bdays?\b", re.I)
@@ -350,7 +351,8 @@ class ContextEvidence:
             line, len(names), missing_names, mismatch, self.stored.any, gap, check.changed,
             check.agreed, units.changed or (line if line and (best >= 0.5 and changed(
                 sentence, missing, line) or weekday_changed(sentence, self.stored.dates))
-                else None), self.restatements.line_of(sentence, neg) is not None)
+                else None), self.restatements.line_of(sentence, neg) is not None,
+            where.misplaced >= 2)
 
 
 def _flat(text: str) -> str:
