@@ -75,9 +75,10 @@ def check(path: str) -> list[str]:
         if got != (bounds := cut(d["response"])):
             errors.append(f"line {i} ({d['id']}): bounds {got}, the proxy cuts {bounds}")
         bad = [[s["start"], s["end"]] for s in d["sentences"] if s["label"] != "supported"]
-        kinds.update(s["label"] for s in d["sentences"])
-        if set(kinds) - set(LABELS):
-            errors.append(f"line {i}: unknown labels {set(kinds) - set(LABELS)}")
+        labels = [s["label"] for s in d["sentences"]]
+        kinds.update(labels)
+        if set(labels) - set(LABELS):
+            errors.append(f"line {i}: unknown labels {set(labels) - set(LABELS)}")
         if bad != d["spans"] or d["hallucinated"] != bool(bad) or not d["has_spans"] \
                 or d["dataset"] != f"{prefix}/{'changed' if bad else 'supported'}":
             errors.append(f"line {i}: spans, hallucinated or dataset disagree with the labels")

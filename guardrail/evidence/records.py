@@ -212,7 +212,7 @@ class Records:
         ("creatinine at 0.91 mg/dL and an eGFR of 81", ``analyte: Creatinine``)."""
         by_key: dict[str, set[int]] = {}
         stems_of: dict[str, dict[str, int]] = {}  # per key, the record each stem names
-        plain = [s for s in dict.fromkeys(stems) if s not in own]
+        plain = [s for s in dict.fromkeys(stems) if s not in own] if self._labels else []
         for s in [*dict.fromkeys(own), *plain]:
             lines = self.postings.get(s, ())
             if len({self.records[i] for i in lines}) != 1:
