@@ -623,3 +623,21 @@ def test_two_records_named_by_label_pass_and_their_values_swapped_are_stopped(cl
     assert second["released"] != second["original"] and "81 mg/dL" not in text
     assert second["explanation"]["kind"] == "contradicted"
     assert second["explanation"]["severity"] == "high"
+
+
+def test_an_address_ending_a_sentence_is_its_own_sentence_through_the_server(client,
+                                                                               placeholder):
+    """Through the server: "Denver, CO." and "410 N 7th St." end their sentences, so the
+    correct one before a wrong one is checked alone and reaches the client verbatim
+    (before, the two were one sentence, stopped together)."""
+    if placeholder:
+        pytest.skip("the default model is still the untrained placeholder")
+    result = json.dumps({"warehouse": {"city": "Denver", "state": "CO",
+                                       "address": "410 N 7th St"},
+                         "box": {"weight_kg": 4, "pickup": "2024-05-03"}})
+    answer = "It ships from our warehouse in Denver, CO. The box weighs 9 kg."
+    text, g = stream_tool_turn(client, "Where does it ship from?", "shipment", result, answer)
+    first, second = g["sentences"]
+    assert first["original"] == "It ships from our warehouse in Denver, CO. "
+    assert first["released"] == first["original"] and text.startswith(first["original"])
+    assert second["released"] != second["original"] and "9 kg" not in text
