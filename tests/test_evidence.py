@@ -361,3 +361,39 @@ def test_values_swapped_between_the_records_a_sentence_names_are_flagged():
     one = ev.features("Your creatinine is 81 mg/dL and your eGFR is 81.")
     assert not one.swapped and not judge.judge(
         ev, "Your creatinine is 81 mg/dL and your eGFR is 81.", [0.01], 4).flagged
+
+
+TRIPS = ("trip_id,start_time,start_station,bike_type,distance_mi,duration_min,fare_usd\n"
+         "T-1,2024-09-02 08:04,Union Station,classic,3.4,22,0.00\n"
+         "T-2,2024-09-07 10:15,\"Union Station, north\",ebike,5.8,47,7.05\n"
+         "T-3,2024-09-15 09:30,Confluence Park,ebike,8.7,78,11.70\n")
+
+
+def test_csv_and_tsv_render_as_records_a_row_each():
+    r = render(TRIPS)
+    assert r.format == "csv" and r.structured
+    lines = r.text.split("\n")
+    assert len(lines) == 3
+    assert lines[1] == ("trip id: T-2; start time: 2024-09-07 10:15 (September 7, 2024, "
+                        "10:15); start station: Union Station, north; bike type: ebike; "
+                        "distance mi: 5.8; duration min: 47; fare usd: 7.05")
+    assert TRIPS[r.lines[2].source[0]:r.lines[2].source[1]].startswith("T-3,")
+    assert render(TRIPS.replace(",", "\t")).text.split("\n")[0].startswith("trip id: T-1; ")
+    # prose with commas, or a header of values, is no table
+    prose = "Paris, the capital, is large.\nRome, too, is old.\nBerlin, in turn, is new."
+    assert render(prose).format == "text"
+    assert render("1,2,3\n4,5,6\n7,8,9").format == "text"
+    assert render("a,b\n1,2,3\n4,5").format == "text"    # rows of other lengths
+
+
+def test_a_csv_rows_values_are_read_as_records():
+    ev = ContextEvidence.build([TRIPS])
+    # the sum of a column over the rows, and a row's own values
+    assert ev.features("Across your trips you rode 17.9 miles.").missing_numbers == ()
+    assert ev.features("Your longest ride was 8.7 miles, taking 78 minutes.").missing_numbers \
+        == ()
+    assert [n.value for n in ev.features("You rode 19.7 miles.").missing_numbers] == [19.7]
+    # a worked-out value said again in other units (arithmetic.py)
+    assert ev.features("In all you rode 17.9 miles, or 28.8 km.").missing_numbers == ()
+    assert [n.value for n in ev.features("In all you rode 17.9 miles, or 31.5 km.")
+            .missing_numbers] == [31.5]

@@ -24,8 +24,10 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from typing import Collection, NamedTuple, Optional, Sequence
+from typing import Collection, Optional, Sequence
 
+from guardrail.evidence import units
+from guardrail.evidence.totals import Column, Group, totalled
 from guardrail.evidence.values import Number, names_cents, numbers, word_after
 
 SUM = re.compile(r"\b(?:total|totals|totalling|totaling|in all|altogether|combined|together|"
@@ -72,11 +74,6 @@ def _close(v: float, n: Number) -> bool:
 def _rate(v: float, n: Number) -> bool:
     """A rate rounds: within 0.5 % (10 % when hedged), whatever the digits written."""
     return abs(v - n.value) <= (0.1 if n.hedged else 0.005) * abs(v)
-
-
-class Column(NamedTuple):
-    key: str                    # the key as written ("signups", "amount due cents")
-    values: tuple[float, ...]   # one per record
 
 
 def columns(fields: Sequence) -> tuple[Column, ...]:
@@ -179,25 +176,27 @@ def derived(sentence: str, n: Number, values: Sequence[float],
             columns: Sequence[Column] = (),
             records: Sequence[Sequence[float]] = (),
             left: Sequence[Sequence[float]] = (),
-            anchored: Sequence[Number] = ()) -> bool:
+            anchored: Sequence[Number] = (), named: Sequence[Group] = ()) -> bool:
     """``n`` (a value of ``sentence``) is worked out from the grounding as the sentence's
     words say.  ``values``: the grounding's numbers; ``times``: its times of day (minutes
     after midnight); ``columns``: one key's value in each record (``columns``);
     ``records``: the numbers of each record the sentence is about; ``left``: what is left
     of a whole in those records (``remainders``); ``said``: the sentence's values, when
     the caller has read them already; ``anchored``: those of its values the grounding
-    states."""
+    states; ``named``: the groups of records it names (totals.py)."""
     said = numbers(sentence) if said is None else said
     if _timed(sentence, n, times, said) or _shown(sentence, n, anchored):
         return True
     if n.kind not in ("number", "count"):
         return False
+    counts = [int(m.value) for m in said if m.kind == "count" and m.start < n.start]
+    if totalled(sentence, n, columns, counts, named):
+        return True  # a key added up over the records, where chance seldom gives one
     parts = [m.value for m in said if m.start >= n.end and m.kind in ("number", "count")
              and not m.percent]
     if len(parts) >= 2 and SUM.search(sentence) and _close(sum(parts), n):
         return True  # the parts it sums after it: "37 issues in total: 2 critical, 5 high,
         #              11 medium and 19 low"; "The total is $385: $294 for the nights, ..."
-    counts = [int(m.value) for m in said if m.kind == "count" and m.start < n.start]
     after = word_after(sentence, n)[:5]
     if counts and not n.hedged and len(after) >= 4 and _total(
             n, [c for c in columns if after in c.key.lower()], counts, every=False):
@@ -238,12 +237,21 @@ def _shown(sentence: str, n: Number, anchored: Sequence[Number]) -> bool:
     difference, product, ratio or share of two of them ("7 unassigned seats, since 43 of
     your 50 are assigned"; "42 pages times two copies, so 84 pages"; "45.7 GB of your 50
     GB, roughly 91%"), or one of them said again in other units ("285 minutes, or 4 hours
-    45 minutes").  Exact to the digits written: no cue word is needed, as a changed value
+    45 minutes"; "40.4 miles, or about 65 km").  Exact to the digits written: no cue word is needed, as a changed value
     seldom happens to be what two others of its sentence make."""
     minutes = _minutes(sentence, n) if n.kind in ("duration", "number") else None
     if minutes is not None and any(_minutes(sentence, m) == minutes for m in anchored
                                    if m.start != n.start):
         return True
+    unit = units.unit_after(sentence, n)  # "40.4 miles, or about 65 km", 40.4 a total:
+    if unit:  # to its last written digit, hedged or not ("about 80 °F" is not 78.1 °F)
+        digits = sentence[n.start:n.end].rpartition(".")[2] if "." in sentence[
+            n.start:n.end] else ""
+        last = 0.5 * 10.0 ** -sum(c.isdigit() for c in digits)
+        if any((other := units.unit_after(sentence, m)) and other.dim == unit.dim and abs(
+                other.to(m.value, unit) - n.value) <= max(last, 0.005 * n.value)
+               for m in anchored if m.start != n.start):
+            return True
     if n.kind not in ("number", "count") or n.percent:
         return False  # a share of two values it states: derived() reads those of all kinds
     ops = {m.value for m in anchored if m.start != n.start and m.kind in ("number", "count")

@@ -305,14 +305,15 @@ class ContextEvidence:
             times = self.stored.times if len(self.stored.times) <= 12 or not about else \
                 frozenset().union(*(self._record_values[r].times for r in about
                                     if r in self._record_values))  # "six minutes after"
-            columns = self.fields.columns if self.fields else ()
+            columns, named = (self.fields.columns, self.fields.named_groups(distinct)) \
+                if self.fields else ((), ())
             for _ in range(2):  # then from what the first pass worked out ("285 minutes,
                 #                 or 4 hours 45 minutes" where 285 is a total)
                 anchored = [n for n in nums if n not in unread or n.start in worked]
                 anchored += self._exact(anchored)
                 found = {n.start for n in unread + elsewhere if n.start not in worked and (
                     derived(sentence, n, self.stored.numbers, times, nums, columns, records,
-                            left, anchored)
+                            left, anchored, named)
                     or n.kind == "date" and self._dated(n, about)
                     or days_between(sentence, n, nums, self._record_dates(about))
                     or self.tallies is not None
@@ -380,14 +381,13 @@ def _indexed(documents: tuple[str, ...]) -> ContextEvidence:
         if r.structured:
             structured = True
             of_line, next_record = numbered([x.text for x in r.lines], next_record,
-                                            r.format == "markdown-table")
+                                            r.format in ("markdown-table", "csv"))
             lines += [x.text for x in r.lines]
             records += of_line
             keys = [x.text.split(": ", 1)[0] if ": " in x.text else None for x in r.lines]
             counts |= {n for k, g in itertools.groupby(keys) if k is not None
                        for n in [len(list(g))] if n >= 2}  # a list of scalars, one per line
-            counts |= L.counts(doc) if r.format == "markdown-table" else \
-                {n for x in r.lines for n in L.listed(x.text) if n >= 2}
+            counts |= L.rendered_counts(doc, r.format, [x.text for x in r.lines])
             continue
         blocks = L.record_blocks(doc)
         structured |= L.is_key_value(doc)

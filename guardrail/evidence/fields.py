@@ -29,6 +29,7 @@ from typing import Collection, Optional, Sequence
 
 from guardrail.evidence import units
 from guardrail.evidence.arithmetic import MEAN as _MEAN, SUM as _SUM, columns, remainders
+from guardrail.evidence.totals import Group, groups
 from guardrail.evidence.currency import mentioned, minor_units
 from guardrail.evidence.field import Field, comparable, keyed, states, whole_after_of
 from guardrail.evidence.keys import (CLAUSE, WORDS, Stem, clause_negated, clauses, echo, has,
@@ -124,11 +125,17 @@ class Fields:
         self._held = frozenset().union(*self._record_words.values())
         self._all_values = StoredValues.union(list(self._record_values.values()))
         self.columns = columns(self.fields + unnamed)
+        self._groups = groups(self.fields + unnamed)
         self.remainders = remainders(self.fields)
         self._records = len({r for r in records if r >= 0})
         self._text = "\n".join(lines).lower()
         self._key_stems = frozenset(stem(w) for path, _, _, _ in found
                                     for w in WORDS.findall(path.replace("_", " ")))
+
+    def named_groups(self, stems: Collection[str]) -> tuple[Group, ...]:
+        """The groups of records whose shared value the sentence names (totals.py)."""
+        return tuple(g for g in self._groups
+                     if (words := g.named - self.stopwords) and all(w in stems for w in words))
 
     def check(self, sentence: str, nums: Sequence[Number],
               about: Optional[set[int]] = None, worked: Collection[int] = ()) -> FieldCheck:

@@ -3,6 +3,7 @@
     counts(text)        how many: rows of a markdown table, blank-line separated records,
                         items of a markdown list or of a comma-separated value
     listed(line)        the item counts of one line's comma-separated values
+    rendered_counts(doc, format, lines)   the same for a structured document as rendered
     record_blocks(t)    a key-value text's records (blank-line separated blocks or nested
                         list items), or None
     is_key_value(t)     most lines ``key: value`` (a tool result written as text)
@@ -22,6 +23,16 @@ _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 def _items(value: str) -> int:
     parts = [p for p in re.split(r",\s*(?:and\s+|or\s+)?|\s+and\s+", value) if p.strip()]
     return len(parts)
+
+
+def rendered_counts(doc: str, format: str, lines: list[str]) -> set[int]:
+    """How many of something a structured document lists: its rows (CSV), its table's
+    rows and its lists (a markdown table), the items each rendered line lists (JSON)."""
+    if format == "csv":
+        return {len(lines)}
+    if format == "markdown-table":
+        return counts(doc)
+    return {n for x in lines for n in listed(x) if n >= 2}
 
 
 def listed(line: str) -> set[int]:

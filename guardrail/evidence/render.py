@@ -2,7 +2,7 @@
 per value.
 
 Tool results arrive as JSON (objects, arrays of records, nested objects), markdown tables
-or lists, ``key: value`` text and search-result lists.  ``render(text)`` turns each into
+or lists, CSV or TSV with a header row, ``key: value`` text and search-result lists.  ``render(text)`` turns each into
 lines a sentence can be matched against, deterministically and without dropping a value:
 
     {"name": "Eiffel Tower", "height_m": 330,      name: Eiffel Tower
@@ -14,7 +14,8 @@ lines a sentence can be matched against, deterministically and without dropping 
   nested keys join with `` > ``, and the records of an array are kept together, each
   opened by its position (``results 2:``), so a value stays next to its neighbours;
 * ISO dates and times keep their text and gain the written form assistants use;
-* markdown table rows become one line each, every cell named by its column;
+* markdown table rows and CSV/TSV rows become one line each, every cell named by its
+  column ("distance mi: 3.4; duration min: 22"), as a record is read;
 * everything else (prose, lists, ``key: value`` text, code) is kept as it is.
 
 Every line carries the character range of its value in the original text (``None``
@@ -24,6 +25,7 @@ twice), so an explanation can point back into the tool result as the client sent
 
 from __future__ import annotations
 
+import csv
 import datetime as _dt
 import json
 import re
@@ -54,7 +56,7 @@ class Rendered:
 
     original: str
     lines: tuple[Line, ...]
-    format: str  # "json" | "markdown-table" | "text"
+    format: str  # "json" | "markdown-table" | "csv" | "text"
 
     @property
     def text(self) -> str:
@@ -214,6 +216,37 @@ def _markdown_table(text: str) -> Optional[list[Line]]:
     return out
 
 
+_NAME = re.compile(r"[A-Za-z_][\w /().%#-]{0,39}(?<![.!?])")  # a column's name, not a value
+_NUMBER = re.compile(r"[-+]?[$€£]?\d[\d,]*(?:\.\d+)?%?")
+
+
+def _delimited(text: str) -> Optional[list[Line]]:
+    """CSV or TSV: a header of names, then two rows or more, each of the header's number
+    of cells (two or more), and a column of numbers.  Prose seldom has as many commas on
+    every line, and seldom a number after the same one on each."""
+    raw = text.split("\n")
+    starts = [0]
+    for x in raw:
+        starts.append(starts[-1] + len(x) + 1)
+    kept = [i for i, x in enumerate(raw) if x.strip()]
+    if len(kept) < 3:
+        return None
+    for delimiter in (",", "\t"):
+        rows = [next(csv.reader([raw[i]], delimiter=delimiter)) for i in kept]
+        header = [c.strip() for c in rows[0]]
+        if len(header) < 2 or any(len(r) != len(header) for r in rows) \
+                or not all(_NAME.fullmatch(c) for c in header) \
+                or not any(all(_NUMBER.fullmatch(r[j].strip()) for r in rows[1:])
+                           for j in range(len(header))):
+            continue
+        names = [words_of_key(c) for c in header]
+        return [Line("; ".join(f"{names[j]}: {_scalar(c.strip())}"
+                               for j, c in enumerate(cells) if c.strip()),
+                     (starts[i], starts[i] + len(raw[i])))
+                for i, cells in zip(kept[1:], rows[1:])]
+    return None
+
+
 def render(text: str) -> Rendered:
     """``text`` as lines to check against (see the module docstring)."""
     value = _json(text)
@@ -224,6 +257,9 @@ def render(text: str) -> Rendered:
     table = _markdown_table(text)
     if table is not None:
         return Rendered(text, tuple(table), "markdown-table")
+    rows = _delimited(text)
+    if rows is not None:
+        return Rendered(text, tuple(rows), "csv")
     lines, pos = [], 0
     for raw in text.split("\n"):
         if raw.strip():

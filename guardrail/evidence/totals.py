@@ -1,0 +1,157 @@
+"""Totals over a tool result's records, counted where chance seldom makes one.
+
+    totalled(sentence, n, columns)   the sentence's value ``n`` is the sum or the mean of
+                                     one key over the records, or the sum of some of them,
+                                     in the key's unit or in the one written after ``n``
+    groups(fields)                   per grounding: one key added up over the records
+                                     that share a value of another ("charity: Doctors
+                                     Without Borders"), for the sentences naming it
+
+"Your system produced about 262.4 kWh" over seven days of ``energy_wh``; "Taxes took
+$597.72 in total:" for four of six deductions in cents, before the list that names them;
+"Parts came to $178.19" over the lines of a repair order; "Doctors Without Borders: $450
+over four donations" over the gifts whose ``charity`` it names.  Assistants add up a key over
+the records far more often than they say so with a cue word, and the rules of
+arithmetic.py, which need one, read such a sentence as stating a value the result lacks.
+
+Any value is the sum of some records of a large enough result, and a changed total must
+not pass as one.  So a total counts without a cue word only where chance seldom gives it:
+the number of sums tried (the totals of the groups the sentence names, then two per key,
+then every partial sum of a key of at most ``SUBSETS`` values) times the width of the
+written digits must be at most ``CHANCE`` of the value.  "$597.72" against the 64 sums of six deductions passes (0.008); "8 of them
+left" against the partial sums of a few small counts does not, nor does "just over 4,000"
+(a hedged round number is as wide as its rounding).  A partial sum is never read from a
+hedged value.  Measured on the hand-written tool turns in docs/model-card.md ("Totals over
+records without a cue word").
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import itertools
+import math
+from typing import NamedTuple, Sequence
+
+from guardrail.evidence import units
+from guardrail.evidence.values import Number, names_cents, numbers
+
+class Column(NamedTuple):
+    """One key's numbers over a tool result's records (arithmetic.py's ``columns``)."""
+    key: str                    # the key as written ("signups", "amount due cents")
+    values: tuple[float, ...]   # one per record
+
+
+CHANCE = 0.05
+"""Sums tried x width of the written digits / value: at most this, or no total counts."""
+SUBSETS = 12
+"""Partial sums are tried over keys of 3 to this many positive values (4,082 sums)."""
+
+
+@functools.lru_cache(maxsize=512)  # one result's columns are read for every sentence
+def _partials(values: tuple[float, ...]) -> dict[int, tuple[float, ...]]:
+    """Per size from two to all but one, the sorted sums of that many of ``values``."""
+    return {k: tuple(sorted(sum(c) for c in itertools.combinations(values, k)))
+            for k in range(2, len(values))}
+
+
+def _scale(sentence: str, n: Number, column: Column) -> float:
+    """What one of the key's units is in the unit written after ``n`` (1 where either
+    names none), or 0 where a total of the key cannot be ``n``: another dimension ("kWh"
+    is no total of a key in minutes), or temperatures, which do not add."""
+    said, unit = units.unit_after(sentence, n), units.key_unit(column.key)
+    if said and unit and said.dim != unit.dim or unit and unit.dim == "temperature":
+        return 0.0
+    return unit.to(1.0, said) if said and unit else 1.0
+
+
+def _read(sentence: str, n: Number, column: Column, *totals: float) -> bool:
+    """One of ``totals`` of the key, in the unit written, is ``n`` to its written digits."""
+    scale = _scale(sentence, n, column)
+    return bool(scale) and any(abs(t * scale - n.value) <= n.precision for t in totals)
+
+
+def _positive(column: Column) -> tuple[float, ...]:
+    return tuple(v for v in column.values if v > 0)
+
+
+def _sizes(column: Column, counted: Sequence[int]) -> dict[int, int]:
+    """How many partial sums of each size are tried: of every size, or of the sizes the
+    sentence counts before the value ("two open invoices totaling ...")."""
+    k = len(_positive(column))
+    if not 3 <= k <= SUBSETS:
+        return {}
+    return {j: math.comb(k, j) for j in range(2, k) if not counted or j in counted}
+
+
+class Group(NamedTuple):
+    """A key added up over the records sharing a value of another key."""
+    named: frozenset[str]   # the stems of the shared value ("doctor", "border")
+    total: Column           # the key and its total, one value
+    size: int               # how many records share the value
+
+
+def groups(fields: Sequence) -> tuple[Group, ...]:
+    """For each value in words that two records or more share, of a key whose value
+    differs between records (``charity``, ``ticker``, ``bike type``), the total of each
+    number key over those records.  ``fields``: a tool result's ``Field``s (field.py)."""
+    numeric: dict[str, dict[int, float]] = {}
+    shared: dict[str, dict[frozenset[str], set[int]]] = {}
+    for f in fields:
+        if f.record < 0 or f.listed or f.flag is not None or f.values.dates:
+            continue
+        key = f.path.rsplit(" > ", 1)[-1]
+        nums = [m for m in numbers(f.value) if m.kind == "number"]
+        if len(nums) == 1:
+            numeric.setdefault(key, {})[f.record] = nums[0].value
+        elif not nums and f.words and len(f.value.split()) <= 5:
+            shared.setdefault(key, {}).setdefault(f.words, set()).add(f.record)
+    out = []
+    for key, by_value in shared.items():
+        if len(by_value) < 2:
+            continue  # one value in every record names no group
+        for named, records in by_value.items():
+            for other, per_record in numeric.items() if len(records) >= 2 else ():
+                if records <= per_record.keys():
+                    total = sum(per_record[r] for r in records)
+                    out.append(Group(named, Column(other, (total,)), len(records)))
+                    if names_cents(other):
+                        out.append(Group(named, Column(other, (total / 100,)), len(records)))
+    return tuple(out)
+
+
+def totalled(sentence: str, n: Number, columns: Sequence[Column],
+             counted: Sequence[int] = (), named: Sequence[Group] = ()) -> bool:
+    """``n`` is one key's total or mean over the records of ``columns``, or a sum of some
+    of its values, exact to the digits written, converted to the unit written after
+    ``n`` where the key names another, and only where the sums
+    tried seldom hit a value of its width by chance: the totals and means are tried
+    first, on their own count, then the partial sums on the count of all.  ``counted``:
+    the counts in words the sentence states before ``n``, the only sizes of a partial
+    sum or a group then tried; ``named``: the groups the sentence names (``groups``),
+    tried before all others."""
+    if n.kind not in ("number", "count") or n.percent or not columns or n.value <= 0:
+        return False
+    width = max(2 * n.precision, 1.0 if n.kind == "count" else 1e-9)
+    named = [g for g in named if not counted or g.size in counted]
+    if named and len(named) * width <= CHANCE * n.value and any(
+            _read(sentence, n, g.total, g.total.values[0]) for g in named):
+        return True
+    tried = 2 * len(columns) + len(named)
+    if tried * width > CHANCE * n.value:
+        return False
+    sizes = [_sizes(c, counted) if not n.hedged else {} for c in columns]
+    tried += sum(sum(s.values()) for s in sizes)
+    partial = tried * width <= CHANCE * n.value
+    for column, of_size in zip(columns, sizes):
+        values = column.values
+        if _read(sentence, n, column, sum(values), sum(values) / len(values)):
+            return True
+        scale = _scale(sentence, n, column)
+        if partial and of_size and scale:  # the partial sums near it, found in sorted lists
+            lo, hi = (n.value - n.precision) / scale, (n.value + n.precision) / scale
+            sums = _partials(_positive(column))
+            if any(bisect.bisect_right(sums[k], hi) > bisect.bisect_left(sums[k], lo)
+                   for k in of_size):
+                return True
+    return False

@@ -1,0 +1,93 @@
+"""Totals over a tool result's records without a cue word (guardrail.evidence.totals):
+found where chance seldom makes one, read through ContextEvidence."""
+
+import json
+
+from guardrail.evidence.totals import Column
+from guardrail.evidence.features import ContextEvidence
+from guardrail.evidence.totals import CHANCE, totalled
+from guardrail.evidence.values import numbers
+
+SOLAR = json.dumps({"site": "SLR-1", "daily": [
+    {"date": f"2024-06-{10 + i}", "energy_wh": e, "export_wh": x}
+    for i, (e, x) in enumerate([(41230, 19130), (38760, 17240), (22410, 6980),
+                                (44870, 23650), (45120, 24310), (39980, 18870),
+                                (30050, 11420)])]})
+PAYSLIP = json.dumps({"employee": "E-10482", "gross_cents": 291688, "deductions": [
+    {"name": "401(k)", "pre_tax": True, "amount_cents": 17501},
+    {"name": "Medical PPO", "pre_tax": True, "amount_cents": 8450},
+    {"name": "Federal income tax", "pre_tax": False, "amount_cents": 26412},
+    {"name": "Social Security", "pre_tax": False, "amount_cents": 17561},
+    {"name": "Medicare", "pre_tax": False, "amount_cents": 4107},
+    {"name": "CO state income tax", "pre_tax": False, "amount_cents": 11692}]})
+
+
+def missing(context, sentence):
+    return [n.value for n in ContextEvidence.build([context]).features(sentence).missing_numbers]
+
+
+def total(sentence, columns):
+    """``totalled`` for the sentence's first value."""
+    return totalled(sentence, numbers(sentence)[0], columns)
+
+
+def test_a_key_added_up_over_the_records_in_the_unit_the_answer_writes():
+    # 262,420 Wh over the seven days, 121,600 Wh exported; no "total" in the first
+    assert missing(SOLAR, "Your system produced about 262.4 kWh that week.") == []
+    assert missing(SOLAR, "Over the week, 121.6 kWh went out to the grid.") == []
+    assert missing(SOLAR, "It averaged 37,488.6 Wh a day.") == []  # the mean
+    # a total off in its last digit, or in another dimension, is still missing
+    assert missing(SOLAR, "Your system produced about 262.9 kWh that week.") == [262.9]
+    assert missing(SOLAR, "The panels ran for 262.4 minutes.") == [262.4]
+
+
+def test_some_of_the_records_added_up_exactly_as_written():
+    # the four taxes, not the pre-tax deductions: $264.12 + $175.61 + $41.07 + $116.92
+    assert missing(PAYSLIP, "Taxes took $597.72 in total:") == []
+    assert missing(PAYSLIP, "Taxes took $597.27 in total:") == [597.27]   # digits swapped
+    # a partial sum is exact: no partial sum is read from a hedged value
+    assert missing(PAYSLIP, "Taxes took about $597.72.") == [597.72]
+
+
+def test_a_small_value_is_no_total_since_chance_gives_one_too_easily():
+    column = Column("seats", (3.0, 5.0, 2.0, 7.0))
+    # 8 = 3 + 5, but 11 partial sums of small counts hit most small values
+    assert not total("so 8 of them left", [column])
+    # 17 = 3 + 5 + 2 + 7, all of them: two sums tried, width 1, 2 / 17 > CHANCE
+    assert 2 / 17 > CHANCE
+    assert not total("17 seats", [column])
+    big = Column("amount", (26412.0, 17561.0, 4107.0, 11692.0, 8450.0))
+    assert total("$59,772 in taxes", [big])   # 2 totals and 26 partial sums: 28 / 59,772
+    assert not total("$59,773 in taxes", [big])
+
+
+def test_temperatures_are_not_added_up():
+    column = Column("high c", (20.0, 21.5, 19.0))
+    assert not total("60.5 °C in all", [column])
+
+
+GIFTS = json.dumps({"year": 2024, "gifts": [
+    {"date": "2024-02-03", "charity": "Doctors Without Borders", "amount_usd": 100},
+    {"date": "2024-04-11", "charity": "City Literacy Project", "amount_usd": 250},
+    {"date": "2024-06-20", "charity": "Doctors Without Borders", "amount_usd": 150},
+    {"date": "2024-08-02", "charity": "Animal Rescue League", "amount_usd": 40},
+    {"date": "2024-09-14", "charity": "Animal Rescue League", "amount_usd": 75},
+    {"date": "2024-11-29", "charity": "City Literacy Project", "amount_usd": 500}]})
+
+
+def test_a_key_added_up_over_the_records_sharing_a_value_the_sentence_names():
+    # 40 + 75: a small total, found because the sentence names the charity
+    assert missing(GIFTS, "Animal Rescue League: $115 over two donations.") == []
+    assert missing(GIFTS, "Doctors Without Borders got $250 in all.") == []
+    assert missing(GIFTS, "Animal Rescue League: $125 over two donations.") == [125.0]
+    # the same total for a group the sentence does not name is no evidence
+    assert missing(GIFTS, "You gave $115 over two donations.") == [115.0]
+    assert missing(GIFTS, "City Literacy Project: $115 over two donations.") == [115.0]
+
+
+def test_a_worked_out_value_in_other_units_is_exact_to_its_last_digit():
+    trips = json.dumps({"rides": [{"distance_km": 12.4}, {"distance_km": 16.4},
+                                  {"distance_km": 25.6}]})
+    assert missing(trips, "In all you rode 54.4 km, or about 33.8 miles.") == []
+    # 33.8 miles is 54.4 km; "about 35 miles" is no rounding of it
+    assert missing(trips, "In all you rode 54.4 km, or about 35 miles.") == [35.0]
