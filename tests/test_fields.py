@@ -606,3 +606,50 @@ def test_a_seat_or_gate_is_compared_as_written():
     assert ev.features("Your seat is 8A.").field_changed == "seat: 14C"
     agreed = ev.features("Your seat is 14C.")
     assert agreed.field_changed is None and agreed.field_agreed
+
+
+FERRY = json.dumps({"booking": "FB-2291", "route": {"from": "Anacortes", "crossing_minutes": 95},
+                    "price_breakdown_cents": {"adult_fares": 9800, "vehicle": 13600},
+                    "machines": [{"id": "D1", "capacity_lb": 30}, {"id": "D3", "capacity_lb": 45}]})
+
+
+def test_money_or_another_dimension_is_no_value_of_a_field_in_units():
+    ev = ContextEvidence.build([FERRY])
+    # "crossing" names ``crossing minutes``; $117 is money, not minutes
+    assert ev.features("With the car that comes to $117 for the crossing.").field_changed is None
+    assert ev.features("The dryer D1 takes 8 minutes for 25 cents.").field_changed is None
+    # a value of the field's own dimension is still compared
+    assert ev.features("The crossing takes 80 minutes.").field_changed is not None
+    assert ev.features("The D1 dryer has a capacity of 35 lb.").field_changed is not None
+
+
+def test_a_parent_key_in_cents_holds_its_childrens_amounts_in_cents():
+    ev = ContextEvidence.build([FERRY])
+    assert ev.features("The adult fares came to $98.").missing_numbers == ()
+    assert ev.features("The adult fares came to $98.").field_changed is None
+    assert ev.features("The adult fares came to $89.").field_changed is not None
+
+
+def test_a_number_after_the_fields_word_says_which_one_not_how_many():
+    ev = ContextEvidence.build(["event: Fall Open\nrounds: 5\n"
+                                "schedule: R1 Fri 19:00 | R2 Sat 10:00 | R3 Sat 16:00"])
+    assert ev.features("It starts on Friday, with round 1 at 7:00 PM.").field_changed is None
+    assert ev.features("The event has 6 rounds.").field_changed == "rounds: 5"
+
+
+ADOPTIONS = json.dumps({"adoptions": [
+    {"name": "Pepper", "adopted_on": "2025-05-03", "status": "finalized"},
+    {"name": "Rocco", "adopted_on": "2025-05-17", "status": "returned",
+     "returned_on": "2025-05-24"},
+    {"name": "Maple", "adopted_on": "2025-05-28", "status": "pending_home_check"}]})
+
+
+def test_another_records_value_counts_only_with_all_its_words():
+    ev = ContextEvidence.build([ADOPTIONS])
+    # "home" is one word of Maple's ``pending_home_check``, not that value
+    assert ev.features("Rocco was brought back on May 24, a week after going home."
+                       ).field_changed is None
+    assert ev.features("Rocco's adoption, on May 17, is finalized.").field_changed \
+        == "adoptions 2 > status: returned"
+    assert ev.features("Pepper, adopted on May 3, was returned.").field_changed \
+        == "adoptions 1 > status: finalized"

@@ -73,10 +73,17 @@ def whole_after_of(sentence: str, n: Number) -> bool:
     return n.kind in ("number", "count") and bool(_WHOLE_AFTER_OF.search(sentence, 0, n.start))
 
 
-def comparable(n: Number, f: Field) -> bool:
+def comparable(n: Number, f: Field, sentence: str = "") -> bool:
     """A value of the sentence's sort and the field's: a time for a time, a share for a
-    share ("20%" is no ``down payment: 85000``, "$130,200" no ``probability pct: 70``)."""
+    share ("20%" is no ``down payment: 85000``, "$130,200" no ``probability pct: 70``), a
+    quantity in the field's dimension ("8 minutes" is no ``capacity lb: 30``) and money
+    for no quantity in units ("$117" is no ``crossing minutes: 95``)."""
     values = f.values
+    if sentence and n.kind == "number" and not n.percent and f.unit is not None:
+        said = units.unit_after(sentence, n)
+        if said is not None and said.dim != f.unit.dim or any(
+                c in "$€£¥" for c in sentence[max(0, n.start - 1):n.end]):
+            return False
     if n.kind == "number" and (n.percent or _SHARE.search(f.path)):
         return n.percent and (bool(_SHARE.search(f.path)) or "%" in f.value or all(
             abs(v) <= 1 for v in values.numbers))

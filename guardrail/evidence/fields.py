@@ -73,7 +73,7 @@ class Fields:
         self.fields: list[Field] = []
         self._by_prefix: dict[str, list[int]] = {}
         self._record_words: dict[int, set[str]] = {}
-        self._key_words: dict[str, set[str]] = {}
+        self._key_words: dict[str, set[frozenset[str]]] = {}  # key -> its values' words
         by_record: dict[int, list[StoredValues]] = {}
         self._record_stems: dict[int, set[str]] = {}
         for i, line in enumerate(lines):
@@ -103,7 +103,7 @@ class Fields:
                     unnamed.append(Field(key, k.lower(), v, None, StoredValues.of(v, key=path),
                                          words, i, r, per_record[(k.lower(), r)] > 1, path))
                 continue
-            self._key_words.setdefault(k.lower(), set()).update(words)
+            self._key_words.setdefault(k.lower(), set()).add(words)
             # "labels: bug, good first issue" lists items as a line per item does
             items = [x for x in _ITEMS.split(v) if x.strip()] if ", " in v else [v]
             # an identifier holds digits, not a quantity ("build-host-3", "CHK-884")
@@ -261,9 +261,11 @@ class Fields:
         for s in stems - own:
             for j in self._by_value.get(s, ()):
                 f = self.fields[j]
-                if f.record in about or f.record == -1 or not any(  # -1: of the whole
+                if f.record in about or f.record == -1 or not f.listed and not (
+                        f.words - self.stopwords <= stems) or not any(
                         w.lower() in said for w in WORDS.findall(f.value) if self.stem(w) == s):
-                    continue
+                    continue  # -1: of the whole; a value, all its words ("going home" is
+                    #           no ``status: pending_home_check``)
                 mine = [self.fields[k] for r in about
                         for k in self._by_key.get((r, f.name), ())]
                 # a list ("comes in navy and graphite" where this one's colours are
@@ -322,7 +324,7 @@ class Fields:
             said = {m[0].lower() for n in nums if (m := _GLUED.match(sentence, n.start))}
             return (f.value.strip().lower() in said) if said else None
         if f.values.any:
-            mine = [n for n in nums if comparable(n, f) and not keyed(sentence, n, f)
+            mine = [n for n in nums if comparable(n, f, sentence) and not keyed(sentence, n, f)
                     and not self._quantity_of_other(sentence, n, f)]
             if not mine:
                 return None
@@ -368,9 +370,11 @@ class Fields:
             return False
         # a rival: another record's value of the key, or a name the grounding never holds
         # ("run by Oskar Berg"; "runs Postgres 16.3" names the image, not the host)
-        rivals = (self._key_words.get(f.name, set()) - f.words) | (set(names) - self._held)
+        # -- every word of it: "going home" says no ``status: pending_home_check``
         own = self._record_words.get(f.record, set()) | mine
-        return False if any(s in rivals and s not in own for s in stems) else None
+        rivals = [w for w in self._key_words.get(f.name, ()) if w and w != f.words]
+        return False if any(s not in own for w in rivals if w <= stems for s in w) or any(
+            s in set(names) - self._held and s not in own for s in stems) else None
 
     def _path_words(self, g: Field, f: Field) -> frozenset[str]:
         """The stems of ``g``'s path that ``f``'s path lacks."""
@@ -381,8 +385,12 @@ class Fields:
 
     def _quantity_of_other(self, sentence: str, n: Number, f: Field) -> bool:
         """``n`` counts something the field is not: "64 francs" or "120 rooms" is no
-        train number or rating; "2 changes", "330 metres" and "$25 per person" may be
+        train number or rating, "round 1" no ``rounds: 5``; "2 changes", "330 metres" and "$25 per person" may be
         the field's value, and so may "$39,800 already committed": money."""
+        label = re.search(r"([A-Za-z]+)\s?#?$", sentence[:n.start])  # "round 1": which one,
+        if label and n.kind == "number" and n.value.is_integer() and not f.values.has(n) \
+                and f.name.split()[-1] == label[1].lower() + "s":
+            return True  # not how many (``rounds: 5``); "Node 16" may be ``node: >=18``
         m = re.match(r"\s?-?\s?([A-Za-z][A-Za-z'’]*)", sentence[n.end:])
         if not m or n.kind != "number" or any(c in "$€£¥" for c in
                                               sentence[max(0, n.start - 1):n.start + 1]):

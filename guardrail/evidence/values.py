@@ -300,7 +300,8 @@ _WORD_AFTER = re.compile(r"\s*([A-Za-z]+)")
 _HOUR_OF_DAY = re.compile(r"(?:^|>\s)(?:(?!per\b)[a-z]+[\s_])?hour(?:[\s_](?:ending|beginning|"
                           r"starting|of day))?:"
                           r"\s*(\d{1,2})\s*$", re.I)
-_CENTS_KEY = re.compile(r"(?:^|[\s_>])(?:cents|pence)(?:$|:|\s+per\b)", re.I)
+_CENTS_KEY = re.compile(r"(?:^|[\s_>])(?:cents|pence)(?:$|:|\s+per\b|\s+>)", re.I)
+# (a parent may say so for its children: ``price breakdown cents > adult fares: 9800``)
 
 
 def names_cents(key: str) -> bool:
@@ -316,7 +317,7 @@ def in_cents(text: str, key: str = "") -> list[float]:
     out = []
     for part in PARTS.split(text):
         k, sep, value = part.rpartition(": ")
-        if sep and _CENTS_KEY.search(k.rsplit(" > ", 1)[-1] + ":"):
+        if sep and _CENTS_KEY.search(k + ":"):  # its key, or a parent of it
             out += [n.value for n in numbers(value) if n.kind == "number"]
     return out
 
