@@ -91,3 +91,19 @@ def test_a_worked_out_value_in_other_units_is_exact_to_its_last_digit():
     assert missing(trips, "In all you rode 54.4 km, or about 33.8 miles.") == []
     # 33.8 miles is 54.4 km; "about 35 miles" is no rounding of it
     assert missing(trips, "In all you rode 54.4 km, or about 35 miles.") == [35.0]
+
+
+def test_spans_of_time_added_up_over_a_key_that_names_its_unit():
+    sessions = json.dumps({"rate_usd": 40, "sessions": [
+        {"day": "Mon", "hours": 2.5}, {"day": "Wed", "hours": 3.25}, {"day": "Fri", "hours": 2.0}]})
+    assert missing(sessions, "That's 7 hours 45 minutes in all.") == []
+    assert missing(sessions, "That's 465 minutes in all.") == []
+    assert missing(sessions, "That's 8 hours 15 minutes in all.") == [495.0]
+    # a key naming no unit of time is no span
+    counts = json.dumps({"days": [{"day": "Mon", "visits": 2.5}, {"day": "Wed", "visits": 3.25},
+                                  {"day": "Fri", "visits": 2.0}]})
+    assert missing(counts, "That's 7 hours 45 minutes in all.") == [465.0]
+    # then priced by the hour: the span, in hours, times the rate it states
+    assert missing(sessions, "That's 7.75 hours in all, which at $40 an hour is $310.") == []
+    assert missing(sessions, "That's 7.75 hours in all, which at $40 an hour is $320.") \
+        == [320.0]

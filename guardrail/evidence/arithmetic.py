@@ -187,11 +187,11 @@ def derived(sentence: str, n: Number, values: Sequence[float],
     said = numbers(sentence) if said is None else said
     if _timed(sentence, n, times, said) or _shown(sentence, n, anchored):
         return True
-    if n.kind not in ("number", "count"):
-        return False
     counts = [int(m.value) for m in said if m.kind == "count" and m.start < n.start]
     if totalled(sentence, n, columns, counts, named):
         return True  # a key added up over the records, where chance seldom gives one
+    if n.kind not in ("number", "count"):
+        return False
     parts = [m.value for m in said if m.start >= n.end and m.kind in ("number", "count")
              and not m.percent]
     if len(parts) >= 2 and SUM.search(sentence) and _close(sum(parts), n):
@@ -255,7 +255,8 @@ def _shown(sentence: str, n: Number, anchored: Sequence[Number]) -> bool:
     if n.kind not in ("number", "count") or n.percent:
         return False  # a share of two values it states: derived() reads those of all kinds
     ops = {m.value for m in anchored if m.start != n.start and m.kind in ("number", "count")
-           and m.value > 0}
+           and m.value > 0} | {m.value / 60 for m in anchored if m.kind == "duration"}
+    #        (a span in hours: "16.75 hours, which at $120 an hour comes to $2,010")
     pairs = list(itertools.permutations(sorted(ops), 2))
     # a ratio below one is no whole number said ("3 of 5 ... so 1" is not 0.6)
     return any(_close(v, n) for a, b in pairs for v in (a + b, a - b, a * b)) or any(

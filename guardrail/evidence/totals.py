@@ -42,6 +42,7 @@ class Column(NamedTuple):
     values: tuple[float, ...]   # one per record
 
 
+_SPANS = ("hours", "hrs", "minutes", "mins")  # a key's last words: ``hours logged``
 CHANCE = 0.05
 """Sums tried x width of the written digits / value: at most this, or no total counts."""
 SUBSETS = 12
@@ -58,8 +59,13 @@ def _partials(values: tuple[float, ...]) -> dict[int, tuple[float, ...]]:
 def _scale(sentence: str, n: Number, column: Column) -> float:
     """What one of the key's units is in the unit written after ``n`` (1 where either
     names none), or 0 where a total of the key cannot be ``n``: another dimension ("kWh"
-    is no total of a key in minutes), or temperatures, which do not add."""
-    said, unit = units.unit_after(sentence, n), units.key_unit(column.key)
+    is no total of a key in minutes), or temperatures, which do not add.  A span of time
+    ("7 hours 45 minutes", in minutes) adds up only a key that names its unit."""
+    unit = units.key_unit(column.key) or next(
+        (units.UNITS[w] for w in column.key.lower().split() if w in _SPANS), None)
+    if n.kind == "duration":
+        return unit.to(1.0, units.UNITS["min"]) if unit and unit.dim == "time" else 0.0
+    said = units.unit_after(sentence, n)
     if said and unit and said.dim != unit.dim or unit and unit.dim == "temperature":
         return 0.0
     return unit.to(1.0, said) if said and unit else 1.0
@@ -130,7 +136,8 @@ def totalled(sentence: str, n: Number, columns: Sequence[Column],
     the counts in words the sentence states before ``n``, the only sizes of a partial
     sum or a group then tried; ``named``: the groups the sentence names (``groups``),
     tried before all others."""
-    if n.kind not in ("number", "count") or n.percent or not columns or n.value <= 0:
+    if n.kind not in ("number", "count", "duration") or n.percent or not columns \
+            or n.value <= 0:
         return False
     width = max(2 * n.precision, 1.0 if n.kind == "count" else 1e-9)
     named = [g for g in named if not counted or g.size in counted]
