@@ -641,3 +641,30 @@ def test_an_address_ending_a_sentence_is_its_own_sentence_through_the_server(cli
     assert first["original"] == "It ships from our warehouse in Denver, CO. "
     assert first["released"] == first["original"] and text.startswith(first["original"])
     assert second["released"] != second["original"] and "9 kg" not in text
+
+
+SOLAR_CSV = ("date,energy_wh,export_wh,peak_w\n"
+             "2024-06-10,41230,19130,6980\n2024-06-11,38760,17240,6810\n"
+             "2024-06-12,22410,6980,4120\n2024-06-13,44870,23650,7410\n"
+             "2024-06-14,45120,24310,7600\n2024-06-15,39980,18870,7020\n"
+             "2024-06-16,30050,11420,5590\n")
+
+
+def test_a_total_over_a_csv_results_rows_passes_and_a_changed_total_is_stopped(client,
+                                                                                placeholder):
+    """Through the server: a CSV tool result is read as records, and a key added up over
+    them without "total" (262,420 Wh as "about 262.4 kWh") reaches the client verbatim;
+    the same sentence with another total is stopped (released before: CSV was text)."""
+    if placeholder:
+        pytest.skip("the default model is still the untrained placeholder")
+    right = ("Here is your week. Over the week your panels produced about 262.4 kWh, and "
+             "121.6 kWh of it went out to the grid.")
+    text, g = stream_tool_turn(client, "How did my solar do last week?", "solar_week",
+                               SOLAR_CSV, right)
+    assert text == right and all(s["released"] == s["original"] for s in g["sentences"])
+    changed = right.replace("262.4", "282.4")
+    text, g = stream_tool_turn(client, "How did my solar do last week?", "solar_week",
+                               SOLAR_CSV, changed)
+    first, second = g["sentences"]
+    assert first["released"] == first["original"]
+    assert second["released"] != second["original"] and "282.4" not in text
