@@ -653,3 +653,22 @@ def test_another_records_value_counts_only_with_all_its_words():
         == "adoptions 2 > status: returned"
     assert ev.features("Pepper, adopted on May 3, was returned.").field_changed \
         == "adoptions 1 > status: finalized"
+
+
+def test_the_line_a_flag_points_to_is_the_same_whatever_the_hash_seed():
+    """Which changed line is reported used to follow set order, so it changed from one
+    process to the next (``PYTHONHASHSEED``)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    code = ("import json\nfrom guardrail.evidence.features import ContextEvidence\n"
+            "d = [json.loads(l) for l in open('docs/model-card/paraphrases/turns-af.jsonl')][21]\n"
+            "ev = ContextEvidence.build([d['context']], d['question'])\n"
+            "s = [x for x in d['sentences'] if x['start'] == 176][0]\n"
+            "print(ev.features(d['response'][176:s['end']].strip(),"
+            " d['response'][:176]).field_changed)")
+    root = Path(__file__).resolve().parents[1]
+    seen = {subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True,
+                           text=True, env={**__import__("os").environ, "PYTHONHASHSEED": s},
+                           check=True).stdout for s in ("0", "1", "2", "3", "4", "5")}
+    assert len(seen) == 1 and "listings 1 >" in seen.pop()

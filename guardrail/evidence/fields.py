@@ -125,7 +125,8 @@ class Fields:
         self._held = frozenset().union(*self._record_words.values())
         self._all_values = StoredValues.union(list(self._record_values.values()))
         self.columns = columns(self.fields + unnamed)
-        self._groups = groups(self.fields + unnamed)
+        self._groups = [(words, g) for g in groups(self.fields + unnamed)  # by its words
+                        if (words := g.named - stopwords)]
         self.remainders = remainders(self.fields)
         self._records = len({r for r in records if r >= 0})
         self._text = "\n".join(lines).lower()
@@ -134,8 +135,7 @@ class Fields:
 
     def named_groups(self, stems: Collection[str]) -> tuple[Group, ...]:
         """The groups of records whose shared value the sentence names (totals.py)."""
-        return tuple(g for g in self._groups
-                     if (words := g.named - self.stopwords) and all(w in stems for w in words))
+        return tuple(g for words, g in self._groups if all(w in stems for w in words))
 
     def check(self, sentence: str, nums: Sequence[Number],
               about: Optional[set[int]] = None, worked: Collection[int] = ()) -> FieldCheck:
@@ -187,7 +187,7 @@ class Fields:
         # a query the tool echoes (``query > remote: any``) states nothing of the world, nor
         # is a key named in part beside one it states (``p90 first response min``, ``median
         # first response min: 48``) what it speaks of
-        kept = [set(f.key) for fs in verdicts.values() for ok, f in fs if ok]
+        kept = {f.key for fs in verdicts.values() for ok, f in fs if ok}  # few keys, many records
         changed = [fs for fs in verdicts.values() if not any(ok for ok, _ in fs)
                    and not all(echo(f.path) for _, f in fs)
                    and not any(len(f.key) > 1 and set(f.key) < k for _, f in fs for k in kept)]
@@ -258,7 +258,7 @@ class Fields:
         where this film is a drama and another a western); ``said``: its words in lower
         case (the value as written: "opened" is no ``state: open``)."""
         own = set().union(*(self._record_stems.get(r, set()) for r in about))
-        for s in stems - own:
+        for s in sorted(stems - own):  # the same line whatever the hash seed
             for j in self._by_value.get(s, ()):
                 f = self.fields[j]
                 if f.record in about or f.record == -1 or not f.listed and not (
