@@ -2,8 +2,10 @@
 CSV: the same records, questions, answers and labels in another format
 (docs/model-card.md, "Totals over records without a cue word ...").
 
-    .venv/bin/guardrail data toolctx --family holdout --n 400 --seed 11 --out runs/holdout400.jsonl
-    .venv/bin/python scripts/tables_as_csv.py runs/holdout400.jsonl runs/holdout-csv.jsonl runs/holdout-md.jsonl
+    .venv/bin/guardrail data toolctx --family holdout --n 400 --seed 11 \
+        --out runs/holdout400.jsonl
+    .venv/bin/python scripts/tables_as_csv.py runs/holdout400.jsonl \
+        runs/holdout-csv.jsonl runs/holdout-md.jsonl
 
 Writes the CSV turns (dataset ``csv-<family>``) and, for comparison, the same turns as
 they were.  Turns whose context holds anything but the table are skipped.

@@ -237,8 +237,9 @@ def _shown(sentence: str, n: Number, anchored: Sequence[Number]) -> bool:
     difference, product, ratio or share of two of them ("7 unassigned seats, since 43 of
     your 50 are assigned"; "42 pages times two copies, so 84 pages"; "45.7 GB of your 50
     GB, roughly 91%"), or one of them said again in other units ("285 minutes, or 4 hours
-    45 minutes"; "40.4 miles, or about 65 km").  Exact to the digits written: no cue word is needed, as a changed value
-    seldom happens to be what two others of its sentence make."""
+    45 minutes"; "40.4 miles, or about 65 km").  Exact to the digits written: no cue
+    word is needed, as a changed value seldom happens to be what two others of its
+    sentence make."""
     minutes = _minutes(sentence, n) if n.kind in ("duration", "number") else None
     if minutes is not None and any(_minutes(sentence, m) == minutes for m in anchored
                                    if m.start != n.start):

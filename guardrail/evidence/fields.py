@@ -384,9 +384,9 @@ class Fields:
         return frozenset(words(g.path) - words(f.path))
 
     def _quantity_of_other(self, sentence: str, n: Number, f: Field) -> bool:
-        """``n`` counts something the field is not: "64 francs" or "120 rooms" is no
-        train number or rating, "round 1" no ``rounds: 5``; "2 changes", "330 metres" and "$25 per person" may be
-        the field's value, and so may "$39,800 already committed": money."""
+        """``n`` counts something the field is not: "64 francs", "120 rooms", "round 1"
+        is no train number, rating or ``rounds: 5``; "2 changes", "330 metres", "$25 per
+        person" and "$39,800 already committed" (money) may be the field's value."""
         label = re.search(r"([A-Za-z]+)\s?#?$", sentence[:n.start])  # "round 1": which one,
         if label and n.kind == "number" and n.value.is_integer() and not f.values.has(n) \
                 and f.name.split()[-1] == label[1].lower() + "s":

@@ -2,8 +2,9 @@
 per value.
 
 Tool results arrive as JSON (objects, arrays of records, nested objects), markdown tables
-or lists, CSV or TSV with a header row, ``key: value`` text and search-result lists.  ``render(text)`` turns each into
-lines a sentence can be matched against, deterministically and without dropping a value:
+or lists, CSV or TSV with a header row, ``key: value`` text and search-result lists.
+``render(text)`` turns each into lines a sentence can be matched against,
+deterministically and without dropping a value:
 
     {"name": "Eiffel Tower", "height_m": 330,      name: Eiffel Tower
      "opened": "1889-03-31", "lit": true}     ->    height m: 330

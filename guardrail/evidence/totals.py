@@ -18,9 +18,10 @@ Any value is the sum of some records of a large enough result, and a changed tot
 not pass as one.  So a total counts without a cue word only where chance seldom gives it:
 the number of sums tried (the totals of the groups the sentence names, then two per key,
 then every partial sum of a key of at most ``SUBSETS`` values) times the width of the
-written digits must be at most ``CHANCE`` of the value.  "$597.72" against the 64 sums of six deductions passes (0.008); "8 of them
-left" against the partial sums of a few small counts does not, nor does "just over 4,000"
-(a hedged round number is as wide as its rounding).  A partial sum is never read from a
+written digits must be at most ``CHANCE`` of the value.  "$597.72" against the 64 sums
+of six deductions passes (0.008); "8 of them left" against the partial sums of a few
+small counts does not, nor does "just over 4,000" (a hedged round number is as wide as
+its rounding).  A partial sum is never read from a
 hedged value.  Measured on the hand-written tool turns in docs/model-card.md ("Totals over
 records without a cue word").
 """
@@ -35,6 +36,7 @@ from typing import NamedTuple, Sequence
 
 from guardrail.evidence import units
 from guardrail.evidence.values import Number, names_cents, numbers
+
 
 class Column(NamedTuple):
     """One key's numbers over a tool result's records (arithmetic.py's ``columns``)."""
