@@ -96,7 +96,10 @@ def test_a_value_each_times_a_count_and_a_rough_time_between_two_times():
     ev = ContextEvidence.build([booking])
     assert missing(ev, "The fee is $25 per person, so $100 for your party.") == []
     assert missing(ev, "The fee is $25 per person, so $125 for your party.") == [125.0]
-    assert missing(ev, "The fee is $25, or $100 for your party.") == [100.0]   # not "each"
+    # without "each": two values of the record multiplied, which chance seldom gives
+    # (three results of one pair, 3 / 100; totals.py)
+    assert missing(ev, "The fee is $25, or $100 for your party.") == []
+    assert missing(ev, "The fee is $25, or $120 for your party.") == [120.0]
     run = json.dumps({"created_at": "2025-05-20T13:02:11Z", "updated_at": "2025-05-20T13:16:48Z"})
     ev = ContextEvidence.build([run])
     assert missing(ev, "The whole run took just under 15 minutes.") == []

@@ -3,9 +3,8 @@ found where chance seldom makes one, read through ContextEvidence."""
 
 import json
 
-from guardrail.evidence.totals import Column
 from guardrail.evidence.features import ContextEvidence
-from guardrail.evidence.totals import CHANCE, totalled
+from guardrail.evidence.totals import CHANCE, Column, totalled, within_record
 from guardrail.evidence.values import numbers
 
 SOLAR = json.dumps({"site": "SLR-1", "daily": [
@@ -107,3 +106,17 @@ def test_spans_of_time_added_up_over_a_key_that_names_its_unit():
     assert missing(sessions, "That's 7.75 hours in all, which at $40 an hour is $310.") == []
     assert missing(sessions, "That's 7.75 hours in all, which at $40 an hour is $320.") \
         == [320.0]
+
+
+def test_two_values_of_one_record_combined_where_chance_seldom_gives_it():
+    milestone = [(65000.0, 71240.0, 12.0, 30.0)]   # budget, cost, tasks done, tasks
+
+    def combined(sentence):
+        return within_record(numbers(sentence)[0], milestone)
+    assert combined("$6,240 over its budget")            # cost less budget
+    assert not combined("$6,420 over its budget")        # digits swapped
+    assert not combined("about $6,240 over its budget")  # hedged: no exact working
+    assert not combined("18 tasks to go")  # 30 - 12, but 18 results one unit wide: chance
+    # no sums: an answer adding a fee the total already holds makes one
+    assert not within_record(numbers("£2,420.20 payable")[0], [(2382.2, 38.0)])
+    assert within_record(numbers("£2,344.20 before the fee")[0], [(2382.2, 38.0)])

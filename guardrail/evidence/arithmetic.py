@@ -27,7 +27,7 @@ import re
 from typing import Collection, Optional, Sequence
 
 from guardrail.evidence import units
-from guardrail.evidence.totals import Column, Group, totalled
+from guardrail.evidence.totals import Column, Group, totalled, within_record
 from guardrail.evidence.values import Number, names_cents, numbers, word_after
 
 SUM = re.compile(r"\b(?:total|totals|totalling|totaling|in all|altogether|combined|together|"
@@ -188,8 +188,9 @@ def derived(sentence: str, n: Number, values: Sequence[float],
     if _timed(sentence, n, times, said) or _shown(sentence, n, anchored):
         return True
     counts = [int(m.value) for m in said if m.kind == "count" and m.start < n.start]
-    if totalled(sentence, n, columns, counts, named):
-        return True  # a key added up over the records, where chance seldom gives one
+    if totalled(sentence, n, columns, counts, named) or within_record(n, records):
+        return True  # a key added up over the records, or two values of its record
+        #              combined, where chance seldom gives one
     if n.kind not in ("number", "count"):
         return False
     parts = [m.value for m in said if m.start >= n.end and m.kind in ("number", "count")

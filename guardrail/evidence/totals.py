@@ -164,3 +164,21 @@ def totalled(sentence: str, n: Number, columns: Sequence[Column],
                    for k in of_size):
                 return True
     return False
+
+
+def within_record(n: Number, records: Sequence[Sequence[float]]) -> bool:
+    """``n`` is the difference, product or ratio of two numbers of one record the
+    sentence is about ("$6,240 over its $65,000 budget": the milestone's cost less its
+    budget), exact to its written digits and never hedged, where chance seldom gives
+    one: three results of each pair of each record tried, times the width of the written
+    digits, at most ``CHANCE`` of the value.  Not a sum: an answer that adds a fee the
+    total already holds makes one ("the total payable is £2,420.20")."""
+    if n.kind not in ("number", "count") or n.percent or n.hedged or n.value <= 0:
+        return False
+    width = max(2 * n.precision, 1.0 if n.kind == "count" else 1e-9)
+    kept = [sorted({abs(v) for v in record if v}) for record in records]
+    tried = sum(3 * len(values) * (len(values) - 1) // 2 for values in kept)
+    if not tried or tried * width > CHANCE * n.value:
+        return False
+    return any(abs(c - n.value) <= n.precision for values in kept
+               for a, b in itertools.combinations(values, 2) for c in (b - a, a * b, b / a))
