@@ -27,8 +27,9 @@ import re
 from typing import Collection, Optional, Sequence
 
 from guardrail.evidence import units
-from guardrail.evidence.totals import Column, Group, totalled, within_record
-from guardrail.evidence.values import Number, names_cents, numbers, word_after
+from guardrail.evidence.totals import (Column, Group, by_key, columns_of, totalled,
+                                       within_record)
+from guardrail.evidence.values import Number, numbers, word_after
 
 SUM = re.compile(r"\b(?:total|totals|totalling|totaling|in all|altogether|combined|together|"
                  r"sum|overall|all told|across)\b", re.I)
@@ -80,18 +81,7 @@ def columns(fields: Sequence) -> tuple[Column, ...]:
     """The numbers of each key that two records or more hold, one per record (a key in
     cents also in units): what a total over records adds up.  ``fields``: a tool
     result's ``Field``s (fields.py)."""
-    by_key: dict[str, dict[int, float]] = {}
-    for f in fields:
-        if f.record >= 0 and not f.listed and f.flag is None and not f.values.dates \
-                and len(nums := [n for n in numbers(f.value) if n.kind == "number"]) == 1:
-            by_key.setdefault(f.path.rsplit(" > ", 1)[-1], {})[f.record] = nums[0].value
-    out = []
-    for key, per_record in by_key.items():
-        if len(per_record) >= 2:
-            out.append(Column(key, tuple(per_record.values())))
-            if names_cents(key):
-                out.append(Column(key, tuple(v / 100 for v in per_record.values())))
-    return tuple(out)
+    return columns_of(by_key(fields)[0])
 
 
 WHOLE = re.compile(r"\b(?:capacity|total|limit|max|maximum|quota|allowance|goal|target|budget|"

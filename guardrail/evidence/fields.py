@@ -28,8 +28,8 @@ from dataclasses import dataclass, replace
 from typing import Collection, Optional, Sequence
 
 from guardrail.evidence import units
-from guardrail.evidence.arithmetic import MEAN as _MEAN, SUM as _SUM, columns, remainders
-from guardrail.evidence.totals import Group, groups
+from guardrail.evidence.arithmetic import MEAN as _MEAN, SUM as _SUM, remainders
+from guardrail.evidence.totals import Group, by_key, columns_of, groups
 from guardrail.evidence.currency import mentioned, minor_units
 from guardrail.evidence.field import Field, comparable, keyed, states, whole_after_of
 from guardrail.evidence.keys import (CLAUSE, WORDS, Stem, clause_negated, clauses, echo, has,
@@ -124,9 +124,9 @@ class Fields:
         self._record_values = {r: StoredValues.union(v) for r, v in by_record.items()}
         self._held = frozenset().union(*self._record_words.values())
         self._all_values = StoredValues.union(list(self._record_values.values()))
-        self.columns = columns(self.fields + unnamed)
-        self._groups = [(words, g) for g in groups(self.fields + unnamed)  # by its words
-                        if (words := g.named - stopwords)]
+        numeric, shared = by_key(self.fields + unnamed)  # one pass for both
+        self.columns = columns_of(numeric)
+        self._groups = [(w, g) for g in groups(numeric, shared) if (w := g.named - stopwords)]
         self.remainders = remainders(self.fields)
         self._records = len({r for r in records if r >= 0})
         self._text = "\n".join(lines).lower()

@@ -3,7 +3,7 @@
     totalled(sentence, n, columns)   the sentence's value ``n`` is the sum or the mean of
                                      one key over the records, or the sum of some of them,
                                      in the key's unit or in the one written after ``n``
-    groups(fields)                   per grounding: one key added up over the records
+    groups(*by_key(fields))          per grounding: one key added up over the records
                                      that share a value of another ("charity: Doctors
                                      Without Borders"), for the sentences naming it
 
@@ -19,7 +19,7 @@ not pass as one.  So a total counts without a cue word only where chance seldom 
 the number of sums tried (the totals of the groups the sentence names, then two per key,
 then every partial sum of a key of at most ``SUBSETS`` values) times the width of the
 written digits must be at most ``CHANCE`` of the value.  "$597.72" against the 64 sums
-of six deductions passes (0.008); "8 of them left" against the partial sums of a few
+of six deductions passes (0.1 %); "8 of them left" against the partial sums of a few
 small counts does not, nor does "just over 4,000" (a hedged round number is as wide as
 its rounding).  A partial sum is never read from a
 hedged value.  Measured on the hand-written tool turns in docs/model-card.md ("Totals over
@@ -79,6 +79,11 @@ def _read(sentence: str, n: Number, column: Column, *totals: float) -> bool:
     return bool(scale) and any(abs(t * scale - n.value) <= n.precision for t in totals)
 
 
+def _width(n: Number) -> float:
+    """The width of the written digits (a count in words: one)."""
+    return max(2 * n.precision, 1.0 if n.kind == "count" else 1e-9)
+
+
 def _positive(column: Column) -> tuple[float, ...]:
     return tuple(v for v in column.values if v > 0)
 
@@ -99,12 +104,15 @@ class Group(NamedTuple):
     size: int               # how many records share the value
 
 
-def groups(fields: Sequence) -> tuple[Group, ...]:
-    """For each value in words that two records or more share, of a key whose value
-    differs between records (``charity``, ``ticker``, ``bike type``), the total of each
-    number key over those records.  ``fields``: a tool result's ``Field``s (field.py)."""
-    numeric: dict[str, dict[int, float]] = {}
-    shared: dict[str, dict[frozenset[str], set[int]]] = {}
+Numeric = dict[str, dict[int, float]]   # key -> record -> its one number
+Shared = dict[str, dict[frozenset[str], set[int]]]   # key -> value's words -> records
+
+
+def by_key(fields: Sequence) -> tuple[Numeric, Shared]:
+    """One pass over a tool result's ``Field``s (field.py): per key, each record's one
+    number, and the records holding each short value in words."""
+    numeric: Numeric = {}
+    shared: Shared = {}
     for f in fields:
         if f.record < 0 or f.listed or f.flag is not None or f.values.dates:
             continue
@@ -114,6 +122,25 @@ def groups(fields: Sequence) -> tuple[Group, ...]:
             numeric.setdefault(key, {})[f.record] = nums[0].value
         elif not nums and f.words and len(f.value.split()) <= 5:
             shared.setdefault(key, {}).setdefault(f.words, set()).add(f.record)
+    return numeric, shared
+
+
+def columns_of(numeric: Numeric) -> tuple[Column, ...]:
+    """The numbers of each key that two records or more hold, one per record (a key in
+    cents also in units): what a total over records adds up."""
+    out = []
+    for key, per_record in numeric.items():
+        if len(per_record) >= 2:
+            out.append(Column(key, tuple(per_record.values())))
+            if names_cents(key):
+                out.append(Column(key, tuple(v / 100 for v in per_record.values())))
+    return tuple(out)
+
+
+def groups(numeric: Numeric, shared: Shared) -> tuple[Group, ...]:
+    """For each value in words that two records or more share, of a key whose value
+    differs between records (``charity``, ``ticker``, ``bike type``), the total of each
+    number key over those records (``by_key`` read both)."""
     out = []
     for key, by_value in shared.items():
         if len(by_value) < 2:
@@ -141,7 +168,7 @@ def totalled(sentence: str, n: Number, columns: Sequence[Column],
     if n.kind not in ("number", "count", "duration") or n.percent or not columns \
             or n.value <= 0:
         return False
-    width = max(2 * n.precision, 1.0 if n.kind == "count" else 1e-9)
+    width = _width(n)
     named = [g for g in named if not counted or g.size in counted]
     if named and len(named) * width <= CHANCE * n.value and any(
             _read(sentence, n, g.total, g.total.values[0]) for g in named):
@@ -175,7 +202,7 @@ def within_record(n: Number, records: Sequence[Sequence[float]]) -> bool:
     total already holds makes one ("the total payable is £2,420.20")."""
     if n.kind not in ("number", "count") or n.percent or n.hedged or n.value <= 0:
         return False
-    width = max(2 * n.precision, 1.0 if n.kind == "count" else 1e-9)
+    width = _width(n)
     kept = [sorted({abs(v) for v in record if v}) for record in records]
     tried = sum(3 * len(values) * (len(values) - 1) // 2 for values in kept)
     if not tried or tried * width > CHANCE * n.value:
