@@ -396,3 +396,34 @@ def test_a_value_said_roughly_is_as_precise_as_its_last_digit_that_is_not_zero()
     # a bound is no rounding: "over 25,000" stays as written
     assert [n.precision for n in numbers("anything over $25,000")] == [0.5]
     assert [n.precision for n in numbers("about 30,000 cubic meters")] == [5000.0]
+
+
+LOCKOUT = json.dumps({"job": "LK-1", "keys_cut": 3, "callout_fee_usd": 95.0,
+                      "after_hours_usd": 45.0, "labor_usd": 60.0, "total_usd": 213.5})
+QUOTE = json.dumps({"vendor": "Finch", "total_cents": 84000,
+                    "fabric": {"price_per_m_cents": 4200, "needed_m": 6}})
+
+
+def test_a_sentence_that_itemises_a_whole_on_values_the_grounding_states():
+    ev = ContextEvidence.build([LOCKOUT])
+    # a part: the whole and every other part stated, and the sum closes to the cent
+    assert missing(ev, "The bill came to $213.50: a $95 call-out fee, a $45 after-hours "
+                       "surcharge, $60 for labor and $13.50 for the keys.") == []
+    # a part that does not close the sum, or a whole the grounding lacks
+    assert missing(ev, "The bill came to $213.50: a $95 call-out fee, a $45 after-hours "
+                       "surcharge, $60 for labor and $14.50 for the keys.") == [14.5]
+    assert sorted(missing(ev, "The bill came to $223.50: a $95 call-out fee, a $55 "
+                              "surcharge, $60 for labor and $13.50 for the keys.")) \
+        == [13.5, 55.0, 223.5]
+    # two values of a sort are no itemised whole, nor is a hedged one
+    assert missing(ev, "The fee was $95, and $13.50 went on keys.") == [13.5]
+    assert missing(ev, "The bill came to about $213.50: a $95 fee, a $45 surcharge, $60 "
+                       "for labor and $13.50 for the keys.") == [13.5]
+    # the whole, with one part a count it states times a rate it states
+    ev = ContextEvidence.build([QUOTE])
+    assert missing(ev, "Finch quotes $840, and adding the 6 meters of tweed at $42 a meter "
+                       "brings it to $1,092.") == []
+    assert missing(ev, "Finch quotes $840, and adding the 6 meters of tweed at $42 a meter "
+                       "brings it to $1,102.") == [1102.0]
+    assert sorted(missing(ev, "Finch quotes $840, and adding the 7 meters of tweed at $42 a "
+                              "meter brings it to $1,134.")) == [7.0, 1134.0]

@@ -220,6 +220,9 @@ def test_cli_rejects_bad_window_options(tmp_path):
     assert res.exit_code != 0 and "topk" in res.output
     res = runner.invoke(app, ["eval", "--data", str(tmp_path), "--top-k", "2,4"])
     assert res.exit_code != 0
+    res = runner.invoke(app, ["data", "longctx", "--out", str(tmp_path / "x"),
+                              "--split", "train"])
+    assert res.exit_code != 0 and "dev or calib" in res.output
 
 
 def test_similar_distractors_come_first():
@@ -235,3 +238,23 @@ def test_similar_distractors_come_first():
     assert sorted(shuffled) == sorted(similar)
     with pytest.raises(ValueError):
         longctx.order_distractors(ex, docs, random.Random(0), "nearest")  # type: ignore[arg-type]
+
+
+@needs_data
+def test_a_calibration_split_set_holds_no_dev_item_nor_dev_document(sources):
+    """``--split calib`` builds sets to fit on: items of the calibration split that
+    `train` carves out of the non-dev sources, among non-dev documents only."""
+    from guardrail.commands.training_data import split_for_training
+    from guardrail.train.data import in_calib
+
+    items, pool = longctx.load_sources(DATA, *SPLIT, split="calib")
+    dev_items, dev_pool = sources
+    assert items and pool
+    assert not any(in_dev(ex.source_id, *SPLIT) for ex in items)
+    assert all(in_calib(ex.source_id, *SPLIT) for ex in items)
+    assert {sid for sid, _ in pool}.isdisjoint(sid for sid, _ in dev_pool)
+    assert {ex.id for ex in items}.isdisjoint(ex.id for ex in dev_items)
+    # the very examples `train` calibrates on
+    rt = load_any(DATA / "ragtruth_qa_test_subset")
+    _fit, calib, _dev = split_for_training(rt, *SPLIT)
+    assert {ex.id for ex in items} == {ex.id for ex in calib}

@@ -120,3 +120,20 @@ def test_two_values_of_one_record_combined_where_chance_seldom_gives_it():
     # no sums: an answer adding a fee the total already holds makes one
     assert not within_record(numbers("£2,420.20 payable")[0], [(2382.2, 38.0)])
     assert within_record(numbers("£2,344.20 before the fee")[0], [(2382.2, 38.0)])
+
+
+STAMPS = ("catalog_no,country,qty,catalog_value_each_usd,paid_each_usd\n"
+          "SG 1,Great Britain,1,425.00,310.00\nSG 2,Great Britain,1,780.00,520.00\n"
+          "Scott 11,United States,2,95.00,60.00\nScott 65,United States,4,12.50,6.00\n"
+          "SG 33,Canada,1,140.00,115.00\n")
+
+
+def test_a_total_of_each_records_quantity_times_its_amount_each():
+    # 425 + 780 + 2 x 95 + 4 x 12.50 + 140 = 1,585; paid 310 + 520 + 120 + 24 + 115 = 1,089
+    assert missing(STAMPS, "The collection has a combined catalogue value of $1,585.") == []
+    assert missing(STAMPS, "You paid $1,089 for them.") == []
+    # the amounts each added up without their quantities, or a line total changed
+    assert missing(STAMPS, "Their combined catalogue value is $1,595.") == [1595.0]
+    # the products are of a quantity and an amount each, not of any two keys
+    books = ("title,pages,price_usd\nA,310,12.50\nB,204,9.00\nC,188,15.00\n")
+    assert missing(books, "That is $7,467.00 worth of pages.") == [7467.0]

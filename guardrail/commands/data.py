@@ -55,11 +55,17 @@ def register(app: typer.Typer) -> None:
         model: Optional[str] = typer.Option(None, help="Detector whose tokenizer counts tokens "
                                             "and whose training split picks the dev items "
                                             "(default: shipped)."),
+        split: str = typer.Option("dev", help="dev: items of the model's dev split, to "
+                                  "evaluate on | calib: items of its calibration split among "
+                                  "non-dev documents, to fit `guardrail calibrate --windows` "
+                                  "on (never to evaluate)."),
     ) -> None:
         """A long-context set: real QA evidence buried at chosen depths in other real documents."""
         from guardrail.model import Detector
         from guardrail.train import longctx
 
+        if split not in ("dev", "calib"):
+            raise typer.BadParameter("--split must be dev or calib")
         try:
             lens = [int(x) for x in lengths.split(",") if x.strip()]
             deps = [float(x) for x in depths.split(",") if x.strip()]
@@ -71,7 +77,8 @@ def register(app: typer.Typer) -> None:
             sp = {"dev_fraction": 0.2, "seed": 13}
             typer.echo(f"warning: {det.name} records no training split; assuming {sp}", err=True)
         try:
-            items, pool = longctx.load_sources(source_dir, sp["dev_fraction"], sp["seed"])
+            items, pool = longctx.load_sources(source_dir, sp["dev_fraction"], sp["seed"],
+                                               split)  # type: ignore[arg-type]
             built = longctx.build(items, pool, det.tokenizer, lengths=lens, depths=deps,
                                   n_per_cell=n_per_cell, seed=seed,
                                   hallucinations=hallucinations,  # type: ignore[arg-type]
@@ -84,7 +91,8 @@ def register(app: typer.Typer) -> None:
             "hallucinated": sum(le.example.hallucinated for le in built),
             "kinds": {k: sum(le.kind == k for le in built) for k in sorted({le.kind for le in built})},
             "n_tokens": [min(le.n_tokens for le in built), max(le.n_tokens for le in built)],
-            "split": sp, "dev_items": len(items), "distractor_documents": len(pool)}, indent=2))
+            "split": {**sp, "items_from": split}, "items": len(items),
+            "distractor_documents": len(pool)}, indent=2))
 
     @data_app.command("fetch")
     def fetch_cmd(

@@ -69,11 +69,12 @@ def load_span_data(specs: list[str]):
 
 
 def split_for_training(examples, dev_fraction: float, seed: int):
-    from guardrail.train.data import split_by_source
+    from guardrail.train.data import CALIB_FRACTION, split_by_source
 
     train, dev = split_by_source(examples, dev_fraction, seed)
-    # a calibration split for thresholds, carved out of train by source (never dev)
-    fit, calib = split_by_source(train, 0.1, seed + 1)
+    # a calibration split for thresholds, carved out of train by source (never dev);
+    # train.data.in_calib says the same of one source
+    fit, calib = split_by_source(train, CALIB_FRACTION, seed + 1)
     return fit, calib, dev
 
 

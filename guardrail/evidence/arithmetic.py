@@ -175,7 +175,8 @@ def derived(sentence: str, n: Number, values: Sequence[float],
     the caller has read them already; ``anchored``: those of its values the grounding
     states; ``named``: the groups of records it names (totals.py)."""
     said = numbers(sentence) if said is None else said
-    if _timed(sentence, n, times, said) or _shown(sentence, n, anchored):
+    if _timed(sentence, n, times, said) or _shown(sentence, n, anchored) \
+            or _itemised(sentence, n, said, anchored):
         return True
     counts = [int(m.value) for m in said if m.kind == "count" and m.start < n.start]
     if totalled(sentence, n, columns, counts, named) or within_record(n, records):
@@ -253,6 +254,32 @@ def _shown(sentence: str, n: Number, anchored: Sequence[Number]) -> bool:
     # a ratio below one is no whole number said ("3 of 5 ... so 1" is not 0.6)
     return any(_close(v, n) for a, b in pairs for v in (a + b, a - b, a * b)) or any(
         _close(a / b, n) for a, b in pairs if a > b)
+
+
+def _itemised(sentence: str, n: Number, said: Sequence[Number],
+              anchored: Sequence[Number]) -> bool:
+    """The sentence itemises a whole: of three or more values of ``n``'s sort (the same
+    currency sign or word after them), one is the sum of all the others ("The bill came
+    to $213.50: a $95 call-out fee, a $45 surcharge, $60 for labor and $13.50 for the
+    keys"), one of those perhaps times a count it states ("$840 without fabric, and
+    adding the 6 meters you picked, at $42 a meter, brings it to $1,092").  ``n`` is the
+    whole or a part, and the grounding states every other value of the sum: exact to
+    the digits written, which a changed value seldom makes."""
+    sort = _sort(sentence, n)
+    alike = [m for m in said if not m.percent and _sort(sentence, m) == sort]
+    if n.hedged or not sort or len(alike) < 3 or any(m.hedged for m in alike):
+        return False
+    stated = {m.start for m in anchored}
+    if any(m.start not in stated for m in alike if m.start != n.start):
+        return False
+    whole = max(alike, key=lambda m: m.value)
+    parts = [m.value for m in alike if m is not whole]
+    slack = max(m.precision for m in alike) + 1e-9
+    counts = [m.value for m in said if m.kind in ("number", "count") and m.start in stated
+              and _sort(sentence, m) != sort and not m.percent and m.value >= 2
+              and m.value == int(m.value)]
+    return any(abs(sum(parts) + (c - 1) * p - whole.value) <= slack
+               for c in [1.0, *counts] for p in parts)
 
 
 def _timed(sentence: str, n: Number, times: Collection[int], said: Sequence[Number]) -> bool:

@@ -125,15 +125,30 @@ def by_key(fields: Sequence) -> tuple[Numeric, Shared]:
     return numeric, shared
 
 
+_QUANTITY = frozenset({"qty", "quantity", "units", "count", "pieces", "pcs"})
+_EACH = frozenset({"each", "unit", "per", "apiece"})
+
+
 def columns_of(numeric: Numeric) -> tuple[Column, ...]:
     """The numbers of each key that two records or more hold, one per record (a key in
-    cents also in units): what a total over records adds up."""
+    cents also in units): what a total over records adds up.  Where records state a
+    quantity and an amount for each, also their products, each record's line total
+    ("a combined catalogue value of $2,030" over ``qty`` and ``value each usd``)."""
     out = []
     for key, per_record in numeric.items():
         if len(per_record) >= 2:
             out.append(Column(key, tuple(per_record.values())))
             if names_cents(key):
                 out.append(Column(key, tuple(v / 100 for v in per_record.values())))
+    for qty, each in itertools.permutations(numeric, 2):
+        if _QUANTITY.isdisjoint(qty.lower().split()) or _EACH.isdisjoint(each.lower().split()):
+            continue
+        records = numeric[qty].keys() & numeric[each].keys()
+        if len(records) >= 2:
+            line = tuple(numeric[qty][r] * numeric[each][r] for r in sorted(records))
+            out.append(Column(f"{qty} x {each}", line))
+            if names_cents(each):
+                out.append(Column(f"{qty} x {each}", tuple(v / 100 for v in line)))
     return tuple(out)
 
 

@@ -340,6 +340,17 @@ def in_dev(source_id: str, dev_fraction: float, seed: int) -> bool:
     return int.from_bytes(digest[:8], "big") / 2**64 < dev_fraction
 
 
+CALIB_FRACTION = 0.1
+"""Share of the non-dev sources that ``train`` keeps out of fitting to calibrate on."""
+
+
+def in_calib(source_id: str, dev_fraction: float, seed: int) -> bool:
+    """Whether a source belongs to the calibration split: not dev, then hashed with
+    ``seed + 1`` (``commands.training_data.split_for_training``)."""
+    return (not in_dev(source_id, dev_fraction, seed)
+            and in_dev(source_id, CALIB_FRACTION, seed + 1))
+
+
 def split_by_source(examples: Sequence[Example], dev_fraction: float = 0.2,
                     seed: int = 0) -> tuple[list[Example], list[Example]]:
     """``(train, dev)``: each source goes to dev with probability ``dev_fraction``.

@@ -3,7 +3,7 @@
     guardrail data longctx --out DIR     load_sources -> build -> write_ragtruth(DIR)
 
 An item is a real RAGTruth QA (passages, question, response) from the DEV split of
-the model's training.  Its passages -- the evidence -- are buried at a relative
+the model's training (or, to fit a calibration on, from its calibration split).  Its passages -- the evidence -- are buried at a relative
 ``depth`` (0 = first, 1 = last) inside other real documents (dev-split RAGTruth
 passages of other sources, FaithBench sources, SummEdits documents and TRUE
 groundings) until the context has ``length`` tokens of the detector's tokenizer.
@@ -30,12 +30,13 @@ from typing import Iterable, Literal, Optional, Sequence
 
 from guardrail.model.inputs import tokenize
 from guardrail.model.windows import terms
-from guardrail.train.data import Example, in_dev, load_any, merge_spans
+from guardrail.train.data import Example, in_calib, in_dev, load_any, merge_spans
 from guardrail.train.perturb import perturb_negation, perturb_number, perturb_swap
 from guardrail.train.synth import documents_from
 
 Hallucinations = Literal["real", "injected", "mixed"]
 DistractorOrder = Literal["random", "similar"]
+Split = Literal["dev", "calib"]
 
 # Perturbations that borrow nothing from other documents (they never touch the pool).
 INJECT = {"number": perturb_number, "negation": perturb_negation, "swap": perturb_swap}
@@ -60,14 +61,17 @@ class LongExample:
 
 # -- sources ---------------------------------------------------------------------------------
 
-def load_sources(root: str | Path, dev_fraction: float, seed: int
+def load_sources(root: str | Path, dev_fraction: float, seed: int, split: Split = "dev"
                  ) -> tuple[list[Example], list[tuple[str, str]]]:
-    """``(items, distractors)`` under ``root`` (``shared/data``), dev split only.
+    """``(items, distractors)`` under ``root`` (``shared/data``), one split of a model's
+    training by source.
 
-    ``items`` are the dev RAGTruth QA examples; ``distractors`` are ``(source_id,
-    text)`` of every distinct dev document of at least ``MIN_DISTRACTOR_CHARS``
-    characters from the four span or binary sets (RAGTruth passages included: an
-    item never gets its own source as a distractor).
+    ``dev`` (for evaluation): ``items`` are the dev RAGTruth QA examples, ``distractors``
+    ``(source_id, text)`` of every distinct dev document of at least
+    ``MIN_DISTRACTOR_CHARS`` characters from the four span or binary sets (RAGTruth
+    passages included: an item never gets its own source as a distractor).  ``calib``
+    (to fit on, never evaluated on): the RAGTruth QA examples of the calibration split
+    that ``train`` carves out of the non-dev sources, among every non-dev document.
     """
     root = Path(root)
     items: list[Example] = []
@@ -76,14 +80,16 @@ def load_sources(root: str | Path, dev_fraction: float, seed: int
         path = root / name
         if not path.exists():
             continue
-        examples = [ex for ex in load_any(path) if in_dev(ex.source_id, dev_fraction, seed)]
+        examples = [ex for ex in load_any(path)
+                    if in_dev(ex.source_id, dev_fraction, seed) == (split == "dev")]
         if name == "ragtruth_qa_test_subset":
-            items = examples
+            items = [ex for ex in examples
+                     if split == "dev" or in_calib(ex.source_id, dev_fraction, seed)]
         for source_id, text, _question in documents_from(examples):
             if len(text.strip()) >= MIN_DISTRACTOR_CHARS:
                 distractors.setdefault(source_id, text.strip())
     if not items:
-        raise FileNotFoundError(f"no dev-split RAGTruth QA items under {root}")
+        raise FileNotFoundError(f"no {split}-split RAGTruth QA items under {root}")
     return items, sorted(distractors.items())
 
 
@@ -119,7 +125,7 @@ def pick_items(items: Sequence[Example], n: int, rng: random.Random,
     n_bad = n // 2
     n_real = {"real": n_bad, "injected": 0, "mixed": math.ceil(n_bad / 2)}[hallucinations]
     if n_real > len(real):
-        raise ValueError(f"asked for {n_real} real hallucinated responses; the dev split has {len(real)}")
+        raise ValueError(f"asked for {n_real} real hallucinated responses; the split has {len(real)}")
     picked = [(ex, "real") for ex in real[:n_real]]
     ok = [(ex, "supported") for ex in supported[:n - n_bad]]
     for ex in supported[n - n_bad:]:
@@ -129,7 +135,7 @@ def pick_items(items: Sequence[Example], n: int, rng: random.Random,
         if injected is not None:
             picked.append(injected)
     if len(picked) < n_bad or len(ok) < n - n_bad:
-        raise ValueError(f"the dev split has too few usable items for {n} per cell")
+        raise ValueError(f"the split has too few usable items for {n} per cell")
     out = picked + ok
     rng.shuffle(out)
     return out
