@@ -427,3 +427,21 @@ def test_a_sentence_that_itemises_a_whole_on_values_the_grounding_states():
                        "brings it to $1,102.") == [1102.0]
     assert sorted(missing(ev, "Finch quotes $840, and adding the 7 meters of tweed at $42 a "
                               "meter brings it to $1,134.")) == [7.0, 1134.0]
+
+
+STAY = {"listing": "Casa Azul", "rate_first_nights_usd": 410, "rate_last_nights_usd": 465,
+        "first_nights": 2, "cleaning_fee_usd": 95, "member_discount_usd": 11}
+
+
+def test_an_itemised_whole_with_parts_times_counts_and_a_discount_taken_off():
+    ev = ContextEvidence.build([json.dumps(STAY)])
+    assert missing(ev, "The rate is $410 for the first two nights and $465 for the last two, "
+                       "so $1,750 in rent.") == []
+    assert missing(ev, "The rate is $410 for the first two nights and $465 for the last two, "
+                       "so $1,760 in rent.") == [1760.0]
+    # a part the sentence calls a discount is taken off, not added
+    ev = ContextEvidence.build([json.dumps({**STAY, "rent_usd": 1750})])
+    assert missing(ev, "You pay $1,834: $1,750 in rent and a $95 cleaning fee, less your $11 "
+                       "member discount.") == []
+    assert missing(ev, "You pay $1,856: $1,750 in rent, a $95 cleaning fee and an $11 "
+                       "member discount.") == [1856.0]

@@ -27,8 +27,8 @@ import re
 from typing import Collection, Optional, Sequence
 
 from guardrail.evidence import units
-from guardrail.evidence.totals import (Column, Group, by_key, columns_of, totalled,
-                                       within_record)
+from guardrail.evidence.totals import (CHANCE, Column, Group, by_key, columns_of,
+                                       totalled, within_record)
 from guardrail.evidence.values import Number, numbers, word_after
 
 SUM = re.compile(r"\b(?:total|totals|totalling|totaling|in all|altogether|combined|together|"
@@ -47,6 +47,9 @@ _PER = re.compile(r"\b(?:at|per|each|every)\b|\ba (?:day|week|month|year|hour)\b
 _CHANGE = re.compile(r"\b(?:over|above|below|under|up|down|more|less|higher|lower|increased?|"
                      r"decreased?|rise|rose|drop|dropped|grew|fell|gain|loss|growth)\b", re.I)
 _OF = re.compile(r"%?\s+of\b", re.I)
+_LESS = re.compile(r"\b(?:discount|discounted|off|credit|credited|refund|refunded|saving|"
+                   r"deducted|minus|less)\b", re.I)
+_ITEMS = 7  # values of one sort an itemised whole is looked for among
 _TIMES = re.compile(r"\b(?:times|fold)\b", re.I)
 _COMPARE = re.compile(r"\b(?:more|fewer|less|higher|lower|ahead|behind|than|difference|gap)\b",
                       re.I)
@@ -259,27 +262,41 @@ def _shown(sentence: str, n: Number, anchored: Sequence[Number]) -> bool:
 def _itemised(sentence: str, n: Number, said: Sequence[Number],
               anchored: Sequence[Number]) -> bool:
     """The sentence itemises a whole: of three or more values of ``n``'s sort (the same
-    currency sign or word after them), one is the sum of all the others ("The bill came
-    to $213.50: a $95 call-out fee, a $45 surcharge, $60 for labor and $13.50 for the
-    keys"), one of those perhaps times a count it states ("$840 without fabric, and
-    adding the 6 meters you picked, at $42 a meter, brings it to $1,092").  ``n`` is the
-    whole or a part, and the grounding states every other value of the sum: exact to
-    the digits written, which a changed value seldom makes."""
+    currency sign or word after them), the largest is the sum of all the others ("The
+    bill came to $213.50: a $95 call-out fee, a $45 surcharge, $60 for labor and $13.50
+    for the keys"), each perhaps times a count the sentence states ("$410 for the first
+    two nights and $465 for the last two, so $1,750"; "$840, and adding the 6 meters at
+    $42 a meter brings it to $1,092") and less one it calls a discount ("an $11.00
+    silver-tier discount").  ``n`` is the whole or a part, and the grounding states
+    every other value: exact to the digits written, where the ways tried times their
+    width stay under ``CHANCE`` of the whole, which a changed value seldom makes."""
     sort = _sort(sentence, n)
     alike = [m for m in said if not m.percent and _sort(sentence, m) == sort]
-    if n.hedged or not sort or len(alike) < 3 or any(m.hedged for m in alike):
+    if n.hedged or not sort or not 3 <= len(alike) <= _ITEMS or any(m.hedged for m in alike):
         return False
     stated = {m.start for m in anchored}
     if any(m.start not in stated for m in alike if m.start != n.start):
         return False
     whole = max(alike, key=lambda m: m.value)
-    parts = [m.value for m in alike if m is not whole]
-    slack = max(m.precision for m in alike) + 1e-9
-    counts = [m.value for m in said if m.kind in ("number", "count") and m.start in stated
-              and _sort(sentence, m) != sort and not m.percent and m.value >= 2
-              and m.value == int(m.value)]
-    return any(abs(sum(parts) + (c - 1) * p - whole.value) <= slack
-               for c in [1.0, *counts] for p in parts)
+    parts = [-m.value if _taken_off(sentence, m) else m.value for m in alike if m is not whole]
+    times = [1.0, *sorted({m.value for m in said if m.kind in ("number", "count")
+                           and m.start in stated and _sort(sentence, m) != sort
+                           and not m.percent and 2 <= m.value <= 100
+                           and m.value == int(m.value)})]
+    slack = whole.precision + 1e-9  # to the whole's last written digit
+    ways = len(times) ** len(parts)
+    if ways * 2 * slack > CHANCE * whole.value:
+        return False
+    return any(abs(sum(c * p for c, p in zip(factors, parts)) - whole.value) <= slack
+               for factors in itertools.product(times, repeat=len(parts)))
+
+
+def _taken_off(sentence: str, m: Number) -> bool:
+    """The sentence calls ``m`` a deduction, in the words just before it or after it
+    up to the next comma ("less your $11 member discount"; "an $11.00 discount")."""
+    before = re.split(r"[,;:]", sentence[max(0, m.start - 12):m.start])[-1]
+    after = re.split(r"[,;:.]|\$", sentence[m.end:m.end + 24])[0]
+    return bool(_LESS.search(before) or _LESS.search(after))
 
 
 def _timed(sentence: str, n: Number, times: Collection[int], said: Sequence[Number]) -> bool:
