@@ -668,3 +668,38 @@ def test_a_total_over_a_csv_results_rows_passes_and_a_changed_total_is_stopped(c
     first, second = g["sentences"]
     assert first["released"] == first["original"]
     assert second["released"] != second["original"] and "282.4" not in text
+
+
+STAMPS_CSV = ("catalog_no,country,year,qty,catalog_value_each_usd,paid_each_usd\n"
+              "SG 1,Great Britain,1840,1,425.00,310.00\nSG 2,Great Britain,1840,1,780.00,520.00\n"
+              "Scott 11,United States,1851,2,95.00,60.00\nScott 65,United States,1861,4,12.50,6.00\n"
+              "SG 33,Canada,1859,1,140.00,115.00\n")
+
+
+def test_an_itemised_bill_and_a_total_of_quantity_times_price_pass_and_changed_ones_stop(
+        client, placeholder):
+    """Through the server: a value the tool result lacks, worked out as the answer shows
+    (a bill's parts adding up to its total) or over each record's quantity times its
+    amount each, reaches the client verbatim; the same sentence with a changed value is
+    stopped (both were stopped before as values the result lacks)."""
+    if placeholder:
+        pytest.skip("the default model is still the untrained placeholder")
+    right = ("Your stamps have a combined catalogue value of $1,585, and you paid $1,089 for "
+             "them.")
+    text, g = stream_tool_turn(client, "What is my stamp collection worth?", "stamps",
+                               STAMPS_CSV, right)
+    assert text == right and all(s["released"] == s["original"] for s in g["sentences"])
+    changed = right.replace("$1,585", "$1,685")
+    text, g = stream_tool_turn(client, "What is my stamp collection worth?", "stamps",
+                               STAMPS_CSV, changed)
+    assert "$1,685" not in text
+    bill = json.dumps({"job": "LK-20931", "keys_cut": 3, "callout_fee_usd": 95.0,
+                       "after_hours_surcharge_usd": 45.0, "labor_usd": 60.0,
+                       "total_usd": 213.5, "payment_status": "paid"})
+    right = ("The bill came to $213.50: a $95 call-out fee, a $45 after-hours surcharge, $60 "
+             "for labor and $13.50 for the keys.")
+    text, g = stream_tool_turn(client, "What did the locksmith cost?", "job", bill, right)
+    assert text == right
+    text, g = stream_tool_turn(client, "What did the locksmith cost?", "job", bill,
+                               right.replace("$13.50", "$18.50"))
+    assert "$18.50" not in text

@@ -13,7 +13,7 @@ from guardrail.evidence.judge import (FEATURES, FIRST_FEATURES, FITTED_FEATURES,
                                       SentenceJudge, explain, feature_vector)
 from guardrail.evidence.render import render, written_date
 from guardrail.stream.policy import EffectivePolicy, decide, judged
-from guardrail.types import Action, Detection, Explanation
+from guardrail.types import Action, Detection, Explanation, Span
 
 TOOL = {"name": "Eiffel Tower", "city": "Paris", "completed": 1889, "height_m": 330,
         "opened": "1889-03-31", "lit": True, "closed": None, "visitors": 1234567,
@@ -397,3 +397,27 @@ def test_a_csv_rows_values_are_read_as_records():
     assert ev.features("In all you rode 17.9 miles, or 28.8 km.").missing_numbers == ()
     assert [n.value for n in ev.features("In all you rode 17.9 miles, or 31.5 km.")
             .missing_numbers] == [31.5]
+
+
+def test_a_missing_number_beside_a_detector_span_elsewhere_redacts_the_sentence():
+    """The detector's one span on another word ("bill") would leave the value the
+    context lacks ($18.50) visible beside the marker: both spans go, so the sentence."""
+    ev = ContextEvidence.build([json.dumps({"callout_fee_usd": 95.0, "labor_usd": 60.0,
+                                            "total_usd": 213.5})], "")
+    judge = SentenceJudge({4: _head("number_missing", 4.0)})
+    text = "The bill came to $213.50: a $95 fee, $60 for labor and $48.50 for the keys."
+    det = _detection(text, 0.2)
+    at = text.index("bill")
+    det = Detection(text, (Span(at, at + 4, "bill", 0.9),), det.token_offsets,
+                    det.token_probs, 0.5, 4, 6)
+    a = judged(det, 0, len(text), judge, ev)
+    assert a.flagged and {(s.start, s.end) for s in a.spans} == {
+        (at, at + 4), (text.index("$48.50"), text.index("$48.50") + 6)}
+    policy = EffectivePolicy(Action.REDACT, None, True, "spans", "[x]", 0)
+    assert decide(text, a, policy).released == "[x]"
+    # the detector's span on the number itself stays the one span
+    at = text.index("48.50")
+    det = Detection(text, (Span(at, at + 5, "48.50", 0.9),), det.token_offsets,
+                    det.token_probs, 0.5, 4, 6)
+    a = judged(det, 0, len(text), judge, ev)
+    assert decide(text, a, policy).released == text.replace("$48.50", "$[x]")

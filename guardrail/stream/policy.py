@@ -145,8 +145,9 @@ def judged(det: Detection, start: int, end: int, judge: SentenceJudge,
            evidence: ContextEvidence, threshold: Optional[float] = None) -> Assessment:
     """The sentence judge's decision on ``det.response[start:end]``: its probability is
     the score, and a flag carries its explanation.  The spans are the detector's (at
-    its own threshold) or, when a number the context lacks is the only thing found
-    wrong, that number."""
+    its own threshold) and, when the context lacks one number of the sentence, that
+    number: instead of several spans, beside one elsewhere (two spans apart redact
+    the sentence, so a wrong value never stays visible beside a marker)."""
     text = det.response[start:end]
     j = judge.judge(evidence, text, det.probs_in(start, end), det.exit_layer, threshold,
                     det.response[:start])
@@ -154,9 +155,13 @@ def judged(det: Detection, start: int, end: int, judge: SentenceJudge,
         return Assessment(j.prob, (), False, det.exit_layer, None, j.claim)
     spans = det.spans_in(start, end)
     missing = j.evidence.missing_numbers if j.evidence is not None else ()
-    if len(missing) == 1 and len(spans) != 1:
+    if len(missing) == 1:
         n = missing[0]
-        spans = (Span(n.start, n.end, text[n.start:n.end], j.prob),)
+        number = Span(n.start, n.end, text[n.start:n.end], j.prob)
+        if len(spans) != 1:
+            spans = (number,)
+        elif spans[0].end <= n.start or spans[0].start >= n.end:
+            spans = (*spans, number)
     return Assessment(j.prob, spans, True, det.exit_layer, j.explanation, True)
 
 
