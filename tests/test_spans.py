@@ -123,3 +123,27 @@ def test_a_total_over_records_of_a_key_no_sentence_names():
         {"date": "2024-05-03", "description": "ACH CREDIT STRIPE PAYOUT", "amount": 2987.10}]})
     assert missing(statement, "Two Stripe payouts came in, totaling $6,197.54.") == []
     assert missing(statement, "Two Stripe payouts came in, totaling $6,297.54.") == [6297.54]
+
+
+SEPTIC = json.dumps({"site": "12 Orchard Rd", "inspected_on": "2025-08-14",
+                     "appointment": "2025-06-19T13:00:00", "valid_years": 2,
+                     "notice_hours": 48, "removal_days": 30})
+
+
+def test_a_date_a_span_the_sentence_states_away_from_one_of_the_grounding():
+    assert missing(SEPTIC, "The report stays valid for two years, until August 14, 2027.") == []
+    assert missing(SEPTIC, "Remove it within 30 days, which means by September 13.") == []
+    assert missing(SEPTIC, "They want 48 hours' notice, so tell them by June 17.") == []
+    assert missing(SEPTIC, "Book the next visit a week after, on June 26.") == []
+    # a day or a year off, or no span stated, stays a date the grounding lacks
+    assert missing(SEPTIC, "The report stays valid for two years, until August 15, 2027.") \
+        == [20270815.0]
+    assert missing(SEPTIC, "The report stays valid for two years, until August 14, 2028.") \
+        == [20270814.0 + 10000]
+    assert missing(SEPTIC, "Tell them by June 17.") == [617.0]
+
+
+def test_weeks_between_two_dates():
+    context = json.dumps({"long_run": "2025-02-16", "race_day": "2025-04-27"})
+    assert missing(context, "Race day is April 27, ten weeks after that long run.") == []
+    assert missing(context, "Race day is April 27, nine weeks after that long run.") == [9.0]

@@ -2,9 +2,12 @@
 between two of its dates, the number of a label, and how many records hold a value.
 
     days_between(sentence, n, said, dates)   "18 days from receipt to deposit": ``n``
-                                             days lie between a date the sentence states
-                                             and one of the grounding, or two of the
-                                             record it is about
+                                             days (or weeks) lie between a date the
+                                             sentence states and one of the grounding,
+                                             or two of the record it is about
+    date_apart(sentence, n, said, dates)     "within 30 days, which means by November
+                                             1": the date ``n`` lies a span the
+                                             sentence states from one of them
     Labels(text).has(sentence, n)            "week-8 retention" for ``w8``, "day 14" for
                                              ``PT-118-D14``, "Category 4" for
                                              ``category_4``: a number the grounding
@@ -27,7 +30,12 @@ from typing import Callable, Collection, Sequence
 
 from guardrail.evidence.values import Number
 
-_DAYS_AFTER = re.compile(r"[\s-]?(?:calendar\s+)?days?\b", re.I)
+_DAYS_AFTER = re.compile(r"[\s-]?(?:calendar\s+)?(days?|weeks?)\b", re.I)
+_SPAN_AFTER = re.compile(r"[\s-]?(?:calendar\s+)?(day|week|month|year)s?'?(?![\w-])", re.I)
+_A_SPAN = re.compile(r"\b(?:a|one)\s+(day|week|fortnight|month|year)\b", re.I)
+_DAYS_IN = {"day": 1, "week": 7, "fortnight": 14}
+_DATE_CHANCE = 0.05
+"""Dates a span away tried x 1 day / 365: at most this, or no date counts as one."""
 MAX_DATES = 12
 """More dates than this to pair, and a day count is no evidence of which two it spans."""
 
@@ -45,10 +53,13 @@ def days_between(sentence: str, n: Number, said: Sequence[Number],
     """``n`` ("18 days", "130 days old") is the number of days between a date the
     sentence states and one of ``dates`` (the grounding's, in the records it is about),
     or between two of ``dates`` when the sentence states none; a date the sentence
-    writes without its year takes the years of ``dates``."""
-    if n.kind not in ("number", "count") or not n.value.is_integer() or n.value < 1 \
-            or not _DAYS_AFTER.match(sentence, n.end):
+    writes without its year takes the years of ``dates``.  A date ``n``: ``date_apart``."""
+    if n.kind == "date":
+        return date_apart(sentence, n, said, dates)
+    unit = _DAYS_AFTER.match(sentence, n.end) if n.kind in ("number", "count") else None
+    if unit is None or not n.value.is_integer() or n.value < 1:
         return False
+    days = n.value * _DAYS_IN[unit[1].lower().rstrip("s")]
     years = {y for y, _, _ in dates if y}
     theirs = {d for d in (_day(x, 0) for x in dates) if d}
     if not theirs or len(theirs) > MAX_DATES:
@@ -60,8 +71,51 @@ def days_between(sentence: str, n: Number, said: Sequence[Number],
         itertools.combinations(theirs, 2)
     # the days of a range it states, both ends counted ("the five days from October 7
     # to October 11")
-    return any(abs((a - b).days) == n.value for a, b in spans) or any(
-        abs((a - b).days) + 1 == n.value for a, b in itertools.combinations(mine, 2))
+    return any(abs((a - b).days) == days for a, b in spans) or any(
+        abs((a - b).days) + 1 == days for a, b in itertools.combinations(mine, 2))
+
+
+def _shift(day: dt.date, unit: str, k: int) -> dt.date | None:
+    """``day`` moved by ``k`` days, weeks, months or years (a month's last day where the
+    day is past it)."""
+    if unit in _DAYS_IN:
+        return day + dt.timedelta(days=k * _DAYS_IN[unit])
+    months = day.year * 12 + day.month - 1 + (12 * k if unit == "year" else k)
+    y, m = divmod(months, 12)
+    for d in (day.day, 30, 29, 28):
+        try:
+            return dt.date(y, m + 1, min(day.day, d))
+        except ValueError:
+            continue
+    return None
+
+
+def date_apart(sentence: str, n: Number, said: Sequence[Number],
+               dates: Collection[tuple[int, int, int]]) -> bool:
+    """The date ``n`` lies a span the sentence states away from one of ``dates`` or from
+    another date it states ("within 30 days, which means by November 1"; "valid for two
+    years, until August 14, 2027"; "48 hours' notice, so by Tuesday, June 17"), either
+    way, to the day; a date without its year takes the years of the others."""
+    if n.kind != "date" or not int(n.value) % 100:
+        return False
+    v = int(n.value)
+    year, month, day = v // 10000, v // 100 % 100, v % 100
+    spans = {(m[1].lower(), 1) for m in _A_SPAN.finditer(sentence)}
+    for m in said:
+        if m.kind == "duration" and m.value and m.value % 1440 == 0:  # "48 hours"
+            spans.add(("day", int(m.value // 1440)))
+        elif m.kind in ("number", "count") and m.value.is_integer() and 1 <= m.value <= 366 \
+                and (unit := _SPAN_AFTER.match(sentence, m.end)):
+            spans.add((unit[1].lower(), int(m.value)))
+    stated = [(int(m.value) // 10000, int(m.value) // 100 % 100, int(m.value) % 100)
+              for m in said if m.kind == "date" and m.start != n.start]
+    years = {y for y, _, _ in [*dates, *stated] if y}
+    bases = {d for x in [*dates, *stated] for y in (years or {year} - {0}) if (d := _day(x, y))}
+    if not spans or not bases or 2 * len(bases) * len(spans) > _DATE_CHANCE * 365:
+        return False  # the dates tried, against the days of a year a changed one hits
+    return any((s.month, s.day) == (month, day) and year in (0, s.year)
+               for base in bases for unit, k in spans for sign in (1, -1)
+               if (s := _shift(base, unit, sign * k)) is not None)
 
 
 _LABEL_BEFORE = re.compile(r"\b([A-Za-z]{1,12})[\s-]$")
