@@ -672,3 +672,27 @@ def test_the_line_a_flag_points_to_is_the_same_whatever_the_hash_seed():
                            text=True, env={**__import__("os").environ, "PYTHONHASHSEED": s},
                            check=True).stdout for s in ("0", "1", "2", "3", "4", "5")}
     assert len(seen) == 1 and "listings 1 >" in seen.pop()
+
+
+AUCTION = json.dumps({"consignor": "R. Vale", "lots": [
+    {"lot": 41, "car": "1962 Jaguar E-Type", "hammer_usd": 96000, "reserve_usd": 90000},
+    {"lot": 42, "car": "1957 Ford Thunderbird", "hammer_usd": None, "reserve_usd": 48000}]})
+
+
+def test_a_clause_comparing_a_value_with_a_field_states_none_of_it():
+    ev = ContextEvidence.build([AUCTION])
+    said = "If you'd accept $2,000 under your reserve for the Thunderbird, take an offer."
+    assert ev.features(said).field_changed is None  # (the $2,000 is a value it lacks)
+    # the field's value said otherwise, with no comparison, is still a changed field
+    said = "Your reserve for the Thunderbird is $47,000, so take the offer."
+    assert ev.features(said).field_changed == "lots 2 > reserve usd: 48000"
+
+
+def test_a_clause_holding_a_value_worked_out_of_a_field_states_none_of_it():
+    grades = json.dumps({"courses": [
+        {"course": "BIO 201", "credits": 4, "grade_points": 14.8},
+        {"course": "CHEM 110", "credits": 3, "grade_points": 9.0},
+        {"course": "HIST 140", "credits": 3, "grade_points": 12.0}]})
+    ev = ContextEvidence.build([grades])
+    said = "That comes from 35.8 grade points over your 10 credits."  # both totals
+    assert ev.features(said).field_changed is None  # (10, a small total, stays unread)

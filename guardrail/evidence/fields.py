@@ -34,8 +34,7 @@ from guardrail.evidence.currency import mentioned, minor_units
 from guardrail.evidence.field import Field, comparable, keyed, states, whole_after_of
 from guardrail.evidence.keys import (CLAUSE, WORDS, Stem, clause_negated, clauses, echo, has,
                                     key_stems, naming, negated_words, pairs)
-from guardrail.evidence.lexicon import (CALENDAR, FLAGS, NULLS, OPPOSITES,
-                                        REVERSE, STATE)
+from guardrail.evidence.lexicon import CALENDAR, FLAGS, NULLS, OPPOSITES, REVERSE, STATE
 from guardrail.evidence.values import Number, StoredValues, numbers
 
 _NONE = re.compile(r"\b(?:no|not|none|nobody|no one|nothing|never|without|unassigned)\b|n't\b",
@@ -48,6 +47,8 @@ _GLUED = re.compile(r"\d{1,4}[A-Za-z]{1,2}\b")  # a seat or a gate as written: "
 _OVER_RECORDS = re.compile(f"{_SUM.pattern}|{_MEAN.pattern}", re.I)
 _NAME_ID = re.compile(r"[A-Za-z][A-Za-z\d]*(?:[-_/][A-Za-z\d]+)*[-_/]\d+")
 _ITEMS = re.compile(r",\s*(?:and\s+|or\s+)?")
+_COMPARED = re.compile(r"\b(?:above|below|under|over|beyond|short of|more than|less than)"
+                       r"\s+(?:its|your|their|his|her)\b", re.I)  # "6 kg above its ..."
 
 @dataclass(frozen=True)
 class FieldCheck:
@@ -167,16 +168,17 @@ class Fields:
         for f in named:
             # what it says of the field stands in the clause naming it, or the next one ("the
             # 8:09 connection is 52.40 francs, but it involves one change") -- unless a value
-            # worked out stands in it ("he averaged 26.6 points, and Portland went 3-2")
+            # worked out ("he averaged 26.6 points, and Portland went 3-2") or a comparison
+            # ("$2,000 under your reserve") stands in it: then it states none
             at = [i for i, (_, _, st) in enumerate(parts) if any(has(k, st) for k in f.key)]
-            scope = [parts[j][:2] for i in at for j in (i, i + 1) if j < len(parts) and (
-                j == i or not any(parts[i][0] <= w < parts[i][1] for w in worked))] \
-                or [(0, len(sentence))]
+            apart = {i for i in at if any(parts[i][0] <= w < parts[i][1] for w in worked)
+                     or _COMPARED.search(sentence, parts[i][0], parts[i][1])}
+            scope = [parts[j][:2] for i in at if i not in apart for j in (i, i + 1)
+                     if j < len(parts)] or ([] if apart else [(0, len(sentence))])
             inside = [n for n in nums if any(a <= n.start < b for a, b in scope)]
             v = self._verdict(f, sentence, inside, stems, negated,
                               {w for w, at in names if any(a <= at < b for a, b in scope)}, held,
-                              any(a <= at < b for at in new_handles for a, b in scope),
-                              mine)
+                              any(a <= at < b for at in new_handles for a, b in scope), mine)
             if v is False and f.values.any and any(  # "268 kWh, fell in peak hours": its
                     states(sentence, n, f) and not any(g.values.has(n) for g in named
                                                         if g is not f)
@@ -198,11 +200,9 @@ class Fields:
         line = self.lines[changed[0][0][1].line] if changed else None
         if line is None and about is not None:
             line = self._swapped(stems - negated_words(words, self.stem), about,
-                                 {w.lower() for w in words}) \
-                or self._swapped_value(nums, about)
+                                 {w.lower() for w in words}) or self._swapped_value(nums, about)
         line = line or self._currency(sentence, about) or self._opposite(
-            [m[3].lower() for m in STATE.finditer(sentence) if not (m[1] or m[2])], said,
-            about)
+            [m[3].lower() for m in STATE.finditer(sentence) if not (m[1] or m[2])], said, about)
         return FieldCheck(line, agreed and line is None)
 
     def _opposite(self, states: list[str], said: list[str], about: Optional[set[int]]
