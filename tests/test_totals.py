@@ -134,6 +134,31 @@ def test_a_total_of_each_records_quantity_times_its_amount_each():
     assert missing(STAMPS, "You paid $1,089 for them.") == []
     # the amounts each added up without their quantities, or a line total changed
     assert missing(STAMPS, "Their combined catalogue value is $1,595.") == [1595.0]
+    # one record's line total, where the count it states is the quantity
+    order = json.dumps({"order": "GC-30417", "items": [
+        {"title": "Kind of Blue", "qty": 1, "unit_price_cents": 3499},
+        {"title": "Songs in the Key of Life", "qty": 1, "unit_price_cents": 4299},
+        {"title": "Funeral", "qty": 2, "unit_price_cents": 2699},
+        {"title": "Outer sleeves", "qty": 1, "unit_price_cents": 1299}],
+        "subtotal_cents": 14495, "discount_cents": 1450, "shipping_cents": 899,
+        "tax_rate_pct": 8, "tax_cents": 1044, "total_cents": 14988})
+    assert missing(order, "The two copies of Funeral come to $53.98 together.") == []
+    assert missing(order, "The two copies of Funeral come to $54.98 together.") == [54.98]
     # the products are of a quantity and an amount each, not of any two keys
     books = ("title,pages,price_usd\nA,310,12.50\nB,204,9.00\nC,188,15.00\n")
     assert missing(books, "That is $7,467.00 worth of pages.") == [7467.0]
+
+
+def test_a_share_the_sentence_states_of_a_value_of_its_record_or_what_is_left():
+    quote = json.dumps({"quote": "Q-0612", "site": "22 Linden Ct", "items": [
+        {"item": "Takedown", "qty": 1, "unit_price_cents": 240000},
+        {"item": "Stump grinding", "qty": 1, "unit_price_cents": 32500},
+        {"item": "Crown reduction", "qty": 1, "unit_price_cents": 185000},
+        {"item": "Deadwood removal", "qty": 3, "unit_price_cents": 9500}],
+        "total_cents": 486000, "deposit_pct": 25, "permit_days": 10})
+    assert missing(quote, "They'd want a 25% deposit of $1,215 to book it.") == []
+    assert missing(quote, "They'd want a 25% deposit of $1,225 to book it.") == [1225.0]
+    # what is left once the share is taken off
+    assert missing(quote, "After the 25% deposit, $3,645 is due on completion.") == []
+    # a share the grounding does not state is no operand
+    assert sorted(missing(quote, "They'd want a 20% deposit of $972 to book it.")) == [20.0, 972.0]

@@ -27,7 +27,7 @@ import re
 from typing import Collection, Optional, Sequence
 
 from guardrail.evidence import units
-from guardrail.evidence.totals import (CHANCE, Column, Group, by_key, columns_of,
+from guardrail.evidence.totals import (CHANCE, Column, Group, by_key, columns_of, share_of,
                                        totalled, within_record)
 from guardrail.evidence.values import Number, numbers, word_after
 
@@ -182,7 +182,9 @@ def derived(sentence: str, n: Number, values: Sequence[float],
             or _itemised(sentence, n, said, anchored):
         return True
     counts = [int(m.value) for m in said if m.kind == "count" and m.start < n.start]
-    if totalled(sentence, n, columns, counts, named) or within_record(n, records):
+    shares = [m.value for m in anchored if m.percent and m.start != n.start]
+    if totalled(sentence, n, columns, counts, named) or within_record(n, records) \
+            or share_of(n, shares, records, columns):
         return True  # a key added up over the records, or two values of its record
         #              combined, where chance seldom gives one
     if n.kind not in ("number", "count"):

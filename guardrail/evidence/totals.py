@@ -53,9 +53,9 @@ SUBSETS = 12
 
 @functools.lru_cache(maxsize=512)  # one result's columns are read for every sentence
 def _partials(values: tuple[float, ...]) -> dict[int, tuple[float, ...]]:
-    """Per size from two to all but one, the sorted sums of that many of ``values``."""
+    """Per size from one to all but one, the sorted sums of that many of ``values``."""
     return {k: tuple(sorted(sum(c) for c in itertools.combinations(values, k)))
-            for k in range(2, len(values))}
+            for k in range(1, len(values))}
 
 
 def _scale(sentence: str, n: Number, column: Column) -> float:
@@ -90,11 +90,14 @@ def _positive(column: Column) -> tuple[float, ...]:
 
 def _sizes(column: Column, counted: Sequence[int]) -> dict[int, int]:
     """How many partial sums of each size are tried: of every size, or of the sizes the
-    sentence counts before the value ("two open invoices totaling ...")."""
+    sentence counts before the value ("two open invoices totaling ..."); one record's
+    line total too ("The two copies come to $53.98"), which the result does not state."""
     k = len(_positive(column))
     if not 3 <= k <= SUBSETS:
         return {}
-    return {j: math.comb(k, j) for j in range(2, k) if not counted or j in counted}
+    line = _LINE in column.key  # (the count a line total's sentence states is its quantity)
+    return {j: math.comb(k, j) for j in range(1 if line else 2, k)
+            if not counted or j in counted or line and j == 1}
 
 
 class Group(NamedTuple):
@@ -127,6 +130,7 @@ def by_key(fields: Sequence) -> tuple[Numeric, Shared]:
 
 _QUANTITY = frozenset({"qty", "quantity", "units", "count", "pieces", "pcs"})
 _EACH = frozenset({"each", "unit", "per", "apiece"})
+_LINE = " x "  # a line-total column's key: its quantity key, this, its amount-each key
 
 
 def columns_of(numeric: Numeric) -> tuple[Column, ...]:
@@ -146,9 +150,9 @@ def columns_of(numeric: Numeric) -> tuple[Column, ...]:
         records = numeric[qty].keys() & numeric[each].keys()
         if len(records) >= 2:
             line = tuple(numeric[qty][r] * numeric[each][r] for r in sorted(records))
-            out.append(Column(f"{qty} x {each}", line))
+            out.append(Column(f"{qty}{_LINE}{each}", line))
             if names_cents(each):
-                out.append(Column(f"{qty} x {each}", tuple(v / 100 for v in line)))
+                out.append(Column(f"{qty}{_LINE}{each}", tuple(v / 100 for v in line)))
     return tuple(out)
 
 
@@ -224,3 +228,21 @@ def within_record(n: Number, records: Sequence[Sequence[float]]) -> bool:
         return False
     return any(abs(c - n.value) <= n.precision for values in kept
                for a, b in itertools.combinations(values, 2) for c in (b - a, a * b, b / a))
+
+
+def share_of(n: Number, shares: Sequence[float], records: Sequence[Sequence[float]],
+             columns: Sequence[Column] = ()) -> bool:
+    """``n`` is a share the sentence states (``shares``, in percent) of a number of the
+    record it is about or of one key's total, or what is left after taking it off ("a
+    25% deposit of $1,215" on a $4,860 quote; "took 10% off, so the total is $183.60"),
+    exact to its written digits, where chance seldom gives one: the results tried times
+    the width of the digits at most ``CHANCE`` of the value."""
+    if n.percent or n.value <= 0 or not shares:
+        return False
+    bases = {v for record in records for v in record if v > 0}
+    bases |= {sum(c.values) for c in columns if sum(c.values) > 0}
+    results = {p / 100 * b for p in shares if 0 < p < 100 for b in bases} | {
+        (1 - p / 100) * b for p in shares if 0 < p < 100 for b in bases}
+    if not results or len(results) * _width(n) > CHANCE * n.value:
+        return False
+    return any(abs(r - n.value) <= n.precision for r in results)
