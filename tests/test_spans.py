@@ -147,3 +147,14 @@ def test_weeks_between_two_dates():
     context = json.dumps({"long_run": "2025-02-16", "race_day": "2025-04-27"})
     assert missing(context, "Race day is April 27, ten weeks after that long run.") == []
     assert missing(context, "Race day is April 27, nine weeks after that long run.") == [9.0]
+
+
+def test_an_age_is_the_whole_years_between_two_dates_of_its_record():
+    people = json.dumps({"results": [
+        {"name": "Anders Lindqvist", "born": "1871-03-02", "died": "1938-12-27"},
+        {"name": "Greta Lindqvist", "born": "1905-01-11", "died": "1989-10-22"}]})
+    assert missing(people, "Anders Lindqvist died in 1938 at the age of 67.") == []
+    assert missing(people, "Greta Lindqvist died in 1989 at 84.") == []
+    # a year off (her birthday had not come), or no word of age, stays a value it lacks
+    assert missing(people, "Greta Lindqvist died in 1989 at 85.") == [85.0]
+    assert missing(people, "Greta Lindqvist left 84 letters.") == [84.0]

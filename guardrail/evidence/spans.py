@@ -32,6 +32,8 @@ from guardrail.evidence.values import Number
 
 _DAYS_AFTER = re.compile(r"[\s-]?(?:calendar\s+)?(days?|weeks?)\b", re.I)
 _SPAN_AFTER = re.compile(r"[\s-]?(?:calendar\s+)?(day|week|month|year)s?'?(?![\w-])", re.I)
+_AGED = re.compile(r"\b(?:age of|aged|at)\s+$", re.I)
+_YEARS_AFTER = re.compile(r"[\s-]years?[\s-]old\b", re.I)
 _A_SPAN = re.compile(r"\b(?:a|one)\s+(day|week|fortnight|month|year)\b", re.I)
 _DAYS_IN = {"day": 1, "week": 7, "fortnight": 14}
 _DATE_CHANCE = 0.05
@@ -56,6 +58,9 @@ def days_between(sentence: str, n: Number, said: Sequence[Number],
     writes without its year takes the years of ``dates``.  A date ``n``: ``date_apart``."""
     if n.kind == "date":
         return date_apart(sentence, n, said, dates)
+    if n.kind in ("number", "count") and (_AGED.search(sentence[max(0, n.start - 14):n.start])
+                                          or _YEARS_AFTER.match(sentence, n.end)):
+        return years_between(n, dates)
     unit = _DAYS_AFTER.match(sentence, n.end) if n.kind in ("number", "count") else None
     if unit is None or not n.value.is_integer() or n.value < 1:
         return False
@@ -73,6 +78,18 @@ def days_between(sentence: str, n: Number, said: Sequence[Number],
     # to October 11")
     return any(abs((a - b).days) == days for a, b in spans) or any(
         abs((a - b).days) + 1 == days for a, b in itertools.combinations(mine, 2))
+
+
+def years_between(n: Number, dates: Collection[tuple[int, int, int]]) -> bool:
+    """``n`` ("at the age of 67", "nine years old") is the whole years between two of
+    ``dates`` (those of the records the sentence is about), where so few pairs are
+    tried that chance seldom gives a span of years: at most ``CHANCE`` of a century."""
+    days = sorted({d for d in (_day(x, 0) for x in dates) if d})
+    pairs = list(itertools.combinations(days, 2))
+    if not n.value.is_integer() or not pairs or len(pairs) > _DATE_CHANCE * 100:
+        return False
+    return any(b.year - a.year - ((b.month, b.day) < (a.month, a.day)) == n.value
+               for a, b in pairs)
 
 
 def _shift(day: dt.date, unit: str, k: int) -> dt.date | None:
