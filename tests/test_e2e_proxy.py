@@ -672,7 +672,8 @@ def test_a_total_over_a_csv_results_rows_passes_and_a_changed_total_is_stopped(c
 
 STAMPS_CSV = ("catalog_no,country,year,qty,catalog_value_each_usd,paid_each_usd\n"
               "SG 1,Great Britain,1840,1,425.00,310.00\nSG 2,Great Britain,1840,1,780.00,520.00\n"
-              "Scott 11,United States,1851,2,95.00,60.00\nScott 65,United States,1861,4,12.50,6.00\n"
+              "Scott 11,United States,1851,2,95.00,60.00\n"
+              "Scott 65,United States,1861,4,12.50,6.00\n"
               "SG 33,Canada,1859,1,140.00,115.00\n")
 
 

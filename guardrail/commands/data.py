@@ -57,8 +57,8 @@ def register(app: typer.Typer) -> None:
                                             "(default: shipped)."),
         split: str = typer.Option("dev", help="dev: items of the model's dev split, to "
                                   "evaluate on | calib: items of its calibration split among "
-                                  "non-dev documents, to fit `guardrail calibrate --windows` "
-                                  "on (never to evaluate)."),
+                                  "non-dev documents, to fit or tune on (a threshold, a "
+                                  "setting) without touching dev."),
     ) -> None:
         """A long-context set: real QA evidence buried at chosen depths in other real documents."""
         from guardrail.model import Detector

@@ -59,8 +59,9 @@ def days_between(sentence: str, n: Number, said: Sequence[Number],
     if n.kind == "date":
         return date_apart(sentence, n, said, dates)
     if n.kind in ("number", "count") and (_AGED.search(sentence[max(0, n.start - 14):n.start])
-                                          or _YEARS_AFTER.match(sentence, n.end)):
-        return years_between(n, dates)
+                                          or _YEARS_AFTER.match(sentence, n.end)) \
+            and years_between(n, dates):
+        return True
     unit = _DAYS_AFTER.match(sentence, n.end) if n.kind in ("number", "count") else None
     if unit is None or not n.value.is_integer() or n.value < 1:
         return False
@@ -83,7 +84,7 @@ def days_between(sentence: str, n: Number, said: Sequence[Number],
 def years_between(n: Number, dates: Collection[tuple[int, int, int]]) -> bool:
     """``n`` ("at the age of 67", "nine years old") is the whole years between two of
     ``dates`` (those of the records the sentence is about), where so few pairs are
-    tried that chance seldom gives a span of years: at most ``CHANCE`` of a century."""
+    tried that chance seldom gives a span of years: ``_DATE_CHANCE`` of a century."""
     days = sorted({d for d in (_day(x, 0) for x in dates) if d})
     pairs = list(itertools.combinations(days, 2))
     if not n.value.is_integer() or not pairs or len(pairs) > _DATE_CHANCE * 100:

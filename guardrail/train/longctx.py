@@ -3,10 +3,11 @@
     guardrail data longctx --out DIR     load_sources -> build -> write_ragtruth(DIR)
 
 An item is a real RAGTruth QA (passages, question, response) from the DEV split of
-the model's training (or, to fit a calibration on, from its calibration split).  Its passages -- the evidence -- are buried at a relative
-``depth`` (0 = first, 1 = last) inside other real documents (dev-split RAGTruth
-passages of other sources, FaithBench sources, SummEdits documents and TRUE
-groundings) until the context has ``length`` tokens of the detector's tokenizer.
+the model's training (``--split calib``: from its calibration split, to fit on).  Its
+passages -- the evidence -- are buried at a relative ``depth`` (0 = first, 1 = last)
+inside other real documents of the same side of the split (RAGTruth passages of other
+sources, FaithBench sources, SummEdits documents and TRUE groundings) until the
+context has ``length`` tokens of the detector's tokenizer.
 Half of the answers are hallucinated: real RAGTruth hallucinated responses with
 their annotated spans, and/or supported responses with ONE injected change
 (synth's number / negation / swap perturbations) whose span is exact.  The same
@@ -125,7 +126,8 @@ def pick_items(items: Sequence[Example], n: int, rng: random.Random,
     n_bad = n // 2
     n_real = {"real": n_bad, "injected": 0, "mixed": math.ceil(n_bad / 2)}[hallucinations]
     if n_real > len(real):
-        raise ValueError(f"asked for {n_real} real hallucinated responses; the split has {len(real)}")
+        raise ValueError(f"asked for {n_real} real hallucinated responses; "
+                         f"the split has {len(real)}")
     picked = [(ex, "real") for ex in real[:n_real]]
     ok = [(ex, "supported") for ex in supported[:n - n_bad]]
     for ex in supported[n - n_bad:]:
