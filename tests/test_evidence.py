@@ -66,6 +66,7 @@ def test_tables_prose_and_odd_json_render_deterministically():
     assert render(deep).structured  # rendered up to a depth, never a RecursionError
     assert render(json.dumps(TOOL)).text == render(json.dumps(TOOL)).text
     assert written_date("2024-03-01T14:30:00Z") == "March 1, 2024, 14:30 UTC"
+    assert written_date("2024-03-01T14:30:15Z") == "March 1, 2024, 14:30:15 UTC"
     assert written_date("2024-02-30") is None
 
 

@@ -309,3 +309,23 @@ def test_a_restated_line_is_never_flagged_unless_a_value_speaks_against_it():
                   "Paris is on the Eiffel Tower.", "It was completed in 1890 and is 330 "
                   "metres tall."):
         assert judge.judge(ev, wrong, [0.9], 4).flagged, wrong
+
+
+def test_a_time_with_its_seconds_is_read_to_the_second():
+    """"3:17:14" is 3:17 and 14 seconds: a finishing time said with other seconds is a
+    value the result lacks (it passed before, the seconds dropped); said to the minute,
+    a time with seconds still matches; a span with seconds is read between two of them."""
+    race = json.dumps({"runner": "D. Whitcomb", "chip_time": "3:17:14", "gun_time": "3:19:32",
+                       "start": "2025-03-07T15:17:42"})
+    ev = ContextEvidence.build([race])
+
+    def missing(sentence):
+        return [sentence[n.start:n.end] for n in ev.features(sentence).missing_numbers]
+
+    assert [v for _, _, v in times("3:17:14")] == [pytest.approx(197 + 14 / 60)]
+    assert missing("He finished in a chip time of 3:17:14.") == []
+    assert missing("He finished in a chip time of 3:17:44.") == ["3:17:44"]
+    assert missing("The race started at 3:17 PM.") == []
+    assert missing("It took him 2 minutes 18 seconds to reach the start line.") == []
+    assert missing("It took him 2 minutes 48 seconds to reach the start line.") \
+        == ["2 minutes 48 seconds"]

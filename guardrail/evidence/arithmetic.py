@@ -308,7 +308,7 @@ def _timed(sentence: str, n: Number, times: Collection[int], said: Sequence[Numb
     minutes = _minutes(sentence, n)
     if minutes is not None and 1 < len(times) <= 12:
         rough = n.hedged or _ROUGHLY.search(sentence[max(0, n.start - 14):n.start])
-        slack = max(1.0, 0.1 * minutes) if rough else 0.0
+        slack = max(1.0, 0.1 * minutes) if rough else 1e-6  # (seconds: fractions)
         if any(abs((b - a) % 1440 - minutes) <= slack
                for a, b in itertools.permutations(times, 2)):
             return True

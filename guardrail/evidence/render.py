@@ -75,7 +75,8 @@ def words_of_key(key: str) -> str:
 
 
 def written_date(text: str) -> Optional[str]:
-    """``2024-03-01`` -> ``March 1, 2024``; with a time, ``March 1, 2024, 14:30 UTC``."""
+    """``2024-03-01`` -> ``March 1, 2024``; with a time, ``March 1, 2024, 14:30 UTC``
+    (its seconds too, unless they are none: ``14:30:15``)."""
     m = _ISO.match(text.strip())
     if not m:
         return None
@@ -86,7 +87,7 @@ def written_date(text: str) -> Optional[str]:
         return None
     out = f"{MONTHS[mo - 1]} {d}, {y}"
     if m[4]:
-        out += f", {m[4]}:{m[5]}"
+        out += f", {m[4]}:{m[5]}" + (f":{m[6]}" if m[6] and m[6] != "00" else "")
         if m[7]:
             out += " UTC" if m[7] == "Z" else f" {m[7]}"
     return out

@@ -36,9 +36,9 @@ _DATE_DM = re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}{_YEAR}\b", re.I)
 _DAY_RANGE_END = re.compile(r"\s*(?:-|–|to|through|thru)\s*(\d{1,2})(?:st|nd|rd|th)?\b"
                             r"(?![:.,]\d|\s*(?:[AaPp]\.?[Mm]\b|%))(?:,?\s+(?P<year>\d{4})\b)?")
 _DATE_MY = re.compile(rf"\b{_MONTH}\s+(?P<year>\d{{4}})\b", re.I)
-_ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2}))?")
+_ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?")
 _TIME_12 = re.compile(r"\b(1[0-2]|0?[1-9])(?:[:.]([0-5]\d))?\s*([ap])\.?\s?m\b\.?", re.I)
-_TIME_24 = re.compile(r"(?<![\d:.\-+])([01]?\d|2[0-3]):([0-5]\d)(?::\d\d)?(?![\d:])")
+_TIME_24 = re.compile(r"(?<![\d:.\-+])([01]?\d|2[0-3]):([0-5]\d)(?::([0-5]\d))?(?![\d:])")
 _TIME_WORD = re.compile(r"\b(noon|midday|midnight)\b", re.I)
 # the start of a range whose end carries the meridiem: "from 2:30 to 4:25 PM", "1-3 pm"
 _RANGE_START = re.compile(r"\b(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*(?:to|until|till|-|–|—)\s*$",
@@ -58,9 +58,9 @@ _HOUR_WORDS = re.compile(r"\b(half an hour)\b|\ban hour and (?:(a half)|(\d+) mi
 Span = tuple[int, int]
 
 
-def times(text: str) -> list[tuple[int, int, int]]:
+def times(text: str) -> list[tuple[int, int, float]]:
     """(start, end, minutes after midnight) for each time of day in ``text``."""
-    out: list[tuple[int, int, int]] = []
+    out: list[tuple[int, int, float]] = []
     for m in _TIME_12.finditer(text):
         h = int(m[1]) % 12 + (12 if m[3].lower() == "p" else 0)
         end = h * 60 + int(m[2] or 0)
@@ -74,9 +74,9 @@ def times(text: str) -> list[tuple[int, int, int]]:
             start += 720 if m[3].lower() == "p" and start + 720 <= end else 0
             out.append((r.start(1), r.end(2) if r[2] else r.end(1), start))
     taken = [(s, e) for s, e, _ in out]
-    for m in _TIME_24.finditer(text):
+    for m in _TIME_24.finditer(text):  # with its seconds, if written: "3:17:14"
         if not _inside(m.start(), taken):
-            out.append((m.start(), m.end(), int(m[1]) * 60 + int(m[2])))
+            out.append((m.start(), m.end(), int(m[1]) * 60 + int(m[2]) + int(m[3] or 0) / 60))
     for m in _RANGE_24.finditer(text):  # "10:00-18:00": the end, which _TIME_24 skips;
         #                                 a later hour, not a zone ("11:05-05:00")
         if int(m[3]) > int(m[1]) and not _inside(m.start(2), [(s, e) for s, e, _ in out]):
@@ -120,9 +120,10 @@ def durations(text: str) -> list[tuple[int, int, float]]:
                          for m in _HOUR_WORDS.finditer(text)])
 
 
-def stored_times(text: str) -> set[int]:
+def stored_times(text: str) -> set[float]:
     found = {v for _, _, v in times(text)}
-    found |= {int(m[4]) * 60 + int(m[5]) for m in _ISO_DATE.finditer(text) if m[4]}
+    found |= {int(m[4]) * 60 + int(m[5]) + int(m[6] or 0) / 60
+              for m in _ISO_DATE.finditer(text) if m[4]}
     return found
 
 
@@ -359,9 +360,10 @@ class StoredValues:
                    frozenset().union(*(p.dates for p in parts)), counts)
 
     def has(self, n: Number) -> bool:
-        if n.kind == "time":  # "just after 5 PM" for 17:02
-            return int(n.value) in self.times or n.hedged and any(
-                abs(int(n.value) - t) <= 15 for t in self.times)
+        if n.kind == "time":  # "just after 5 PM" for 17:02; "3:17 PM", not "3:17:44", for 15:17:42
+            return n.value in self.times or n.value.is_integer() and any(
+                int(t) == n.value for t in self.times) or n.hedged and any(
+                abs(n.value - t) <= 15 for t in self.times)
         if n.kind == "date":
             v = int(n.value)
             return date_matches((v // 10000, v // 100 % 100, v % 100), set(self.dates))
