@@ -445,3 +445,19 @@ def test_an_itemised_whole_with_parts_times_counts_and_a_discount_taken_off():
                        "member discount.") == []
     assert missing(ev, "You pay $1,856: $1,750 in rent, a $95 cleaning fee and an $11 "
                        "member discount.") == [1856.0]
+
+
+def test_between_them_announces_a_sum_over_the_records_it_counts():
+    flights = json.dumps({"operator": "Skyward", "flights": [
+        {"id": "A", "envelope_cuft": 210000, "status": "completed", "passengers": 12,
+         "launch": "2025-09-21T07:05:00", "landing": "2025-09-21T08:10:00", "distance_km": 14.8,
+         "max_altitude_ft": 2900, "propane_used_gal": 38},
+        {"id": "B", "envelope_cuft": 105000, "status": "completed", "passengers": 6,
+         "launch": "2025-09-21T07:12:00", "landing": "2025-09-21T08:02:00", "distance_km": 11.3,
+         "max_altitude_ft": 1800, "propane_used_gal": 22},
+        {"id": "C", "envelope_cuft": 160000, "status": "scrubbed", "passengers": 0,
+         "passengers_rebooked": 4}]})
+    ev = ContextEvidence.build([flights])
+    said = "Two of the three flights went up on Sunday, carrying 18 passengers between them."
+    assert missing(ev, said) == []
+    assert missing(ev, said.replace("18", "19")) == [19.0]

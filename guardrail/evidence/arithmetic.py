@@ -32,7 +32,7 @@ from guardrail.evidence.totals import (CHANCE, Column, Group, by_key, columns_of
 from guardrail.evidence.values import Number, numbers, word_after
 
 SUM = re.compile(r"\b(?:total|totals|totalling|totaling|in all|altogether|combined|together|"
-                 r"sum|overall|all told|across)\b", re.I)
+                 r"sum|overall|all told|across|between them)\b", re.I)
 _DIFFERENCE = re.compile(r"\b(?:left|remaining|remain|remains|still|unused|spare|more|fewer|"
                          r"less|difference|apart|longer|shorter|higher|lower|older|younger|"
                          r"cheaper|dearer|gap|short of|up from|down from|below|above|under|"
