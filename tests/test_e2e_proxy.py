@@ -704,3 +704,22 @@ def test_an_itemised_bill_and_a_total_of_quantity_times_price_pass_and_changed_o
     text, g = stream_tool_turn(client, "What did the locksmith cost?", "job", bill,
                                right.replace("$13.50", "$18.50"))
     assert "$18.50" not in text
+
+
+def test_a_finishing_time_changed_in_its_seconds_is_stopped(client, placeholder):
+    """Through the server: a time is read to the second where the tool result writes
+    seconds. "3:17:44" for ``chip_time: 3:17:14`` was released before (the seconds were
+    dropped); the right time, and the start-line delay worked out between two times,
+    pass verbatim."""
+    if placeholder:
+        pytest.skip("the default model is still the untrained placeholder")
+    race = json.dumps({"event": "Twin Cities Marathon", "runner": "Daniel Whitcomb",
+                       "chip_time": "3:17:14", "gun_time": "3:19:32", "overall_place": 612})
+    right = ("Daniel Whitcomb finished the Twin Cities Marathon in a chip time of 3:17:14. "
+             "His gun time was 3:19:32, so it took him 2 minutes 18 seconds to reach the "
+             "start line.")
+    text, g = stream_tool_turn(client, "How did Daniel do?", "race_result", race, right)
+    assert text == right and all(s["released"] == s["original"] for s in g["sentences"])
+    text, g = stream_tool_turn(client, "How did Daniel do?", "race_result", race,
+                               right.replace("3:17:14", "3:17:44"))
+    assert "3:17:44" not in text and g["sentences"][0]["released"] != g["sentences"][0]["original"]
