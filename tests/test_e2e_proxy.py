@@ -342,6 +342,15 @@ def stream_tool_turn(client, question: str, tool: str, result: str, answer: str
     return text, g
 
 
+def verbatim_then_changed(client, question: str, tool: str, result: str, right: str,
+                          old: str, new: str) -> tuple[str, dict]:
+    """Stream ``right``, which must reach the client verbatim, sentence by sentence; then
+    the same answer with ``old`` replaced by ``new``: what the client received of that."""
+    text, g = stream_tool_turn(client, question, tool, result, right)
+    assert text == right and all(s["released"] == s["original"] for s in g["sentences"])
+    return stream_tool_turn(client, question, tool, result, right.replace(old, new))
+
+
 FLIGHT_TOOL = json.dumps({"flight_no": "SK701", "airline": "SAS", "terminal": "5",
                           "seats_left": 22, "refundable": False,
                           "checked_bag_included": False,
@@ -659,12 +668,8 @@ def test_a_total_over_a_csv_results_rows_passes_and_a_changed_total_is_stopped(c
         pytest.skip("the default model is still the untrained placeholder")
     right = ("Here is your week. Over the week your panels produced about 262.4 kWh, and "
              "121.6 kWh of it went out to the grid.")
-    text, g = stream_tool_turn(client, "How did my solar do last week?", "solar_week",
-                               SOLAR_CSV, right)
-    assert text == right and all(s["released"] == s["original"] for s in g["sentences"])
-    changed = right.replace("262.4", "282.4")
-    text, g = stream_tool_turn(client, "How did my solar do last week?", "solar_week",
-                               SOLAR_CSV, changed)
+    text, g = verbatim_then_changed(client, "How did my solar do last week?", "solar_week",
+                                    SOLAR_CSV, right, "262.4", "282.4")
     first, second = g["sentences"]
     assert first["released"] == first["original"]
     assert second["released"] != second["original"] and "282.4" not in text
@@ -687,12 +692,8 @@ def test_an_itemised_bill_and_a_total_of_quantity_times_price_pass_and_changed_o
         pytest.skip("the default model is still the untrained placeholder")
     right = ("Your stamps have a combined catalogue value of $1,585, and you paid $1,089 for "
              "them.")
-    text, g = stream_tool_turn(client, "What is my stamp collection worth?", "stamps",
-                               STAMPS_CSV, right)
-    assert text == right and all(s["released"] == s["original"] for s in g["sentences"])
-    changed = right.replace("$1,585", "$1,685")
-    text, g = stream_tool_turn(client, "What is my stamp collection worth?", "stamps",
-                               STAMPS_CSV, changed)
+    text, g = verbatim_then_changed(client, "What is my stamp collection worth?", "stamps",
+                                    STAMPS_CSV, right, "$1,585", "$1,685")
     assert "$1,685" not in text
     bill = json.dumps({"job": "LK-20931", "keys_cut": 3, "callout_fee_usd": 95.0,
                        "after_hours_surcharge_usd": 45.0, "labor_usd": 60.0,
@@ -718,8 +719,6 @@ def test_a_finishing_time_changed_in_its_seconds_is_stopped(client, placeholder)
     right = ("Daniel Whitcomb finished the Twin Cities Marathon in a chip time of 3:17:14. "
              "His gun time was 3:19:32, so it took him 2 minutes 18 seconds to reach the "
              "start line.")
-    text, g = stream_tool_turn(client, "How did Daniel do?", "race_result", race, right)
-    assert text == right and all(s["released"] == s["original"] for s in g["sentences"])
-    text, g = stream_tool_turn(client, "How did Daniel do?", "race_result", race,
-                               right.replace("3:17:14", "3:17:44"))
+    text, g = verbatim_then_changed(client, "How did Daniel do?", "race_result", race, right,
+                                    "3:17:14", "3:17:44")
     assert "3:17:44" not in text and g["sentences"][0]["released"] != g["sentences"][0]["original"]

@@ -28,6 +28,7 @@ import itertools
 import re
 from typing import Callable, Collection, Sequence
 
+from guardrail.evidence.totals import CHANCE
 from guardrail.evidence.values import Number
 
 _DAYS_AFTER = re.compile(r"[\s-]?(?:calendar\s+)?(days?|weeks?)\b", re.I)
@@ -36,8 +37,6 @@ _AGED = re.compile(r"\b(?:age of|aged|at)\s+$", re.I)
 _YEARS_AFTER = re.compile(r"[\s-]years?[\s-]old\b", re.I)
 _A_SPAN = re.compile(r"\b(?:a|one)\s+(day|week|fortnight|month|year)\b", re.I)
 _DAYS_IN = {"day": 1, "week": 7, "fortnight": 14}
-_DATE_CHANCE = 0.05
-"""Dates a span away tried x 1 day / 365: at most this, or no date counts as one."""
 MAX_DATES = 12
 """More dates than this to pair, and a day count is no evidence of which two it spans."""
 
@@ -84,10 +83,10 @@ def days_between(sentence: str, n: Number, said: Sequence[Number],
 def years_between(n: Number, dates: Collection[tuple[int, int, int]]) -> bool:
     """``n`` ("at the age of 67", "nine years old") is the whole years between two of
     ``dates`` (those of the records the sentence is about), where so few pairs are
-    tried that chance seldom gives a span of years: ``_DATE_CHANCE`` of a century."""
+    tried that chance seldom gives a span of years: ``CHANCE`` of a century."""
     days = sorted({d for d in (_day(x, 0) for x in dates) if d})
     pairs = list(itertools.combinations(days, 2))
-    if not n.value.is_integer() or not pairs or len(pairs) > _DATE_CHANCE * 100:
+    if not n.value.is_integer() or not pairs or len(pairs) > CHANCE * 100:
         return False
     return any(b.year - a.year - ((b.month, b.day) < (a.month, a.day)) == n.value
                for a, b in pairs)
@@ -129,7 +128,7 @@ def date_apart(sentence: str, n: Number, said: Sequence[Number],
               for m in said if m.kind == "date" and m.start != n.start]
     years = {y for y, _, _ in [*dates, *stated] if y}
     bases = {d for x in [*dates, *stated] for y in (years or {year} - {0}) if (d := _day(x, y))}
-    if not spans or not bases or 2 * len(bases) * len(spans) > _DATE_CHANCE * 365:
+    if not spans or not bases or 2 * len(bases) * len(spans) > CHANCE * 365:
         return False  # the dates tried, against the days of a year a changed one hits
     return any((s.month, s.day) == (month, day) and year in (0, s.year)
                for base in bases for unit, k in spans for sign in (1, -1)
