@@ -158,3 +158,15 @@ def test_an_age_is_the_whole_years_between_two_dates_of_its_record():
     # a year off (her birthday had not come), or no word of age, stays a value it lacks
     assert missing(people, "Greta Lindqvist died in 1989 at 85.") == [85.0]
     assert missing(people, "Greta Lindqvist left 84 letters.") == [84.0]
+
+
+def test_nights_between_the_few_dates_of_a_booking_even_in_a_sentence_naming_none():
+    booking = json.dumps({"ref": "FRY-48213", "created_at": "2025-05-02T19:41:00Z", "legs": [
+        {"leg": "outbound", "date": "2025-07-19", "depart": "10:30"},
+        {"leg": "return", "date": "2025-07-26", "depart": "16:30"}]})
+    before = "You go out on Saturday, July 19 and come back on Saturday, July 26. "
+    for sentence, lacking in (("That gives you seven nights on the island.", []),
+                              ("That gives you six nights on the island.", [6.0]),
+                              ("The return leg leaves seven nights later.", [])):
+        ev = ContextEvidence.build([booking]).features(sentence, before)
+        assert [n.value for n in ev.missing_numbers] == lacking, sentence

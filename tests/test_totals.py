@@ -162,3 +162,43 @@ def test_a_share_the_sentence_states_of_a_value_of_its_record_or_what_is_left():
     assert missing(quote, "After the 25% deposit, $3,645 is due on completion.") == []
     # a share the grounding does not state is no operand
     assert sorted(missing(quote, "They'd want a 20% deposit of $972 to book it.")) == [20.0, 972.0]
+
+
+FLIGHT = json.dumps({"operator": "Skyward Balloon Co.", "booking_ref": "SBC-7741",
+                     "flight_date": "2025-09-21", "passengers": [
+                         {"name": "Elena Ruiz", "weight_kg": 61},
+                         {"name": "Omar Ruiz", "weight_kg": 84}],
+                     "est_flight_duration_min": 60, "total_experience_hours": 3.5,
+                     "price_per_person_cents": 27900, "paid": True})
+LOG = json.dumps({"angler": "R. Okafor", "trips": [
+    {"trip": 101 + i, "date": f"2025-06-{3 + 7 * i:02d}", "hours_fished": h, "caught": c,
+     "kept": k, "largest_length_cm": cm} for i, (h, c, k, cm) in enumerate(
+        [(3.5, 6, 3, 41), (2.0, 3, 0, 29), (5.0, 5, 4, 52), (4.0, 8, 5, 38), (3.0, 2, 1, 47)])]})
+ROLL = """player,instrument,scheduled,attended,excused,unexcused
+Nora Quinn,trumpet,12,12,0,0
+Felix Ward,trumpet,12,9,2,1
+Grace Osei,horn,12,11,1,0
+Liam Byrne,horn,12,7,1,4
+Ada Kovac,trombone,12,10,2,0
+Ines Duarte,bass trombone,12,8,4,0
+Ravi Shah,tuba,12,11,0,1"""
+
+
+def test_a_count_the_sentence_states_times_a_value_of_its_record():
+    assert missing(FLIGHT, "Your two seats came to $558 and are already paid.") == []
+    # a product off in its last digit, or said roughly, is still missing
+    assert missing(FLIGHT, "Your two seats came to $568 and are already paid.") == [568.0]
+    assert missing(FLIGHT, "Your two seats came to about $558.") == [558.0]
+
+
+def test_a_total_in_hours_tries_only_the_keys_that_are_spans_of_time():
+    # 17.5 hours over the trips: against five keys of all kinds the sums tried were too
+    # many for the width of "17.5 hours"; only ``hours_fished`` can add up to hours
+    assert missing(LOG, "Over 17.5 hours on the water, you landed plenty.") == []
+    assert missing(LOG, "Over 17.0 hours on the water, you landed plenty.") == [1020.0]
+
+
+def test_a_count_followed_by_a_keys_own_word_is_that_keys_total():
+    assert missing(ROLL, "That makes six unexcused absences in the section.") == []
+    assert missing(ROLL, "That makes five unexcused absences in the section.") == [5.0]
+    assert missing(ROLL, "That makes three unexcused absences in the section.") == [3.0]

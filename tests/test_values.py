@@ -329,3 +329,9 @@ def test_a_time_with_its_seconds_is_read_to_the_second():
     assert missing("It took him 2 minutes 18 seconds to reach the start line.") == []
     assert missing("It took him 2 minutes 48 seconds to reach the start line.") \
         == ["2 minutes 48 seconds"]
+
+
+def test_a_number_word_joined_to_a_span_is_a_count_and_other_compounds_are_not():
+    said = [(n.value, n.kind) for n in numbers("A four-hour block, a two-night stay.")]
+    assert said == [(4.0, "count"), (2.0, "count")]
+    assert numbers("Two-factor login and a three-way call.") == []

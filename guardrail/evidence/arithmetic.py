@@ -27,8 +27,8 @@ import re
 from typing import Collection, Optional, Sequence
 
 from guardrail.evidence import units
-from guardrail.evidence.totals import (CHANCE, Column, Group, by_key, columns_of, share_of,
-                                       totalled, within_record)
+from guardrail.evidence.totals import (CHANCE, Column, Group, by_key, columns_of, counted_of,
+                                       key_total, share_of, totalled, within_record)
 from guardrail.evidence.values import Number, numbers, word_after
 
 SUM = re.compile(r"\b(?:total|totals|totalling|totaling|in all|altogether|combined|together|"
@@ -183,8 +183,12 @@ def derived(sentence: str, n: Number, values: Sequence[float],
         return True
     counts = [int(m.value) for m in said if m.kind == "count" and m.start < n.start]
     shares = [m.value for m in anchored if m.percent and m.start != n.start]
+    several = [m.value for m in said if m.start != n.start and 2 <= m.value <= 12
+               and m.value.is_integer() and m.kind in ("number", "count") and not m.percent
+               and _sort(sentence, m) not in ("$", "€", "£", "¥")]
     if totalled(sentence, n, columns, counts, named) or within_record(n, records) \
-            or share_of(n, shares, records, columns):
+            or share_of(n, shares, records, columns) or counted_of(n, several, records) \
+            or key_total(sentence, n, columns):
         return True  # a key added up over the records, or two values of its record
         #              combined, where chance seldom gives one
     if n.kind not in ("number", "count"):

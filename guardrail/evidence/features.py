@@ -127,10 +127,9 @@ class ContextEvidence:
     """A grounding indexed once for every sentence checked against it.
 
     ``build`` indexes the documents once per process for all the answers that share
-    them (a tenant's stored context, a tool result re-sent each turn): rendering and
-    reading the values of every line of a large tool result costs far more than judging
-    a sentence, so it is done once.  The question is added
-    per answer on top of the shared index.
+    them (a tenant's stored context, a tool result re-sent each turn): reading every
+    line of a large tool result costs far more than judging a sentence.  The question
+    is added per answer on top of the shared index.
 
     ``records[i]`` says which record line ``i`` belongs to (an item of a JSON array of
     objects, a table row, a block of a ``key: value`` text), -1 for lines outside any;
@@ -288,10 +287,9 @@ class ContextEvidence:
         distinct = set(stems)
         where = self._where.about(sentence, stems, nums, before)
         about, gap = where.records, self._where.gap(where)
-        # worked out from the context's values: no field's value as such
         unread = [n for n in nums if not (n.start in units.converted or self._stated(n)
                                           or self._verbatim(sentence[:n.end], n)
-                                          or self.labels.has(sentence, n))]
+                                          or self.labels.has(sentence, n))]  # worked out?
         # a value the grounding states only in records the sentence is not about may be
         # worked out in its own ("3 of its 120 seats left" for 117 taken, where another
         # course has 3 credits): worked out, it is no other record's value
@@ -316,6 +314,8 @@ class ContextEvidence:
                             left, anchored, named)
                     or n.kind == "date" and self._dated(n, about)
                     or days_between(sentence, n, nums, self._record_dates(about))
+                    or len(self.stored.dates) <= 4 and days_between(  # a stay: "seven
+                        sentence, n, nums, self.stored.dates)  # nights" (its 3 dates)
                     or self.tallies is not None
                     and self.tallies.counts(sentence, n, distinct, nums))}
                 if not found:

@@ -31,12 +31,12 @@ from typing import Callable, Collection, Sequence
 from guardrail.evidence.totals import CHANCE
 from guardrail.evidence.values import Number
 
-_DAYS_AFTER = re.compile(r"[\s-]?(?:calendar\s+)?(days?|weeks?)\b", re.I)
+_DAYS_AFTER = re.compile(r"[\s-]?(?:calendar\s+)?(days?|weeks?|nights?)\b", re.I)
 _SPAN_AFTER = re.compile(r"[\s-]?(?:calendar\s+)?(day|week|month|year)s?'?(?![\w-])", re.I)
 _AGED = re.compile(r"\b(?:age of|aged|at)\s+$", re.I)
 _YEARS_AFTER = re.compile(r"[\s-]years?[\s-]old\b", re.I)
 _A_SPAN = re.compile(r"\b(?:a|one)\s+(day|week|fortnight|month|year)\b", re.I)
-_DAYS_IN = {"day": 1, "week": 7, "fortnight": 14}
+_DAYS_IN = {"day": 1, "night": 1, "week": 7, "fortnight": 14}
 MAX_DATES = 12
 """More dates than this to pair, and a day count is no evidence of which two it spans."""
 

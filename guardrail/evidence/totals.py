@@ -35,7 +35,7 @@ import math
 from typing import NamedTuple, Sequence
 
 from guardrail.evidence import units
-from guardrail.evidence.values import Number, names_cents, numbers
+from guardrail.evidence.values import Number, names_cents, numbers, word_after
 
 
 class Column(NamedTuple):
@@ -184,9 +184,9 @@ def totalled(sentence: str, n: Number, columns: Sequence[Column],
     the counts in words the sentence states before ``n``, the only sizes of a partial
     sum or a group then tried; ``named``: the groups the sentence names (``groups``),
     tried before all others."""
-    if n.kind not in ("number", "count", "duration") or n.percent or not columns \
-            or n.value <= 0:
+    if n.kind not in ("number", "count", "duration") or n.percent or n.value <= 0:
         return False
+    columns = [c for c in columns if _scale(sentence, n, c)]  # no other dimension is tried
     width = _width(n)
     named = [g for g in named if not counted or g.size in counted]
     if named and len(named) * width <= CHANCE * n.value and any(
@@ -246,3 +246,29 @@ def share_of(n: Number, shares: Sequence[float], records: Sequence[Sequence[floa
     if not results or len(results) * _width(n) > CHANCE * n.value:
         return False
     return any(abs(r - n.value) <= n.precision for r in results)
+
+
+def counted_of(n: Number, counts: Sequence[float], records: Sequence[Sequence[float]]) -> bool:
+    """``n`` is a number of the record the sentence is about times a count the sentence
+    states ("Your two seats came to $558" at $279 a seat; "the entry fees for the three
+    lots add another $1,050"), exact to its written digits and never hedged, where
+    chance seldom gives one: the products tried times the width of the digits at most
+    ``CHANCE`` of the value."""
+    if n.kind != "number" or n.percent or n.hedged or n.value <= 0 or not counts:
+        return False
+    bases = {v for record in records for v in record if v > 0}
+    results = {k * b for k in counts for b in bases}
+    if not results or len(results) * _width(n) > CHANCE * n.value:
+        return False
+    return any(abs(r - n.value) <= n.precision for r in results)
+
+
+def key_total(sentence: str, n: Number, columns: Sequence[Column]) -> bool:
+    """``n`` is the total of the one key whose name starts with the word right after it
+    ("six unexcused absences": ``unexcused`` over the records), exact: one sum tried,
+    the key the sentence names, so a changed count is no total of another key."""
+    after = word_after(sentence, n)
+    if n.hedged or n.percent or len(after) < 4 or not n.value.is_integer():
+        return False
+    named = [c for c in columns if any(w.startswith(after[:5]) for w in c.key.lower().split())]
+    return len(named) == 1 and abs(sum(named[0].values) - n.value) <= n.precision

@@ -165,16 +165,14 @@ _TENS = {w: 10.0 * i for i, w in enumerate(
 _WORD_NUMBERS.update(_TENS, zero=0.0, hundred=100.0, dozen=12.0)
 _FRACTION = re.compile(r"\s+(halves|thirds|quarters|fifths)\b", re.I)  # "three quarters"
 _AND_A_PART = re.compile(r"\s+and\s+a\s+(half|quarter)\b", re.I)
+_SPANNED = re.compile(r"-(?:second|minute|hour|day|night|week|month|year)s?\b", re.I)
 _HALVES = {"half": 0.5, "quarter": 0.25}
 _PARTS = {"halves": 2.0, "thirds": 3.0, "quarters": 4.0, "fifths": 5.0}
 _ONES = "one two three four five six seven eight nine".split()
 # "thirty-five" is 35, not the count five
 _NUMBER_WORD = re.compile(r"\b(?:(" + "|".join(_TENS) + r")[- ](" + "|".join(_ONES) + r")|("
                           + "|".join(_WORD_NUMBERS) + r"))\b", re.I)
-_ANY_VALUE = re.compile(r"\d|noon|midday|midnight|" + "|".join(
-    w for w in ("zero two three four five six seven eight nine ten eleven twelve thirteen "
-                "fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty "
-                "forty fifty sixty seventy eighty ninety hundred dozen").split()), re.I)
+_ANY_VALUE = re.compile(r"\d|noon|midday|midnight|" + "|".join(_WORD_NUMBERS), re.I)
 PARTS = re.compile(r";\s+|\s+·\s+")
 """Between the parts of one rendered line: a table row's cells, a search snippet's fields."""
 _TZ_OFFSET = re.compile(  # a time's zone: "14:00:00+02:00", "14:00 +02:00", "UTC+2"
@@ -269,10 +267,12 @@ def numbers(text: str) -> list[Number]:
                               False))  # "26 and a half minutes"
             continue
         out.append(Number(v, m.start(), m.end(), unit / 2, hedged, bool(m["pct"])))
-    for m in _NUMBER_WORD.finditer(text):  # "four events" (not "one": "one of the ...")
+    for m in _NUMBER_WORD.finditer(text):  # "four events", "a four-hour block" (not "one of
+        #                                    the ...", "two-factor")
         if m[1]:
             value = _WORD_NUMBERS[m[1].lower()] + _ONES.index(m[2].lower()) + 1
-        elif text[m.end():m.end() + 3].startswith((" of", "-")) or m[3] and _VAGUE.search(
+        elif text[m.end():m.end() + 3].startswith((" of", "-")) and not _SPANNED.match(
+                text, m.end()) or m[3] and _VAGUE.search(
                 text[max(0, m.start() - 12):m.start()]):
             continue  # "one of the ..."; "a couple hundred messages", "a few dozen"
         elif h := _AND_A_PART.match(text, m.end()):  # "four and a half days"
