@@ -335,3 +335,19 @@ def test_a_number_word_joined_to_a_span_is_a_count_and_other_compounds_are_not()
     said = [(n.value, n.kind) for n in numbers("A four-hour block, a two-night stay.")]
     assert said == [(4.0, "count"), (2.0, "count")]
     assert numbers("Two-factor login and a three-way call.") == []
+
+
+def test_a_clock_value_under_a_key_naming_a_span_is_that_span_too():
+    kiln = "program: Bisque Cone 04\nstarted_at: 2025-04-14 06:30\nelapsed: 06:52\n" \
+           "estimated_remaining: 03:10\ncurrent_temp_f: 1384"
+    race = json.dumps({"race_no": 7, "start_time": "2025-07-16T18:30:00", "results": [
+        {"boat": "Halcyon", "elapsed": "00:48:10"}, {"boat": "Tern", "elapsed": "00:50:02"}]})
+    for context, sentence, lacking in (
+            (kiln, "It has been firing for 6 hours and 52 minutes.", []),
+            (kiln, "It has been firing for 6 hours and 42 minutes.", [402.0]),
+            (race, "Tern sailed the course in 50 minutes and 2 seconds.", []),
+            (race, "Tern sailed the course in 50 minutes and 12 seconds.", [50.2]),
+            # a time of day is no span: the race's start is no 18 hours 30 minutes
+            (race, "The race took 18 hours and 30 minutes.", [1110.0])):
+        ev = ContextEvidence.build([context]).features(sentence)
+        assert [round(n.value, 2) for n in ev.missing_numbers] == lacking, sentence

@@ -46,8 +46,7 @@ _RANGE_START = re.compile(r"\b(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*(?:to|until|till
 _MONTH_BEFORE = re.compile(rf"\b{_MONTH}\s+$", re.I)
 _DURATION = re.compile(
     r"\b(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h)\b"
-    r"(?:,?\s*(?:and\s+)?(\d+)\s*(?:minutes?|mins?)\b)?",
-    re.I)
+    r"(?:,?\s*(?:and\s+)?(\d+)\s*(?:minutes?|mins?)\b)?", re.I)
 _RANGE_24 = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):[0-5]\d\s?[-–]\s?(([01]?\d|2[0-3]):([0-5]\d))"
                        r"(?![\d:])")
 # minutes with their seconds, one span: "17 minutes and 36 seconds", "4 min 8 s", "2m 05s"
@@ -77,8 +76,7 @@ def times(text: str) -> list[tuple[int, int, float]]:
     for m in _TIME_24.finditer(text):  # with its seconds, if written: "3:17:14"
         if not _inside(m.start(), taken):
             out.append((m.start(), m.end(), int(m[1]) * 60 + int(m[2]) + int(m[3] or 0) / 60))
-    for m in _RANGE_24.finditer(text):  # "10:00-18:00": the end, which _TIME_24 skips;
-        #                                 a later hour, not a zone ("11:05-05:00")
+    for m in _RANGE_24.finditer(text):  # "10:00-18:00": its end; a later hour, no zone
         if int(m[3]) > int(m[1]) and not _inside(m.start(2), [(s, e) for s, e, _ in out]):
             out.append((m.start(2), m.end(2), int(m[3]) * 60 + int(m[4])))
     for m in _TIME_WORD.finditer(text):
@@ -301,6 +299,7 @@ _WORD_AFTER = re.compile(r"\s*([A-Za-z]+)")
 _HOUR_OF_DAY = re.compile(r"(?:^|>\s)(?:(?!per\b)[a-z]+[\s_])?hour(?:[\s_](?:ending|beginning|"
                           r"starting|of day))?:"
                           r"\s*(\d{1,2})\s*$", re.I)
+_SPAN_KEY = re.compile(r"(?:elapsed|duration|remaining|run ?time|(?:chip|net|gun) time)\s*:", re.I)
 _CENTS_KEY = re.compile(r"(?:^|[\s_>])(?:cents|pence)(?:$|:|\s+per\b|\s+>)", re.I)
 # (a parent may say so for its children: ``price breakdown cents > adult fares: 9800``)
 
@@ -346,6 +345,8 @@ class StoredValues:
         if _CENTS_KEY.search(key) or _CENTS_KEY.search(text):
             nums |= {v / 100 for v in in_cents(text, key)}
         nums |= {v for n in found if n.kind == "duration" for v in (n.value, n.value / 60)}
+        if _SPAN_KEY.search(text):  # ``elapsed: 06:52`` is 6 hours 52 minutes too
+            nums |= {v for t in stored_times(text) for v in (t, t / 60)}
         nums |= {float(y) for y, _, _ in days if y}
         hour = _HOUR_OF_DAY.search(text)  # ``hour ending: 18`` is 6 PM
         hours = {int(hour[1]) % 24 * 60} if hour and int(hour[1]) <= 24 else set()
@@ -367,8 +368,7 @@ class StoredValues:
         if n.kind == "date":
             v = int(n.value)
             return date_matches((v // 10000, v // 100 % 100, v % 100), set(self.dates))
-        if n.kind == "duration":  # minutes, hours, seconds or milliseconds ("2 hours 44
-            #                         minutes": 9840 s; "about 1.2 hours": 4410388.1 ms)
+        if n.kind == "duration":  # minutes, hours, seconds or ms ("about 1.2 h": 4410388.1 ms)
             return any(_matches(Number(n.value * k, 0, 0, n.precision * k, n.hedged, False),
                                 self.numbers) for k in (1.0, 1 / 60, 60.0, 60000.0))
         if n.kind == "count" and int(n.value) in self.counts:
