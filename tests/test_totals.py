@@ -202,3 +202,19 @@ def test_a_count_followed_by_a_keys_own_word_is_that_keys_total():
     assert missing(ROLL, "That makes six unexcused absences in the section.") == []
     assert missing(ROLL, "That makes five unexcused absences in the section.") == [5.0]
     assert missing(ROLL, "That makes three unexcused absences in the section.") == [3.0]
+
+
+def test_a_rate_per_unit_times_the_key_in_that_unit_and_a_price_times_the_number_sold():
+    green = json.dumps({"as_of": "2025-05-12", "lots": [
+        {"origin": "Ethiopia Guji", "on_hand_kg": 142.5, "cost_per_kg_cents": 780},
+        {"origin": "Colombia Huila", "on_hand_kg": 48.0, "cost_per_kg_cents": 640},
+        {"origin": "Brazil Cerrado", "on_hand_kg": 205.0, "cost_per_kg_cents": 510}]})
+    # 1,111.50 + 307.20 + 1,045.50
+    assert missing(green, "The green coffee on hand is worth $2,464.20 at cost.") == []
+    assert missing(green, "The green coffee on hand is worth $2,446.20 at cost.") == [2446.2]
+    machine = json.dumps({"machine": "VM-12", "slots": [
+        {"item": "Snickers", "price_cents": 175, "sold": 44},
+        {"item": "Sun Chips", "price_cents": 150, "sold": 31},
+        {"item": "Kind Bar", "price_cents": 250, "sold": 27}]})
+    assert missing(machine, "The machine took $191.00 in sales.") == []  # 77 + 46.5 + 67.5
+    assert missing(machine, "The machine took $190.00 in sales.") == [190.0]

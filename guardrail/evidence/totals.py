@@ -128,8 +128,9 @@ def by_key(fields: Sequence) -> tuple[Numeric, Shared]:
     return numeric, shared
 
 
-_QUANTITY = frozenset({"qty", "quantity", "units", "count", "pieces", "pcs"})
-_EACH = frozenset({"each", "unit", "per", "apiece"})
+_QUANTITY = frozenset({"qty", "quantity", "units", "count", "pieces", "pcs", "sold", "present",
+                       "ordered", "stock"})
+_EACH = frozenset({"each", "unit", "per", "apiece", "price"})
 _LINE = " x "  # a line-total column's key: its quantity key, this, its amount-each key
 
 
@@ -145,7 +146,9 @@ def columns_of(numeric: Numeric) -> tuple[Column, ...]:
             if names_cents(key):
                 out.append(Column(key, tuple(v / 100 for v in per_record.values())))
     for qty, each in itertools.permutations(numeric, 2):
-        if _QUANTITY.isdisjoint(qty.lower().split()) or _EACH.isdisjoint(each.lower().split()):
+        rate = each.lower().partition(" per ")[2].split()[:1]  # ``cost per kg``: by ``kg``
+        if (_QUANTITY.isdisjoint(qty.lower().split()) or _EACH.isdisjoint(each.lower().split())
+                ) and not (rate and rate[0] in qty.lower().split()):
             continue
         records = numeric[qty].keys() & numeric[each].keys()
         if len(records) >= 2:
