@@ -218,3 +218,12 @@ def test_a_rate_per_unit_times_the_key_in_that_unit_and_a_price_times_the_number
         {"item": "Kind Bar", "price_cents": 250, "sold": 27}]})
     assert missing(machine, "The machine took $191.00 in sales.") == []  # 77 + 46.5 + 67.5
     assert missing(machine, "The machine took $190.00 in sales.") == [190.0]
+
+
+def test_a_share_added_to_a_value_of_its_record_where_the_sentence_says_it_is_added():
+    trade = json.dumps({"trade_in": "TI-5521", "cash_offer_cents": 16610,
+                        "store_credit_bonus_pct": 10, "items": 6})
+    assert missing(trade, "As store credit, the 10% bonus would make it $182.71.") == []
+    assert missing(trade, "As store credit, the 10% bonus would make it $184.71.") == [184.71]
+    # without a word saying it is added, the value with its share is not tried
+    assert missing(trade, "As store credit, at 10% it would be $182.71.") == [182.71]

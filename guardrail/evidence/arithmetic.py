@@ -187,8 +187,8 @@ def derived(sentence: str, n: Number, values: Sequence[float],
                and m.value.is_integer() and m.kind in ("number", "count") and not m.percent
                and _sort(sentence, m) not in ("$", "€", "£", "¥")]
     if totalled(sentence, n, columns, counts, named) or within_record(n, records) \
-            or share_of(n, shares, records, columns) or counted_of(n, several, records) \
-            or key_total(sentence, n, columns):
+            or share_of(n, shares, records, columns, sentence) \
+            or counted_of(n, several, records) or key_total(sentence, n, columns):
         return True  # a key added up over the records, or two values of its record
         #              combined, where chance seldom gives one
     if n.kind not in ("number", "count"):

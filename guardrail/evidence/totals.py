@@ -32,6 +32,7 @@ import bisect
 import functools
 import itertools
 import math
+import re
 from typing import NamedTuple, Sequence
 
 from guardrail.evidence import units
@@ -233,19 +234,26 @@ def within_record(n: Number, records: Sequence[Sequence[float]]) -> bool:
                for a, b in itertools.combinations(values, 2) for c in (b - a, a * b, b / a))
 
 
+_GROWN = re.compile(r"\b(?:bonus|tax|tip|gratuity|surcharge|markup|interest|premium|plus|"
+                    r"added|on top)\b", re.I)
+
+
 def share_of(n: Number, shares: Sequence[float], records: Sequence[Sequence[float]],
-             columns: Sequence[Column] = ()) -> bool:
+             columns: Sequence[Column] = (), sentence: str = "") -> bool:
     """``n`` is a share the sentence states (``shares``, in percent) of a number of the
-    record it is about or of one key's total, or what is left after taking it off ("a
-    25% deposit of $1,215" on a $4,860 quote; "took 10% off, so the total is $183.60"),
+    record it is about or of one key's total, what is left after taking it off, or,
+    where the sentence says it is added, the number with it ("a 25% deposit of $1,215"
+    on a $4,860 quote; "took 10% off, so the total is $183.60"; "the 10% bonus would
+    make it $182.71" on $166.10),
     exact to its written digits, where chance seldom gives one: the results tried times
     the width of the digits at most ``CHANCE`` of the value."""
     if n.percent or n.value <= 0 or not shares:
         return False
     bases = {v for record in records for v in record if v > 0}
     bases |= {sum(c.values) for c in columns if sum(c.values) > 0}
-    results = {p / 100 * b for p in shares if 0 < p < 100 for b in bases} | {
-        (1 - p / 100) * b for p in shares if 0 < p < 100 for b in bases}
+    grown = _GROWN.search(sentence) is not None
+    results = {f * b for p in shares if 0 < p < 100 for b in bases
+               for f in (p / 100, 1 - p / 100, *((1 + p / 100,) if grown else ()))}
     if not results or len(results) * _width(n) > CHANCE * n.value:
         return False
     return any(abs(r - n.value) <= n.precision for r in results)
