@@ -155,3 +155,13 @@ def test_a_negative_value_said_as_its_size_and_currently_names_no_currency():
                            "status": "in_process", "currency": "USD"})
     assert ContextEvidence.build([passport]).features(
         "Your routine renewal (PA-2025-0719344) is currently in process.").field_changed is None
+
+
+def test_short_tons_are_two_thousand_pounds():
+    weighbridge = json.dumps({"loads": [{"ticket": 2291, "net_kg": 2260},
+                                        {"ticket": 2292, "net_kg": 2095}]})
+    ev = ContextEvidence.build([weighbridge])
+    # 2,260 kg is 2.49 short tons (2.26 metric); not 2.9 of either
+    assert ev.features("The first load came to 2.49 short tons.").missing_numbers == ()
+    assert [n.value for n in ev.features("The first load came to 2.9 short tons."
+                                         ).missing_numbers] == [2.9]

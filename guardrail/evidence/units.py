@@ -49,6 +49,7 @@ _ROWS = (  # dimension, name, base factor, spellings (lower case; "|" between th
     ("mass", "kg", 1.0, "kg|kgs|kilogram|kilo"),
     ("mass", "t", 1e3, "tonne|metric ton|metric tons"),
     ("mass", "lb", 0.45359237, "lb|lbs"),
+    ("mass", "short ton", 907.18474, "short ton|short tons|us ton|us tons"),
     ("mass", "oz", 0.028349523, "oz|ounce"),
     ("volume", "ml", 1e-3, "ml|milliliter|millilitre"),
     ("volume", "l", 1.0, "l|liter|litre"),
