@@ -722,3 +722,30 @@ def test_a_finishing_time_changed_in_its_seconds_is_stopped(client, placeholder)
     text, g = verbatim_then_changed(client, "How did Daniel do?", "race_result", race, right,
                                     "3:17:14", "3:17:44")
     assert "3:17:44" not in text and g["sentences"][0]["released"] != g["sentences"][0]["original"]
+
+
+def test_nights_a_count_times_a_price_and_an_elapsed_span_pass_and_changed_ones_stop(
+        client, placeholder):
+    """Through the server: nights between a booking's two dates, two places at a price
+    per person, and a span a tool result writes as a clock value (``elapsed: 06:52``)
+    were stopped before as values the result lacks; now they pass verbatim, and the
+    same sentences with a changed value are stopped."""
+    if placeholder:
+        pytest.skip("the default model is still the untrained placeholder")
+    hut = json.dumps({"ref": "HUT-3318", "hut": "Lindauer Hut", "check_in": "2025-07-14",
+                      "check_out": "2025-07-17", "guests": [{"name": "Lena Hart"},
+                                                             {"name": "Tom Hart"}],
+                      "price_per_person_cents": 6400, "paid": True})
+    right = ("Your booking at the Lindauer Hut runs from Monday, July 14 to Thursday, "
+             "July 17. That gives you three nights in the mountains. Your two places came "
+             "to $128 and are already paid.")
+    for old, new in (("three nights", "four nights"), ("$128", "$138")):
+        text, g = verbatim_then_changed(client, "What does my hut booking look like?",
+                                        "hut_booking", hut, right, old, new)
+        assert new not in text, g["sentences"]
+    kiln = "kiln_id: KLN-1\nstatus: firing\nstarted_at: 2025-04-14 06:30\nelapsed: 06:52"
+    right = ("Kiln KLN-1 is firing. It started at 6:30 AM and has been going for 6 hours "
+             "and 52 minutes.")
+    text, g = verbatim_then_changed(client, "How is the kiln doing?", "kiln_status", kiln,
+                                    right, "52 minutes", "42 minutes")
+    assert "42 minutes" not in text, g["sentences"]
