@@ -146,7 +146,7 @@ _ROUGHLY = re.compile(r"\b(?:about|around|roughly|nearly|almost|approximately|so
 _SPAN = re.compile(r"[\s-]?(minutes?|mins?|hours?|hrs?)\b", re.I)
 
 
-def _sort(sentence: str, n: Number) -> str:
+def sort_of(sentence: str, n: Number) -> str:
     """What a value is of: the currency sign before it or the word after it ("$", "kwh")."""
     if n.kind != "number":
         return n.kind
@@ -185,7 +185,7 @@ def derived(sentence: str, n: Number, values: Sequence[float],
     shares = [m.value for m in anchored if m.percent and m.start != n.start]
     several = [m.value for m in said if m.start != n.start and 2 <= m.value <= 12
                and m.value.is_integer() and m.kind in ("number", "count") and not m.percent
-               and _sort(sentence, m) not in ("$", "€", "£", "¥")]
+               and sort_of(sentence, m) not in ("$", "€", "£", "¥")]
     if totalled(sentence, n, columns, counts, named) or within_record(n, records) \
             or share_of(n, shares, records, columns, sentence) \
             or counted_of(n, several, records) or key_total(sentence, n, columns):
@@ -226,7 +226,7 @@ def derived(sentence: str, n: Number, values: Sequence[float],
     # values then count only through the columns and records the sentence names
     pool = sorted({v for v in values if v > 0}) if len(values) <= MAX_VALUES else []
     alike = sorted({m.value for m in said if m.start != n.start and m.value > 0
-                    and _sort(sentence, m) == _sort(sentence, n) != ""})
+                    and sort_of(sentence, m) == sort_of(sentence, n) != ""})
     counted = [int(m.value) for m in said if m.kind == "count" and m.start != n.start]
     return _summed(sentence, n, operands, alike, pool, columns, counted) \
         or _apart(sentence, n, operands, alike, pool, columns, left) \
@@ -276,8 +276,8 @@ def _itemised(sentence: str, n: Number, said: Sequence[Number],
     silver-tier discount").  ``n`` is the whole or a part, and the grounding states
     every other value: exact to the digits written, where the ways tried times their
     width stay under ``CHANCE`` of the whole, which a changed value seldom makes."""
-    sort = _sort(sentence, n)
-    alike = [m for m in said if not m.percent and _sort(sentence, m) == sort]
+    sort = sort_of(sentence, n)
+    alike = [m for m in said if not m.percent and sort_of(sentence, m) == sort]
     if n.hedged or not sort or not 3 <= len(alike) <= _ITEMS or any(m.hedged for m in alike):
         return False
     stated = {m.start for m in anchored}
@@ -286,7 +286,7 @@ def _itemised(sentence: str, n: Number, said: Sequence[Number],
     whole = max(alike, key=lambda m: m.value)
     parts = [-m.value if _taken_off(sentence, m) else m.value for m in alike if m is not whole]
     times = [1.0, *sorted({m.value for m in said if m.kind in ("number", "count")
-                           and m.start in stated and _sort(sentence, m) != sort
+                           and m.start in stated and sort_of(sentence, m) != sort
                            and not m.percent and 2 <= m.value <= 100
                            and m.value == int(m.value)})]
     slack = whole.precision + 1e-9  # to the whole's last written digit

@@ -24,6 +24,7 @@ from typing import Optional, Sequence
 
 from guardrail.evidence import listing as L
 from guardrail.evidence.arithmetic import derived
+from guardrail.evidence.carried import carried
 from guardrail.evidence.changed import changed
 from guardrail.evidence.fields import FieldCheck, Fields
 from guardrail.evidence.lexicon import CALENDAR
@@ -87,8 +88,7 @@ def is_claim(sentence: str) -> bool:
         return False  # "Would you like the full itinerary?"
     if _FILLER_START.match(text) and text.endswith(":") and (
             len(rest) <= 3 or len(rest) <= 7 and text.lower().startswith("here")):
-        return False  # "Here are the flights I found for Monday:"; "Here's the Payments
-        #               Primary rotation (times are Berlin time):"
+        return False  # "Here are the flights I found for Monday:"
     if text.endswith(":") and len(WORD.findall(text)) <= 6:
         return False  # a lead-in or heading: "From the tool response:", "Results for Lyon:"
     return True
@@ -305,13 +305,13 @@ class ContextEvidence:
                                     if r in self._record_values))  # "six minutes after"
             columns, named = (self.fields.columns, self.fields.named_groups(distinct)) \
                 if self.fields else ((), ())
-            for _ in range(2):  # then from what the first pass worked out ("285 minutes,
-                #                 or 4 hours 45 minutes" where 285 is a total)
+            for _ in range(2):  # then from what the first pass worked out ("285 min, or 4 h 45")
                 anchored = [n for n in nums if n not in unread or n.start in worked]
                 anchored += self._exact(anchored)
                 found = {n.start for n in unread + elsewhere if n.start not in worked and (
                     derived(sentence, n, self.stored.numbers, times, nums, columns, records,
                             left, anchored, named)
+                    or carried(sentence, n, nums, before)
                     or n.kind == "date" and self._dated(n, about)
                     or days_between(sentence, n, nums, self._record_dates(about))
                     or len(self.stored.dates) <= 4 and days_between(  # a stay: "seven
