@@ -29,6 +29,7 @@ from typing import Collection, Optional, Sequence
 from guardrail.evidence import units
 from guardrail.evidence.totals import (CHANCE, Column, Group, by_key, columns_of, counted_of,
                                        key_total, share_of, totalled, within_record)
+from guardrail.evidence.spans import minutes_of, timed
 from guardrail.evidence.values import Number, numbers, word_after
 
 SUM = re.compile(r"\b(?:total|totals|totalling|totaling|in all|altogether|combined|together|"
@@ -135,17 +136,6 @@ def _total(n: Number, columns: Sequence[Column], counts: Sequence[int],
     return False
 
 
-# a span said in words, counted only for a time worked out from another ("an hour
-# beforehand, so from 8:40 AM"): as a value of its own "an hour" is often a rate
-_SPAN_WORD = re.compile(r"\b(half an hour|a quarter of an hour|an hour and a half|an hour)\b",
-                        re.I)
-_SPAN_WORDS = {"half an hour": 30.0, "a quarter of an hour": 15.0, "an hour and a half": 90.0,
-               "an hour": 60.0}
-_ROUGHLY = re.compile(r"\b(?:about|around|roughly|nearly|almost|approximately|some|over|"
-                      r"under)\s+$", re.I)  # before a value in words ("about six minutes")
-_SPAN = re.compile(r"[\s-]?(minutes?|mins?|hours?|hrs?)\b", re.I)
-
-
 def sort_of(sentence: str, n: Number) -> str:
     """What a value is of: the currency sign before it or the word after it ("$", "kwh")."""
     if n.kind != "number":
@@ -154,14 +144,6 @@ def sort_of(sentence: str, n: Number) -> str:
     if sign:
         return sign
     return word_after(sentence, n)
-
-
-def _minutes(sentence: str, n: Number) -> Optional[float]:
-    """How many minutes ``n`` is, if it is a span of time ("1 hour 30 minutes", "90 min")."""
-    if n.kind == "duration":
-        return n.value
-    span = _SPAN.match(sentence, n.end) if n.kind in ("number", "count") else None
-    return None if span is None else n.value if span[1][0] in "mM" else n.value * 60
 
 
 def derived(sentence: str, n: Number, values: Sequence[float],
@@ -178,7 +160,7 @@ def derived(sentence: str, n: Number, values: Sequence[float],
     the caller has read them already; ``anchored``: those of its values the grounding
     states; ``named``: the groups of records it names (totals.py)."""
     said = numbers(sentence) if said is None else said
-    if _timed(sentence, n, times, said) or _shown(sentence, n, anchored) \
+    if timed(sentence, n, times, said) or _shown(sentence, n, anchored) \
             or _itemised(sentence, n, said, anchored):
         return True
     counts = [int(m.value) for m in said if m.kind == "count" and m.start < n.start]
@@ -241,8 +223,8 @@ def _shown(sentence: str, n: Number, anchored: Sequence[Number]) -> bool:
     45 minutes"; "40.4 miles, or about 65 km").  Exact to the digits written: no cue
     word is needed, as a changed value seldom happens to be what two others of its
     sentence make."""
-    minutes = _minutes(sentence, n) if n.kind in ("duration", "number") else None
-    if minutes is not None and any(_minutes(sentence, m) == minutes for m in anchored
+    minutes = minutes_of(sentence, n) if n.kind in ("duration", "number") else None
+    if minutes is not None and any(minutes_of(sentence, m) == minutes for m in anchored
                                    if m.start != n.start):
         return True
     unit = units.unit_after(sentence, n)  # "40.4 miles, or about 65 km", 40.4 a total:
@@ -303,25 +285,6 @@ def _taken_off(sentence: str, m: Number) -> bool:
     before = re.split(r"[,;:]", sentence[max(0, m.start - 12):m.start])[-1]
     after = re.split(r"[,;:.]|\$", sentence[m.end:m.end + 24])[0]
     return bool(_LESS.search(before) or _LESS.search(after))
-
-
-def _timed(sentence: str, n: Number, times: Collection[int], said: Sequence[Number]) -> bool:
-    """A span between two times of the context ("It lasts 90 minutes" for 14:00-15:30;
-    "just under 15 minutes" for 13:02-13:16), or a time a span the sentence states away
-    from one ("45 minutes before closing, so 4:15 PM"; "an hour beforehand, so 8:40 AM")."""
-    minutes = _minutes(sentence, n)
-    if minutes is not None and 1 < len(times) <= 12:
-        rough = n.hedged or _ROUGHLY.search(sentence[max(0, n.start - 14):n.start])
-        slack = max(1.0, 0.1 * minutes) if rough else 1e-6  # (seconds: fractions)
-        if any(abs((b - a) % 1440 - minutes) <= slack
-               for a, b in itertools.permutations(times, 2)):
-            return True
-    if n.kind == "time" and 0 < len(times) <= 12:
-        spans = [d for m in said if m.start != n.start and (d := _minutes(sentence, m)) is not None]
-        spans += [_SPAN_WORDS[w.lower()] for w in _SPAN_WORD.findall(sentence)]
-        return any((t + sign * d) % 1440 == round(n.value) for t in times for d in spans
-                   for sign in (1, -1))
-    return False
 
 
 def _summed(sentence: str, n: Number, operands: Sequence[float], alike: Sequence[float],

@@ -17,6 +17,10 @@ between two of its dates, the number of a label, and how many records hold a val
                                              hold a value of a key it names, or lie
                                              beyond a value it states
 
+    timed(sentence, n, times, said)          "It lasts 90 minutes" for 14:00-15:30: a
+                                             span between two times, or a time a span
+                                             the sentence states away from one
+
 Each is exact: a day count off by one, a label the grounding lacks, or a count no key's
 values give stays a value the context does not hold.
 """
@@ -26,7 +30,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import re
-from typing import Callable, Collection, Sequence
+from typing import Callable, Collection, Optional, Sequence
 
 from guardrail.evidence.totals import CHANCE
 from guardrail.evidence.values import Number
@@ -47,6 +51,44 @@ def _day(d: tuple[int, int, int], year: int) -> dt.date | None:
         return dt.date(y or year, m, day) if day and (y or year) else None
     except ValueError:
         return None
+
+
+# a span said in words, counted only for a time worked out from another ("an hour
+# beforehand, so from 8:40 AM"): as a value of its own "an hour" is often a rate
+_SPAN_WORD = re.compile(r"\b(half an hour|a quarter of an hour|an hour and a half|an hour)\b",
+                        re.I)
+_SPAN_WORDS = {"half an hour": 30.0, "a quarter of an hour": 15.0, "an hour and a half": 90.0,
+               "an hour": 60.0}
+_ROUGHLY = re.compile(r"\b(?:about|around|roughly|nearly|almost|approximately|some|over|"
+                      r"under)\s+$", re.I)  # before a value in words ("about six minutes")
+_SPAN = re.compile(r"[\s-]?(minutes?|mins?|hours?|hrs?)\b", re.I)
+
+
+def minutes_of(sentence: str, n: Number) -> Optional[float]:
+    """How many minutes ``n`` is, if it is a span of time ("1 hour 30 minutes", "90 min")."""
+    if n.kind == "duration":
+        return n.value
+    span = _SPAN.match(sentence, n.end) if n.kind in ("number", "count") else None
+    return None if span is None else n.value if span[1][0] in "mM" else n.value * 60
+
+
+def timed(sentence: str, n: Number, times: Collection[int], said: Sequence[Number]) -> bool:
+    """A span between two times of the context ("It lasts 90 minutes" for 14:00-15:30;
+    "just under 15 minutes" for 13:02-13:16), or a time a span the sentence states away
+    from one ("45 minutes before closing, so 4:15 PM"; "an hour beforehand, so 8:40 AM")."""
+    minutes = minutes_of(sentence, n)
+    if minutes is not None and 1 < len(times) <= 12:
+        rough = n.hedged or _ROUGHLY.search(sentence[max(0, n.start - 14):n.start])
+        slack = max(1.0, 0.1 * minutes) if rough else 1e-6  # (seconds: fractions)
+        if any(abs((b - a) % 1440 - minutes) <= slack
+               for a, b in itertools.permutations(times, 2)):
+            return True
+    if n.kind == "time" and 0 < len(times) <= 12:
+        spans = [d for m in said if m.start != n.start and (d := minutes_of(sentence, m)) is not None]
+        spans += [_SPAN_WORDS[w.lower()] for w in _SPAN_WORD.findall(sentence)]
+        return any((t + sign * d) % 1440 == round(n.value) for t in times for d in spans
+                   for sign in (1, -1))
+    return False
 
 
 def days_between(sentence: str, n: Number, said: Sequence[Number],
