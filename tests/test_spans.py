@@ -170,3 +170,14 @@ def test_nights_between_the_few_dates_of_a_booking_even_in_a_sentence_naming_non
                               ("The return leg leaves seven nights later.", [])):
         ev = ContextEvidence.build([booking]).features(sentence, before)
         assert [n.value for n in ev.missing_numbers] == lacking, sentence
+
+
+def test_the_ranges_a_sentence_states_added_up():
+    course = json.dumps({"course": "Forge basics", "days": [
+        {"date": "2025-04-26", "start": "09:00", "end": "16:30"},
+        {"date": "2025-04-27", "start": "09:00", "end": "15:00"}]})
+    said = ("The course runs Saturday, April 26, from 9:00 AM to 4:30 PM and Sunday, "
+            "April 27, from 9:00 AM to 3:00 PM, which is {} hours of class time.")
+    for hours, lacking in (("13.5", []), ("14.5", [870.0])):
+        ev = ContextEvidence.build([course]).features(said.format(hours))
+        assert [n.value for n in ev.missing_numbers] == lacking, hours

@@ -227,3 +227,16 @@ def test_a_share_added_to_a_value_of_its_record_where_the_sentence_says_it_is_ad
     assert missing(trade, "As store credit, the 10% bonus would make it $184.71.") == [184.71]
     # without a word saying it is added, the value with its share is not tried
     assert missing(trade, "As store credit, at 10% it would be $182.71.") == [182.71]
+
+
+def test_a_keys_total_over_the_records_of_a_group_the_sentence_names():
+    pickups = json.dumps({"route": "Compost R2", "pickups": [
+        {"date": f"2025-06-{d:02d}", "site": site, "bins_emptied": b, "weight_kg": kg}
+        for d, site, b, kg in ((9, "Eastside Depot", 5, 260), (10, "Mill Park", 3, 140),
+                               (11, "Eastside Depot", 4, 215), (12, "Mill Park", 2, 96),
+                               (13, "Eastside Depot", 4, 224))]})
+    assert missing(pickups, "Eastside Depot collected 699 kg from 13 bins.") == []
+    assert missing(pickups, "Mill Park collected 236 kg from 5 bins.") == []
+    # counts no group or key totals
+    assert missing(pickups, "Eastside Depot collected 699 kg from 6 bins.") == [6.0]
+    assert missing(pickups, "Eastside Depot collected 699 kg from 12 bins.") == [12.0]

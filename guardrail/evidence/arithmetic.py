@@ -170,7 +170,7 @@ def derived(sentence: str, n: Number, values: Sequence[float],
                and sort_of(sentence, m) not in ("$", "€", "£", "¥")]
     if totalled(sentence, n, columns, counts, named) or within_record(n, records) \
             or share_of(n, shares, records, columns, sentence) \
-            or counted_of(n, several, records) or key_total(sentence, n, columns):
+            or counted_of(n, several, records) or key_total(sentence, n, columns, named):
         return True  # a key added up over the records, or two values of its record
         #              combined, where chance seldom gives one
     if n.kind not in ("number", "count"):

@@ -74,9 +74,15 @@ def minutes_of(sentence: str, n: Number) -> Optional[float]:
 
 def timed(sentence: str, n: Number, times: Collection[int], said: Sequence[Number]) -> bool:
     """A span between two times of the context ("It lasts 90 minutes" for 14:00-15:30;
-    "just under 15 minutes" for 13:02-13:16), or a time a span the sentence states away
-    from one ("45 minutes before closing, so 4:15 PM"; "an hour beforehand, so 8:40 AM")."""
+    "just under 15 minutes" for 13:02-13:16), the ranges the sentence states added up
+    ("from 9:00 AM to 4:30 PM and from 9:00 AM to 3:00 PM, which is 13.5 hours"), or a
+    time a span the sentence states away from one ("45 minutes before closing, so 4:15
+    PM"; "an hour beforehand, so 8:40 AM")."""
     minutes = minutes_of(sentence, n)
+    stated = [m.value for m in said if m.kind == "time" and m.end <= n.start]
+    if minutes is not None and len(stated) >= 4 and len(stated) % 2 == 0 and abs(sum(
+            (b - a) % 1440 for a, b in zip(stated[::2], stated[1::2])) - minutes) <= 1e-6:
+        return True
     if minutes is not None and 1 < len(times) <= 12:
         rough = n.hedged or _ROUGHLY.search(sentence[max(0, n.start - 14):n.start])
         slack = max(1.0, 0.1 * minutes) if rough else 1e-6  # (seconds: fractions)

@@ -274,12 +274,21 @@ def counted_of(n: Number, counts: Sequence[float], records: Sequence[Sequence[fl
     return any(abs(r - n.value) <= n.precision for r in results)
 
 
-def key_total(sentence: str, n: Number, columns: Sequence[Column]) -> bool:
+def key_total(sentence: str, n: Number, columns: Sequence[Column],
+              named: Sequence[Group] = ()) -> bool:
     """``n`` is the total of the one key whose name starts with the word right after it
-    ("six unexcused absences": ``unexcused`` over the records), exact: one sum tried,
-    the key the sentence names, so a changed count is no total of another key."""
-    after = word_after(sentence, n)
+    ("six unexcused absences": ``unexcused`` over the records), over the records of a
+    group the sentence names ("Eastside Depot ... 699 kg from 13 bins": ``bins emptied``
+    over Eastside's pickups) or over all, exact: a sum or two tried, the key the sentence
+    names, so a changed count is no total of another key."""
+    after = word_after(sentence, n)[:5]
     if n.hedged or n.percent or len(after) < 4 or not n.value.is_integer():
         return False
-    named = [c for c in columns if any(w.startswith(after[:5]) for w in c.key.lower().split())]
-    return len(named) == 1 and abs(sum(named[0].values) - n.value) <= n.precision
+
+    def names(key: str) -> bool:
+        return any(w.startswith(after) for w in key.lower().split())
+
+    keyed = [c for c in columns if names(c.key)]
+    totals = [g.total.values[0] for g in named if names(g.total.key)]
+    totals += [sum(keyed[0].values)] if len(keyed) == 1 else []
+    return any(abs(t - n.value) <= n.precision for t in totals)
