@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from guardrail.evidence.values import Number, StoredValues, numbers, word_after
+from guardrail.evidence.stored import StoredValues
+from guardrail.evidence.values import Number, numbers, word_after
 from guardrail.evidence.words import stem
 
 

@@ -30,7 +30,8 @@ from guardrail.evidence.fields import FieldCheck, Fields
 from guardrail.evidence.lexicon import CALENDAR
 from guardrail.evidence.records import Records, numbered
 from guardrail.evidence.restated import Restatements
-from guardrail.evidence.values import Number, StoredValues, numbers
+from guardrail.evidence.stored import StoredValues
+from guardrail.evidence.values import Number, numbers
 from guardrail.evidence.render import render
 from guardrail.evidence.spans import Labels, Tallies, days_between
 from guardrail.evidence.units import Quantities
@@ -82,15 +83,13 @@ def is_claim(sentence: str) -> bool:
         return False  # "... could be out of date.", "Let me know if ...", "Good question."
     words = content_words(text)
     rest = [w for w in words if w.lower() not in META_WORDS]
-    if not rest:
-        return False
-    if text.endswith("?") and len(words) <= 12:
+    if not rest or text.endswith("?") and len(words) <= 12:
         return False  # "Would you like the full itinerary?"
     if _FILLER_START.match(text) and text.endswith(":") and (
             len(rest) <= 3 or len(rest) <= 7 and text.lower().startswith("here")):
         return False  # "Here are the flights I found for Monday:"
     if text.endswith(":") and len(WORD.findall(text)) <= 6:
-        return False  # a lead-in or heading: "From the tool response:", "Results for Lyon:"
+        return False  # a lead-in or heading: "From the tool response:"
     return True
 
 

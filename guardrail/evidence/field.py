@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 from guardrail.evidence import units
-from guardrail.evidence.values import Number, StoredValues, numbers
+from guardrail.evidence.stored import StoredValues
+from guardrail.evidence.values import Number, numbers
 
 _SHARE = re.compile(r"(?<![^\W_])(?:pct|percent|percentage|probability|share)(?![^\W_])|%",
                     re.I)  # "deposit_pct" too

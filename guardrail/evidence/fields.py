@@ -35,7 +35,8 @@ from guardrail.evidence.field import Field, comparable, keyed, states, whole_aft
 from guardrail.evidence.keys import (CLAUSE, WORDS, Stem, clause_negated, clauses, echo, has,
                                     key_stems, naming, negated_words, pairs)
 from guardrail.evidence.lexicon import CALENDAR, FLAGS, NULLS, OPPOSITES, REVERSE, STATE
-from guardrail.evidence.values import Number, StoredValues, numbers
+from guardrail.evidence.stored import StoredValues
+from guardrail.evidence.values import Number
 
 _NONE = re.compile(r"\b(?:no|not|none|nobody|no one|nothing|never|without|unassigned)\b|n't\b",
                    re.I)
@@ -186,9 +187,8 @@ class Fields:
                 v = None
             if v is not None:
                 verdicts.setdefault(f.name, []).append((v, f))
-        # a query the tool echoes (``query > remote: any``) states nothing of the world, nor
-        # is a key named in part beside one it states (``p90 first response min``, ``median
-        # first response min: 48``) what it speaks of
+        # a query the tool echoes (``query > remote: any``) states nothing of the world, nor is
+        # a key named in part beside one it states (``p90 first response min``) its subject
         kept = {f.key for fs in verdicts.values() for ok, f in fs if ok}  # few keys, many records
         changed = [fs for fs in verdicts.values() if not any(ok for ok, _ in fs)
                    and not all(echo(f.path) for _, f in fs)

@@ -19,7 +19,8 @@ from dataclasses import replace
 from typing import NamedTuple, Optional, Sequence
 
 from guardrail.evidence.keys import CLAUSE, pairs
-from guardrail.evidence.values import Number, StoredValues, numbers
+from guardrail.evidence.stored import StoredValues
+from guardrail.evidence.values import Number, numbers
 from guardrail.evidence.weekdays import weekday
 from guardrail.evidence.words import STOPWORDS, WORD, content_words, stem
 

@@ -36,7 +36,8 @@ import re
 from typing import NamedTuple, Sequence
 
 from guardrail.evidence import units
-from guardrail.evidence.values import Number, names_cents, numbers, word_after
+from guardrail.evidence.stored import names_cents
+from guardrail.evidence.values import Number, numbers, word_after
 
 
 class Column(NamedTuple):

@@ -1,0 +1,124 @@
+"""What a tool result stores, normalised for matching the values a sentence states.
+
+    StoredValues.of(line, key)    the numbers, times and dates a rendered line holds; an
+                                  amount in cents also in units, a span written as a
+                                  clock value (``elapsed: 06:52``) also as a span
+    StoredValues.has(n)           a sentence's value ``n`` is one of them, as written or,
+                                  hedged, within 10 %
+    names_cents(key), in_cents()  which keys and values are in minor units
+
+The sentence side, how answers write values, is values.py.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from functools import cached_property
+from typing import Collection, Sequence
+
+from guardrail.evidence.values import ANY_VALUE, PARTS, Number, date_matches, numbers, stored_times
+
+# an hour of the day as a number (hourly prices, forecasts): the key's own word says so
+_HOUR_OF_DAY = re.compile(r"(?:^|>\s)(?:(?!per\b)[a-z]+[\s_])?hour(?:[\s_](?:ending|beginning|"
+                          r"starting|of day))?:"
+                          r"\s*(\d{1,2})\s*$", re.I)
+_SPAN_KEY = re.compile(r"(?:elapsed|duration|remaining|run ?time|(?:chip|net|gun) time)\s*:", re.I)
+_CENTS_KEY = re.compile(r"(?:^|[\s_>])(?:cents|pence)(?:$|:|\s+per\b|\s+>)", re.I)
+# (a parent may say so for its children: ``price breakdown cents > adult fares: 9800``)
+
+
+def names_cents(key: str) -> bool:
+    """The key says its value is in cents (``amount_due_cents``)."""
+    return bool(_CENTS_KEY.search(key))
+
+
+def in_cents(text: str, key: str = "") -> list[float]:
+    """The numbers of ``text`` stored in cents: the value of a ``... cents: N`` part of a
+    rendered line, or every number when ``key`` (the value's own key) names cents."""
+    if _CENTS_KEY.search(key):
+        return [n.value for n in numbers(text) if n.kind == "number"]
+    out = []
+    for part in PARTS.split(text):
+        k, sep, value = part.rpartition(": ")
+        if sep and _CENTS_KEY.search(k + ":"):  # its key, or a parent of it
+            out += [n.value for n in numbers(value) if n.kind == "number"]
+    return out
+
+
+@dataclass(frozen=True)
+class StoredValues:
+    """What a text stores, normalised for matching: numbers, times, dates, counts."""
+
+    numbers: tuple[float, ...]
+    times: frozenset[int]
+    dates: frozenset[tuple[int, int, int]]
+    counts: frozenset[int]
+
+    @classmethod
+    def of(cls, text: str, key: str = "") -> "StoredValues":
+        """The numbers, times and dates ``text`` holds (counts: ``counts``, per document).
+        A money amount in cents (``amount_due_cents: 480000``, the key's last word, or
+        ``key`` for a bare value) is also held in units: an answer says "$4,800"."""
+        if not ANY_VALUE.search(text):  # most lines of a large tool result: no digit
+            return cls((), frozenset(), frozenset(), frozenset())
+        found = numbers(text)
+        days = {(int(n.value) // 10000, int(n.value) // 100 % 100, int(n.value) % 100)
+                for n in found if n.kind == "date"}
+        nums = {n.value for n in found if n.kind in ("number", "count")}
+        if _CENTS_KEY.search(key) or _CENTS_KEY.search(text):
+            nums |= {v / 100 for v in in_cents(text, key)}
+        nums |= {v for n in found if n.kind == "duration" for v in (n.value, n.value / 60)}
+        if _SPAN_KEY.search(text):  # ``elapsed: 06:52`` is 6 hours 52 minutes too
+            nums |= {v for t in stored_times(text) for v in (t, t / 60)}
+        nums |= {float(y) for y, _, _ in days if y}
+        hour = _HOUR_OF_DAY.search(text)  # ``hour ending: 18`` is 6 PM
+        hours = {int(hour[1]) % 24 * 60} if hour and int(hour[1]) <= 24 else set()
+        return cls(tuple(sorted(nums)), frozenset(stored_times(text) | hours), frozenset(days),
+                   frozenset())
+
+    @classmethod
+    def union(cls, parts: Sequence["StoredValues"], counts: frozenset[int] = frozenset()
+              ) -> "StoredValues":
+        return cls(tuple(sorted({v for p in parts for v in p.numbers})),
+                   frozenset().union(*(p.times for p in parts)),
+                   frozenset().union(*(p.dates for p in parts)), counts)
+
+    def has(self, n: Number) -> bool:
+        if n.kind == "time":  # "just after 5 PM" for 17:02; "3:17 PM", not "3:17:44", for 15:17:42
+            return n.value in self.times or n.value.is_integer() and any(
+                int(t) == n.value for t in self.times) or n.hedged and any(
+                abs(n.value - t) <= 15 for t in self.times)
+        if n.kind == "date":
+            v = int(n.value)
+            return date_matches((v // 10000, v // 100 % 100, v % 100), set(self.dates))
+        if n.kind == "duration":  # minutes, hours, seconds or ms ("about 1.2 h": 4410388.1 ms)
+            return any(_matches(Number(n.value * k, 0, 0, n.precision * k, n.hedged, False),
+                                self.numbers) for k in (1.0, 1 / 60, 60.0, 60000.0))
+        if n.kind == "count" and int(n.value) in self.counts:
+            return True
+        # a negative value is written as its size ("down 10.2%" for ``-10.2``); a date's
+        # year is no quantity said roughly ("more than 2,000 deliveries" is no 2025)
+        return _matches(n, self.numbers, self._years) or n.value > 0 and _matches(
+            replace(n, value=-n.value), [c for c in self.numbers if c < 0])
+
+    @cached_property
+    def _years(self) -> frozenset[float]:
+        """The years of its dates, read once (each value checked against them)."""
+        return frozenset(float(y) for y, _, _ in self.dates)
+
+    @property
+    def any(self) -> bool:
+        return bool(self.numbers or self.times or self.dates)
+
+
+def _matches(n: Number, values: Sequence[float], exact: Collection[float] = ()) -> bool:
+    """``n`` is one of ``values`` as written, or within 10 % where hedged (not those
+    of ``exact``)."""
+    for c in values:
+        for cand in (c, c * 100) if n.percent else (c,):
+            if abs(cand - n.value) <= max(n.precision, 1e-9) + 1e-9 * abs(cand):
+                return True
+            if n.hedged and cand and c not in exact and abs(cand - n.value) <= 0.1 * abs(cand):
+                return True
+    return False
