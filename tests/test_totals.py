@@ -240,3 +240,27 @@ def test_a_keys_total_over_the_records_of_a_group_the_sentence_names():
     # counts no group or key totals
     assert missing(pickups, "Eastside Depot collected 699 kg from 6 bins.") == [6.0]
     assert missing(pickups, "Eastside Depot collected 699 kg from 12 bins.") == [12.0]
+
+
+def test_one_value_of_each_record_the_sentence_names_added_where_it_says_so():
+    gallons = ((480, 360), (610, 510), (540, 420), (0, 0), (750, 630), (390, 320), (230, 190))
+    sap = json.dumps({"sugarbush": "North Ridge", "days": [
+        {"date": f"2025-03-{10 + i}", "line": line, "sap_gal": g, "high_f": 40 + i}
+        for i, pair in enumerate(gallons) for line, g in zip(("upper", "lower"), pair)]})
+    said = "On Friday, March 14 the upper and lower lines gave {} gallons between the two."
+    assert missing(sap, said.format("1,380")) == []
+    assert missing(sap, said.format("1,390")) == [1390.0]
+    # without a word saying it adds up, two records' values make no sum (and fourteen
+    # values hold too many partial sums for a total without one)
+    assert missing(sap, "On Friday, March 14 the upper and lower lines gave 1,380 gallons."
+                   ) == [1380.0]
+
+
+def test_a_party_times_a_price_and_a_fee_each():
+    park = json.dumps({"park": "Canopy Run", "party_size": 5,
+                       "booking_fee_cents_per_person": 300, "tours": [
+                           {"tour": "Treetop 8", "price_cents": 9900},
+                           {"tour": "Canyon Flyer", "price_cents": 7400}]})
+    said = "At $99 each plus the $3 per-person fee, that's {} for the five of you."
+    assert missing(park, said.format("$510")) == []
+    assert missing(park, said.format("$505")) == [505.0]

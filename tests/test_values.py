@@ -351,3 +351,19 @@ def test_a_clock_value_under_a_key_naming_a_span_is_that_span_too():
             (race, "The race took 18 hours and 30 minutes.", [1110.0])):
         ev = ContextEvidence.build([context]).features(sentence)
         assert [round(n.value, 2) for n in ev.missing_numbers] == lacking, sentence
+
+
+def test_minutes_and_seconds_read_against_a_span_stored_in_seconds():
+    run = json.dumps({"result": {"time_s": 3126, "place": 6, "winner_time_s": 2744},
+                      "splits": [{"leg": 1, "leg_s": 312}, {"leg": 2, "leg_s": 190}]})
+    for sentence, lacking in (("You finished in 52:06, placing 6th.", []),
+                              ("The winner ran 45:44.", []),
+                              ("Your strongest leg was the 3:10 run to the second control.", []),
+                              ("You finished in 52:16, placing 6th.", [3136.0]),
+                              ("Your strongest leg was the 3:20 run to the second control.",
+                               [200.0])):
+        ev = ContextEvidence.build([run]).features(sentence)
+        assert [n.value for n in ev.missing_numbers] == lacking, sentence
+    # seconds of another kind are no span: a timeout of 190 s is no "3:10"
+    ev = ContextEvidence.build([json.dumps({"timeout_s": 190})]).features("It ran 3:10.")
+    assert [n.value for n in ev.missing_numbers] == [190.0]

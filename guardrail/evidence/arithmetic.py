@@ -27,13 +27,14 @@ import re
 from typing import Collection, Optional, Sequence
 
 from guardrail.evidence import units
-from guardrail.evidence.totals import (CHANCE, Column, Group, by_key, columns_of, counted_of,
-                                       key_total, share_of, totalled, within_record)
+from guardrail.evidence.totals import (CHANCE, Column, Group, across, by_key, columns_of,
+                                       counted_of, key_total, share_of, totalled,
+                                       within_record)
 from guardrail.evidence.spans import minutes_of, timed
 from guardrail.evidence.values import Number, numbers, word_after
 
 SUM = re.compile(r"\b(?:total|totals|totalling|totaling|in all|altogether|combined|together|"
-                 r"sum|overall|all told|across|between them)\b", re.I)
+                 r"sum|overall|all told|across|between (?:them|the two|both))\b", re.I)
 _DIFFERENCE = re.compile(r"\b(?:left|remaining|remain|remains|still|unused|spare|more|fewer|"
                          r"less|difference|apart|longer|shorter|higher|lower|older|younger|"
                          r"cheaper|dearer|gap|short of|up from|down from|below|above|under|"
@@ -168,6 +169,10 @@ def derived(sentence: str, n: Number, values: Sequence[float],
     several = [m.value for m in said if m.start != n.start and 2 <= m.value <= 12
                and m.value.is_integer() and m.kind in ("number", "count") and not m.percent
                and sort_of(sentence, m) not in ("$", "€", "£", "¥")]
+    if _each_with(sentence, n, several, anchored) \
+            or SUM.search(sentence) and across(n, records, counts):
+        return True  # "$99 each plus the $3 fee, $510 for the five of you"; "1,380 gallons
+        #              between the two lines" (750 and 630 in the two records it is about)
     if totalled(sentence, n, columns, counts, named) or within_record(n, records) \
             or share_of(n, shares, records, columns, sentence) \
             or counted_of(n, several, records) or key_total(sentence, n, columns, named):
@@ -277,6 +282,22 @@ def _itemised(sentence: str, n: Number, said: Sequence[Number],
         return False
     return any(abs(sum(c * p for c, p in zip(factors, parts)) - whole.value) <= slack
                for factors in itertools.product(times, repeat=len(parts)))
+
+
+def _each_with(sentence: str, n: Number, several: Sequence[float],
+               anchored: Sequence[Number]) -> bool:
+    """``n`` is a count the sentence states times the sum of two values of ``n``'s sort
+    that it states and the grounding holds, where it says they are each ("at $99 each
+    plus the $3 per-person fee, that's $510 for the five of you"), exact to the digits
+    written and with few results tried."""
+    sort = sort_of(sentence, n)
+    alike = [m.value for m in anchored if m.start != n.start and not m.percent
+             and sort_of(sentence, m) == sort]
+    if n.hedged or not sort or not several or len(alike) < 2 or not _PER.search(sentence):
+        return False
+    results = {k * (a + b) for k in several for a, b in itertools.combinations(alike, 2)}
+    return len(results) * 2 * n.precision <= CHANCE * n.value and any(
+        _close(r, n) for r in results)
 
 
 def _taken_off(sentence: str, m: Number) -> bool:

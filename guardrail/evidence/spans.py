@@ -90,7 +90,8 @@ def timed(sentence: str, n: Number, times: Collection[int], said: Sequence[Numbe
                for a, b in itertools.permutations(times, 2)):
             return True
     if n.kind == "time" and 0 < len(times) <= 12:
-        spans = [d for m in said if m.start != n.start and (d := minutes_of(sentence, m)) is not None]
+        spans = [d for m in said if m.start != n.start
+                 and (d := minutes_of(sentence, m)) is not None]
         spans += [_SPAN_WORDS[w.lower()] for w in _SPAN_WORD.findall(sentence)]
         return any((t + sign * d) % 1440 == round(n.value) for t in times for d in spans
                    for sign in (1, -1))

@@ -25,6 +25,9 @@ _HOUR_OF_DAY = re.compile(r"(?:^|>\s)(?:(?!per\b)[a-z]+[\s_])?hour(?:[\s_](?:end
                           r"\s*(\d{1,2})\s*$", re.I)
 _SPAN_KEY = re.compile(r"(?:elapsed|duration|remaining|run ?time|(?:chip|net|gun) time)\s*:", re.I)
 _CENTS_KEY = re.compile(r"(?:^|[\s_>])(?:cents|pence)(?:$|:|\s+per\b|\s+>)", re.I)
+# a span in seconds that answers write as minutes and seconds ("3:10" for ``leg_s: 190``)
+_SECONDS = re.compile(r"\b(?:time|leg|split|lap|elapsed|duration|finish|length)\s"
+                      r"(?:s|sec|secs|seconds):\s*(\d+(?:\.\d+)?)\s*$", re.I)
 # (a parent may say so for its children: ``price breakdown cents > adult fares: 9800``)
 
 
@@ -54,6 +57,7 @@ class StoredValues:
     times: frozenset[int]
     dates: frozenset[tuple[int, int, int]]
     counts: frozenset[int]
+    clocks: frozenset[float] = frozenset()  # spans in seconds, as "m:ss" reads them
 
     @classmethod
     def of(cls, text: str, key: str = "") -> "StoredValues":
@@ -74,19 +78,21 @@ class StoredValues:
         nums |= {float(y) for y, _, _ in days if y}
         hour = _HOUR_OF_DAY.search(text)  # ``hour ending: 18`` is 6 PM
         hours = {int(hour[1]) % 24 * 60} if hour and int(hour[1]) <= 24 else set()
+        clocks = {float(m[1]) for part in PARTS.split(text) if (m := _SECONDS.search(part))}
         return cls(tuple(sorted(nums)), frozenset(stored_times(text) | hours), frozenset(days),
-                   frozenset())
+                   frozenset(), frozenset(clocks))
 
     @classmethod
     def union(cls, parts: Sequence["StoredValues"], counts: frozenset[int] = frozenset()
               ) -> "StoredValues":
         return cls(tuple(sorted({v for p in parts for v in p.numbers})),
                    frozenset().union(*(p.times for p in parts)),
-                   frozenset().union(*(p.dates for p in parts)), counts)
+                   frozenset().union(*(p.dates for p in parts)), counts,
+                   frozenset().union(*(p.clocks for p in parts)))
 
     def has(self, n: Number) -> bool:
         if n.kind == "time":  # "just after 5 PM" for 17:02; "3:17 PM", not "3:17:44", for 15:17:42
-            return n.value in self.times or n.value.is_integer() and any(
+            return n.value in self.times or n.value in self.clocks or n.value.is_integer() and any(
                 int(t) == n.value for t in self.times) or n.hedged and any(
                 abs(n.value - t) <= 15 for t in self.times)
         if n.kind == "date":

@@ -235,6 +235,21 @@ def within_record(n: Number, records: Sequence[Sequence[float]]) -> bool:
                for a, b in itertools.combinations(values, 2) for c in (b - a, a * b, b / a))
 
 
+def across(n: Number, records: Sequence[Sequence[float]], counted: Sequence[int] = ()) -> bool:
+    """``n`` is one number of each of the two to four records the sentence is about,
+    added up ("1,380 gallons between the two lines" for 750 and 630), exact to its
+    written digits and never hedged, where the sums tried times the width of the digits
+    stay under ``CHANCE`` of the value.  The caller asks for a word saying it adds up;
+    ``counted``: the counts it states before ``n``, one of which must be the records'."""
+    if n.kind not in ("number", "count") or n.percent or n.hedged or n.value <= 0 \
+            or not 2 <= len(records) <= 4 or counted and len(records) not in counted:
+        return False
+    kept = [sorted({v for v in record if v > 0}) for record in records]
+    if math.prod(len(k) for k in kept) * _width(n) > CHANCE * n.value:
+        return False  # (a bound on the distinct sums, read before any is formed)
+    return any(abs(sum(c) - n.value) <= n.precision for c in itertools.product(*kept))
+
+
 _GROWN = re.compile(r"\b(?:bonus|tax|tip|gratuity|surcharge|markup|interest|premium|plus|"
                     r"added|on top)\b", re.I)
 

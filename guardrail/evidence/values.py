@@ -37,6 +37,8 @@ _DATE_MY = re.compile(rf"\b{_MONTH}\s+(?P<year>\d{{4}})\b", re.I)
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?")
 _TIME_12 = re.compile(r"\b(1[0-2]|0?[1-9])(?:[:.]([0-5]\d))?\s*([ap])\.?\s?m\b\.?", re.I)
 _TIME_24 = re.compile(r"(?<![\d:.\-+])([01]?\d|2[0-3]):([0-5]\d)(?::([0-5]\d))?(?![\d:])")
+# minutes and seconds past any hour of a day ("52:06" for a run): one value, as "3:10" is
+_CLOCK_SPAN = re.compile(r"(?<![\d:.\-+])(2[4-9]|[3-9]\d|1\d\d):([0-5]\d)(?![\d:]|\.\d)")
 _TIME_WORD = re.compile(r"\b(noon|midday|midnight)\b", re.I)
 # the start of a range whose end carries the meridiem: "from 2:30 to 4:25 PM", "1-3 pm"
 _RANGE_START = re.compile(r"\b(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*(?:to|until|till|-|–|—)\s*$",
@@ -74,6 +76,7 @@ def times(text: str) -> list[tuple[int, int, float]]:
     for m in _TIME_24.finditer(text):  # with its seconds, if written: "3:17:14"
         if not _inside(m.start(), taken):
             out.append((m.start(), m.end(), int(m[1]) * 60 + int(m[2]) + int(m[3] or 0) / 60))
+    out += [(m.start(), m.end(), int(m[1]) * 60 + int(m[2])) for m in _CLOCK_SPAN.finditer(text)]
     for m in _RANGE_24.finditer(text):  # "10:00-18:00": its end; a later hour, no zone
         if int(m[3]) > int(m[1]) and not _inside(m.start(2), [(s, e) for s, e, _ in out]):
             out.append((m.start(2), m.end(2), int(m[3]) * 60 + int(m[4])))
@@ -161,6 +164,7 @@ _TENS = {w: 10.0 * i for i, w in enumerate(
 _WORD_NUMBERS.update(_TENS, zero=0.0, hundred=100.0, dozen=12.0)
 _FRACTION = re.compile(r"\s+(halves|thirds|quarters|fifths)\b", re.I)  # "three quarters"
 _AND_A_PART = re.compile(r"\s+and\s+a\s+(half|quarter)\b", re.I)
+_OF_YOU = re.compile(r" of (?:you|us)\b", re.I)  # "the five of you": a party's size
 _SPANNED = re.compile(r"-(?:second|minute|hour|day|night|week|month|year)s?\b", re.I)
 _HALVES = {"half": 0.5, "quarter": 0.25}
 _PARTS = {"halves": 2.0, "thirds": 3.0, "quarters": 4.0, "fifths": 5.0}
@@ -268,7 +272,7 @@ def numbers(text: str) -> list[Number]:
         if m[1]:
             value = _WORD_NUMBERS[m[1].lower()] + _ONES.index(m[2].lower()) + 1
         elif text[m.end():m.end() + 3].startswith((" of", "-")) and not _SPANNED.match(
-                text, m.end()) or m[3] and _VAGUE.search(
+                text, m.end()) and not _OF_YOU.match(text, m.end()) or m[3] and _VAGUE.search(
                 text[max(0, m.start() - 12):m.start()]):
             continue  # "one of the ..."; "a couple hundred messages", "a few dozen"
         elif h := _AND_A_PART.match(text, m.end()):  # "four and a half days"
