@@ -56,3 +56,12 @@ def test_rates_said_before_are_no_amounts_and_many_amounts_crowd_the_bound():
         (120, 85, 240, 60, 310, 95, 150, 205), 1)) + " "
     sentence = "So the total is $1,265."
     assert not carried(sentence, numbers(sentence)[0], numbers(sentence), many)
+
+
+def test_a_share_the_sentence_states_of_an_amount_said_before():
+    golf = json.dumps({"course": "Cedar Hollow", "green_fee_cents": 6500, "cart_cents": 2500,
+                       "resident_discount_pct": 15, "players": 4})
+    before = "So the four of you with carts would pay $360 in all. "
+    said = "If you qualify for the 15% resident discount, it would come to {}."
+    assert missing(golf, said.format("$306"), before) == []
+    assert missing(golf, said.format("$316"), before) == [316.0]

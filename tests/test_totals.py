@@ -264,3 +264,19 @@ def test_a_party_times_a_price_and_a_fee_each():
     said = "At $99 each plus the $3 per-person fee, that's {} for the five of you."
     assert missing(park, said.format("$510")) == []
     assert missing(park, said.format("$505")) == [505.0]
+
+
+def test_a_total_said_as_adding_up_and_the_other_clauses_still_checked():
+    # nine keys of numbers: without a cue word, 18 totals and means are too many to try
+    # for a whole number of dollars
+    games = json.dumps({"umpire": "R. Diaz", "games": [
+        {"game_id": 3307 + i, "fee_cents": fee, "round_trip_miles": miles, "field": i % 3,
+         "league_age": 12 + i % 2, "innings": 6 + i % 2, "crew_size": 2 + i % 2,
+         "start_hour": 9 + i} for i, (fee, miles) in enumerate(
+            ((5500, 14), (4500, 0), (6500, 22), (7500, 18), (6000, 0)))]})
+    assert missing(games, "The game fees add up to $300.") == []
+    assert missing(games, "The game fees add up to $310.") == [310.0]
+    repair = json.dumps({"line_items": [{"part": "pump", "price_cents": 18900, "labor_hours": 1.2},
+                                        {"part": "hose", "price_cents": 8000}]})
+    ev = ContextEvidence.build([repair]).features("Parts add up to $269, and labor is 3 hours.")
+    assert ev.field_changed == "line items 1 > labor hours: 1.2"

@@ -35,6 +35,9 @@ from guardrail.evidence.values import Number, numbers, word_after
 
 SUM = re.compile(r"\b(?:total|totals|totalling|totaling|in all|altogether|combined|together|"
                  r"sum|overall|all told|across|between (?:them|the two|both))\b", re.I)
+# a total said as adding up: for a sum the sentence announces, not for what it says of the
+# records otherwise ("Parts add up to $269, and labor is 3 hours": its labor is checked)
+_ADDS_UP = re.compile(rf"{SUM.pattern}|\badds? up\b|\badded up\b", re.I)
 _DIFFERENCE = re.compile(r"\b(?:left|remaining|remain|remains|still|unused|spare|more|fewer|"
                          r"less|difference|apart|longer|shorter|higher|lower|older|younger|"
                          r"cheaper|dearer|gap|short of|up from|down from|below|above|under|"
@@ -316,7 +319,7 @@ def _summed(sentence: str, n: Number, operands: Sequence[float], alike: Sequence
     ("about 32 minutes of prep on average"), a value it states plus another record's of
     the same key ("the primary at $750, and together with the replica $1,125"), or a
     value it states plus a fee of the context ("$42, or $50.90 once fees are added")."""
-    if SUM.search(sentence) and (
+    if _ADDS_UP.search(sentence) and (
             any(_close(a + b, n) for a, b in itertools.combinations(operands, 2))
             or columns and _total(n, columns, counts)
             or any(_close(a + b, n) for _, col in columns for i, a in enumerate(col)

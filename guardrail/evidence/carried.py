@@ -49,8 +49,10 @@ def carried(sentence: str, n: Number, said: Sequence[Number], before: str) -> bo
     the order totals $1,144.25"; "You've already paid a $150 deposit, so $1,341.50 is
     left"; "$18.00 ... $18.00 ... With the $4.50 handling fee, the order totals
     $40.50"), or the sum of some amounts said earlier ("That puts the yarn subtotal at
-    $1,175").  Sums of one amount are tried first, then of two, and so on, while the
-    results tried stay under the bound."""
+    $1,175"), or a share the sentence states of one, or one less or plus that share ("the
+    15% resident discount would bring it to $306").  Shares and sums of one amount are
+    tried first, then sums of two, and so on, while the results tried stay under the
+    bound."""
     sort = sort_of(sentence, n)
     if n.kind != "number" or n.percent or n.hedged or n.value <= 0 or not sort \
             or not before or not CUE.search(sentence):
@@ -61,7 +63,9 @@ def carried(sentence: str, n: Number, said: Sequence[Number], before: str) -> bo
     stated = {m.value for m in said if m.start != n.start and not m.percent
               and sort_of(sentence, m) == sort}
     added = {sum(stated), *stated} if stated else {0.0}
-    width, results = max(2 * n.precision, 1e-9), set()
+    shares = [m.value / 100 for m in said if m.percent and 0 < m.value < 100]
+    width = max(2 * n.precision, 1e-9)  # a share of one ("the 15% discount brings it to $306")
+    results = {e * f for e in earlier for p in shares for f in (p, 1 - p, 1 + p)}
     for k in range(1, len(earlier) + 1):  # one amount said earlier, then sums of two, ...
         results |= {sum(c) + sign * a for c in itertools.combinations(earlier, k)
                     for a in added for sign in (1, -1) if a or k > 1}
