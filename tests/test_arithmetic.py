@@ -461,3 +461,18 @@ def test_between_them_announces_a_sum_over_the_records_it_counts():
     said = "Two of the three flights went up on Sunday, carrying 18 passengers between them."
     assert missing(ev, said) == []
     assert missing(ev, said.replace("18", "19")) == [19.0]
+
+
+def test_a_span_left_of_a_span_the_sentence_states_and_a_cap_less_the_entries():
+    rest = ContextEvidence.build([json.dumps({"musher": "K. Berg", "rest_logged_min": 398,
+                                              "mandatory_rest_h": 8})])
+    said = ("With 6 hours 38 minutes of rest logged against the 8-hour requirement, "
+            "you still need to take {}.")
+    assert missing(rest, said.format("1 hour 22 minutes")) == []
+    assert missing(rest, said.format("1 hour 32 minutes")) == [92.0]
+    courses = ContextEvidence.build([json.dumps({"courses": [
+        {"course": "Score", "cap": 30, "entered": 9, "fee_usd": 6},
+        {"course": "White", "cap": 20, "entered": 14, "fee_usd": 5},
+        {"course": "Brown", "cap": 25, "entered": 25, "fee_usd": 5}]})])
+    assert missing(courses, "The Score course has 21 spots left.") == []
+    assert missing(courses, "The Score course has 19 spots left.") == [19.0]

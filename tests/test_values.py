@@ -367,3 +367,8 @@ def test_minutes_and_seconds_read_against_a_span_stored_in_seconds():
     # seconds of another kind are no span: a timeout of 190 s is no "3:10"
     ev = ContextEvidence.build([json.dumps({"timeout_s": 190})]).features("It ran 3:10.")
     assert [n.value for n in ev.missing_numbers] == [190.0]
+
+
+def test_a_start_before_and_shares_the_meridiem_of_the_end():
+    said = "Conditions drop to fair at 9 and 10 AM, and between 3 and 9 PM it clears."
+    assert [n.value for n in numbers(said) if n.kind == "time"] == [540.0, 600.0, 900.0, 1260.0]

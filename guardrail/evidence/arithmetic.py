@@ -92,10 +92,10 @@ def columns(fields: Sequence) -> tuple[Column, ...]:
     return columns_of(by_key(fields)[0])
 
 
-WHOLE = re.compile(r"\b(?:capacity|total|limit|max|maximum|quota|allowance|goal|target|budget|"
+WHOLE = re.compile(r"\b(?:capacity|cap|total|limit|max|maximum|quota|allowance|goal|target|budget|"
                    r"package|plan|purchased|included|allotted|"
                    r"needed|required|cost|spaces|seats|slots|size|visits|allowed)\b")
-USED = re.compile(r"\b(?:booked|used|occupied|taken|sold|reserved|enrolled|registered|"
+USED = re.compile(r"\b(?:booked|used|occupied|taken|sold|reserved|enrolled|registered|entered|"
                   r"consumed|spent|balance|current|filled|done|completed|attending)\b")
 
 
@@ -232,9 +232,11 @@ def _shown(sentence: str, n: Number, anchored: Sequence[Number]) -> bool:
     word is needed, as a changed value seldom happens to be what two others of its
     sentence make."""
     minutes = minutes_of(sentence, n) if n.kind in ("duration", "number") else None
-    if minutes is not None and any(minutes_of(sentence, m) == minutes for m in anchored
-                                   if m.start != n.start):
-        return True
+    spans = [d for m in anchored if m.start != n.start
+             and (d := minutes_of(sentence, m)) is not None]
+    if minutes is not None and (minutes in spans or any(  # "6 hours 38 minutes of rest
+            abs(a - b) == minutes for a, b in itertools.combinations(spans, 2))):  # against
+        return True  # the 8-hour requirement, so 1 hour 22 minutes to go"
     unit = units.unit_after(sentence, n)  # "40.4 miles, or about 65 km", 40.4 a total:
     if unit:  # to its last written digit, hedged or not ("about 80 °F" is not 78.1 °F)
         digits = sentence[n.start:n.end].rpartition(".")[2] if "." in sentence[

@@ -41,7 +41,7 @@ _TIME_24 = re.compile(r"(?<![\d:.\-+])([01]?\d|2[0-3]):([0-5]\d)(?::([0-5]\d))?(
 _CLOCK_SPAN = re.compile(r"(?<![\d:.\-+])(2[4-9]|[3-9]\d|1\d\d):([0-5]\d)(?![\d:]|\.\d)")
 _TIME_WORD = re.compile(r"\b(noon|midday|midnight)\b", re.I)
 # the start of a range whose end carries the meridiem: "from 2:30 to 4:25 PM", "1-3 pm"
-_RANGE_START = re.compile(r"\b(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*(?:to|until|till|-|–|—)\s*$",
+_RANGE_START = re.compile(r"\b(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*(?:to|until|till|and|-|–|—)\s*$",
                           re.I)
 _MONTH_BEFORE = re.compile(rf"\b{_MONTH}\s+$", re.I)
 _DURATION = re.compile(
