@@ -372,3 +372,16 @@ def test_minutes_and_seconds_read_against_a_span_stored_in_seconds():
 def test_a_start_before_and_shares_the_meridiem_of_the_end():
     said = "Conditions drop to fair at 9 and 10 AM, and between 3 and 9 PM it clears."
     assert [n.value for n in numbers(said) if n.kind == "time"] == [540.0, 600.0, 900.0, 1260.0]
+
+
+def test_that_weekday_is_said_of_the_last_date_before_it():
+    from guardrail.evidence.weekdays import weekday_changed
+    before = "It lands in San Francisco at 10:38 AM on Sunday, August 10. "
+    stored = {(2025, 8, 10)}
+    assert weekday_changed("A courier brings it between 3 and 9 PM that Saturday.", stored,
+                           before)
+    assert not weekday_changed("A courier brings it between 3 and 9 PM that Sunday.", stored,
+                               before)
+    # a sentence with a date of its own, or no date before: nothing to compare
+    assert not weekday_changed("That Saturday, August 16, works too.", {(2025, 8, 16)}, before)
+    assert not weekday_changed("A courier brings it that Saturday.", stored, "")

@@ -350,7 +350,7 @@ class ContextEvidence:
             len(nums), missing, len(words), found / len(stems) if stems else 1.0, best,
             line, len(names), missing_names, mismatch, self.stored.any, gap, check.changed,
             check.agreed, units.changed or (line if line and (best >= 0.5 and changed(
-                sentence, missing, line) or weekday_changed(sentence, self.stored.dates))
+                sentence, missing, line) or weekday_changed(sentence, self.stored.dates, before))
                 else None), self.restatements.line_of(sentence, neg) is not None,
             where.misplaced >= 2)
 

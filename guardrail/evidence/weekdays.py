@@ -15,6 +15,7 @@ from guardrail.evidence.values import dates
 
 _WEEKDAY = re.compile(r"\b(mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?\.?,?"
                       r"\s+(?:the\s+)?", re.I)
+_THAT_DAY = re.compile(r"\bthat (?:same )?(mon|tues|wednes|thurs|fri|satur|sun)day\b", re.I)
 DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 
@@ -26,16 +27,22 @@ def weekday(year: int, month: int, day: int) -> Optional[str]:
         return None
 
 
-def weekday_changed(text: str, stored: Collection[tuple[int, int, int]]) -> bool:
+def weekday_changed(text: str, stored: Collection[tuple[int, int, int]],
+                    before: str = "") -> bool:
     """A weekday said beside a date that falls on another day ("Friday, March 6, 2025";
-    the year, when not written, from the one stored date with that month and day)."""
+    the year, when not written, from the one stored date with that month and day), or
+    said of the last date of the answer before it ("... on Sunday, August 10. A courier
+    will bring it between 3 and 9 PM that Saturday.")."""
     found = list(_WEEKDAY.finditer(text))
-    at = {s: d for s, _, d in dates(text)} if found else {}
-    for m in found:
-        y, mo, d = at.get(m.end(), (0, 0, 0))
+    said = dates(text)
+    at = {s: d for s, _, d in said} if found else {}
+    pairs = [(m[1], at.get(m.end(), (0, 0, 0))) for m in found]
+    if not said and before and (that := _THAT_DAY.search(text)) and (last := dates(before)):
+        pairs.append((that[1], last[-1][2]))
+    for name, (y, mo, d) in pairs:
         years = {y} if y else {sy for sy, smo, sd in stored if (smo, sd) == (mo, d) and sy}
         if not d or len(years) != 1:
             continue
-        if (day := weekday(years.pop(), mo, d)) is not None and day != m[1][:3].lower():
+        if (day := weekday(years.pop(), mo, d)) is not None and day != name[:3].lower():
             return True
     return False
