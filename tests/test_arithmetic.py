@@ -476,3 +476,11 @@ def test_a_span_left_of_a_span_the_sentence_states_and_a_cap_less_the_entries():
         {"course": "Brown", "cap": 25, "entered": 25, "fee_usd": 5}]})])
     assert missing(courses, "The Score course has 21 spots left.") == []
     assert missing(courses, "The Score course has 19 spots left.") == [19.0]
+
+
+def test_a_value_that_is_no_span_beside_two_spans_is_read_without_error():
+    ev = ContextEvidence.build([json.dumps({"sessions": [{"hours": 2, "fee_usd": 40},
+                                                         {"hours": 3, "fee_usd": 55}]})])
+    # two spans the grounding states and a price it lacks: the price is missing, and
+    # the spans' difference is not tried against a value that is no span
+    assert missing(ev, "The 2-hour and 3-hour sessions cost $97 together.") == [97.0]

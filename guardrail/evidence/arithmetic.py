@@ -234,9 +234,11 @@ def _shown(sentence: str, n: Number, anchored: Sequence[Number]) -> bool:
     minutes = minutes_of(sentence, n) if n.kind in ("duration", "number") else None
     spans = [d for m in anchored if m.start != n.start
              and (d := minutes_of(sentence, m)) is not None]
-    if minutes is not None and (minutes in spans or any(  # "6 hours 38 minutes of rest
-            abs(a - b) == minutes for a, b in itertools.combinations(spans, 2))):  # against
-        return True  # the 8-hour requirement, so 1 hour 22 minutes to go"
+    # the same span again, or what is left of one against another ("6 hours 38 minutes
+    # of rest against the 8-hour requirement, so 1 hour 22 minutes to go")
+    if minutes is not None and (any(abs(d - minutes) <= 1e-6 for d in spans) or any(
+            abs(abs(a - b) - minutes) <= 1e-6 for a, b in itertools.combinations(spans, 2))):
+        return True
     unit = units.unit_after(sentence, n)  # "40.4 miles, or about 65 km", 40.4 a total:
     if unit:  # to its last written digit, hedged or not ("about 80 °F" is not 78.1 °F)
         digits = sentence[n.start:n.end].rpartition(".")[2] if "." in sentence[

@@ -64,7 +64,8 @@ def carried(sentence: str, n: Number, said: Sequence[Number], before: str) -> bo
               and sort_of(sentence, m) == sort}
     added = {sum(stated), *stated} if stated else {0.0}
     shares = [m.value / 100 for m in said if m.percent and 0 < m.value < 100]
-    width = max(2 * n.precision, 1e-9)  # a share of one ("the 15% discount brings it to $306")
+    width = max(2 * n.precision, 1e-9)
+    # a share of one amount, or one less or plus it ("the 15% discount brings it to $306")
     results = {e * f for e in earlier for p in shares for f in (p, 1 - p, 1 + p)}
     for k in range(1, len(earlier) + 1):  # one amount said earlier, then sums of two, ...
         results |= {sum(c) + sign * a for c in itertools.combinations(earlier, k)
