@@ -749,3 +749,21 @@ def test_nights_a_count_times_a_price_and_an_elapsed_span_pass_and_changed_ones_
     text, g = verbatim_then_changed(client, "How is the kiln doing?", "kiln_status", kiln,
                                     right, "52 minutes", "42 minutes")
     assert "42 minutes" not in text, g["sentences"]
+
+
+def test_a_total_kept_in_steps_passes_and_a_changed_step_is_stopped(client, placeholder):
+    """Through the server: an order totalled across sentences ("... comes to $18.00.
+    ... $18.00 on its own. With the $4.50 handling fee, the order totals $40.50.") was
+    stopped at its last sentence before, as a value the tool result lacks; now it passes
+    verbatim, and the same answer with a wrong total is stopped."""
+    if placeholder:
+        pytest.skip("the default model is still the untrained placeholder")
+    order = json.dumps({"order": "SCN-30571", "paid": False, "lines": [
+        {"item": "standard page scan", "qty": 24, "each_cents": 75},
+        {"item": "oversize map scan", "qty": 1, "each_cents": 1800}], "handling_cents": 450})
+    right = ("Your order SCN-30571 has 24 standard page scans at 75 cents each, which comes "
+             "to $18.00. The oversize map scan is $18.00 on its own. With the $4.50 "
+             "handling fee, the order totals $40.50.")
+    text, g = verbatim_then_changed(client, "What does my scan order cost?", "scan_order",
+                                    order, right, "$40.50", "$41.50")
+    assert "$41.50" not in text, g["sentences"]
