@@ -6,6 +6,12 @@
     groups(*by_key(fields))          per grounding: one key added up over the records
                                      that share a value of another ("charity: Doctors
                                      Without Borders"), for the sentences naming it
+    key_total(sentence, n, columns)  the total of the key named by the word after ``n``
+                                     ("six unexcused absences"), over a group it names
+    within_record, across            two numbers of one record combined; one number of
+                                     each of the records it names, added
+    share_of, counted_of             a share it states of a number of its record; a
+                                     count it states times one
 
 "Your system produced about 262.4 kWh" over seven days of ``energy_wh``; "Taxes took
 $597.72 in total:" for four of six deductions in cents, before the list that names them;

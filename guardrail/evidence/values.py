@@ -3,7 +3,7 @@ durations, counts (how a text lists things and its records: listing.py).
 
     numbers(text)     every value, each one unit: times, dates and durations first, then
                       numbers (``1,200``, ``about 1.2 million``, ``25%``; not "out of 10")
-    StoredValues      what a text stores, normalised for matching a sentence's values
+    (what a tool result stores, normalised for matching these: stored.py)
     times(text)       "1 PM", "6:30 a.m.", "16:45", "noon"      -> minutes after midnight
     dates(text)       "March 1, 2024", "1 March", "Oct. 18"      -> (year or 0, month, day or 0)
     durations(text)   "1 hour 33 minutes", "2 hours"             -> minutes
