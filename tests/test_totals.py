@@ -280,3 +280,12 @@ def test_a_total_said_as_adding_up_and_the_other_clauses_still_checked():
                                         {"part": "hose", "price_cents": 8000}]})
     ev = ContextEvidence.build([repair]).features("Parts add up to $269, and labor is 3 hours.")
     assert ev.field_changed == "line items 1 > labor hours: 1.2"
+
+
+def test_sums_across_records_are_capped_however_wide_the_bound():
+    from guardrail.evidence.totals import ACROSS, across
+    records = [tuple(float(1000 * r + v) + 0.25 for v in range(12)) for r in range(4)]
+    # 0 + 1000 + 2000 + 3000, four quarters and 10 more: found among 6 values a record
+    n = numbers("between them $6,011.00 in all")[0]
+    assert 12 ** 4 > ACROSS and not across(n, records)
+    assert across(n, [r[:6] for r in records])  # 6^4 = 1,296 sums: tried

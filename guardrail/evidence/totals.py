@@ -55,6 +55,9 @@ class Column(NamedTuple):
 _SPANS = ("hours", "hrs", "minutes", "mins")  # a key's last words: ``hours logged``
 CHANCE = 0.05
 """Sums tried x width of the written digits / value: at most this, or no total counts."""
+ACROSS = 2000
+"""Sums of one value of each record tried at most (cents make the bound loose for large
+amounts, and each sum costs time on the stream)."""
 SUBSETS = 12
 """Partial sums are tried over keys of 3 to this many positive values (4,082 sums)."""
 
@@ -251,8 +254,9 @@ def across(n: Number, records: Sequence[Sequence[float]], counted: Sequence[int]
             or not 2 <= len(records) <= 4 or counted and len(records) not in counted:
         return False
     kept = [sorted({v for v in record if v > 0}) for record in records]
-    if math.prod(len(k) for k in kept) * _width(n) > CHANCE * n.value:
-        return False  # (a bound on the distinct sums, read before any is formed)
+    tried = math.prod(len(k) for k in kept)  # a bound on the distinct sums, before any
+    if tried > ACROSS or tried * _width(n) > CHANCE * n.value:  # is formed
+        return False
     return any(abs(sum(c) - n.value) <= n.precision for c in itertools.product(*kept))
 
 
