@@ -17,6 +17,7 @@ each", "at $6 per kilo") are no amounts and are not added.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from typing import Sequence
@@ -34,13 +35,14 @@ RECENT = 8
 """The latest amounts of the answer so far that are tried (2^8 sums of some of them)."""
 
 
-def _amounts(before: str, sort: str) -> list[float]:
+@functools.lru_cache(maxsize=256)  # the answer so far, read for each value of a sentence
+def _amounts(before: str, sort: str) -> tuple[float, ...]:
     """The amounts of ``sort`` said in ``before``, the latest ``RECENT``, rates left out."""
     out = [m.value for m in numbers(before) if m.kind == "number" and not m.percent
            and not m.hedged and m.value > 0 and sort_of(before, m) == sort
            and not _RATE_AFTER.match(before, m.end)
            and not _RATE_BEFORE.search(before[max(0, m.start - 4):m.start])]
-    return out[-RECENT:]
+    return tuple(out[-RECENT:])
 
 
 def carried(sentence: str, n: Number, said: Sequence[Number], before: str) -> bool:
