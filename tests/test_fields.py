@@ -696,3 +696,15 @@ def test_a_clause_holding_a_value_worked_out_of_a_field_states_none_of_it():
     ev = ContextEvidence.build([grades])
     said = "That comes from 35.8 grade points over your 10 credits."  # both totals
     assert ev.features(said).field_changed is None  # (10, a small total, stays unread)
+
+
+def test_a_value_with_its_unit_that_a_bound_of_the_field_holds_is_about_the_bound():
+    tour = json.dumps({"tour": "Treetop 8", "weight_min_lb": 70, "weight_max_lb": 260,
+                       "nearest_site_weight_lb": 240,
+                       "guests": [{"name": "Alex", "weight_lb": 196},
+                                  {"name": "Jamie", "weight_lb": 148}]})
+    ev = ContextEvidence.build([tour])
+    assert ev.features("Everyone is within the 70 to 260 lb weight range."
+                       ).field_changed is None
+    # a value another entity's field holds is still another value of this one
+    assert ev.features("Alex's weight is 240 lb.").field_changed is not None

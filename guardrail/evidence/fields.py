@@ -48,6 +48,8 @@ _GLUED = re.compile(r"\d{1,4}[A-Za-z]{1,2}\b")  # a seat or a gate as written: "
 _OVER_RECORDS = re.compile(f"{_SUM.pattern}|{_MEAN.pattern}", re.I)
 _NAME_ID = re.compile(r"[A-Za-z][A-Za-z\d]*(?:[-_/][A-Za-z\d]+)*[-_/]\d+")
 _ITEMS = re.compile(r",\s*(?:and\s+|or\s+)?")
+_BOUNDS = ("min", "max", "minimum", "maximum", "limit", "range", "threshold", "target", "cap",
+           "low", "high", "lower", "upper", "floor", "ceiling", "warn", "warning", "window")
 _COMPARED = re.compile(r"\b(?:above|below|under|over|beyond|short of|more than|less than)"
                        r"\s+(?:its|your|their|his|her)\b", re.I)  # "6 kg above its ..."
 
@@ -63,6 +65,7 @@ class Fields:
     def __init__(self, lines: Sequence[str], records: Sequence[int], stem: Stem,
                  stopwords: frozenset[str]):
         self.stem, self.lines, self.stopwords = stem, lines, stopwords
+        self._bounds = frozenset(stem(w) for w in _BOUNDS)  # a key's words for a limit
         found: list[tuple[str, str, int, int]] = []
         for i, line in enumerate(lines):
             found += [(k, v, i, records[i]) for k, v in pairs(line)]
@@ -156,9 +159,8 @@ class Fields:
             [v for r, v in self._record_values.items() if r in about or r == -1])]) \
             if named else []
         parts = clauses(sentence, self.stem) if named else []
-        # the words of the records it is about are no rival names ("Tomas Lind's show
-        # opens in Gallery 2" beside ``gallery: Halvorsen``: the show's artist)
-        # nor those outside every record (``employee > name`` above the badge events)
+        # the words of the records it is about, or outside every record, are no rival
+        # names ("Tomas Lind's show opens in Gallery 2" beside ``gallery: Halvorsen``)
         mine = set().union(*(self._record_words.get(r, set()) for r in (*(about or ()), -1)))
         # identifiers the grounding never mentions ("v3.0-beta" where it has v1.9.2); a
         # number with its unit ("a 40-foot container", "a 12-seat request") is none
@@ -167,10 +169,9 @@ class Fields:
                        ] if named else []
         verdicts: dict[str, list[tuple[bool, Field]]] = {}
         for f in named:
-            # what it says of the field stands in the clause naming it, or the next one ("the
-            # 8:09 connection is 52.40 francs, but it involves one change") -- unless a value
-            # worked out ("he averaged 26.6 points, and Portland went 3-2") or a comparison
-            # ("$2,000 under your reserve") stands in it: then it states none
+            # what it says of the field stands in the clause naming it, or the next one,
+            # unless a value worked out ("he averaged 26.6 points, and Portland went 3-2")
+            # or a comparison ("$2,000 under your reserve") stands in it: then it states none
             at = [i for i, (_, _, st) in enumerate(parts) if any(has(k, st) for k in f.key)]
             apart = {i for i in at if any(parts[i][0] <= w < parts[i][1] for w in worked)
                      or _COMPARED.search(sentence, parts[i][0], parts[i][1])}
@@ -268,9 +269,8 @@ class Fields:
                     #           no ``status: pending_home_check``)
                 mine = [self.fields[k] for r in about
                         for k in self._by_key.get((r, f.name), ())]
-                # a list ("comes in navy and graphite" where this one's colours are
-                # crimson and graphite): it names one of this record's items and another
-                # record's item that this record lacks
+                # a list ("comes in navy and graphite" for crimson and graphite): one of
+                # this record's items and another record's item that this record lacks
                 states = any(w in stems for g in mine for w in g.words)
                 if mine and (states if f.listed and mine[0].listed else not states):
                     return self.lines[mine[0].line]
@@ -292,8 +292,7 @@ class Fields:
             mine = [self.fields[k] for f in holders for r in about
                     for k in self._by_key.get((r, f.name), ())]
             if holders and mine and len({f.name for f in holders}) == 1:
-                # "the biggest being $82.40 ... and $64.18": it lists several records'
-                # values of the field, its own among them
+                # "the biggest being $82.40 ... and $64.18": several records' values
                 if any(m.start != n.start and g.values.has(m) for m in nums
                        for g in mine + holders):
                     continue
@@ -333,28 +332,30 @@ class Fields:
             said = [(n, u) for n in mine if (u := units.unit_after(sentence, n))]
             unit = f.unit if said else None
             said = [(n, u) for n, u in said if unit and u.dim == unit.dim]
-            if said:  # "1,083 feet" for ``height m: 330``; "330 feet" is another value
+            if measured := bool(said):  # "1,083 feet" for ``height m: 330``; "330 feet" is
                 if any(units.close(n, u, v, unit) for n, u in said for v in f.values.numbers):
-                    return True
-                return None if all(u.ambiguous for _, u in said) else False
-            if any(f.values.has(n) for n in mine):
+                    return True  # another value, unless a bound of it holds that
+                if all(u.ambiguous for _, u in said):
+                    return None
+                mine = [n for n, _ in said]
+            elif any(f.values.has(n) for n in mine):
                 return True
             # "Four of the five checks passed": the whole is no value of ``passed``
-            mine = [n for n in mine if not whole_after_of(sentence, n)]
+            mine = [n for n in mine if measured or not whole_after_of(sentence, n)]
             if not mine:
                 return None
-            # another field of the record holds it: the sentence is about that one (a
-            # rounding of another field's value does not outweigh the field it names) --
-            # unless it is a date or time and that field goes unnamed: "until October 17
-            # to add a course" gives the add deadline the drop deadline's date
+            # another field of the record holds it: the sentence is about that one (not a
+            # rounding of it) -- unless it is a date or time and that field goes unnamed:
+            # "until October 17 to add a course" with the drop deadline's date
             exact = [replace(n, precision=0.0) for n in mine]
             if not any(h.has(n) for n in exact for h in held):
-                # over several records ("together they logged 22.5 hours"), a total: not
-                # the field's value, and the value lookups judge it
-                return None if _OVER_RECORDS.search(sentence) else False
+                # over several records ("together they logged 22.5 hours"): a total
+                return None if _OVER_RECORDS.search(sentence) and not measured else False
             holders = [g for r in {f.record, -1} for g in
                        (self.fields[j] for j in self._of_record.get(r, ()))
                        if g is not f and any(g.values.has(n) for n in exact)]
+            if measured:  # "within the 70 to 260 lb range" beside ``weight lb: 196``
+                return None if any((g.key ^ f.key) & self._bounds for g in holders) else False
             # a holder is named by its key or by its path's own words ("closes for
             # lunch from 1:30" names ``pharmacy lunch closure > start: 13:30``)
             return False if holders and all(n.kind in ("date", "time") and not n.hedged
@@ -369,8 +370,7 @@ class Fields:
         if new_handle and _HANDLE.search(f.value):  # "the v3.0-beta milestone" for v1.9.2
             return False
         # a rival: another record's value of the key, or a name the grounding never holds
-        # ("run by Oskar Berg"; "runs Postgres 16.3" names the image, not the host)
-        # -- every word of it: "going home" says no ``status: pending_home_check``
+        # ("run by Oskar Berg"), every word of it ("going home" is no ``pending_home_check``)
         own = self._record_words.get(f.record, set()) | mine
         rivals = [w for w in self._key_words.get(f.name, ()) if w and w != f.words]
         return False if any(s not in own for w in rivals if w <= stems for s in w) or any(
