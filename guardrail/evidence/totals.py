@@ -39,7 +39,7 @@ import functools
 import itertools
 import math
 import re
-from typing import NamedTuple, Sequence
+from typing import Collection, NamedTuple, Sequence
 
 from guardrail.evidence import units
 from guardrail.evidence.stored import names_cents
@@ -93,6 +93,15 @@ def _read(sentence: str, n: Number, column: Column, *totals: float) -> bool:
 def _width(n: Number) -> float:
     """The width of the written digits (a count in words: one)."""
     return max(2 * n.precision, 1.0 if n.kind == "count" else 1e-9)
+
+
+def rarely(n: Number, results: Collection[float]) -> bool:
+    """``n`` is one of ``results`` to its written digits, and so few were tried that
+    chance seldom gives one: their number times the width of the digits is at most
+    ``CHANCE`` of the value."""
+    if not results or len(results) * _width(n) > CHANCE * n.value:
+        return False
+    return any(abs(r - n.value) <= n.precision for r in results)
 
 
 def _positive(column: Column) -> tuple[float, ...]:
@@ -280,9 +289,7 @@ def share_of(n: Number, shares: Sequence[float], records: Sequence[Sequence[floa
     grown = _GROWN.search(sentence) is not None
     results = {f * b for p in shares if 0 < p < 100 for b in bases
                for f in (p / 100, 1 - p / 100, *((1 + p / 100,) if grown else ()))}
-    if not results or len(results) * _width(n) > CHANCE * n.value:
-        return False
-    return any(abs(r - n.value) <= n.precision for r in results)
+    return rarely(n, results)
 
 
 def counted_of(n: Number, counts: Sequence[float], records: Sequence[Sequence[float]]) -> bool:
@@ -295,9 +302,7 @@ def counted_of(n: Number, counts: Sequence[float], records: Sequence[Sequence[fl
         return False
     bases = {v for record in records for v in record if v > 0}
     results = {k * b for k in counts for b in bases}
-    if not results or len(results) * _width(n) > CHANCE * n.value:
-        return False
-    return any(abs(r - n.value) <= n.precision for r in results)
+    return rarely(n, results)
 
 
 def key_total(sentence: str, n: Number, columns: Sequence[Column],
