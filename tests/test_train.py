@@ -92,6 +92,27 @@ def test_train_detector_then_exits_then_eval(tiny_ragtruth, tmp_path):
     assert "f1" in text.lower()
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_a_pcw_detector_trains_reading_each_blocks_top_windows(tiny_ragtruth, tmp_path, device):
+    if device == "cuda" and not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
+    model = tmp_path / "model"
+    run("train", "detector", "--backbone", "guardrail/models/default", "--attention", "pcw",
+        "--pcw-answer", "sentences", "--read-top", "--distractors", "1", "--max-distractors",
+        "8", "--data", f"ragtruth={tiny_ragtruth}", "--out", str(model), "--synthetic", "0",
+        "--max-steps", "2", "--batch-tokens", "4096", "--no-progress", "--dev-fraction", "0.3",
+        "--device", device)
+    training = json.loads((model / "guardrail.json").read_text())["training"]
+    assert training["config"]["read_top"] and training["report"]["steps"] == 2
+    assert training["report"]["encoded"]["with_distractors"] > 0
+    det = Detector.from_pretrained(model, device="cpu")
+    assert det.top_windows == 4 and not det.concat_reads_top  # serving reads as it always did
+    bad = CliRunner().invoke(app, ["train", "detector", "--read-top", "--data",
+                                   f"ragtruth={tiny_ragtruth}", "--out", str(tmp_path / "x"),
+                                   "--synthetic", "0", "--max-steps", "1", "--no-progress"])
+    assert bad.exit_code == 2 and "--read-top" in bad.output and "pcw" in bad.output
+
+
 def test_eval_on_a_binary_set_reports_auroc(tmp_path):
     csv = SHARED / "true_benchmark_subsets" / "qags_xsum.csv"
     if not csv.exists():

@@ -67,6 +67,9 @@ def register(app: typer.Typer) -> None:
                                                   "those windows taken from other sources' "
                                                   "windows sharing the rarest tokens with the "
                                                   "example (hard negatives), not at random."),
+        read_top: bool = typer.Option(False, "--read-top", help="pcw: in training, each "
+                                      "query block reads only the windows it attends to "
+                                      "most, as a check over many windows does."),
         pcw_answer: Optional[str] = typer.Option(None, help="pcw: 'sentences' reads the answer "
                                                  "block-causally by sentence, so each check "
                                                  "keeps the answer so far for the next; "
@@ -112,6 +115,9 @@ def register(app: typer.Typer) -> None:
         det = kind.from_pretrained(backbone or minilm_path(), device=training_device(device),
                                    dtype=torch.float32)
         det.render_structured |= render_structured
+        if read_top and det.meta.get("attention") != "pcw":
+            raise typer.BadParameter("reading the top windows in training needs a pcw "
+                                     "detector (--attention pcw)", param_hint="--read-top")
         if pcw_answer is not None:
             if det.meta.get("attention") != "pcw" or pcw_answer not in ("whole", "sentences"):
                 raise typer.BadParameter("'whole' or 'sentences', with --attention pcw",
@@ -123,7 +129,7 @@ def register(app: typer.Typer) -> None:
         cfg = TrainConfig(epochs=epochs, lr=lr, batch_tokens=batch_tokens, max_steps=max_steps,
                           seed=seed, progress=progress, distractors=distractors,
                           max_distractors=max_distractors,
-                          similar_distractors=similar_distractors,
+                          similar_distractors=similar_distractors, read_top=read_top,
                           workers=workers, distill=distill if teacher else 0.0)
         train = fit * repeat_real + synth
         taught = None
@@ -170,6 +176,7 @@ def register(app: typer.Typer) -> None:
         max_distractors: int = typer.Option(8, help="As for `train detector`."),
         similar_distractors: float = typer.Option(0.0, min=0.0, max=1.0,
                                                   help="As for `train detector`."),
+        read_top: bool = typer.Option(False, "--read-top", help="As for `train detector`."),
         device: str = typer.Option("auto", help=DEVICE_HELP),
         workers: int = typer.Option(default_workers(), help=WORKERS_HELP),
         progress: bool = typer.Option(True),
@@ -185,6 +192,9 @@ def register(app: typer.Typer) -> None:
         logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
         out = out or model
         det = Detector.from_pretrained(model, device=training_device(device), dtype=torch.float32)
+        if read_top and det.meta.get("attention") != "pcw":
+            raise typer.BadParameter("reading the top windows in training needs a pcw "
+                                     "detector", param_hint="--read-top")
         real = labelled_examples(load_span_data(data), whole_response)
         fit, calib, _dev = split_for_training(real, dev_fraction, seed)
         if max_per_dataset:  # the calibration split shrinks in proportion
@@ -196,7 +206,7 @@ def register(app: typer.Typer) -> None:
         cfg = TrainConfig(epochs=epochs, lr=lr, batch_tokens=batch_tokens, max_steps=max_steps,
                           seed=seed, progress=progress, distractors=distractors,
                           max_distractors=max_distractors,
-                          similar_distractors=similar_distractors,
+                          similar_distractors=similar_distractors, read_top=read_top,
                           workers=workers)
         wanted = [int(x) for x in layers.split(",") if x.strip()]
         report = train_exits(det, fit + synth, out, cfg, wanted, resume=resume)

@@ -45,6 +45,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from guardrail.model.top_mask import WindowRead, top_window_mask
+
 
 def _lse_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                    mask: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -350,12 +352,15 @@ def _heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
 def bert_layer(layer: nn.Module, hidden: torch.Tensor, *, mask: Optional[torch.Tensor] = None,
                query_mask: Optional[torch.Tensor] = None,
                contexts: Optional[Sequence[Parts]] = None, self_mask: Optional[torch.Tensor] = None,
-               varlen: bool = False, windows: Sequence[Optional[TopWindows]] = ()
+               varlen: bool = False, windows: Sequence[Optional[TopWindows]] = (),
+               read: Optional[WindowRead] = None
                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """One BERT-family encoder layer with its own modules, in eval mode.
+    """One BERT-family encoder layer with its own modules (attention dropout in
+    training mode).
 
     Either a plain forward (``mask``: boolean ``[B, 1, L, L]`` or None), used to encode
-    context windows, or a query forward that also reads ``contexts`` (cached keys and
+    context windows, or over windows and query concatenated with each query block
+    reading its top windows (``read``, ``model.top_mask``), or a query forward that also reads ``contexts`` (cached keys and
     values per item, see :func:`cached_attention`) with ``query_mask`` marking real
     tokens, ``self_mask`` the block-causal pattern among them, and ``windows`` which
     windows each item's blocks read (:func:`cached_attention`).  Returns the new hidden
@@ -365,7 +370,9 @@ def bert_layer(layer: nn.Module, hidden: torch.Tensor, *, mask: Optional[torch.T
     n_heads = sa.num_attention_heads
     q, k, v = (_heads(proj(hidden), n_heads) for proj in (sa.query, sa.key, sa.value))
     if contexts is None:
-        ctx = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        mask = mask if read is None else top_window_mask(q, k, read)
+        ctx = F.scaled_dot_product_attention(q, k, v, attn_mask=mask,
+                                             dropout_p=sa.dropout.p if layer.training else 0.0)
     elif varlen:
         ctx = varlen_attention(q, k, v, query_mask, contexts, self_mask, windows)
     else:

@@ -27,6 +27,9 @@ from typing import Any, Optional, Protocol
 import torch
 from torch import nn
 
+from guardrail.model.attention import bert_layer
+from guardrail.model.top_mask import WindowRead
+
 BERT_FAMILY = ("bert", "roberta", "xlm-roberta", "electra", "camembert")
 
 
@@ -89,9 +92,13 @@ class BertLoop:
         if mask is None or mask.dim() != 4:  # a 4-D boolean mask (PCW) is used as given
             mask = self._mask(config=self.base.config, inputs_embeds=hidden,
                               attention_mask=mask)
+        elif inputs.get("top_windows"):
+            return hidden, WindowRead(mask, inputs["window_segments"], int(inputs["top_windows"]))
         return hidden, mask
 
     def layer(self, i: int, hidden: torch.Tensor, state: Any) -> torch.Tensor:
+        if isinstance(state, WindowRead):
+            return bert_layer(self.layers[i], hidden, read=state)[0]
         return self.layers[i](hidden, state)
 
     def head(self, hidden: torch.Tensor) -> torch.Tensor:

@@ -43,6 +43,7 @@ from guardrail.model.prefixes import prefix_key
 from guardrail.model.queries import (QUERY, QuerySequence, block_segments, forward_queries,
                                      padded)
 from guardrail.model.states import ContextStates, StateCache
+from guardrail.model.top_mask import PAD_SEGMENT
 from guardrail.model.windows import TopKWindows
 
 COLD_WINDOWS = 4  # most windows a check reads while its context is being encoded
@@ -93,6 +94,9 @@ class PcwDetector(Detector, attention="pcw"):
         self.states = StateCache(state_bytes)
         self.prefixes = StateCache(prefix_bytes)  # answers so far (answer blocks only)
         self.state_dtype: Optional[torch.dtype] = None  # None: the model's dtype
+        # the concatenated forward (training, the reference) reads each block's top
+        # windows as a check does (``model.top_mask``); off: it reads every window
+        self.concat_reads_top = False
 
     def state_bytes_per_token(self) -> int:
         """Bytes of encoded state per cached position (keys and values of every layer)."""
@@ -330,7 +334,13 @@ class PcwDetector(Detector, attention="pcw"):
         """``PcwSequence``s (windows and query concatenated) with the PCW mask."""
         batch, _, mask = padded(self, [(s.input_ids, s.position_ids, s.token_type_ids,
                                         s.segments) for s in seqs], masked=True)
-        return {**batch, "attention_mask": mask}
+        if not (self.concat_reads_top and self.top_windows):
+            return {**batch, "attention_mask": mask}
+        segments = np.full(mask.shape[::3], PAD_SEGMENT, np.int64)
+        for i, s in enumerate(seqs):
+            segments[i, :len(s)] = s.segments
+        return {**batch, "attention_mask": mask, "top_windows": self.top_windows,
+                "window_segments": torch.from_numpy(segments).to(self.device)}
 
     @torch.inference_mode()
     def forward(self, seqs, exit_layer: Optional[int] = None) -> list[np.ndarray]:

@@ -64,6 +64,9 @@ class TrainConfig:
     similar_distractors: float = 0.0
     """PCW detectors: share of those windows taken from the other sources' windows that
     share the rarest tokens with the example's question and context (hard negatives)."""
+    read_top: bool = False
+    """PCW detectors: each query block reads, at every layer, only the windows it attends
+    to most, as a check over many windows does (``model.top_mask``); else every window."""
     workers: int = 1
     """Processes that tokenize and window the training examples (CPU work)."""
     distill: float = 0.0
@@ -292,6 +295,14 @@ def _run(det: Detector, params: list[torch.nn.Parameter], named: dict, seqs: lis
             "sequences": len(seqs)}
 
 
+def reads_top(det: Detector, cfg: TrainConfig) -> None:
+    """With ``cfg.read_top``, the training forward reads the windows a check would."""
+    if cfg.read_top:
+        if not hasattr(det, "concat_reads_top"):
+            raise ValueError("reading the top windows in training needs a pcw detector")
+        det.concat_reads_top = True
+
+
 def train_detector(det: Detector, train: Sequence, out: str | Path, cfg: TrainConfig,
                    resume: bool = False, teacher: Optional[Sequence] = None) -> dict:
     """Fine-tune backbone + token head with cross-entropy on response tokens; with
@@ -302,6 +313,7 @@ def train_detector(det: Detector, train: Sequence, out: str | Path, cfg: TrainCo
     seed_everything(cfg.seed)
     seqs, encoded = encode_examples(det, train, cfg.distractors, cfg.seed, cfg.workers,
                                     teacher, cfg.max_distractors, cfg.similar_distractors)
+    reads_top(det, cfg)
     model = det.model.backbone
     model.train()
     named = {k: p for k, p in model.named_parameters() if p.requires_grad}
@@ -337,6 +349,7 @@ def train_exits(det: Detector, train: Sequence, out: str | Path, cfg: TrainConfi
     seqs, encoded = encode_examples(det, train, cfg.distractors, cfg.seed, cfg.workers,
                                     max_distractors=cfg.max_distractors,
                                     similar=cfg.similar_distractors)
+    reads_top(det, cfg)
     named = {f"{k}": p for k, p in det.model.exits.named_parameters()
              if int(k.split(".")[0]) in layers}
     t = cfg.temperature
