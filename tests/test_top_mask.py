@@ -3,7 +3,8 @@
 A check over more than ``top_windows`` windows reads, at every layer, the windows each
 block of its query attends to most.  With ``concat_reads_top`` the concatenated forward
 that training runs makes the same choice as a mask; these tests hold the two equal,
-with real weights and the real tokenizer, and show that gradients reach the weights.
+with real weights and the real tokenizer (the computation, not the quality), and show
+that gradients reach the weights.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ CONTEXT = FILLER * 10 + PARIS + FILLER * 6 + LONDON + FILLER * 6
 
 @pytest.fixture()
 def det() -> PcwDetector:
-    d = PcwDetector.from_pretrained(None, device="cpu")  # the shipped pcw: answer blocks
-    d.top_windows, d.concat_reads_top = 2, True
+    d = PcwDetector.from_pretrained(None, device="cpu")  # real weights read as PCW
+    d.answer, d.top_windows, d.concat_reads_top = "sentences", 2, True
     return d
 
 
@@ -55,6 +56,7 @@ def _both(det, context, question, response, exit_layer):
 def test_the_concatenation_reads_each_blocks_top_windows_as_a_check_does(det, exit_layer):
     concat, cached = _both(det, CONTEXT, QUESTION, ANSWER, exit_layer)
     assert int(concat.segments.max()) + 1 > det.top_windows
+    assert len(set(concat.segments[concat.segments < 0].tolist())) == 4  # question, 3 sentences
     got = det.forward([concat], exit_layer)[0]
     want = det.forward([cached], exit_layer)[0]
     np.testing.assert_allclose(got, want, atol=2e-5)
