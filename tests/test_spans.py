@@ -181,3 +181,20 @@ def test_the_ranges_a_sentence_states_added_up():
     for hours, lacking in (("13.5", []), ("14.5", [870.0])):
         ev = ContextEvidence.build([course]).features(said.format(hours))
         assert [n.value for n in ev.missing_numbers] == lacking, hours
+
+
+def test_an_event_ends_its_length_after_its_start():
+    lesson = json.dumps({"lesson": "Beginner group", "date": "2025-07-26", "start": "09:00",
+                         "duration_min": 120, "price_cents": 8900})
+    assert missing(lesson, "Your lesson is on July 26 from 9:00 to 11:00 AM.") == []
+    assert missing(lesson, "Your lesson is on July 26 from 9:00 to 11:30 AM.") == [690]
+    classes = json.dumps({"classes": [
+        {"name": "Kumite", "start": "18:30", "duration_min": 60, "spots_left": 4},
+        {"name": "Kata", "start": "19:00", "length_hours": 1.5, "spots_left": 0}]})
+    assert missing(classes, "Kumite runs from 6:30 to 7:30 PM, with 4 spots left.") == []
+    assert missing(classes, "Kata runs from 7:00 to 8:30 PM and it is full.") == []
+    assert missing(classes, "Kata runs from 7:00 to 8:00 PM and it is full.") == [1200]
+    # a record of many times says nothing of which one an event starts at
+    day = json.dumps({"opens": "08:00", "lunch": "12:00", "closes": "17:00", "tour": "14:00",
+                      "duration_min": 45})
+    assert missing(day, "The tour ends at 2:45 PM.") == [885]

@@ -150,7 +150,6 @@ class ContextEvidence:
         self.fields = Fields(lines, self._records, stem, STOPWORDS) if structured else None
         for i, held in (self.fields.minor if self.fields else {}).items():  # Stripe's cents
             per_line[i] = StoredValues.union([per_line[i], held])
-        self.stored = StoredValues.union(per_line, counts)
         self._postings: dict[str, list[int]] = {}
         for i, st in enumerate(self._line_stems):
             for s in st:
@@ -158,8 +157,9 @@ class ContextEvidence:
         by_record: dict[int, list[int]] = {}
         for i, r in enumerate(self._records):
             by_record.setdefault(r, []).append(i)
-        self._record_values = {r: StoredValues.union([per_line[i] for i in idx])
-                               for r, idx in by_record.items()}
+        self._record_values = {r: StoredValues.union([per_line[i] for i in idx]).ended()
+                               for r, idx in by_record.items()}  # with the times events end
+        self.stored = StoredValues.union(per_line + list(self._record_values.values()), counts)
         self._where = Records(lines, self._records, self._postings, self._record_values)
         self.quantities = Quantities(lines)
         self.restatements = Restatements(lines, self._negated)

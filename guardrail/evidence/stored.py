@@ -29,6 +29,11 @@ _CENTS_KEY = re.compile(r"(?:^|[\s_>])(?:cents|pence)(?:$|:|\s+per\b|\s+>)", re.
 _SECONDS = re.compile(r"\b(?:time|leg|split|lap|elapsed|duration|finish|length)\s"
                       r"(?:s|sec|secs|seconds):\s*(\d+(?:\.\d+)?)\s*$", re.I)
 # (a parent may say so for its children: ``price breakdown cents > adult fares: 9800``)
+# how long an event lasts, in minutes or hours: ``duration_min: 120``, ``length hours: 2``
+_LENGTH = re.compile(r"\b(?:duration|length|runtime|run time)\s(min|mins|minutes|h|hr|hrs|"
+                     r"hours)\s*:\s*(\d+(?:\.\d+)?)\s*$", re.I)
+_ENDS_FROM = 3
+"""A record with more times than this says nothing of which of them an event starts at."""
 
 
 def names_cents(key: str) -> bool:
@@ -58,6 +63,8 @@ class StoredValues:
     dates: frozenset[tuple[int, int, int]]
     counts: frozenset[int]
     clocks: frozenset[float] = frozenset()  # spans in seconds, as "m:ss" reads them
+    lengths: frozenset[float] = frozenset()  # how long its events last, in minutes
+    ends: frozenset[int] = frozenset()  # the times they end (``ended``), read as stated
 
     @classmethod
     def of(cls, text: str, key: str = "") -> "StoredValues":
@@ -79,8 +86,10 @@ class StoredValues:
         hour = _HOUR_OF_DAY.search(text)  # ``hour ending: 18`` is 6 PM
         hours = {int(hour[1]) % 24 * 60} if hour and int(hour[1]) <= 24 else set()
         clocks = {float(m[1]) for part in PARTS.split(text) if (m := _SECONDS.search(part))}
+        lengths = {float(m[2]) * (60 if m[1][0] in "hH" else 1) for part in PARTS.split(text)
+                   if (m := _LENGTH.search(part))}
         return cls(tuple(sorted(nums)), frozenset(stored_times(text) | hours), frozenset(days),
-                   frozenset(), frozenset(clocks))
+                   frozenset(), frozenset(clocks), frozenset(lengths))
 
     @classmethod
     def union(cls, parts: Sequence["StoredValues"], counts: frozenset[int] = frozenset()
@@ -88,11 +97,25 @@ class StoredValues:
         return cls(tuple(sorted({v for p in parts for v in p.numbers})),
                    frozenset().union(*(p.times for p in parts)),
                    frozenset().union(*(p.dates for p in parts)), counts,
-                   frozenset().union(*(p.clocks for p in parts)))
+                   frozenset().union(*(p.clocks for p in parts)),
+                   frozenset().union(*(p.lengths for p in parts)),
+                   frozenset().union(*(p.ends for p in parts)))
+
+    def ended(self) -> "StoredValues":
+        """A record's values with the times its events end: a start and how long the
+        event lasts (``start: 09:00``, ``duration_min: 120``) give "from 9:00 to 11:00
+        AM".  Only for a record of at most ``_ENDS_FROM`` times and two lengths, so
+        that an end is one of a few, as a stored time is.  An end is a time the record
+        states, not one to measure spans from (those are the lengths themselves)."""
+        if not self.lengths or not 0 < len(self.times) <= _ENDS_FROM or len(self.lengths) > 2:
+            return self
+        ends = {round(t + d) % 1440 for t in self.times for d in self.lengths}
+        return replace(self, ends=frozenset(ends))
 
     def has(self, n: Number) -> bool:
         if n.kind == "time":  # "just after 5 PM" for 17:02; "3:17 PM", not "3:17:44", for 15:17:42
-            return n.value in self.times or n.value in self.clocks or n.value.is_integer() and any(
+            return n.value in self.times or n.value in self.clocks or n.value in self.ends or \
+                n.value.is_integer() and any(
                 int(t) == n.value for t in self.times) or n.hedged and any(
                 abs(n.value - t) <= 15 for t in self.times)
         if n.kind == "date":
