@@ -484,3 +484,21 @@ def test_a_value_that_is_no_span_beside_two_spans_is_read_without_error():
     # two spans the grounding states and a price it lacks: the price is missing, and
     # the spans' difference is not tried against a value that is no span
     assert missing(ev, "The 2-hour and 3-hour sessions cost $97 together.") == [97.0]
+
+
+def test_quantities_added_times_a_price_each_and_grams_at_a_price_per_kilo():
+    yarn = ContextEvidence.build([json.dumps({"order": [
+        {"yarn": "Merino DK", "colour": "Foxglove", "skeins": 20, "price_each": 14.0},
+        {"yarn": "Merino DK", "colour": "Low Tide", "skeins": 15, "price_each": 14.0},
+        {"yarn": "Sock", "colour": "Ember", "skeins": 30, "price_each": 12.5}]})])
+    said = "The Merino DK lines, 20 skeins of Foxglove and 15 of Low Tide at $14 each, come to "
+    assert missing(yarn, said + "$490.") == []
+    assert missing(yarn, said + "$504.") == [504]
+    truffles = ContextEvidence.build([json.dumps({"lots": [
+        {"grade": "extra", "grams": 310, "price_per_kg": 1800},
+        {"grade": "first", "grams": 455, "price_per_kg": 1200}]})])
+    said = "The 310 grams of extra grade at $1,800 per kilo come to "
+    assert missing(truffles, said + "$558.") == []
+    assert missing(truffles, said + "$585.") == [585]
+    # no word of a price: a sum of quantities times an amount is no reading of it
+    assert missing(yarn, "You ordered 20 and 15 skeins of Merino DK, $14 and $490.") == [490]

@@ -31,7 +31,8 @@ from guardrail.evidence.totals import (CHANCE, Column, Group, across, by_key, co
                                        counted_of, key_total, share_of, totalled,
                                        within_record)
 from guardrail.evidence.spans import minutes_of, timed
-from guardrail.evidence.values import Number, numbers, word_after
+from guardrail.evidence.priced import priced
+from guardrail.evidence.values import Number, numbers, sort_of, word_after
 
 SUM = re.compile(r"\b(?:total|totals|totalling|totaling|in all|altogether|combined|together|"
                  r"sum|overall|all told|across|between (?:them|the two|both))\b", re.I)
@@ -140,16 +141,6 @@ def _total(n: Number, columns: Sequence[Column], counts: Sequence[int],
     return False
 
 
-def sort_of(sentence: str, n: Number) -> str:
-    """What a value is of: the currency sign before it or the word after it ("$", "kwh")."""
-    if n.kind != "number":
-        return n.kind
-    sign = next((c for c in sentence[max(0, n.start - 1):n.start + 1] if c in "$€£¥"), "")
-    if sign:
-        return sign
-    return word_after(sentence, n)
-
-
 def derived(sentence: str, n: Number, values: Sequence[float],
             times: Collection[int] = (), said: Optional[Sequence[Number]] = None,
             columns: Sequence[Column] = (),
@@ -172,7 +163,7 @@ def derived(sentence: str, n: Number, values: Sequence[float],
     several = [m.value for m in said if m.start != n.start and 2 <= m.value <= 12
                and m.value.is_integer() and m.kind in ("number", "count") and not m.percent
                and sort_of(sentence, m) not in ("$", "€", "£", "¥")]
-    if _each_with(sentence, n, several, anchored) \
+    if _each_with(sentence, n, several, anchored) or priced(sentence, n, anchored) \
             or SUM.search(sentence) and across(n, records, counts):
         return True  # "$99 each plus the $3 fee, $510 for the five of you"; "1,380 gallons
         #              between the two lines" (750 and 630 in the two records it is about)

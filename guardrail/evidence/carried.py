@@ -22,9 +22,8 @@ import itertools
 import re
 from typing import Sequence
 
-from guardrail.evidence.arithmetic import sort_of
 from guardrail.evidence.totals import CHANCE
-from guardrail.evidence.values import Number, numbers
+from guardrail.evidence.values import Number, numbers, sort_of
 
 CUE = re.compile(r"\b(?:total|totals|totalling|totaling|subtotal|comes? to|brings?|bringing|"
                  r"puts?|makes?|leaves?|leaving|left|remaining|balance|adds? up|in all|"
