@@ -502,3 +502,12 @@ def test_quantities_added_times_a_price_each_and_grams_at_a_price_per_kilo():
     assert missing(truffles, said + "$585.") == [585]
     # no word of a price: a sum of quantities times an amount is no reading of it
     assert missing(yarn, "You ordered 20 and 15 skeins of Merino DK, $14 and $490.") == [490]
+
+
+def test_a_share_of_what_a_key_adds_up_to_over_the_records():
+    survey = ContextEvidence.build([json.dumps({"detections": [
+        {"species": "White-tailed deer", "events": 48}, {"species": "Raccoon", "events": 22},
+        {"species": "Wild turkey", "events": 19}, {"species": "Coyote", "events": 28}]})])
+    said = "White-tailed deer dominated with 48 events, about "
+    assert missing(survey, said + "41% of the total.") == []   # 48 of 117
+    assert missing(survey, said + "60% of the total.") == [60]

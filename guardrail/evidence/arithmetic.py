@@ -185,12 +185,16 @@ def derived(sentence: str, n: Number, values: Sequence[float],
         return True  # "three courses, for 11 credits": a count, then the key's own word
     # the sentence's own values, and those of the same sort as ``n`` ("$42" and "$50.90")
     operands = sorted({m.value for m in said if m.start != n.start and m.value > 0})
-    if n.percent:  # a share of two values it states ("$85,000 down on $425,000: 20%"), or
+    if n.percent:  # a share of two values it states ("$85,000 down on $425,000: 20%"), of a
+        #            record's value it states in its key's total ("48 events, about 41% of
+        #            the total": 48 of the 117 the records' events add up to), or
         #            of one it states and a value of its record ("1,108 errors, about 83%";
         #            "roughly 3.5% of its 4,680 sessions")
         #            or, said as a share ("about", "of"), of two values of its record that
         #            it leaves unsaid ("using 81% of its CPU limit": 1620 of 2000)
         return any(_close(100 * a / b, n) for a, b in itertools.permutations(operands, 2)) \
+            or any(_close(100 * a / total, n) for c in columns for a in operands
+                   if a in c.values and (total := sum(c.values)) > a) \
             or any(_close(100 * a / b, n) for rec in records for a in operands if a in rec
                    for b in rec if b > a) \
             or any(_close(100 * a / b, n) for rec in records for b in operands if b in rec
