@@ -198,3 +198,13 @@ def test_an_event_ends_its_length_after_its_start():
     day = json.dumps({"opens": "08:00", "lunch": "12:00", "closes": "17:00", "tour": "14:00",
                       "duration_min": 45})
     assert missing(day, "The tour ends at 2:45 PM.") == [885]
+
+
+def test_a_time_of_day_in_four_digits_under_a_key_that_names_a_time():
+    log = ("qso_no,utc_time,band_m,mode,callsign,points\n1,1402,20,SSB,DL4XK,2\n"
+           "2,1405,20,SSB,EA7GTR,2\n3,1521,80,CW,GM3POI,1\n")
+    assert missing(log, "Your log runs from 2:02 PM to 3:21 PM UTC.") == []
+    assert missing(log, "Your log runs from 2:12 PM to 3:21 PM UTC.") == [852]
+    # four digits under a key that names no time are no time of day
+    parts = "part_no,qty\n1402,3\n1521,5\n"
+    assert missing(parts, "The first order went out at 2:02 PM.") == [842]

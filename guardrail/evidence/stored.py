@@ -32,6 +32,9 @@ _SECONDS = re.compile(r"\b(?:time|leg|split|lap|elapsed|duration|finish|length)\
 # how long an event lasts, in minutes or hours: ``duration_min: 120``, ``length hours: 2``
 _LENGTH = re.compile(r"\b(?:duration|length|runtime|run time)\s(min|mins|minutes|h|hr|hrs|"
                      r"hours)\s*:\s*(\d+(?:\.\d+)?)\s*$", re.I)
+# a time of day written as four digits under a key that says so (``utc_time: 1402``,
+# ``dep hhmm: 0930``): 2:02 PM, 9:30 AM
+_HHMM = re.compile(r"\b(?:time|utc|zulu|hhmm)\b[^:>]*:\s*([01]\d|2[0-3])([0-5]\d)\s*$", re.I)
 _ENDS_FROM = 3
 """A record with more times than this says nothing of which of them an event starts at."""
 
@@ -85,6 +88,8 @@ class StoredValues:
         nums |= {float(y) for y, _, _ in days if y}
         hour = _HOUR_OF_DAY.search(text)  # ``hour ending: 18`` is 6 PM
         hours = {int(hour[1]) % 24 * 60} if hour and int(hour[1]) <= 24 else set()
+        hours |= {int(m[1]) * 60 + int(m[2]) for part in PARTS.split(text)
+                  if (m := _HHMM.search(part))}
         clocks = {float(m[1]) for part in PARTS.split(text) if (m := _SECONDS.search(part))}
         lengths = {float(m[2]) * (60 if m[1][0] in "hH" else 1) for part in PARTS.split(text)
                    if (m := _LENGTH.search(part))}
