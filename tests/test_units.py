@@ -165,3 +165,18 @@ def test_short_tons_are_two_thousand_pounds():
     assert ev.features("The first load came to 2.49 short tons.").missing_numbers == ()
     assert [n.value for n in ev.features("The first load came to 2.9 short tons."
                                          ).missing_numbers] == [2.9]
+
+
+def test_a_records_unit_that_names_a_scale_reads_its_numbers_in_thousands():
+    labs = ContextEvidence.build([json.dumps({"results": [
+        {"test": "WBC", "value": 11.8, "unit": "10^3/uL", "ref_high": 11.0},
+        {"test": "Hemoglobin", "value": 12.9, "unit": "g/dL", "ref_high": 15.5},
+        {"test": "Platelets", "value": 312, "unit": "K/uL", "ref_high": 400}]})])
+
+    def missing(sentence):
+        return [n.value for n in labs.features(sentence).missing_numbers]
+
+    assert missing("Your white cell count is 11.8 thousand per microliter.") == []
+    assert missing("Your platelets are 312 thousand, within range.") == []
+    assert missing("Your white cell count is 12.8 thousand per microliter.") == [12800]
+    assert missing("Your hemoglobin is 12.9 thousand.") == [12900]  # its unit names no scale

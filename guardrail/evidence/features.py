@@ -157,8 +157,9 @@ class ContextEvidence:
         by_record: dict[int, list[int]] = {}
         for i, r in enumerate(self._records):
             by_record.setdefault(r, []).append(i)
-        self._record_values = {r: StoredValues.union([per_line[i] for i in idx]).ended()
-                               for r, idx in by_record.items()}  # with the times events end
+        self._record_values = {r: StoredValues.record([per_line[i] for i in idx],
+                                                      [lines[i] for i in idx])
+                               for r, idx in by_record.items()}  # events' ends, units' scale
         self.stored = StoredValues.union(per_line + list(self._record_values.values()), counts)
         self._where = Records(lines, self._records, self._postings, self._record_values)
         self.quantities = Quantities(lines)

@@ -35,6 +35,11 @@ _LENGTH = re.compile(r"\b(?:duration|length|runtime|run time)\s(min|mins|minutes
 # a time of day written as four digits under a key that says so (``utc_time: 1402``,
 # ``dep hhmm: 0930``): 2:02 PM, 9:30 AM
 _HHMM = re.compile(r"\b(?:time|utc|zulu|hhmm)\b[^:>]*:\s*([01]\d|2[0-3])([0-5]\d)\s*$", re.I)
+# a unit that names a scale (lab results: ``unit: 10^3/uL``, ``x10^9/L``, ``K/uL``): the
+# record's numbers are in thousands (millions, ...), as "11.8 thousand per microliter" says
+_SCALED_UNIT = re.compile(r"\bunits?\s*:\s*(?:x\s*|×\s*)?(?:10\^?([369])|10([³⁶⁹])|([KM])/)",
+                          re.I)
+_SUPERSCRIPT = {"³": 3, "⁶": 6, "⁹": 9}
 _ENDS_FROM = 3
 """A record with more times than this says nothing of which of them an event starts at."""
 
@@ -105,6 +110,20 @@ class StoredValues:
                    frozenset().union(*(p.clocks for p in parts)),
                    frozenset().union(*(p.lengths for p in parts)),
                    frozenset().union(*(p.ends for p in parts)))
+
+    @classmethod
+    def record(cls, parts: Sequence["StoredValues"], texts: Sequence[str]) -> "StoredValues":
+        """A record's values (``parts``, of its lines ``texts``), with the times its events
+        end (``ended``) and, where its unit names a scale (``unit: 10^3/uL``), its numbers
+        in units too: "11.8 thousand per microliter" for ``value: 11.8``."""
+        values = cls.union(parts).ended()
+        scale = next((m for t in texts if (m := _SCALED_UNIT.search(t))), None)
+        if scale is None:
+            return values
+        power = int(scale[1]) if scale[1] else _SUPERSCRIPT[scale[2]] if scale[2] else \
+            3 if scale[3].upper() == "K" else 6
+        return replace(values, numbers=tuple(sorted(set(values.numbers) | {
+            v * 10 ** power for v in values.numbers})))
 
     def ended(self) -> "StoredValues":
         """A record's values with the times its events end: a start and how long the
