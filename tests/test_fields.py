@@ -2,6 +2,7 @@
 (guardrail.evidence.fields), read through ContextEvidence as the judge reads it."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -708,3 +709,19 @@ def test_a_value_with_its_unit_that_a_bound_of_the_field_holds_is_about_the_boun
                        ).field_changed is None
     # a value another entity's field holds is still another value of this one
     assert ev.features("Alex's weight is 240 lb.").field_changed is not None
+
+
+def test_a_state_said_of_a_group_of_records_is_read_against_every_record():
+    # a dojo's grading results (the tool result of turns-ar/19)
+    grading = ContextEvidence.build([(Path(__file__).parent / "data" / "grading.json")
+                                     .read_text()])
+
+    def changed(sentence):
+        return grading.features(sentence).field_changed
+
+    # a count of the records: the state is said of a group, not of the one it is matched to
+    assert changed("Four of the six candidates passed Saturday's grading on May 17.") is None
+    # records it names keep their states, alone or together
+    assert changed("Owen Ruiz passed his grading on May 17.") is not None
+    assert changed("Owen Ruiz and Aarav Mehta both passed.") is not None
+    assert changed("Eli Brandt did not pass.") is not None

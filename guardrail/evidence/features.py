@@ -26,7 +26,8 @@ from guardrail.evidence import listing as L
 from guardrail.evidence.arithmetic import derived
 from guardrail.evidence.carried import carried
 from guardrail.evidence.changed import changed
-from guardrail.evidence.fields import FieldCheck, Fields
+from guardrail.evidence.fields import Fields
+from guardrail.evidence.group_states import field_check
 from guardrail.evidence.lexicon import CALENDAR
 from guardrail.evidence.records import Records, numbered
 from guardrail.evidence.restated import Restatements
@@ -343,9 +344,8 @@ class ContextEvidence:
                             and stem(w) not in known)
         neg = any(w.lower() in NEGATIONS for w in WORD.findall(sentence))
         mismatch = best_i is not None and neg != self._negated[best_i]
-        check = self.fields.check(sentence, [n for n in nums if n.start not in worked], about,
-                                  worked) \
-            if self.fields else FieldCheck()
+        check = field_check(self.fields, sentence, [n for n in nums if n.start not in worked],
+                            about, worked)  # a group's state: every record (group_states.py)
         line = self.lines[best_i] if best_i is not None else None
         return SentenceEvidence(
             len(nums), missing, len(words), found / len(stems) if stems else 1.0, best,

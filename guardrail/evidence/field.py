@@ -1,6 +1,7 @@
 """A tool result's field, and whether a number a sentence says is its value.
 
     Field                      one ``key: value`` of a rendered tool result
+    FieldCheck                 what a sentence says of the fields it names (fields.py)
     states(sentence, n, f)     ``n`` is the field's value, in its units or in others
     keyed(sentence, n, f)      ``n`` is what the key itself names ("24h"), not its value
     whole_after_of(sentence, n)  ``n`` is a whole ("four of the five"), not a part
@@ -24,6 +25,12 @@ _TIME_KEY = re.compile(r"(?<![^\W_])(?:s|sec|secs|seconds?|ms|min|mins|minutes?|
                        r"days?|d|duration|time|eta|age|latency|elapsed|wait|uptime)(?![^\W_])",
                        re.I)
 _WHOLE_AFTER_OF = re.compile(r"\bof\s+(?:the|its|their|your|his|her|our|all)?\s*$", re.I)
+
+
+@dataclass(frozen=True)
+class FieldCheck:
+    changed: Optional[str] = None   # the line of a field the sentence gives another value
+    agreed: bool = False            # it names a field and states its value
 
 
 @dataclass(frozen=True)

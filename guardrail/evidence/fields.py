@@ -24,14 +24,15 @@ the clause naming the key.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Collection, Optional, Sequence
 
 from guardrail.evidence import units
 from guardrail.evidence.arithmetic import MEAN as _MEAN, SUM as _SUM, remainders
 from guardrail.evidence.totals import Group, by_key, columns_of, groups
 from guardrail.evidence.currency import mentioned, minor_units
-from guardrail.evidence.field import Field, comparable, keyed, states, whole_after_of
+from guardrail.evidence.field import (Field, FieldCheck, comparable, keyed, states,
+                                     whole_after_of)
 from guardrail.evidence.keys import (CLAUSE, WORDS, Stem, clause_negated, clauses, echo, has,
                                     key_stems, naming, negated_words, pairs)
 from guardrail.evidence.lexicon import CALENDAR, FLAGS, NULLS, OPPOSITES, REVERSE, STATE
@@ -52,11 +53,6 @@ _BOUNDS = ("min", "max", "minimum", "maximum", "limit", "range", "threshold", "t
            "low", "high", "lower", "upper", "floor", "ceiling", "warn", "warning", "window")
 _COMPARED = re.compile(r"\b(?:above|below|under|over|beyond|short of|more than|less than)"
                        r"\s+(?:its|your|their|his|her)\b", re.I)  # "6 kg above its ..."
-
-@dataclass(frozen=True)
-class FieldCheck:
-    changed: Optional[str] = None   # the line of a field the sentence gives another value
-    agreed: bool = False            # it names a field and states its value
 
 
 class Fields:
@@ -137,6 +133,10 @@ class Fields:
         self._text = "\n".join(lines).lower()
         self._key_stems = frozenset(stem(w) for path, _, _, _ in found
                                     for w in WORDS.findall(path.replace("_", " ")))
+
+    def words_of(self, records: Collection[int]) -> set[str]:
+        """The stems of the values of ``records`` (their names, states, ...)."""
+        return set().union(*(self._record_words.get(r, set()) for r in records))
 
     def named_groups(self, stems: Collection[str]) -> tuple[Group, ...]:
         """The groups of records whose shared value the sentence names (totals.py)."""

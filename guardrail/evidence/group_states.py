@@ -1,0 +1,50 @@
+"""Which records a field check reads: those the sentence is about, or every record where
+it says something of a group.
+
+    field_check(fields, sentence, numbers, about, worked)   -> FieldCheck
+
+``Fields.check`` reads the fields a sentence names in the records it is matched to.  A
+sentence about several records ("Cedar Court has three tickets that aren't closed yet,
+two of them high priority"; "Both high-priority tickets are open"; "Four of the six
+candidates passed") is often matched to one of them, and that one's state
+(``priority: LOW``, ``passed: false``) then reads as changed.  Where the check finds
+only a one-word state changed and the sentence counts records (a count of two or more,
+"both", "all four") without naming the records it is about, the state is checked against
+every record instead: said of a group, it is changed only if no record holds it.  Named
+("Owen Ruiz and Aarav Mehta both passed"), the records keep it.  A number keeps its record: another record's 100
+is no support for "scores ranged from 38% to 100%".
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Collection, Optional, Sequence
+
+from guardrail.evidence.field import FieldCheck
+from guardrail.evidence.fields import Fields
+from guardrail.evidence.values import Number
+
+# a group of records ("both tickets", "all four bottles", "all of them"), not "all ages"
+_CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
+_GROUP = re.compile(r"\bboth\b|\ball (?:of|the|these|those|its|their|your|\d+|two|three|"
+                    r"four|five|six|seven|eight|nine|ten)\b", re.I)
+
+
+def field_check(fields: Optional[Fields], sentence: str, nums: Sequence[Number],
+                about: Optional[set[int]], worked: Collection[int] = ()) -> FieldCheck:
+    if fields is None:
+        return FieldCheck()
+    check = fields.check(sentence, nums, about, worked)
+    line = check.changed
+    if line is None or about is None or "; " in line \
+            or any(c.isdigit() for c in line.rpartition(": ")[2]):
+        return check  # nothing changed, every record read, or a number or a CSV row
+    if not (any(n.kind == "count" and n.value >= 2 for n in nums) or _GROUP.search(sentence)):
+        return check
+    # a sentence that names records it is about ("Owen Ruiz and Aarav Mehta both passed")
+    # says the state of those records: it keeps them
+    theirs = fields.words_of(about)
+    if any(fields.stem(w) in theirs for w in _CAPITALISED.findall(sentence)):
+        return check
+    wide = fields.check(sentence, nums, None, worked)
+    return wide if wide.changed is None else check
