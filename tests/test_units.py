@@ -180,3 +180,7 @@ def test_a_records_unit_that_names_a_scale_reads_its_numbers_in_thousands():
     assert missing("Your platelets are 312 thousand, within range.") == []
     assert missing("Your white cell count is 12.8 thousand per microliter.") == [12800]
     assert missing("Your hemoglobin is 12.9 thousand.") == [12900]  # its unit names no scale
+    wind = ContextEvidence.build([json.dumps({"station": "Pier 4", "value": 7.5,
+                                              "unit": "m/s"})])
+    assert [n.value for n in wind.features("The wind is 7.5 million.").missing_numbers] \
+        == [7500000]  # metres per second are no millions

@@ -37,8 +37,8 @@ _LENGTH = re.compile(r"\b(?:duration|length|runtime|run time)\s(min|mins|minutes
 _HHMM = re.compile(r"\b(?:time|utc|zulu|hhmm)\b[^:>]*:\s*([01]\d|2[0-3])([0-5]\d)\s*$", re.I)
 # a unit that names a scale (lab results: ``unit: 10^3/uL``, ``x10^9/L``, ``K/uL``): the
 # record's numbers are in thousands (millions, ...), as "11.8 thousand per microliter" says
-_SCALED_UNIT = re.compile(r"\bunits?\s*:\s*(?:x\s*|×\s*)?(?:10\^?([369])|10([³⁶⁹])|([KM])/)",
-                          re.I)
+_SCALED_UNIT = re.compile(r"\bunits?\s*:\s*(?:x\s*|×\s*)?(?:10\^?([369])|10([³⁶⁹])|"
+                          r"((?-i:[KM]))/(?:u|µ|mc)?l\b)", re.I)  # not m/s
 _SUPERSCRIPT = {"³": 3, "⁶": 6, "⁹": 9}
 _ENDS_FROM = 3
 """A record with more times than this says nothing of which of them an event starts at."""
