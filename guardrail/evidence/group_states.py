@@ -11,8 +11,8 @@ candidates passed") is often matched to one of them, and that one's state
 only a one-word state changed and the sentence counts records (a count of two or more,
 "both", "all four") without naming the records it is about, the state is checked against
 every record instead: said of a group, it is changed only if no record holds it.  Named
-("Owen Ruiz and Aarav Mehta both passed"), the records keep it.  A number keeps its record: another record's 100
-is no support for "scores ranged from 38% to 100%".
+("Owen Ruiz and Aarav Mehta both passed"), the records keep it.  A number keeps its
+record: another record's 100 is no support for "scores ranged from 38% to 100%".
 """
 
 from __future__ import annotations
@@ -24,14 +24,16 @@ from guardrail.evidence.field import FieldCheck
 from guardrail.evidence.fields import Fields
 from guardrail.evidence.values import Number
 
-# a group of records ("both tickets", "all four bottles", "all of them"), not "all ages"
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
+# a group of records ("both tickets", "all four bottles", "all of them"), not "all ages"
 _GROUP = re.compile(r"\bboth\b|\ball (?:of|the|these|those|its|their|your|\d+|two|three|"
                     r"four|five|six|seven|eight|nine|ten)\b", re.I)
 
 
 def field_check(fields: Optional[Fields], sentence: str, nums: Sequence[Number],
                 about: Optional[set[int]], worked: Collection[int] = ()) -> FieldCheck:
+    """``fields.check`` of the sentence's ``nums`` in the records it is ``about``, or in
+    every record where it says a one-word state of a group it does not name."""
     if fields is None:
         return FieldCheck()
     check = fields.check(sentence, nums, about, worked)
