@@ -359,12 +359,13 @@ def bert_layer(layer: nn.Module, hidden: torch.Tensor, *, mask: Optional[torch.T
     training mode).
 
     Either a plain forward (``mask``: boolean ``[B, 1, L, L]`` or None), used to encode
-    context windows, or over windows and query concatenated with each query block
-    reading its top windows (``read``, ``model.top_mask``), or a query forward that also reads ``contexts`` (cached keys and
-    values per item, see :func:`cached_attention`) with ``query_mask`` marking real
-    tokens, ``self_mask`` the block-causal pattern among them, and ``windows`` which
-    windows each item's blocks read (:func:`cached_attention`).  Returns the new hidden
-    states and this layer's keys and values ``[B, H, L, d]`` (what a context keeps).
+    context windows; or over windows and query concatenated, each query block reading
+    its top windows (``read``, ``model.top_mask``); or a query forward that also reads
+    ``contexts`` (cached keys and values per item, see :func:`cached_attention`) with
+    ``query_mask`` marking real tokens, ``self_mask`` the block-causal pattern among
+    them, and ``windows`` which windows each item's blocks read
+    (:func:`cached_attention`).  Returns the new hidden states and this layer's keys and
+    values ``[B, H, L, d]`` (what a context keeps).
     """
     sa = layer.attention.self
     n_heads = sa.num_attention_heads
