@@ -184,3 +184,18 @@ def test_a_records_unit_that_names_a_scale_reads_its_numbers_in_thousands():
                                               "unit": "m/s"})])
     assert [n.value for n in wind.features("The wind is 7.5 million.").missing_numbers] \
         == [7500000]  # metres per second are no millions
+
+
+def test_an_amount_for_each_of_some_things_keeps_its_unit_and_pounds_of_a_thing_are_mass():
+    assert key_unit("includes > clay kg per student").name == "kg"
+    assert key_unit("fee usd per min") is None and key_unit("fuel l per 100 km") is None
+    assert key_unit("weight kg per day") is None   # a rate over time
+    clay = ContextEvidence.build([json.dumps({"title": "Intro to Wheel Throwing",
+                                              "includes": {"clay_kg_per_student": 2.5}})])
+
+    def missing(sentence):
+        return [n.value for n in clay.features(sentence).missing_numbers]
+
+    assert missing("It includes 2.5 pounds of clay per student.") == [2.5]  # kg said as lb
+    assert missing("It includes about 5.5 pounds of clay per student.") == []
+    assert missing("It includes 2.5 kg of clay per student.") == []

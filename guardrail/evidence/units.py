@@ -156,6 +156,12 @@ def key_unit(key: str) -> Optional[Unit]:
                  if (u := _segment_unit(s.strip(), last=i == 0)) is not None), None)
 
 
+# "2.5 pounds of clay": a mass, not the currency "pounds" may be
+_A_MASS_OF = re.compile(r"\s*(?:pounds?|lbs?\.?)\s+of\s+(?!the\b|your\b|his\b|her\b)", re.I)
+_PER_TIME = {"day", "week", "month", "year", "night", "hour", "minute", "second", "shift",
+             "session", "visit", "trip", "run", "lap", "game", "round", "period"}
+
+
 @functools.lru_cache(maxsize=4096)  # keys repeat in every record of a large result
 def _segment_unit(segment: str, last: bool) -> Optional[Unit]:
     """The unit one segment of a key path names ("dimensions cm > height": the parent
@@ -166,8 +172,14 @@ def _segment_unit(segment: str, last: bool) -> Optional[Unit]:
     words = segment.replace("_", " ").split()
     if words[-1:] == ["ttl"] and last:
         return UNITS["sec"]  # a time to live is in seconds (DNS, caches, tokens)
-    if "per" in words:
-        return None  # a rate ("avg pace s per km", "fee usd per min") is neither unit
+    if "per" in words:  # a rate ("avg pace s per km", "fee usd per min") is neither unit;
+        #                 an amount for each of some things ("clay kg per student") is its own
+        i = words.index("per")
+        each = words[i + 1] if i + 1 < len(words) else ""
+        if not each or each[0].isdigit() or UNITS.get(each) is not None \
+                or each.rstrip("s") in _PER_TIME or i == 0:
+            return None
+        words = words[:i]
     for n in (3, 2, 1):
         if len(words) > n:
             tail = " ".join(words[-n:])
@@ -250,7 +262,8 @@ class Quantities:
                     converted.add(n.start)
                 continue
             equal = [(u, i) for v, u, i in self.found if abs(v - n.value) <= n.precision]
-            if not unit.ambiguous and equal and stated(n) and all(
+            plain = not unit.ambiguous or bool(_A_MASS_OF.match(sentence, n.end))
+            if plain and equal and stated(n) and all(
                     u.dim == unit.dim and u.name != unit.name for u, _ in equal):
                 changed = changed or self.lines[equal[0][1]]
                 changed_at.add(n.start)
