@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import socket
 import time
+from pathlib import Path
 
 import httpx
 import openai
@@ -749,6 +750,48 @@ def test_nights_a_count_times_a_price_and_an_elapsed_span_pass_and_changed_ones_
     text, g = verbatim_then_changed(client, "How is the kiln doing?", "kiln_status", kiln,
                                     right, "52 minutes", "42 minutes")
     assert "42 minutes" not in text, g["sentences"]
+
+
+def test_an_events_end_and_quantities_at_a_price_pass_and_changed_ones_stop(client,
+                                                                             placeholder):
+    """Through the server: a lesson's end (its start plus ``duration_min``) and skeins at a
+    price each were stopped before as values the tool result lacks; now they pass
+    verbatim, and the same sentences with a changed value are stopped."""
+    if placeholder:
+        pytest.skip("the default model is still the untrained placeholder")
+    lesson = json.dumps({"booking_ref": "SL-55210", "school": "Salt & Swell Surf School",
+                         "lesson": "Beginner group lesson", "date": "2025-07-26",
+                         "start": "09:00", "duration_min": 120, "instructor": "Keoni Alana"})
+    right = ("You're booked for a beginner group lesson with Salt & Swell Surf School on "
+             "Saturday, July 26, from 9:00 to 11:00 AM. Your instructor is Keoni Alana.")
+    text, g = verbatim_then_changed(client, "When is my surf lesson?", "surf_booking", lesson,
+                                    right, "11:00 AM", "11:30 AM")
+    assert "11:30" not in text, g["sentences"]
+    yarn = json.dumps({"order": "YW-1182", "lines": [
+        {"yarn": "Merino DK", "colour": "Foxglove", "skeins": 20, "price_each": 14.0},
+        {"yarn": "Merino DK", "colour": "Low Tide", "skeins": 15, "price_each": 14.0}]})
+    right = ("Your order YW-1182 has two Merino DK lines. The 20 skeins of Foxglove and 15 "
+             "of Low Tide at $14 each come to $490.")
+    text, g = verbatim_then_changed(client, "What does my yarn order cost?", "yarn_order",
+                                    yarn, right, "$490", "$504")
+    assert "$504" not in text, g["sentences"]
+
+
+def test_a_state_said_of_a_group_passes_and_named_records_given_it_are_stopped(
+        client, placeholder):
+    """Through the server: "Four of the six candidates passed" was matched to a candidate
+    who failed and stopped as a changed field before; now it reaches the client verbatim,
+    while the two candidates who failed, named as having passed, are still stopped."""
+    if placeholder:
+        pytest.skip("the default model is still the untrained placeholder")
+    grading = (Path(__file__).parent / "data" / "grading.json").read_text()
+    right = "Four of the six candidates passed Saturday's grading on May 17."
+    text, g = stream_tool_turn(client, "How did the grading go?", "grading_results", grading,
+                               right)
+    assert text == right, g["sentences"]
+    text, g = stream_tool_turn(client, "How did the grading go?", "grading_results", grading,
+                               right + " Owen Ruiz and Aarav Mehta both passed.")
+    assert "Owen Ruiz and Aarav Mehta both passed" not in text, g["sentences"]
 
 
 def test_a_total_kept_in_steps_passes_and_a_changed_step_is_stopped(client, placeholder):
