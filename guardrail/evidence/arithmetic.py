@@ -32,7 +32,7 @@ from guardrail.evidence.totals import (CHANCE, Column, Group, across, by_key, co
                                        within_record)
 from guardrail.evidence.spans import minutes_of, timed
 from guardrail.evidence.priced import priced
-from guardrail.evidence.values import Number, numbers, sort_of, word_after
+from guardrail.evidence.values import CURRENCY_SIGNS, Number, numbers, sort_of, word_after
 
 SUM = re.compile(r"\b(?:total|totals|totalling|totaling|in all|altogether|combined|together|"
                  r"sum|overall|all told|across|between (?:them|the two|both))\b", re.I)
@@ -162,7 +162,7 @@ def derived(sentence: str, n: Number, values: Sequence[float],
     shares = [m.value for m in anchored if m.percent and m.start != n.start]
     several = [m.value for m in said if m.start != n.start and 2 <= m.value <= 12
                and m.value.is_integer() and m.kind in ("number", "count") and not m.percent
-               and sort_of(sentence, m) not in ("$", "€", "£", "¥")]
+               and sort_of(sentence, m) not in CURRENCY_SIGNS]
     if _each_with(sentence, n, several, anchored) or priced(sentence, n, anchored) \
             or SUM.search(sentence) and across(n, records, counts):
         return True  # "$99 each plus the $3 fee, $510 for the five of you"; "1,380 gallons

@@ -20,25 +20,24 @@ import re
 from typing import Sequence
 
 from guardrail.evidence.totals import rarely
-from guardrail.evidence.values import Number, sort_of
+from guardrail.evidence.values import CURRENCY_SIGNS, Number, sort_of
 
 _EACH = re.compile(r"\b(?:each|apiece|per|a piece)\b|\bat\s+\S+\s+an?\b", re.I)
 _PER_THOUSAND = re.compile(r"\b(?:per|a|an|each|/)\s*(?:kilo(?:gram)?|kg|lit(?:er|re)|l|"
                            r"kilomet(?:er|re)|km)s?\b", re.I)
 _SMALL_UNIT = re.compile(r"\s*(?:g|grams?|ml|millilit(?:er|re)s?|m|met(?:er|re)s?)\b", re.I)
 _QUANTITIES = 6  # quantities a sum of two or three is looked for among
-_CURRENCY = ("$", "€", "£", "¥")
 
 
 def priced(sentence: str, n: Number, anchored: Sequence[Number]) -> bool:
     """``n`` (an amount) is quantities the sentence states times a price it states."""
     sort = sort_of(sentence, n)
-    if n.hedged or n.percent or sort not in _CURRENCY:
+    if n.hedged or n.percent or sort not in CURRENCY_SIGNS:
         return False
     prices = [m.value for m in anchored if m.start != n.start and not m.percent
               and sort_of(sentence, m) == sort and m.value > 0]
     quantities = [m for m in anchored if m.start != n.start and m.kind in ("number", "count")
-                  and not m.percent and sort_of(sentence, m) not in _CURRENCY
+                  and not m.percent and sort_of(sentence, m) not in CURRENCY_SIGNS
                   and m.value > 0 and m.value == int(m.value)]
     if not prices or not quantities or len(quantities) > _QUANTITIES:
         return False

@@ -93,10 +93,10 @@ class StoredValues:
         nums |= {float(y) for y, _, _ in days if y}
         hour = _HOUR_OF_DAY.search(text)  # ``hour ending: 18`` is 6 PM
         hours = {int(hour[1]) % 24 * 60} if hour and int(hour[1]) <= 24 else set()
-        hours |= {int(m[1]) * 60 + int(m[2]) for part in PARTS.split(text)
-                  if (m := _HHMM.search(part))}
-        clocks = {float(m[1]) for part in PARTS.split(text) if (m := _SECONDS.search(part))}
-        lengths = {float(m[2]) * (60 if m[1][0] in "hH" else 1) for part in PARTS.split(text)
+        parts = PARTS.split(text)  # read once for the keyed values below
+        hours |= {int(m[1]) * 60 + int(m[2]) for part in parts if (m := _HHMM.search(part))}
+        clocks = {float(m[1]) for part in parts if (m := _SECONDS.search(part))}
+        lengths = {float(m[2]) * (60 if m[1][0] in "hH" else 1) for part in parts
                    if (m := _LENGTH.search(part))}
         return cls(tuple(sorted(nums)), frozenset(stored_times(text) | hours), frozenset(days),
                    frozenset(), frozenset(clocks), frozenset(lengths))

@@ -296,11 +296,14 @@ def word_after(text: str, n: Number) -> str:
     return m[1].lower() if m else ""
 
 
+CURRENCY_SIGNS = frozenset("$€£¥")
+
+
 def sort_of(sentence: str, n: Number) -> str:
     """What a value is of: the currency sign before it or the word after it ("$", "kwh")."""
     if n.kind != "number":
         return n.kind
-    sign = next((c for c in sentence[max(0, n.start - 1):n.start + 1] if c in "$€£¥"), "")
+    sign = next((c for c in sentence[max(0, n.start - 1):n.start + 1] if c in CURRENCY_SIGNS), "")
     if sign:
         return sign
     return word_after(sentence, n)
