@@ -289,3 +289,18 @@ def test_sums_across_records_are_capped_however_wide_the_bound():
     n = numbers("between them $6,011.00 in all")[0]
     assert 12 ** 4 > ACROSS and not across(n, records)
     assert across(n, [r[:6] for r in records])  # 6^4 = 1,296 sums: tried
+
+
+def test_a_groups_total_where_the_sentence_counts_the_group_as_a_part_of_all():
+    """"Three of your six claims were denied": the part's size (three, before "of") is
+    the group's, though only the whole (six) is a count the grounding holds."""
+    claims = json.dumps({"claims": [
+        {"id": f"C-{i}", "billed_cents": b, "status": s} for i, (b, s) in enumerate(
+            [(28650, "paid"), (14200, "denied"), (41575, "paid"), (19830, "denied"),
+             (186400, "in_review"), (52000, "denied")])]})
+    said = "Three of your six claims were denied, totalling $860.30 in billed charges."
+    assert missing(claims, said) == []
+    assert missing(claims, said.replace("860.30", "806.30")) == [806.3]
+    # a part of another size names no group of these three
+    assert missing(claims, said.replace("Three", "Two")) == [860.3]
+    assert missing(claims, "Three of your six claims were paid, totalling $860.30.") == [860.3]

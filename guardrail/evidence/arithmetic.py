@@ -32,7 +32,8 @@ from guardrail.evidence.totals import (CHANCE, Column, Group, across, by_key, co
                                        within_record)
 from guardrail.evidence.spans import minutes_of, timed
 from guardrail.evidence.priced import priced
-from guardrail.evidence.values import CURRENCY_SIGNS, Number, numbers, sort_of, word_after
+from guardrail.evidence.values import (CURRENCY_SIGNS, Number, numbers, partitive, sort_of,
+                                       word_after)
 
 SUM = re.compile(r"\b(?:total|totals|totalling|totaling|in all|altogether|combined|together|"
                  r"sum|overall|all told|across|between (?:them|the two|both))\b", re.I)
@@ -167,7 +168,8 @@ def derived(sentence: str, n: Number, values: Sequence[float],
             or SUM.search(sentence) and across(n, records, counts):
         return True  # "$99 each plus the $3 fee, $510 for the five of you"; "1,380 gallons
         #              between the two lines" (750 and 630 in the two records it is about)
-    if totalled(sentence, n, columns, counts, named) or within_record(n, records) \
+    if totalled(sentence, n, columns, counts, named, partitive(sentence, n.start)) \
+            or within_record(n, records) \
             or share_of(n, shares, records, columns, sentence) \
             or counted_of(n, several, records) or key_total(sentence, n, columns, named):
         return True  # a key added up over the records, or two values of its record

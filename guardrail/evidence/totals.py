@@ -198,7 +198,8 @@ def groups(numeric: Numeric, shared: Shared) -> tuple[Group, ...]:
 
 
 def totalled(sentence: str, n: Number, columns: Sequence[Column],
-             counted: Sequence[int] = (), named: Sequence[Group] = ()) -> bool:
+             counted: Sequence[int] = (), named: Sequence[Group] = (),
+             parts: Sequence[int] = ()) -> bool:
     """``n`` is one key's total or mean over the records of ``columns``, or a sum of some
     of its values, exact to the digits written, converted to the unit written after
     ``n`` where the key names another, and only where the sums
@@ -206,12 +207,13 @@ def totalled(sentence: str, n: Number, columns: Sequence[Column],
     first, on their own count, then the partial sums on the count of all.  ``counted``:
     the counts in words the sentence states before ``n``, the only sizes of a partial
     sum or a group then tried; ``named``: the groups the sentence names (``groups``),
-    tried before all others."""
+    tried before all others; ``parts``: the sizes of the parts it counts before ``n``
+    ("Three of your six claims were denied, totalling $860.30"), a group's size too."""
     if n.kind not in ("number", "count", "duration") or n.percent or n.value <= 0:
         return False
     columns = [c for c in columns if _scale(sentence, n, c)]  # no other dimension is tried
     width = _width(n)
-    named = [g for g in named if not counted or g.size in counted]
+    named = [g for g in named if not counted or g.size in counted or g.size in parts]
     if named and len(named) * width <= CHANCE * n.value and any(
             _read(sentence, n, g.total, g.total.values[0]) for g in named):
         return True

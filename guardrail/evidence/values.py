@@ -289,6 +289,18 @@ def numbers(text: str) -> list[Number]:
     return sorted(out, key=lambda n: n.start)
 
 
+_PARTITIVE = re.compile(r"\b(\d+|" + "|".join(w for w, v in _WORD_NUMBERS.items() if 2 <= v <= 20)
+                        + r")\s+of\b", re.I)
+
+
+def partitive(text: str, before: int) -> list[int]:
+    """The sizes of the parts ``text`` counts before ``before`` ("Three of your six
+    claims", "2 of the invoices"), which ``numbers`` leaves out: a part is no count of a
+    thing the grounding would hold."""
+    return [int(m[1]) if m[1].isdigit() else int(_WORD_NUMBERS[m[1].lower()])
+            for m in _PARTITIVE.finditer(text, 0, before)]
+
+
 def word_after(text: str, n: Number) -> str:
     """The word right after a value, lower case: its unit or what it counts ("330
     metres", "12 stores", "144 kWh"); "" for none."""
