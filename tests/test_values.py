@@ -385,3 +385,26 @@ def test_that_weekday_is_said_of_the_last_date_before_it():
     # a sentence with a date of its own, or no date before: nothing to compare
     assert not weekday_changed("That Saturday, August 16, works too.", {(2025, 8, 16)}, before)
     assert not weekday_changed("A courier brings it that Saturday.", stored, "")
+
+
+def test_a_records_next_date_one_interval_on_where_its_key_says_how_often():
+    """``last_groom`` and ``rebook_interval_weeks: 8`` state the date it is due next
+    ("due on June 23"); months are calendar months; another date is still lacking, and
+    without the interval the date one is no date the record states."""
+    clients = {"as_of": "2025-06-30", "clients": [
+        {"pet": "Rufus", "last_groom": "2025-04-28", "rebook_interval_weeks": 8,
+         "next_booked": "2025-07-03"},
+        {"pet": "Kiwi", "last_groom": "2025-01-31", "service_interval_months": 1,
+         "next_booked": None}]}
+
+    def lacking(context, sentence):
+        ev = ContextEvidence.build([json.dumps(context)]).features(sentence)
+        return [sentence[n.start:n.end] for n in ev.missing_numbers]
+
+    assert lacking(clients, "Rufus was due on June 23.") == []
+    assert lacking(clients, "Kiwi was due on February 28.") == []
+    assert lacking(clients, "Rufus was due on June 24.") == ["June 24"]
+    assert lacking(clients, "Rufus was due on June 16.") == ["June 16"]
+    for client in clients["clients"]:
+        client.pop("rebook_interval_weeks", None)
+    assert lacking(clients, "Rufus was due on June 23.") == ["June 23"]

@@ -12,6 +12,8 @@ The sentence side, how answers write values, is values.py.
 
 from __future__ import annotations
 
+import calendar
+import datetime
 import re
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -41,6 +43,10 @@ _SCALED_UNIT = re.compile(r"\bunits?\s*:\s*(?:x\s*|×\s*)?(?:10\^?([369])|10([³
                           r"((?-i:[KM]))/(?:u|µ|mc)?l\b)", re.I)  # not m/s
 _SUPERSCRIPT = {"³": 3, "⁶": 6, "⁹": 9}
 _ENDS_FROM = 3
+# how often a record's event recurs, under a key that says so (``rebook_interval_weeks:
+# 8``, ``service every months: 6``): its dates that far on are dates it states
+_INTERVAL = re.compile(r"\b(?:interval|every|period|cycle|frequency|recurrence)\b[^:>]*?"
+                       r"\b(day|week|month)s?\s*:\s*(\d{1,3})\s*$", re.I)
 """A record with more times than this says nothing of which of them an event starts at."""
 
 
@@ -73,6 +79,8 @@ class StoredValues:
     clocks: frozenset[float] = frozenset()  # spans in seconds, as "m:ss" reads them
     lengths: frozenset[float] = frozenset()  # how long its events last, in minutes
     ends: frozenset[int] = frozenset()  # the times they end (``ended``), read as stated
+    intervals: frozenset[tuple[str, int]] = frozenset()  # how often they recur ("week", 8)
+    dues: frozenset[tuple[int, int, int]] = frozenset()  # their dates one interval on (``due``)
 
     @classmethod
     def of(cls, text: str, key: str = "") -> "StoredValues":
@@ -98,8 +106,10 @@ class StoredValues:
         clocks = {float(m[1]) for part in parts if (m := _SECONDS.search(part))}
         lengths = {float(m[2]) * (60 if m[1][0] in "hH" else 1) for part in parts
                    if (m := _LENGTH.search(part))}
+        intervals = {(m[1].lower(), int(m[2])) for part in parts if (m := _INTERVAL.search(part))}
         return cls(tuple(sorted(nums)), frozenset(stored_times(text) | hours), frozenset(days),
-                   frozenset(), frozenset(clocks), frozenset(lengths))
+                   frozenset(), frozenset(clocks), frozenset(lengths), frozenset(),
+                   frozenset(intervals))
 
     @classmethod
     def union(cls, parts: Sequence["StoredValues"], counts: frozenset[int] = frozenset()
@@ -109,14 +119,17 @@ class StoredValues:
                    frozenset().union(*(p.dates for p in parts)), counts,
                    frozenset().union(*(p.clocks for p in parts)),
                    frozenset().union(*(p.lengths for p in parts)),
-                   frozenset().union(*(p.ends for p in parts)))
+                   frozenset().union(*(p.ends for p in parts)),
+                   frozenset().union(*(p.intervals for p in parts)),
+                   frozenset().union(*(p.dues for p in parts)))
 
     @classmethod
     def record(cls, parts: Sequence["StoredValues"], texts: Sequence[str]) -> "StoredValues":
         """A record's values (``parts``, of its lines ``texts``), with the times its events
-        end (``ended``) and, where its unit names a scale (``unit: 10^3/uL``), its numbers
-        in units too: "11.8 thousand per microliter" for ``value: 11.8``."""
-        values = cls.union(parts).ended()
+        end (``ended``), the dates it recurs on next (``due``) and, where its unit names a
+        scale (``unit: 10^3/uL``), its numbers in units too: "11.8 thousand per
+        microliter" for ``value: 11.8``."""
+        values = cls.union(parts).ended().due()
         scale = next((m for t in texts if (m := _SCALED_UNIT.search(t))), None)
         if scale is None:
             return values
@@ -136,6 +149,28 @@ class StoredValues:
         ends = {round(t + d) % 1440 for t in self.times for d in self.lengths}
         return replace(self, ends=frozenset(ends))
 
+    def due(self) -> "StoredValues":
+        """A record's values with its dates one interval on, where it says how often its
+        event recurs (``last_groom: 2025-04-28``, ``rebook_interval_weeks: 8``: "due on
+        June 23").  Only for one interval and at most ``_ENDS_FROM`` dates, as ``ended``."""
+        if len(self.intervals) != 1 or not 0 < len(self.dates) <= _ENDS_FROM:
+            return self
+        (unit, k), = self.intervals
+        dues = set()
+        for y, m, d in self.dates:
+            if not (y and m and d):
+                continue
+            if unit == "month":
+                y2, m2 = divmod(m - 1 + k, 12)
+                y2, m2 = y + y2, m2 + 1
+                day = min(d, calendar.monthrange(y2, m2)[1])
+            else:
+                on = datetime.date(y, m, d) + datetime.timedelta(days=k * (7 if unit == "week"
+                                                                           else 1))
+                y2, m2, day = on.year, on.month, on.day
+            dues.add((y2, m2, day))
+        return replace(self, dues=frozenset(dues))
+
     def has(self, n: Number) -> bool:
         if n.kind == "time":  # "just after 5 PM" for 17:02; "3:17 PM", not "3:17:44", for 15:17:42
             return n.value in self.times or n.value in self.clocks or n.value in self.ends or \
@@ -144,7 +179,8 @@ class StoredValues:
                 abs(n.value - t) <= 15 for t in self.times)
         if n.kind == "date":
             v = int(n.value)
-            return date_matches((v // 10000, v // 100 % 100, v % 100), set(self.dates))
+            return date_matches((v // 10000, v // 100 % 100, v % 100), set(self.dates)) or \
+                date_matches((v // 10000, v // 100 % 100, v % 100), set(self.dues))
         if n.kind == "duration":  # minutes, hours, seconds or ms ("about 1.2 h": 4410388.1 ms)
             return any(_matches(Number(n.value * k, 0, 0, n.precision * k, n.hedged, False),
                                 self.numbers) for k in (1.0, 1 / 60, 60.0, 60000.0))
