@@ -810,3 +810,33 @@ def test_a_total_kept_in_steps_passes_and_a_changed_step_is_stopped(client, plac
     text, g = verbatim_then_changed(client, "What does my scan order cost?", "scan_order",
                                     order, right, "$40.50", "$41.50")
     assert "$41.50" not in text, g["sentences"]
+
+
+def test_a_next_due_date_and_a_groups_total_counted_as_a_part_pass_and_changed_ones_stop(
+        client, placeholder):
+    """Through the server: a date one interval after a record's last visit (``last_groom``
+    plus ``rebook_interval_weeks``), and the total of a group the sentence counts as a part
+    ("Two of your four claims were denied, totalling ...") were stopped before as values
+    the tool result lacks; now they pass verbatim, and the same sentences with a changed
+    value are stopped."""
+    if placeholder:
+        pytest.skip("the default model is still the untrained placeholder")
+    salon = json.dumps({"salon": "Sudsy Paws", "as_of": "2025-06-30", "clients": [
+        {"pet": "Rufus", "owner": "Tom Beck", "last_groom": "2025-04-28",
+         "rebook_interval_weeks": 8, "next_booked": "2025-07-03"},
+        {"pet": "Mochi", "owner": "Grace Lin", "last_groom": "2025-05-12",
+         "rebook_interval_weeks": 6, "next_booked": None}]})
+    right = ("Rufus was due for a groom on June 23. Tom Beck has him booked for Thursday, "
+             "July 3.")
+    text, g = verbatim_then_changed(client, "When is Rufus due?", "grooming_clients", salon,
+                                    right, "June 23", "June 25")
+    assert "June 25" not in text, g["sentences"]
+    claims = json.dumps({"claims": [
+        {"id": "CLM-1", "pet": "Rufus", "billed_cents": 28650, "status": "paid"},
+        {"id": "CLM-2", "pet": "Rufus", "billed_cents": 14200, "status": "denied"},
+        {"id": "CLM-3", "pet": "Hazel", "billed_cents": 41575, "status": "paid"},
+        {"id": "CLM-4", "pet": "Hazel", "billed_cents": 19830, "status": "denied"}]})
+    right = "Two of your four claims were denied, totalling $340.30 in billed charges."
+    text, g = verbatim_then_changed(client, "Which claims were denied?", "pet_claims", claims,
+                                    right, "$340.30", "$430.30")
+    assert "$430.30" not in text, g["sentences"]
