@@ -304,3 +304,18 @@ def test_a_groups_total_where_the_sentence_counts_the_group_as_a_part_of_all():
     # a part of another size names no group of these three
     assert missing(claims, said.replace("Three", "Two")) == [860.3]
     assert missing(claims, "Three of your six claims were paid, totalling $860.30.") == [860.3]
+
+
+def test_a_keys_total_over_the_records_a_yes_no_key_holds_yes_for():
+    """"the four stations that are renting ... 12 e-bikes": ``ebikes available`` added up
+    over the records with ``renting: yes`` (a hyphen in the sentence's word, none in the
+    key); the records holding no name no group."""
+    docks = json.dumps({"stations": [
+        {"station": s, "ebikes_available": e, "renting": r} for s, e, r in (
+            ("Harbor Square", 0, "yes"), ("Pier 7", 6, "yes"), ("Custom House", 5, "yes"),
+            ("Ferry West", 2, "no"), ("Dockside", 1, "yes"))]})
+    said = "Across the four stations that are renting, there are 12 e-bikes available."
+    assert missing(docks, said) == []
+    assert missing(docks, said.replace("12", "13")) == [13.0]
+    # a negated sentence names no yes group, and the records holding no name no group
+    assert missing(docks, "The station that is not renting has 12 e-bikes.") == [12.0]

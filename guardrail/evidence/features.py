@@ -286,6 +286,7 @@ class ContextEvidence:
         words = content_words(sentence)
         stems = [stem(w) for w in words]
         distinct = set(stems)
+        neg = any(w.lower() in NEGATIONS for w in WORD.findall(sentence))
         where = self._where.about(sentence, stems, nums, before)
         about, gap = where.records, self._where.gap(where)
         unread = [n for n in nums if not (n.start in units.converted or self._stated(n)
@@ -304,7 +305,7 @@ class ContextEvidence:
             times = self.stored.times if len(self.stored.times) <= 12 or not about else \
                 frozenset().union(*(self._record_values[r].times for r in about
                                     if r in self._record_values))  # "six minutes after"
-            columns, named = (self.fields.columns, self.fields.named_groups(distinct)) \
+            columns, named = (self.fields.columns, self.fields.named_groups(distinct, neg)) \
                 if self.fields else ((), ())
             for _ in range(2):  # then from what the first pass worked out ("285 min, or 4 h 45")
                 anchored = [n for n in nums if n not in unread or n.start in worked]
@@ -342,7 +343,6 @@ class ContextEvidence:
                  and not re.search(r"\d\s?$", sentence[max(0, m.start() - 2):m.start()])]
         missing_names = sum(1 for w in names if w.lower() not in self.lower
                             and stem(w) not in known)
-        neg = any(w.lower() in NEGATIONS for w in WORD.findall(sentence))
         mismatch = best_i is not None and neg != self._negated[best_i]
         check = field_check(self.fields, sentence, [n for n in nums if n.start not in worked],
                             about, worked)  # a group's state: every record (group_states.py)

@@ -31,8 +31,7 @@ from guardrail.evidence import units
 from guardrail.evidence.arithmetic import MEAN as _MEAN, SUM as _SUM, remainders
 from guardrail.evidence.totals import Group, by_key, columns_of, groups
 from guardrail.evidence.currency import mentioned, minor_units
-from guardrail.evidence.field import (Field, FieldCheck, comparable, keyed, states,
-                                     whole_after_of)
+from guardrail.evidence.field import Field, FieldCheck, comparable, keyed, states, whole_after_of
 from guardrail.evidence.keys import (CLAUSE, WORDS, Stem, clause_negated, clauses, echo, has,
                                     key_stems, naming, negated_words, pairs)
 from guardrail.evidence.lexicon import CALENDAR, FLAGS, NULLS, OPPOSITES, REVERSE, STATE
@@ -138,9 +137,10 @@ class Fields:
         """The stems of the values of ``records`` (their names, states, ...)."""
         return set().union(*(self._record_words.get(r, set()) for r in records))
 
-    def named_groups(self, stems: Collection[str]) -> tuple[Group, ...]:
-        """The groups of records whose shared value the sentence names (totals.py)."""
-        return tuple(g for words, g in self._groups if all(w in stems for w in words))
+    def named_groups(self, stems: Collection[str], negated: bool = False) -> tuple[Group, ...]:
+        """The groups whose shared value the sentence names; a negated one, no yes/no's yes."""
+        return tuple(g for words, g in self._groups if all(w in stems for w in words)
+                     and not (negated and g.flag))
 
     def check(self, sentence: str, nums: Sequence[Number],
               about: Optional[set[int]] = None, worked: Collection[int] = ()) -> FieldCheck:

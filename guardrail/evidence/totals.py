@@ -43,7 +43,7 @@ from typing import Collection, NamedTuple, Sequence
 
 from guardrail.evidence import units
 from guardrail.evidence.stored import names_cents
-from guardrail.evidence.values import Number, numbers, word_after
+from guardrail.evidence.values import Number, numbers
 
 
 class Column(NamedTuple):
@@ -125,18 +125,28 @@ class Group(NamedTuple):
     named: frozenset[str]   # the stems of the shared value ("doctor", "border")
     total: Column           # the key and its total, one value
     size: int               # how many records share the value
+    flag: bool = False      # the value is a yes/no key's yes, named by the key's words
 
 
+_HYPHENED = re.compile(r"\s*([A-Za-z]+(?:-[A-Za-z]+)*)")
+_NO = frozenset({" no"})  # the records a yes/no key holds no for: no sentence's words
 Numeric = dict[str, dict[int, float]]   # key -> record -> its one number
 Shared = dict[str, dict[frozenset[str], set[int]]]   # key -> value's words -> records
 
 
 def by_key(fields: Sequence) -> tuple[Numeric, Shared]:
     """One pass over a tool result's ``Field``s (field.py): per key, each record's one
-    number, and the records holding each short value in words."""
+    number, and the records holding each short value in words (a yes/no key's yes: the
+    key's own words)."""
     numeric: Numeric = {}
     shared: Shared = {}
     for f in fields:
+        if f.flag is not None and f.record >= 0 and not f.listed:
+            # a yes/no key names the records it holds yes for ("the four stations that
+            # are renting": ``renting: yes``); those holding no, no words name
+            key = f.path.rsplit(" > ", 1)[-1]
+            shared.setdefault(key, {}).setdefault(f.key if f.flag else _NO, set()).add(
+                f.record)
         if f.record < 0 or f.listed or f.flag is not None or f.values.dates:
             continue
         key = f.path.rsplit(" > ", 1)[-1]
@@ -187,13 +197,15 @@ def groups(numeric: Numeric, shared: Shared) -> tuple[Group, ...]:
     for key, by_value in shared.items():
         if len(by_value) < 2:
             continue  # one value in every record names no group
+        flag = _NO in by_value
         for named, records in by_value.items():
             for other, per_record in numeric.items() if len(records) >= 2 else ():
                 if records <= per_record.keys():
                     total = sum(per_record[r] for r in records)
-                    out.append(Group(named, Column(other, (total,)), len(records)))
+                    out.append(Group(named, Column(other, (total,)), len(records), flag))
                     if names_cents(other):
-                        out.append(Group(named, Column(other, (total / 100,)), len(records)))
+                        out.append(Group(named, Column(other, (total / 100,)), len(records),
+                                         flag))
     return tuple(out)
 
 
@@ -314,7 +326,8 @@ def key_total(sentence: str, n: Number, columns: Sequence[Column],
     group the sentence names ("Eastside Depot ... 699 kg from 13 bins": ``bins emptied``
     over Eastside's pickups) or over all, exact: a sum or two tried, the key the sentence
     names, so a changed count is no total of another key."""
-    after = word_after(sentence, n)[:5]
+    m = _HYPHENED.match(sentence, n.end)  # "12 e-bikes" names ``ebikes available``
+    after = m[1].lower().replace("-", "")[:5] if m else ""
     if n.hedged or n.percent or len(after) < 4 or not n.value.is_integer():
         return False
 
