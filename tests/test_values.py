@@ -408,3 +408,10 @@ def test_a_records_next_date_one_interval_on_where_its_key_says_how_often():
     for client in clients["clients"]:
         client.pop("rebook_interval_weeks", None)
     assert lacking(clients, "Rufus was due on June 23.") == ["June 23"]
+
+
+def test_a_date_no_calendar_has_gives_no_next_date_and_no_error():
+    from guardrail.evidence.stored import StoredValues
+    values = StoredValues((), frozenset(), frozenset({(0, 3, 4), (2025, 1, 31)}), frozenset(),
+                          intervals=frozenset({("month", 1)}))
+    assert values.due().dues == {(2025, 2, 28)}

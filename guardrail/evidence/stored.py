@@ -43,11 +43,11 @@ _SCALED_UNIT = re.compile(r"\bunits?\s*:\s*(?:x\s*|×\s*)?(?:10\^?([369])|10([³
                           r"((?-i:[KM]))/(?:u|µ|mc)?l\b)", re.I)  # not m/s
 _SUPERSCRIPT = {"³": 3, "⁶": 6, "⁹": 9}
 _ENDS_FROM = 3
+"""A record with more times than this says nothing of which of them an event starts at."""
 # how often a record's event recurs, under a key that says so (``rebook_interval_weeks:
 # 8``, ``service every months: 6``): its dates that far on are dates it states
 _INTERVAL = re.compile(r"\b(?:interval|every|period|cycle|frequency|recurrence)\b[^:>]*?"
                        r"\b(day|week|month)s?\s*:\s*(\d{1,3})\s*$", re.I)
-"""A record with more times than this says nothing of which of them an event starts at."""
 
 
 def names_cents(key: str) -> bool:
@@ -158,17 +158,17 @@ class StoredValues:
         (unit, k), = self.intervals
         dues = set()
         for y, m, d in self.dates:
-            if not (y and m and d):
+            try:  # (a date no calendar has, "2025-02-30", has no next one)
+                if unit == "month":
+                    y2, m2 = divmod(m - 1 + k, 12)
+                    y2, m2 = y + y2, m2 + 1
+                    on = datetime.date(y2, m2, min(d, calendar.monthrange(y2, m2)[1]))
+                else:
+                    on = datetime.date(y, m, d) + datetime.timedelta(
+                        days=k * (7 if unit == "week" else 1))
+            except (ValueError, OverflowError):
                 continue
-            if unit == "month":
-                y2, m2 = divmod(m - 1 + k, 12)
-                y2, m2 = y + y2, m2 + 1
-                day = min(d, calendar.monthrange(y2, m2)[1])
-            else:
-                on = datetime.date(y, m, d) + datetime.timedelta(days=k * (7 if unit == "week"
-                                                                           else 1))
-                y2, m2, day = on.year, on.month, on.day
-            dues.add((y2, m2, day))
+            dues.add((on.year, on.month, on.day))
         return replace(self, dues=frozenset(dues))
 
     def has(self, n: Number) -> bool:
