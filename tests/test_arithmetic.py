@@ -511,3 +511,21 @@ def test_a_share_of_what_a_key_adds_up_to_over_the_records():
     said = "White-tailed deer dominated with 48 events, about "
     assert missing(survey, said + "41% of the total.") == []   # 48 of 117
     assert missing(survey, said + "60% of the total.") == [60]
+
+
+def test_a_count_of_the_items_a_sentence_lists_after_a_colon():
+    """"Three entries caught my eye: A, then B, followed by C": the count is how many
+    items follow (commas, "and", "then", "followed by"); a list of another length, or an
+    item with a comma in it, leaves the count a value the result lacks."""
+    ev = ContextEvidence.build(["vendor,amount,date,receipt\nStaples,87.43,2025-02-07,no\n"
+                                "Uber,23.10,2025-02-19,no\nDelta,412.00,2025-02-11,yes\n"
+                                "Hilton,250.00,2025-02-12,yes\nLyft,18.20,2025-02-13,yes\n"
+                                "Avis,96.00,2025-02-14,yes\n"])
+    said = ("Three entries caught my eye: the Staples purchase, then the Uber ride on "
+            "February 19, followed by the Delta flight.")
+    assert missing(ev, said) == []
+    assert missing(ev, said.replace("Three", "Five")) == [5.0]
+    assert missing(ev, "Two entries caught my eye: the Staples purchase and the Uber "
+                       "ride.") == []
+    assert missing(ev, "Two entries caught my eye: the Staples purchase, on February 7, and "
+                       "the Uber ride.") == [2.0]

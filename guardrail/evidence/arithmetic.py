@@ -27,6 +27,7 @@ import re
 from typing import Collection, Optional, Sequence
 
 from guardrail.evidence import units
+from guardrail.evidence.listing import enumerated
 from guardrail.evidence.totals import (CHANCE, Column, Group, across, by_key, columns_of,
                                        counted_of, key_total, share_of, totalled,
                                        within_record)
@@ -157,7 +158,7 @@ def derived(sentence: str, n: Number, values: Sequence[float],
     states; ``named``: the groups of records it names (totals.py)."""
     said = numbers(sentence) if said is None else said
     if timed(sentence, n, times, said) or _shown(sentence, n, anchored) \
-            or _itemised(sentence, n, said, anchored):
+            or _itemised(sentence, n, said, anchored) or enumerated(sentence, n):
         return True
     counts = [int(m.value) for m in said if m.kind == "count" and m.start < n.start]
     shares = [m.value for m in anchored if m.percent and m.start != n.start]

@@ -7,6 +7,7 @@
     record_blocks(t)    a key-value text's records (blank-line separated blocks or nested
                         list items), or None
     is_key_value(t)     most lines ``key: value`` (a tool result written as text)
+    enumerated(s, n)    a sentence's count ``n`` is how many items it lists after a colon
 """
 
 from __future__ import annotations
@@ -23,6 +24,25 @@ _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 def _items(value: str) -> int:
     parts = [p for p in re.split(r",\s*(?:and\s+|or\s+)?|\s+and\s+", value) if p.strip()]
     return len(parts)
+
+
+_ITEM_BREAK = re.compile(r",\s*(?:and\s+|or\s+|followed by\s+|then\s+)?|\s+and\s+|;\s*")
+
+
+def enumerated(sentence: str, n) -> bool:
+    """``n`` (a count in words, ``values.Number``) is how many items the sentence lists
+    after a colon that follows it ("Two entries are missing receipts: the $87.43 Staples
+    purchase on February 7 and the Uber ride on February 19."), split at commas, "and"
+    and "followed by".  Each item is a claim of its own; the count only says how many
+    there are.  An item with a comma in it splits in two, so that list is no evidence."""
+    if n.kind != "count" or not 2 <= n.value <= 9 or not n.value.is_integer():
+        return False
+    colon = sentence.find(":", n.end)
+    rest = sentence[colon + 1:].strip().rstrip(".!?").strip() if colon >= 0 else ""
+    if not rest or re.search(r"(?<!\d):|:(?!\d)", rest) or re.search(
+            r"\d:\d", sentence[n.end:colon + 2]):
+        return False  # no list after it, a second one, or the colon of a time of day
+    return len([p for p in _ITEM_BREAK.split(rest) if p.strip()]) == n.value
 
 
 def rendered_counts(doc: str, format: str, lines: list[str]) -> set[int]:
