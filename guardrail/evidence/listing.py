@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from guardrail.evidence.values import Number
+
 _KEY_VALUE = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?\**[\w][\w ()/#.\-]{0,40}"
                         r"(?::\*\*|\*\*:|:)\s+\S.{0,160}$")  # short: not a passage
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\S")
@@ -29,12 +31,13 @@ def _items(value: str) -> int:
 _ITEM_BREAK = re.compile(r",\s*(?:and\s+|or\s+|followed by\s+|then\s+)?|\s+and\s+|;\s*")
 
 
-def enumerated(sentence: str, n) -> bool:
-    """``n`` (a count in words, ``values.Number``) is how many items the sentence lists
+def enumerated(sentence: str, n: Number) -> bool:
+    """``n`` (a count in words) is how many items the sentence lists
     after a colon that follows it ("Two entries are missing receipts: the $87.43 Staples
     purchase on February 7 and the Uber ride on February 19."), split at commas, "and"
     and "followed by".  Each item is a claim of its own; the count only says how many
-    there are.  An item with a comma in it splits in two, so that list is no evidence."""
+    there are.  An item with a comma in it splits in two: such a list reads longer than
+    it is."""
     if n.kind != "count" or not 2 <= n.value <= 9 or not n.value.is_integer():
         return False
     colon = sentence.find(":", n.end)
