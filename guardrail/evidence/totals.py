@@ -141,15 +141,14 @@ def by_key(fields: Sequence) -> tuple[Numeric, Shared]:
     numeric: Numeric = {}
     shared: Shared = {}
     for f in fields:
+        key = f.path.rsplit(" > ", 1)[-1]
         if f.flag is not None and f.record >= 0 and not f.listed:
             # a yes/no key names the records it holds yes for ("the four stations that
             # are renting": ``renting: yes``); those holding no, no words name
-            key = f.path.rsplit(" > ", 1)[-1]
             shared.setdefault(key, {}).setdefault(f.key if f.flag else _NO, set()).add(
                 f.record)
         if f.record < 0 or f.listed or f.flag is not None or f.values.dates:
             continue
-        key = f.path.rsplit(" > ", 1)[-1]
         nums = [m for m in numbers(f.value) if m.kind == "number"]
         if len(nums) == 1:
             numeric.setdefault(key, {})[f.record] = nums[0].value
