@@ -5,6 +5,7 @@
     states(sentence, n, f)     ``n`` is the field's value, in its units or in others
     keyed(sentence, n, f)      ``n`` is what the key itself names ("24h"), not its value
     whole_after_of(sentence, n)  ``n`` is a whole ("four of the five"), not a part
+    attributive(sentence, n)   a date before what it names ("your March 11 claim")
     comparable(n, f)           ``n`` is of the field's sort (a share for a share)
 """
 
@@ -25,6 +26,8 @@ _TIME_KEY = re.compile(r"(?<![^\W_])(?:s|sec|secs|seconds?|ms|min|mins|minutes?|
                        r"days?|d|duration|time|eta|age|latency|elapsed|wait|uptime)(?![^\W_])",
                        re.I)
 _WHOLE_AFTER_OF = re.compile(r"\bof\s+(?:the|its|their|your|his|her|our|all)?\s*$", re.I)
+_ATTRIBUTIVE = re.compile(r"\b(?:your|the|this|that|its|their|his|her|our|my)\s+$", re.I)
+_NOUN_AFTER = re.compile(r"\s+(?!(?:at|on|in|to|from|until|by|and|or|is|was|for)\b)[a-z]")
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,12 @@ def keyed(sentence: str, n: Number, f: Field) -> bool:
 def whole_after_of(sentence: str, n: Number) -> bool:
     """``n`` is the whole a part is said of ("Four of the five checks passed")."""
     return n.kind in ("number", "count") and bool(_WHOLE_AFTER_OF.search(sentence, 0, n.start))
+
+
+def attributive(sentence: str, n: Number) -> bool:
+    """A date or time before the thing it names says which one ("Your March 11 claim
+    has been processed"): it does not state the date of the key the sentence names."""
+    return bool(_ATTRIBUTIVE.search(sentence[:n.start]) and _NOUN_AFTER.match(sentence, n.end))
 
 
 def comparable(n: Number, f: Field, sentence: str = "") -> bool:

@@ -31,10 +31,12 @@ from guardrail.evidence import units
 from guardrail.evidence.arithmetic import MEAN as _MEAN, SUM as _SUM, remainders
 from guardrail.evidence.totals import Group, by_key, columns_of, groups
 from guardrail.evidence.currency import mentioned, minor_units
-from guardrail.evidence.field import Field, FieldCheck, comparable, keyed, states, whole_after_of
-from guardrail.evidence.keys import (CLAUSE, WORDS, Stem, clause_negated, clauses, echo, has,
-                                    key_stems, naming, negated_words, pairs)
-from guardrail.evidence.lexicon import CALENDAR, FLAGS, NULLS, OPPOSITES, REVERSE, STATE
+from guardrail.evidence.field import (Field, FieldCheck, attributive, comparable, keyed, states,
+                                     whole_after_of)
+from guardrail.evidence.keys import (CLAUSE, WORDS, Stem, clause_asks, clause_negated, clauses,
+                                    echo, has, joined, key_stems, name_words, naming,
+                                    negated_words, pairs)
+from guardrail.evidence.lexicon import FLAGS, NULLS, OPPOSITES, REVERSE, STATE
 from guardrail.evidence.stored import StoredValues
 from guardrail.evidence.values import Number
 
@@ -130,8 +132,9 @@ class Fields:
         self.remainders = remainders(self.fields)
         self._records = len({r for r in records if r >= 0})
         self._text = "\n".join(lines).lower()
-        self._key_stems = frozenset(stem(w) for path, _, _, _ in found
-                                    for w in WORDS.findall(path.replace("_", " ")))
+        # no names: stopwords and the keys' words ("SSO" for ``sso_provider``)
+        self._not_names = stopwords | frozenset(
+            stem(w) for path, _, _, _ in found for w in WORDS.findall(path.replace("_", " ")))
 
     def words_of(self, records: Collection[int]) -> set[str]:
         """The stems of the values of ``records`` (their names, states, ...)."""
@@ -149,7 +152,7 @@ class Fields:
         of ``nums``)."""
         words = WORDS.findall(sentence.replace("-", " "))
         stems, negated, said = naming(sentence, self.stem)
-        names = self._names(sentence)
+        names = name_words(sentence, self.stem, self._not_names)
         candidates = {j for s in stems | negated for j in self._by_prefix.get(s[:4], ())}
         named = [self.fields[j] for j in sorted(candidates)
                  if (about is None or self.fields[j].record in about or
@@ -175,8 +178,12 @@ class Fields:
             at = [i for i, (_, _, st) in enumerate(parts) if any(has(k, st) for k in f.key)]
             apart = {i for i in at if any(parts[i][0] <= w < parts[i][1] for w in worked)
                      or _COMPARED.search(sentence, parts[i][0], parts[i][1])}
+            # the next clause, unless it names a field of its own ("Jonah had the fewest
+            # pages, but his 6.7-minute average acknowledgment time was the slowest")
             scope = [parts[j][:2] for i in at if i not in apart for j in (i, i + 1)
-                     if j < len(parts)] or ([] if apart else [(0, len(sentence))])
+                     if j < len(parts) and (j == i or not any(
+                         g.key != f.key and all(has(k, parts[j][2]) for k in g.key)
+                         for g in named))] or ([] if apart else [(0, len(sentence))])
             inside = [n for n in nums if any(a <= n.start < b for a, b in scope)]
             v = self._verdict(f, sentence, inside, stems, negated,
                               {w for w, at in names if any(a <= at < b for a, b in scope)}, held,
@@ -200,8 +207,13 @@ class Fields:
                 if about is None or r in about or r == -1)
         line = self.lines[changed[0][0][1].line] if changed else None
         if line is None and about is not None:
-            line = self._swapped(stems - negated_words(words, self.stem), about,
-                                 {w.lower() for w in words}) or self._swapped_value(nums, about)
+            # of several sentences joined in one, those that name something of the record:
+            # "the sink was fixed, and the ant request was cancelled" gives the sink no
+            # other state (a list, "navy, teal and graphite", is one)
+            own = [st for st in joined(sentence, self.stem) if st & self.words_of(about)]
+            line = self._swapped((set().union(*own) if own else stems) - negated_words(
+                words, self.stem), about, {w.lower() for w in words}) or self._swapped_value(
+                nums, about)
         line = line or self._currency(sentence, about) or self._opposite(
             [m[3].lower() for m in STATE.finditer(sentence) if not (m[1] or m[2])], said, about)
         return FieldCheck(line, agreed and line is None)
@@ -223,22 +235,6 @@ class Fields:
                             about is None or f.record in about):
                         return self.lines[f.line]
         return None
-
-    def _names(self, sentence: str) -> list[tuple[str, int]]:
-        """Stems of the words that name things, with where they stand: capitalised and
-        not the first word (unless a capitalised word follows it: "Noa Kapoor is ..."),
-        nor a month or a day, nor a key's word ("SSO" for ``sso_provider``), nor a unit
-        after a number ("9:33 AM", "150 kW")."""
-        out = []
-        found = list(WORDS.finditer(sentence.replace("-", " ")))
-        for i, m in enumerate(found):
-            w = m[0]
-            if (i or len(found) > 1 and found[1][0][0].isupper()) and w[0].isupper() \
-                    and w.lower() not in CALENDAR and w.lower() not in self.stopwords \
-                    and not re.search(r"\d\s?$", sentence[max(0, m.start() - 2):m.start()]) \
-                    and (s := self.stem(w)) not in self._key_stems:
-                out.append((s, m.start()))
-        return out
 
     def _currency(self, sentence: str, about: Optional[set[int]]) -> Optional[str]:
         """The line of the currency of the record the sentence is about (None: of the
@@ -317,6 +313,8 @@ class Fields:
                                                   for k in f.key)]
                 if not whole:
                     return None
+            if clause_asks(sentence, f.key, self.stem):
+                return None
             by_prefix = any(has(k, negated) and not has(k, stems - negated) for k in f.key)
             return f.flag != (by_prefix or clause_negated(sentence, f.key, self.stem))
         if _GLUED.fullmatch(f.value.strip()):  # "seat 8A" for ``seat: 14C``: as written
@@ -359,6 +357,7 @@ class Fields:
             # a holder is named by its key or by its path's own words ("closes for
             # lunch from 1:30" names ``pharmacy lunch closure > start: 13:30``)
             return False if holders and all(n.kind in ("date", "time") and not n.hedged
+                                            and not attributive(sentence, n)
                                             for n in mine) and not any(
                 any(has(k, stems | negated) for k in g.key | self._path_words(g, f))
                 for g in holders) else None

@@ -4,20 +4,23 @@ and a sentence's clauses (where what it says of a key stands).
     pairs("a > b > key: value; k: v")   -> [("a > b > key", "value"), ("k", "v")]
     key_stems(path, stem, stopwords)    the stems that name a field
     has(key_stem, stems)                a sentence's stems hold a key's stem
+    name_words(sentence, stem, ignored) the words naming things, where they stand
     clauses(sentence, stem)             (start, end, stems) of each clause
+    joined(sentence, stem)              the stems of each sentence joined in it
     naming(text, stem)                  the stems a text names keys by, plainly or negated
     negated_words(words, stem)          the stems a negation governs
     clause_negated(sentence, key, stem) the clause naming a key is negated
+    clause_asks(sentence, key, stem)    the clause naming a key asks for it ("still needs")
 """
 
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Collection, Iterable, Sequence
 
 from guardrail.evidence import units
-from guardrail.evidence.lexicon import (GENERIC, IDENTITY, NEGATIONS, NOT_NAMING, OPPOSITES,
-                                        PHRASES, SAME, UNITS)
+from guardrail.evidence.lexicon import (CALENDAR, GENERIC, IDENTITY, NEGATIONS, NOT_NAMING,
+                                        OPPOSITES, PHRASES, SAME, TITLES, UNITS, ZONES)
 from guardrail.evidence.values import PARTS
 
 # a key, or a path of keys ("a > b > key", each up to 60 characters): deep JSON paths
@@ -25,6 +28,11 @@ from guardrail.evidence.values import PARTS
 _KEY_VALUE = re.compile(r"^(?P<key>(?:[^:>]{1,60}? > ){0,16}[^:>]{1,60}?):\s+(?P<value>\S.*)$")
 _PAREN = re.compile(r"\([^)]*\)")
 _NEG_PREFIX = re.compile(r"^(?:un|non|in)(?=[a-z]{5})", re.I)
+_JOINED = re.compile(r";\s+|,\s+(?:and|but|while|whereas|so)\s+(?=(?:\S+\s+){3})", re.I)
+_REQUIRED = re.compile(r"\b(?:needs?|must|ha(?:s|ve) to|(?:is|are|has|have) yet to|awaiting|"
+                       r"waiting (?:for|on)|still to be)\b", re.I)
+_STATE_VERBS = frozenset("is are was were be been being it's turned switched set shut stays stay "
+                         "remains remain kept left goes went gone toggled".split())
 CLAUSE = re.compile(r",\s+|;\s+|\s+(?:but|and|while|whereas|although|though|if|unless|because|"
                     r"when)\s+", re.I)
 WORDS = re.compile(r"[A-Za-z][A-Za-z'’]*|\d+(?:[.,:]\d+)*")
@@ -61,6 +69,29 @@ def key_stems(key: str, stem: Stem, stopwords: frozenset[str]) -> frozenset[str]
     return frozenset()
 
 
+def name_words(sentence: str, stem: Stem, ignored: Collection[str]) -> list[tuple[str, int]]:
+    """Stems of the words that name things, with where they stand: capitalised and not
+    the first word (unless a capitalised word follows it: "Noa Kapoor is ..."), nor a
+    month or a day, nor a title before a name ("Judge Alvarado"), nor a time zone ("6:00
+    PM Central", "Pacific time"), nor a unit after a number ("9:33 AM", "150 kW"), nor
+    a stem of ``ignored`` (stopwords; a key's word: "SSO" for ``sso_provider``)."""
+    out = []
+    found = list(WORDS.finditer(sentence.replace("-", " ")))
+    for i, m in enumerate(found):
+        w, lower = m[0], m[0].lower()
+        after = found[i + 1][0] if i + 1 < len(found) else ""
+        if not (i or len(found) > 1 and found[1][0][0].isupper()) or not w[0].isupper() \
+                or lower in CALENDAR or lower in ignored \
+                or lower in TITLES and after[:1].isupper() \
+                or lower in ZONES and (after.lower() == "time" or re.search(
+                    r"(?:\d|[AP]M)\s?$", sentence[:m.start()], re.I)) \
+                or re.search(r"\d\s?$", sentence[max(0, m.start() - 2):m.start()]):
+            continue
+        if (s := stem(w)) not in ignored:
+            out.append((s, m.start()))
+    return out
+
+
 def has(key_stem: str, stems: Iterable[str]) -> bool:
     """A key's stem against a sentence's: equal, or the same first five letters
     ("remote" / "remotely", "wrap" / "wrapped")."""
@@ -84,6 +115,13 @@ def clauses(sentence: str, stem: Stem) -> list[tuple[int, int, set[str]]]:
                     if not w[0].isdigit()}) for a, b in bounds]
 
 
+def joined(sentence: str, stem: Stem) -> list[set[str]]:
+    """The stems of each sentence joined in this one ("The sink was fixed, and the ant
+    request was cancelled."): parts after a semicolon or a comma and a conjunction, with
+    three words or more (a list, "navy, teal, and graphite", is one part)."""
+    return [{stem(w) for w in WORDS.findall(part)} for part in _JOINED.split(sentence)]
+
+
 def naming(text: str, stem: Stem) -> tuple[set[str], set[str], list[str]]:
     """The stems a text names keys by, those it names negated ("closed" names ``open``
     negated, "unpaid" ``paid``; "available" names ``in stock``), and its words and
@@ -99,19 +137,44 @@ def naming(text: str, stem: Stem) -> tuple[set[str], set[str], list[str]]:
     return stems, negated, said
 
 
+def negates(words: Sequence[str], i: int, contracted: bool = True) -> bool:
+    """``words[i]`` is a negation (``contracted``: any word ending in "n't").  "off" is
+    one only as a state ("is off", "turned off"), not as a particle ("signed off" is
+    approved, "broken off", "$25 off")."""
+    w = words[i].lower().replace("’", "'")
+    if w == "off":
+        return i > 0 and words[i - 1].lower().replace("’", "'") in _STATE_VERBS
+    return w in NEGATIONS or contracted and w.endswith("n't")
+
+
 def negated_words(words: Sequence[str], stem: Stem) -> set[str]:
     """The stems of the words that a negation up to three words before them governs
     ("hasn't been started")."""
-    neg = [w.lower() in NEGATIONS or w.lower().endswith(("n't", "n’t")) for w in words]
+    neg = [negates(words, i) for i in range(len(words))]
     return {stem(w) for i, w in enumerate(words) if any(neg[max(0, i - 3):i])}
 
 
-def clause_negated(sentence: str, key: Iterable[str], stem: Stem) -> bool:
-    """The clause of the sentence that names ``key`` (its stems) is negated: the first
-    that names all of it ("renews November 15 and is not set to auto-renew" for ``auto
-    renew``), else the first that names most of it."""
+def _clause_naming(sentence: str, key: Iterable[str], stem: Stem) -> list[str]:
+    """The words of the clause that names ``key`` (its stems): the first that names all
+    of it, else the first that names most of it; none if no clause names any of it."""
     parts = [WORDS.findall(c.replace("-", " ")) for c in CLAUSE.split(sentence)]
     named = [(sum(has(k, {stem(w) for w in words}) for k in key), -i)
              for i, words in enumerate(parts)]
     best = max(named, default=(0, 0))
-    return best[0] > 0 and any(w.lower().replace("’", "'") in NEGATIONS for w in parts[-best[1]])
+    return parts[-best[1]] if best[0] > 0 else []
+
+
+def clause_negated(sentence: str, key: Iterable[str], stem: Stem) -> bool:
+    """The clause of the sentence that names ``key`` is negated ("renews November 15 and
+    is not set to auto-renew" for ``auto renew``)."""
+    words = _clause_naming(sentence, key, stem)
+    return any(negates(words, i, False) for i in range(len(words)))
+
+
+def clause_asks(sentence: str, key: Iterable[str], stem: Stem) -> bool:
+    """The clause naming ``key`` asks for what it names, so it says nothing of whether
+    it holds now: "still needs its loan agreement signed", "they'll need to be on the
+    charger" (a key of its own such a word, ``needs review``, is named, not asked)."""
+    asked = _REQUIRED.search(" ".join(_clause_naming(sentence, key, stem)))
+    return bool(asked) and not any(has(k, {stem(w) for w in WORDS.findall(asked[0])})
+                                   for k in key)

@@ -22,6 +22,12 @@ CALENDAR = frozenset("january february march april may june july august septembe
                      "november december monday tuesday wednesday thursday friday saturday "
                      "sunday mondays tuesdays wednesdays thursdays fridays saturdays sundays"
                      .split())
+TITLES = frozenset("judge dr mr mrs ms mx prof professor coach captain capt officer nurse pastor "
+                   "reverend rev father chef sergeant sgt detective dean senator mayor".split())
+"""Words before a name that are no name ("Judge Alvarado", "Coach Rivera")."""
+ZONES = frozenset("central eastern pacific mountain atlantic utc gmt et ct pt mt est edt cst cdt "
+                  "pst pdt mst mdt".split())
+"""Time zones, no names after a time ("6:00 PM Central") or before "time"."""
 NOT_NAMING = frozenset(("currently",))
 """Words whose crude stem is a key's ("currently" / ``currency``) but never name it."""
 FLAGS = {"true": True, "yes": True, "false": False, "no": False}

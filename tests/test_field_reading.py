@@ -1,0 +1,110 @@
+"""Sentences that name a field and say nothing against it, read as English reads them
+(guardrail.evidence.fields and keys): a particle is no negation, a clause asking for a
+state says nothing of whether it holds, titles and time zones are no names, a date
+before what it names says which one, and a clause or a joined sentence naming a field
+of its own keeps its values.  Each has its contradicted twin, still caught."""
+
+import json
+
+import pytest
+
+from guardrail.evidence.features import ContextEvidence
+from guardrail.evidence.keys import clause_asks, clause_negated, name_words
+from guardrail.evidence.words import stem
+
+PROGRESS = json.dumps({"student": "Mia Cole", "progress": {
+    "kata_signed_off": True, "kumite_signed_off": False, "assessments_left": 1}})
+CALLOUTS = json.dumps({"callouts": [
+    {"site": "Kessler Flats", "date": "2025-03-08", "job": "key broken in lock", "emergency": True},
+    {"site": "Dunmore House", "date": "2025-03-19", "job": "lockout", "emergency": True},
+    {"site": "Alder Court", "date": "2025-03-21", "job": "rekey", "emergency": False}]})
+LOANS = json.dumps({"incoming_loans": [
+    {"object": "Kashmir shawl", "arrives": "2025-02-24", "loan_agreement_signed": False},
+    {"object": "Silk kimono", "arrives": "2025-03-02", "loan_agreement_signed": True}]})
+DEVICES = json.dumps({"devices": [{"name": "Left earbud", "firmware": "3.2.1", "charging": False},
+                                  {"name": "Right earbud", "firmware": "3.2.1", "charging": False}],
+                      "update_available": "3.3.0"})
+DOCKET = json.dumps({"judicial_officer": "Hon. Teresa Alvarado", "session": "AM",
+                     "calendar_date": "2025-09-16", "courtroom": "4B", "hearings": [
+                         {"time": "08:30", "case_no": "25CV01877", "status": "on calendar"},
+                         {"time": "09:00", "case_no": "24CV11402", "status": "continued"}]})
+ORDERS = json.dumps({"wave": "W-14", "cutoff": "15:30", "orders": [
+    {"order": "A1", "carrier": "USPS"}, {"order": "A2", "carrier": "UPS"}]})
+CLAIM = json.dumps({"claim_id": "DCL-47718", "provider": "Bright Harbor Dental",
+                    "date_of_service": "2025-03-11", "processed_date": "2025-03-24",
+                    "patient_share_cents": 3720})
+PAGES = json.dumps({"pages": {"total": 33, "after_hours": 29}, "by_responder": [
+    {"name": "Chloe Martin", "pages": 24, "response_time_min": 2.8},
+    {"name": "Jonah Kim", "pages": 9, "response_time_min": 6.7}]})
+REQUESTS = json.dumps({"requests": [
+    {"id": "R-1", "issue": "slow kitchen sink", "status": "completed", "fixed": "2024-04-04"},
+    {"id": "R-2", "issue": "ants in pantry", "status": "cancelled"}]})
+
+
+def _changed(context: str, sentence: str, before: str = "") -> object:
+    return ContextEvidence.build([context]).features(sentence, before).field_changed
+
+
+@pytest.mark.parametrize("context,before,sentence", [
+    # "off" after a verb is a particle: signed off is approved, broken off is broken
+    (PROGRESS, "", "Your kata has been signed off, but your kumite hasn't."),
+    (CALLOUTS, "", "Two jobs were emergencies: a key broken off in the lock at Kessler Flats "
+                   "and a lockout at Dunmore House."),
+    # asking for a state says nothing of whether it holds now
+    (LOANS, "", "The Kashmir shawl, arriving February 24, still needs its loan agreement "
+                "signed."),
+    (DEVICES, "", "An update to 3.3.0 is waiting, and they'll need to be on the charger to "
+                  "install it."),
+    # a title before a name, and a time zone after a time, are no rival names
+    (DOCKET, "", "Judge Alvarado has two matters listed for the morning session on "
+                 "Tuesday, September 16."),
+    (ORDERS, "", "The carrier cutoff for this wave is 3:30 PM Central."),
+    # a date before what it names says which claim, not when it was processed
+    (CLAIM, "", "Your March 11 claim with Bright Harbor Dental has been processed."),
+    # the next clause names a field of its own, which holds its value
+    (PAGES, "", "Jonah Kim had the fewest pages, but his 6.7-minute average response time "
+                "was the slowest."),
+    # two sentences joined in one: the second speaks of another record
+    (REQUESTS, "", "The slow kitchen sink was fixed on April 4, and the ant request was "
+                   "cancelled because you resolved it yourself."),
+])
+def test_a_sentence_that_says_nothing_against_a_field_is_not_contradicted(context, before,
+                                                                           sentence):
+    assert _changed(context, sentence, before) is None
+
+
+@pytest.mark.parametrize("context,sentence,changed", [
+    (PROGRESS, "Your kata has not been signed off.", "progress > kata signed off: true"),
+    (PROGRESS, "Your kata sign-off is turned off.", "progress > kata signed off: true"),
+    (LOANS, "The loan agreement for the Kashmir shawl is signed.",
+     "incoming loans 1 > loan agreement signed: false"),
+    (DEVICES, "The left earbud is charging.", "devices 1 > charging: false"),
+    (CLAIM, "Your claim was processed on March 11.",
+     "processed date: 2025-03-24 (March 24, 2025)"),
+    (REQUESTS, "The slow kitchen sink request was cancelled, and you can reopen it any time.",
+     "requests 1 > status: completed"),
+])
+def test_the_same_fields_said_otherwise_are_still_contradicted(context, sentence, changed):
+    assert _changed(context, sentence) == changed
+
+
+def test_off_negates_only_as_a_state_and_asking_is_read_apart_from_negation():
+    key = frozenset({stem("heater")})
+    assert clause_negated("The heater is off.", key, stem)
+    assert clause_negated("They turned the heater off.", key, stem) is False  # "heater off"
+    assert clause_negated("The heater was switched off", key, stem)
+    assert not clause_negated("The heater was signed off by the inspector.", key, stem)
+    signed = frozenset({stem("signed")})
+    assert clause_asks("It still needs to be signed.", signed, stem)
+    assert not clause_asks("It was signed.", signed, stem)
+    # a key of the asking word itself is named, not asked for (``needs review``)
+    assert not clause_asks("It needs review.", frozenset({stem("needs"), stem("review")}), stem)
+
+
+def test_titles_and_time_zones_are_no_names():
+    def names(s):
+        return [n for n, _ in name_words(s, stem, frozenset())]
+    assert names("Judge Alvarado sits at 9:00 AM Central.") == ["alvara"]
+    assert names("It closes at 6 PM Pacific time, says Rhea Patel.") == ["rhea", "patel"]
+    # a zone word elsewhere may be a name: "Pacific Gas" is one
+    assert names("Bills from Pacific Gas arrive monthly.") == ["pacifi", "gas"]
