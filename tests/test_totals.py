@@ -319,3 +319,28 @@ def test_a_keys_total_over_the_records_a_yes_no_key_holds_yes_for():
     assert missing(docks, said.replace("12", "13")) == [13.0]
     # a negated sentence names no yes group, and the records holding no name no group
     assert missing(docks, "The station that is not renting has 12 e-bikes.") == [12.0]
+
+
+def test_how_far_apart_a_value_it_states_and_one_of_its_records_are():
+    """"0.12 feet under the 11.5-foot moderate flood level": the crest (11.38) of the
+    record it is about, less the level it states; "267 more than Khruangbin": two records'
+    minutes apart.  Exact to the digits written, announced by a word saying so, and
+    never a level ("down to 14 seats")."""
+    gauge = json.dumps({"station": "Cole Point", "flood_levels_ft": {"minor": 10.5, "moderate":
+                        11.5}, "crests": [{"date": "2025-03-12", "crest_ft": 11.38},
+                                          {"date": "2025-03-13", "crest_ft": 10.94}]})
+    said = "On March 12 the crest stayed {} feet under the 11.5-foot moderate flood level."
+    assert missing(gauge, said.format("0.12")) == []
+    assert missing(gauge, said.format("0.21")) == [0.21]
+    # no word saying how far apart: a number the result lacks
+    assert missing(gauge, "On March 12 the crest was 0.12 feet.") == [0.12]
+    artists = json.dumps({"top_artists": [{"artist": "Phoebe Bridgers", "minutes": 1312},
+                                          {"artist": "Khruangbin", "minutes": 1045},
+                                          {"artist": "Japanese Breakfast", "minutes": 987}]})
+    top = "Phoebe Bridgers was your top artist with 1,312 minutes, {} more than Khruangbin."
+    assert missing(artists, top.format("267")) == []
+    assert missing(artists, top.format("276")) == [276.0]
+    seats = json.dumps({"shows": [{"time": "16:20", "format": "IMAX", "seats_total": 120,
+                                   "seats_sold": 106, "seats_left": 12}]})
+    # a level, not a difference: 120 less the 106 sold is 14, but 12 are left
+    assert missing(seats, "The 4:20 PM IMAX show is down to 14 seats.") == [14.0]

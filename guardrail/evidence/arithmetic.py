@@ -28,8 +28,8 @@ from typing import Collection, Optional, Sequence
 
 from guardrail.evidence import units
 from guardrail.evidence.listing import enumerated
-from guardrail.evidence.totals import (CHANCE, Column, Group, across, by_key, columns_of,
-                                       counted_of, key_total, share_of, totalled,
+from guardrail.evidence.totals import (CHANCE, Column, Group, across, apart_from, by_key,
+                                       columns_of, counted_of, key_total, share_of, totalled,
                                        within_record)
 from guardrail.evidence.spans import minutes_of, timed
 from guardrail.evidence.priced import priced
@@ -218,6 +218,7 @@ def derived(sentence: str, n: Number, values: Sequence[float],
     counted = [int(m.value) for m in said if m.kind == "count" and m.start != n.start]
     return _summed(sentence, n, operands, alike, pool, columns, counted) \
         or _apart(sentence, n, operands, alike, pool, columns, left) \
+        or bool(_DIFFERENCE.search(sentence)) and apart_from(sentence, n, anchored, records) \
         or _scaled(sentence, n, operands, alike, pool, said, records)
 
 

@@ -10,6 +10,8 @@
                                      ("six unexcused absences"), over a group it names
     within_record, across            two numbers of one record combined; one number of
                                      each of the records it names, added
+    apart_from                       a difference of a value it states, or of two, and
+                                     one of the records it is about
     share_of, counted_of             a share it states of a number of its record; a
                                      count it states times one
 
@@ -43,7 +45,7 @@ from typing import Collection, NamedTuple, Sequence
 
 from guardrail.evidence import units
 from guardrail.evidence.stored import names_cents
-from guardrail.evidence.values import Number, numbers
+from guardrail.evidence.values import CURRENCY_SIGNS, Number, numbers, sort_of
 
 
 class Column(NamedTuple):
@@ -58,6 +60,11 @@ CHANCE = 0.05
 ACROSS = 2000
 """Sums of one value of each record tried at most (cents make the bound loose for large
 amounts, and each sum costs time on the stream)."""
+NEAR_CHANCE = 0.2
+"""A difference the sentence announces: those tried near the value x the width of its
+digits / the window, at most this (``apart_from``)."""
+_HELD = 40  # numbers of the records a sentence is about, at most, for their differences
+_LEVEL = re.compile(r"\b(?:down|up) to\s+\S*$", re.I)
 SUBSETS = 12
 """Partial sums are tried over keys of 3 to this many positive values (4,082 sums)."""
 
@@ -264,6 +271,35 @@ def within_record(n: Number, records: Sequence[Sequence[float]]) -> bool:
         return False
     return any(abs(c - n.value) <= n.precision for values in kept
                for a, b in itertools.combinations(values, 2) for c in (b - a, a * b, b / a))
+
+
+def apart_from(sentence: str, n: Number, anchored: Sequence[Number],
+               records: Sequence[Sequence[float]]) -> bool:
+    """``n`` is how far apart a value the sentence states and one of the records it is
+    about are ("0.12 feet under the 11.5-foot flood level" for a crest of 11.38; "1,312
+    minutes, 267 more than Khruangbin"), exact to its written digits; the caller asks for
+    a word announcing a difference.  Two values it leaves unsaid are not enough ("It
+    still has 44 seats" is no $49 less 5 seats), and a level is no difference ("down to
+    14 seats").  Chance is bounded near the value: the differences
+    tried within half to twice it, times the width of its digits, at most ``NEAR_CHANCE``
+    of that window (1.5 times the value)."""
+    if n.kind not in ("number", "count") or n.percent or n.value <= 0 \
+            or _LEVEL.search(sentence, 0, n.start):
+        return False
+    held = sorted({abs(v) for record in records for v in record if v})
+    if not held or len(held) > _HELD:
+        return False
+    sign = _sign(sentence, n)  # money from money; no count ("two of the three flights")
+    said = {m.value for m in anchored if m.start != n.start and m.value > 0
+            and m.kind != "count" and _sign(sentence, m) == sign}
+    tried = {round(abs(a - b), 9) for a in said for b in held if a != b}
+    near = [v for v in tried if n.value / 2 <= v <= 2 * n.value]
+    return len(near) * _width(n) <= NEAR_CHANCE * 1.5 * n.value and any(
+        abs(v - n.value) <= n.precision for v in near)
+
+
+def _sign(sentence: str, n: Number) -> str:
+    return sort_of(sentence, n) if sort_of(sentence, n) in CURRENCY_SIGNS else ""
 
 
 def across(n: Number, records: Sequence[Sequence[float]], counted: Sequence[int] = ()) -> bool:
