@@ -340,6 +340,19 @@ def test_how_far_apart_a_value_it_states_and_one_of_its_records_are():
     top = "Phoebe Bridgers was your top artist with 1,312 minutes, {} more than Khruangbin."
     assert missing(artists, top.format("267")) == []
     assert missing(artists, top.format("276")) == [276.0]
+    # where one stands against the other: "short", "behind", "ahead", "to go"
+    tier = json.dumps({"name": "Priya Raman", "tier": "GOLD", "miles_balance": 84210,
+                       "tier_qualifying": {"segments": 31, "miles": 38450, "spend_usd": 6120},
+                       "next_tier": {"name": "PLATINUM", "required_miles": 50000,
+                                     "required_spend_usd": 9000},
+                       "expiring_miles": [{"miles": 12000, "expires_on": "2025-01-31"}],
+                       "recent_activity": [
+                           {"date": "2024-11-02", "type": "FLIGHT", "miles": 2318},
+                           {"date": "2024-10-21", "type": "PARTNER", "miles": 1500},
+                           {"date": "2024-10-08", "type": "FLIGHT", "miles": 1776}]})
+    short = "Platinum requires 50,000 miles and $9,000, so you're {} miles and $2,880 short."
+    assert missing(tier, short.format("11,550")) == []
+    assert missing(tier, short.format("11,450")) == [11450.0]
     seats = json.dumps({"shows": [{"time": "16:20", "format": "IMAX", "seats_total": 120,
                                    "seats_sold": 106, "seats_left": 12}]})
     # a level, not a difference: 120 less the 106 sold is 14, but 12 are left

@@ -47,6 +47,9 @@ _DIFFERENCE = re.compile(r"\b(?:left|remaining|remain|remains|still|unused|spare
                          r"available|down|up|drop|dropped|rise|rose|fell|increase|decrease|"
                          r"leaves|leaving|faster|slower|away|over(?=\s*(?:[.,;:!?)]|$|"
                          r"budget|the (?:budget|limit|cap|target))))\b", re.I)
+# how far apart two values are, said of where one stands against the other
+_APART = re.compile(rf"{_DIFFERENCE.pattern}|\b(?:short|behind|ahead|to spare|to go)\b",
+                    re.I)
 MEAN = re.compile(r"\b(?:average|averages|averaged|averaging|avg|mean|"
                   r"per (?:day|week|month) on)\b", re.I)
 _ADDED = re.compile(r"\b(?:added|adding|including|included|plus|extra|"
@@ -218,7 +221,7 @@ def derived(sentence: str, n: Number, values: Sequence[float],
     counted = [int(m.value) for m in said if m.kind == "count" and m.start != n.start]
     return _summed(sentence, n, operands, alike, pool, columns, counted) \
         or _apart(sentence, n, operands, alike, pool, columns, left) \
-        or bool(_DIFFERENCE.search(sentence)) and apart_from(sentence, n, anchored, records) \
+        or bool(_APART.search(sentence)) and apart_from(sentence, n, anchored, records) \
         or _scaled(sentence, n, operands, alike, pool, said, records)
 
 
