@@ -529,3 +529,17 @@ def test_a_count_of_the_items_a_sentence_lists_after_a_colon():
                        "ride.") == []
     assert missing(ev, "Two entries caught my eye: the Staples purchase, on February 7, and "
                        "the Uber ride.") == [2.0]
+
+
+def test_a_total_in_another_unit_of_the_keys_dimension_is_no_sum_of_it():
+    """"rode a combined 258.9 miles" where the riders' ``distance_km`` add up to 258.9:
+    the unit is changed, not the value worked out (turns-ay/14)."""
+    riders = json.dumps({"riders": [{"rider": r, "deliveries": d, "distance_km": km}
+                                    for r, d, km in (("Ines", 27, 61.3), ("Kofi", 31, 58.9),
+                                                     ("Beth", 19, 44.7), ("Tomas", 24, 67.8),
+                                                     ("Ada", 12, 26.2))]})
+    ev = ContextEvidence.build([riders])
+    said = "Across the five riders, the team rode a combined {}."
+    assert missing(ev, said.format("258.9 km")) == []
+    assert missing(ev, said.format("160.9 miles")) == []   # 258.9 km in miles
+    assert missing(ev, said.format("258.9 miles")) == [258.9]

@@ -325,6 +325,9 @@ def _summed(sentence: str, n: Number, operands: Sequence[float], alike: Sequence
     ("about 32 minutes of prep on average"), a value it states plus another record's of
     the same key ("the primary at $750, and together with the replica $1,125"), or a
     value it states plus a fee of the context ("$42, or $50.90 once fees are added")."""
+    written = units.unit_after(sentence, n)  # "a combined 258.9 miles" adds no km
+    columns = [c for c in columns if not (written and (k := units.key_unit(c.key))
+                                          and k.dim == written.dim and k.name != written.name)]
     if _ADDS_UP.search(sentence) and (
             any(_close(a + b, n) for a, b in itertools.combinations(operands, 2))
             or columns and _total(n, columns, counts)
