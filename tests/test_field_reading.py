@@ -39,6 +39,12 @@ PAGES = json.dumps({"pages": {"total": 33, "after_hours": 29}, "by_responder": [
 REQUESTS = json.dumps({"requests": [
     {"id": "R-1", "issue": "slow kitchen sink", "status": "completed", "fixed": "2024-04-04"},
     {"id": "R-2", "issue": "ants in pantry", "status": "cancelled"}]})
+PRINTERS = json.dumps({"date": "2025-11-12", "printers": [
+    {"printer_id": "MS-P1", "model": "Prusa MK4", "in_service": True},
+    {"printer_id": "MS-P2", "model": "Prusa MK4 S", "in_service": True},
+    {"printer_id": "MS-P3", "model": "Bambu Lab X1 Carbon", "in_service": False,
+     "expected_back": "2025-11-18"},
+    {"printer_id": "MS-P4", "model": "Formlabs Form 3", "in_service": True}]})
 
 
 def _changed(context: str, sentence: str, before: str = "") -> object:
@@ -64,6 +70,10 @@ def _changed(context: str, sentence: str, before: str = "") -> object:
     # the next clause names a field of its own, which holds its value
     (PAGES, "", "Jonah Kim had the fewest pages, but his 6.7-minute average response time "
                 "was the slowest."),
+    # "out of" a key's word negates it
+    (PRINTERS, "", "The Bambu Lab X1 Carbon is out of service until November 18."),
+    # a group's state, whatever month the sentence names (the record's date is in one)
+    (PRINTERS, "", "On Wednesday, November 12, three of the four printers are in service."),
     # two sentences joined in one: the second speaks of another record
     (REQUESTS, "", "The slow kitchen sink was fixed on April 4, and the ant request was "
                    "cancelled because you resolved it yourself."),
@@ -79,6 +89,7 @@ def test_a_sentence_that_says_nothing_against_a_field_is_not_contradicted(contex
     (LOANS, "The loan agreement for the Kashmir shawl is signed.",
      "incoming loans 1 > loan agreement signed: false"),
     (DEVICES, "The left earbud is charging.", "devices 1 > charging: false"),
+    (PRINTERS, "The Bambu Lab X1 Carbon is in service.", "printers 3 > in service: false"),
     (CLAIM, "Your claim was processed on March 11.",
      "processed date: 2025-03-24 (March 24, 2025)"),
     (REQUESTS, "The slow kitchen sink request was cancelled, and you can reopen it any time.",

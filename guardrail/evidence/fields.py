@@ -207,10 +207,11 @@ class Fields:
                 if about is None or r in about or r == -1)
         line = self.lines[changed[0][0][1].line] if changed else None
         if line is None and about is not None:
-            # of several sentences joined in one, those that name something of the record:
-            # "the sink was fixed, and the ant request was cancelled" gives the sink no
-            # other state (a list, "navy, teal and graphite", is one)
-            own = [st for st in joined(sentence, self.stem) if st & self.words_of(about)]
+            # of several sentences joined in one, those that name something only the
+            # record holds: "the sink was fixed, and the ant request was cancelled" gives
+            # the sink no other state (a list, "navy, teal and graphite", is one)
+            mine = self.words_of(about) - self.words_of(set(self._record_words) - about)
+            own = [st for st in joined(sentence, self.stem) if st & mine]
             line = self._swapped((set().union(*own) if own else stems) - negated_words(
                 words, self.stem), about, {w.lower() for w in words}) or self._swapped_value(
                 nums, about)

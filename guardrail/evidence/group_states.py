@@ -22,6 +22,7 @@ from typing import Collection, Optional, Sequence
 
 from guardrail.evidence.field import FieldCheck
 from guardrail.evidence.fields import Fields
+from guardrail.evidence.lexicon import CALENDAR
 from guardrail.evidence.values import Number
 
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
@@ -45,8 +46,9 @@ def field_check(fields: Optional[Fields], sentence: str, nums: Sequence[Number],
         return check
     # a sentence that names records it is about ("Owen Ruiz and Aarav Mehta both passed")
     # says the state of those records: it keeps them
-    theirs = fields.words_of(about)
-    if any(fields.stem(w) in theirs for w in _CAPITALISED.findall(sentence)):
+    theirs = fields.words_of(about)  # a month or a day names no record ("On November 12")
+    if any(fields.stem(w) in theirs for w in _CAPITALISED.findall(sentence)
+           if w.lower() not in CALENDAR):
         return check
     wide = fields.check(sentence, nums, None, worked)
     return wide if wide.changed is None else check

@@ -28,6 +28,7 @@ from guardrail.evidence.values import PARTS
 _KEY_VALUE = re.compile(r"^(?P<key>(?:[^:>]{1,60}? > ){0,16}[^:>]{1,60}?):\s+(?P<value>\S.*)$")
 _PAREN = re.compile(r"\([^)]*\)")
 _NEG_PREFIX = re.compile(r"^(?:un|non|in)(?=[a-z]{5})", re.I)
+_OUT_OF = re.compile(r"\bout of ([A-Za-z]+)", re.I)
 _JOINED = re.compile(r";\s+|,\s+(?:and|but|while|whereas|so)\s+(?=(?:\S+\s+){3})", re.I)
 _REQUIRED = re.compile(r"\b(?:needs?|must|ha(?:s|ve) to|(?:is|are|has|have) yet to|awaiting|"
                        r"waiting (?:for|on)|still to be)\b", re.I)
@@ -124,11 +125,12 @@ def joined(sentence: str, stem: Stem) -> list[set[str]]:
 
 def naming(text: str, stem: Stem) -> tuple[set[str], set[str], list[str]]:
     """The stems a text names keys by, those it names negated ("closed" names ``open``
-    negated, "unpaid" ``paid``; "available" names ``in stock``), and its words and
-    phrases in lower case."""
+    negated, "unpaid" ``paid``, "out of service" ``in service``; "available" names ``in
+    stock``), and its words and phrases in lower case."""
     words = WORDS.findall(text.replace("-", " "))
     stems = {stem(w) for w in words if not w[0].isdigit() and w.lower() not in NOT_NAMING}
-    negated = {stem(_NEG_PREFIX.sub("", w)) for w in words if _NEG_PREFIX.match(w)}
+    negated = {stem(_NEG_PREFIX.sub("", w)) for w in words if _NEG_PREFIX.match(w)} | {
+        stem(w) for w in _OUT_OF.findall(text)}  # "out of service" for ``in service``
     said = re.findall(r"[a-z]+(?:_[a-z]+)*", PHRASES.sub(
         lambda m: m[1].replace(" ", "_"), text.lower()))
     for w in said:
