@@ -208,3 +208,21 @@ def test_a_time_of_day_in_four_digits_under_a_key_that_names_a_time():
     # four digits under a key that names no time are no time of day
     parts = "part_no,qty\n1402,3\n1521,5\n"
     assert missing(parts, "The first order went out at 2:02 PM.") == [842]
+
+
+def test_a_rate_over_a_span_the_sentence_states():
+    """"screened 84 people between 9:00 AM and 3:00 PM, about 14 an hour" (turns-ba/17):
+    a value over the span it states, per hour as written, to its rounding."""
+    clinic = json.dumps({"clinics": [{"site": "County Fairgrounds", "date": "2025-09-27",
+                                      "open": "09:00", "close": "15:00", "screened": 84}]})
+    said = "The clinic screened 84 people between 9:00 AM and 3:00 PM, about {} an hour."
+    assert missing(clinic, said.format("14")) == []
+    assert missing(clinic, said.format("17")) == [17.0]
+    # no rate written after it: a count the result lacks
+    assert missing(clinic, "The clinic screened 84 people between 9:00 AM and 3:00 PM, "
+                           "14 of them walk-ins.") == [14.0]
+    # a duration the sentence states: 1,390 over 14 hours
+    flow = json.dumps({"gauge": "Kettle Falls", "from_cfs": 6950, "to_cfs": 5560,
+                       "drop_cfs": 1390, "span_hours": 14})
+    assert missing(flow, "The flow fell 1,390 cfs in 14 hours, roughly 100 cfs an hour."
+                   ) == []

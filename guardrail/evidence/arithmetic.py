@@ -31,7 +31,7 @@ from guardrail.evidence.listing import enumerated
 from guardrail.evidence.totals import (CHANCE, Column, Group, across, apart_from, by_key,
                                        columns_of, counted_of, key_total, share_of, totalled,
                                        within_record)
-from guardrail.evidence.spans import minutes_of, timed
+from guardrail.evidence.spans import minutes_of, per_span, timed
 from guardrail.evidence.priced import priced
 from guardrail.evidence.values import (CURRENCY_SIGNS, Number, numbers, partitive, sort_of,
                                        word_after)
@@ -160,7 +160,8 @@ def derived(sentence: str, n: Number, values: Sequence[float],
     the caller has read them already; ``anchored``: those of its values the grounding
     states; ``named``: the groups of records it names (totals.py)."""
     said = numbers(sentence) if said is None else said
-    if timed(sentence, n, times, said) or _shown(sentence, n, anchored) \
+    if timed(sentence, n, times, said) or per_span(sentence, n, said) \
+            or _shown(sentence, n, anchored) \
             or _itemised(sentence, n, said, anchored) or enumerated(sentence, n):
         return True
     counts = [int(m.value) for m in said if m.kind == "count" and m.start < n.start]

@@ -20,6 +20,9 @@ between two of its dates, the number of a label, and how many records hold a val
     timed(sentence, n, times, said)          "It lasts 90 minutes" for 14:00-15:30: a
                                              span between two times, or a time a span
                                              the sentence states away from one
+    per_span(sentence, n, said)              "84 people between 9:00 AM and 3:00 PM,
+                                             about 14 an hour": a rate over a span it
+                                             states
 
 Each is exact: a day count off by one, a label the grounding lacks, or a count no key's
 values give stays a value the context does not hold.
@@ -62,6 +65,7 @@ _SPAN_WORDS = {"half an hour": 30.0, "a quarter of an hour": 15.0, "an hour and 
 _ROUGHLY = re.compile(r"\b(?:about|around|roughly|nearly|almost|approximately|some|over|"
                       r"under)\s+$", re.I)  # before a value in words ("about six minutes")
 _SPAN = re.compile(r"[\s-]?(minutes?|mins?|hours?|hrs?)\b", re.I)
+_PER_SPAN = re.compile(r"\s?(?:[A-Za-z]+\s+)?(?:an?|per|each)\s+(hour|minute)\b", re.I)
 
 
 def minutes_of(sentence: str, n: Number) -> Optional[float]:
@@ -96,6 +100,25 @@ def timed(sentence: str, n: Number, times: Collection[int], said: Sequence[Numbe
         return any((t + sign * d) % 1440 == round(n.value) for t in times for d in spans
                    for sign in (1, -1))
     return False
+
+
+def per_span(sentence: str, n: Number, said: Sequence[Number]) -> bool:
+    """A rate over a span the sentence states ("screened 84 people between 9:00 AM and
+    3:00 PM, about 14 an hour"; "1,390 cfs in 14 hours, roughly 100 cfs an hour"): one
+    of its values over the span (a duration, or two times in a row), per hour or per
+    minute as written after ``n``, to its rounding (a tenth either way when hedged)."""
+    per = _PER_SPAN.match(sentence, n.end)
+    if per is None or n.kind not in ("number", "count") or n.percent or n.value <= 0:
+        return False
+    times = [m.value for m in said if m.kind == "time"]
+    spans = [d for m in said if m.start != n.start and (d := minutes_of(sentence, m))] + [
+        (b - a) % 1440 for a, b in zip(times, times[1:])]
+    size = 60.0 if per[1].lower().startswith("hour") else 1.0
+    slack = 0.1 if n.hedged or _ROUGHLY.search(sentence[max(0, n.start - 14):n.start]) \
+        else 0.005
+    return any(abs(m.value / (d / size) - n.value) <= max(n.precision, slack * n.value)
+               for m in said if m.kind in ("number", "count") and not m.percent
+               and m.start != n.start for d in spans if d > 0)
 
 
 def days_between(sentence: str, n: Number, said: Sequence[Number],
