@@ -1,6 +1,7 @@
 """guardrail.evidence.records: which records of a tool result a sentence speaks of."""
 
 import json
+from pathlib import Path
 
 from guardrail.evidence.features import ContextEvidence
 from guardrail.evidence.records import numbered
@@ -215,3 +216,15 @@ def test_a_value_said_of_the_other_record_named_in_the_sentence_lies_outside_its
                        "door.").record_gap == 0.0
     assert ev.features("The front door is lower, at 18% against 64% on the back door."
                        ).record_gap == 0.0
+
+
+def test_what_a_sentence_says_a_thing_is_not_names_no_record():
+    """"going to Threads of Faith, not Eastern Trade Routes" (the tool result of
+    turns-az/17): the other show's name, said to be what the tankard is not, lies in no
+    record of its own."""
+    lab = ContextEvidence.build([(Path(__file__).parent / "data" / "conservation.json")
+                                 .read_text()])
+    said = "The pewter tankard is already finished, but it is going to {}."
+    assert lab.features(said.format("Threads of Faith, not Eastern Trade Routes")
+                        ).record_gap == 0.0
+    assert lab.features(said.format("Eastern Trade Routes")).record_gap > 0.0

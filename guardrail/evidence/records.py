@@ -25,6 +25,8 @@ from guardrail.evidence.weekdays import weekday
 from guardrail.evidence.words import STOPWORDS, WORD, content_words, stem
 
 _HEAD = re.compile(r"^(.*\S \d+) of \d+:$")  # "rooms 2 of 3:", opening record "rooms 2"
+_NOT_NAMED = re.compile(r"\b(?:not|rather than|instead of|unlike|other than|except)\s+"
+                        r"(?:the\s+)?(?:[A-Z][\w'’-]*(?:\s+(?:of\s+)?[A-Z][\w'’-]*)*)")
 _PRONOUN_START = re.compile(r"^\W*(?i:it|its|it's|they|their|them|this|that|these|those|"
                             r"he|she|his|her|both)\b")
 # a person ("She also has one missing assignment in World History") or a possessive: the
@@ -270,7 +272,10 @@ def _singles_out(items: list[set[int]]) -> bool:
 
 
 def _names(text: str) -> list[str]:
-    """Stems of the words naming things: capitalised (not first), handles (``v1.9``)."""
+    """Stems of the words naming things: capitalised (not first), handles (``v1.9``);
+    not those it says a thing is not ("going to Threads of Faith, not Eastern Trade
+    Routes"; "into European Portuguese rather than Brazilian")."""
+    text = _NOT_NAMED.sub(" ", text)
     return [stem(w) for i, w in enumerate(WORD.findall(text)) if not w[0].isdigit() and
             (i > 0 and w[0].isupper() or any(c in w for c in "-_") or
              any(c.isdigit() for c in w)) and w.lower() not in STOPWORDS]
