@@ -119,3 +119,19 @@ def test_titles_and_time_zones_are_no_names():
     assert names("It closes at 6 PM Pacific time, says Rhea Patel.") == ["rhea", "patel"]
     # a zone word elsewhere may be a name: "Pacific Gas" is one
     assert names("Bills from Pacific Gas arrive monthly.") == ["pacifi", "gas"]
+
+
+def test_a_count_of_the_records_holding_a_yes_no_keys_yes_is_checked():
+    """"Five of the six towers have passed" where four of the six hold ``passed: true``
+    (turns-ba/13): the part it counts against the records holding the key; negated after
+    the count, the records holding no.  A preface's negation ("Not quite:") is no part of
+    the count's clause."""
+    towers = json.dumps({"towers": [{"tower": f"T-{i}", "passed": p} for i, p in enumerate(
+        (True, True, False, True, True, False), 1)]})
+    assert _changed(towers, "Four of the six towers have passed.") is None
+    assert _changed(towers, "Two of the six towers have not passed.") is None
+    assert _changed(towers, "Not quite: four of the six towers have passed.") is None
+    assert _changed(towers, "Five of the six towers have passed.") == "towers 3 > passed: false"
+    assert _changed(towers, "Three of the six towers have not passed.") is not None
+    # a whole that is not the records holding the key says nothing of them
+    assert _changed(towers, "Five of the eight towers have passed.") is None

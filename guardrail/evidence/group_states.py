@@ -23,7 +23,8 @@ from typing import Collection, Optional, Sequence
 from guardrail.evidence.field import FieldCheck
 from guardrail.evidence.fields import Fields
 from guardrail.evidence.lexicon import CALENDAR
-from guardrail.evidence.values import Number
+from guardrail.evidence.keys import CLAUSE, WORDS, has, naming, negates
+from guardrail.evidence.values import Number, parts_of
 
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
 # a group of records ("both tickets", "all four bottles", "all of them"), not "all ages"
@@ -34,11 +35,14 @@ _GROUP = re.compile(r"\bboth\b|\ball (?:of|the|these|those|its|their|your|\d+|tw
 def field_check(fields: Optional[Fields], sentence: str, nums: Sequence[Number],
                 about: Optional[set[int]], worked: Collection[int] = ()) -> FieldCheck:
     """``fields.check`` of the sentence's ``nums`` in the records it is ``about``, or in
-    every record where it says a one-word state of a group it does not name."""
+    every record where it says a one-word state of a group it does not name; then a
+    count of the records holding a yes/no key's yes (``counted_flag``)."""
     if fields is None:
         return FieldCheck()
     check = fields.check(sentence, nums, about, worked)
     line = check.changed
+    if line is None and (counted := counted_flag(fields, sentence)) is not None:
+        return FieldCheck(counted)
     if line is None or about is None or "; " in line \
             or any(c.isdigit() for c in line.rpartition(": ")[2]):
         return check  # nothing changed, every record read, or a number or a CSV row
@@ -52,3 +56,32 @@ def field_check(fields: Optional[Fields], sentence: str, nums: Sequence[Number],
         return check
     wide = fields.check(sentence, nums, None, worked)
     return wide if wide.changed is None else check
+
+
+def counted_flag(fields: Fields, sentence: str) -> Optional[str]:
+    """The line of a record that makes a count of the records holding a yes/no key's
+    yes other than the sentence says ("Five of the six towers have passed" where four of
+    the six hold ``passed: true``); no, where its clause is negated after the count
+    ("two of the three have not signed").  Only where the whole it counts is the number
+    of records holding the key, and the sentence names all of the key."""
+    found = parts_of(sentence)
+    if not found:
+        return None
+    stems, negated, _ = naming(sentence, fields.stem)
+    by_key: dict[tuple[str, frozenset[str]], list] = {}
+    for f in fields.fields:
+        if f.flag is not None and f.record >= 0 and not f.listed and f.key:
+            by_key.setdefault((f.name, f.key), []).append(f)
+    for part, whole, end in found:
+        cut = CLAUSE.search(sentence, end)
+        words = WORDS.findall(sentence[end:cut.start() if cut else len(sentence)])
+        said = not any(negates(words, i) for i in range(len(words)))
+        for (_, key), held in by_key.items():
+            if len(held) == whole and part <= whole and all(has(k, stems | negated)
+                                                            for k in key):
+                if any(has(k, negated) and not has(k, stems - negated) for k in key):
+                    said = not said  # "Two of the three are unpaid" for ``paid``
+                if sum(f.flag == said for f in held) != part:
+                    other = [f for f in held if f.flag != said] or held
+                    return fields.lines[other[0].line]
+    return None

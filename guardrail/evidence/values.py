@@ -293,12 +293,27 @@ _PARTITIVE = re.compile(r"\b(\d+|" + "|".join(w for w, v in _WORD_NUMBERS.items(
                         + r")\s+of\b", re.I)
 
 
+_SMALL = r"(\d+|" + "|".join(w for w, v in _WORD_NUMBERS.items() if 1 <= v <= 20) + r")"
+_PART_OF = re.compile(rf"\b{_SMALL}\s+of\s+(?:(?:the|its|their|your|his|her|our|these|"
+                      rf"those|all)\s+)?{_SMALL}\b", re.I)
+
+
 def partitive(text: str, before: int) -> list[int]:
     """The sizes of the parts ``text`` counts before ``before`` ("Three of your six
     claims", "2 of the invoices"), which ``numbers`` leaves out: a part is no count of a
     thing the grounding would hold."""
     return [int(m[1]) if m[1].isdigit() else int(_WORD_NUMBERS[m[1].lower()])
             for m in _PARTITIVE.finditer(text, 0, before)]
+
+
+def parts_of(text: str) -> list[tuple[int, int, int]]:
+    """Each part of a whole that ``text`` counts, both in digits or words ("Five of the
+    six towers", "2 of 3 replicas"): (part, whole, where the whole ends)."""
+    return [(_count(m[1]), _count(m[2]), m.end()) for m in _PART_OF.finditer(text)]
+
+
+def _count(word: str) -> int:
+    return int(word) if word.isdigit() else int(_WORD_NUMBERS[word.lower()])
 
 
 def word_after(text: str, n: Number) -> str:
