@@ -135,3 +135,16 @@ def test_a_count_of_the_records_holding_a_yes_no_keys_yes_is_checked():
     assert _changed(towers, "Three of the six towers have not passed.") is not None
     # a whole that is not the records holding the key says nothing of them
     assert _changed(towers, "Five of the eight towers have passed.") is None
+
+
+def test_a_yes_no_key_of_several_things_is_read_for_the_one_the_sentence_names():
+    """"The UV clarifier is running normally" where ``uv_clarifier > running`` is false
+    and the pump's and the aerator's are true (turns-ba/4): the sentence names the
+    clarifier, so the other ``running`` fields do not agree with it."""
+    pond = json.dumps({"equipment": {"pump": {"running": True, "flow_gph": 5000},
+                                     "uv_clarifier": {"running": False, "lamp_hours": 9120},
+                                     "aerator": {"running": True}}})
+    assert _changed(pond, "The UV clarifier is running normally.") == \
+        "equipment > uv clarifier > running: false"
+    assert _changed(pond, "The UV clarifier is off, but the pump is running.") is None
+    assert _changed(pond, "The pump is running at 5,000 gallons an hour.") is None

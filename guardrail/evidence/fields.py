@@ -23,6 +23,7 @@ the clause naming the key.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import replace
 from typing import Collection, Optional, Sequence
@@ -35,7 +36,7 @@ from guardrail.evidence.field import (Field, FieldCheck, attributive, comparable
                                      whole_after_of)
 from guardrail.evidence.keys import (CLAUSE, WORDS, Stem, clause_asks, clause_negated, clauses,
                                     echo, has, joined, key_stems, name_words, naming,
-                                    negated_words, pairs)
+                                    negated_words, own_paths, pairs, path_words)
 from guardrail.evidence.lexicon import FLAGS, NULLS, OPPOSITES, REVERSE, STATE
 from guardrail.evidence.stored import StoredValues
 from guardrail.evidence.values import Number
@@ -63,6 +64,7 @@ class Fields:
                  stopwords: frozenset[str]):
         self.stem, self.lines, self.stopwords = stem, lines, stopwords
         self._bounds = frozenset(stem(w) for w in _BOUNDS)  # a key's words for a limit
+        self._path = functools.partial(path_words, stem=stem, stopwords=stopwords)
         found: list[tuple[str, str, int, int]] = []
         for i, line in enumerate(lines):
             found += [(k, v, i, records[i]) for k, v in pairs(line)]
@@ -197,6 +199,10 @@ class Fields:
                 verdicts.setdefault(f.name, []).append((v, f))
         # a query the tool echoes (``query > remote: any``) states nothing of the world, nor is
         # a key named in part beside one it states (``p90 first response min``) its subject
+        # of the fields of one key, those whose own path words it names ("The UV
+        # clarifier is running" says nothing of the pump's ``running``)
+        verdicts = {name: own_paths(fs, stems, self.stem, self.stopwords) or fs
+                    for name, fs in verdicts.items()}
         kept = {f.key for fs in verdicts.values() for ok, f in fs if ok}  # few keys, many records
         changed = [fs for fs in verdicts.values() if not any(ok for ok, _ in fs)
                    and not all(echo(f.path) for _, f in fs)
@@ -360,7 +366,7 @@ class Fields:
             return False if holders and all(n.kind in ("date", "time") and not n.hedged
                                             and not attributive(sentence, n)
                                             for n in mine) and not any(
-                any(has(k, stems | negated) for k in g.key | self._path_words(g, f))
+                any(has(k, stems | negated) for k in g.key | (self._path(g.path) - self._path(f.path)))
                 for g in holders) else None
         if f.words and any(has(w, stems) for w in f.words if len(w) > 1) \
                 or f.value.lower() in sentence.lower():
@@ -375,13 +381,6 @@ class Fields:
         rivals = [w for w in self._key_words.get(f.name, ()) if w and w != f.words]
         return False if any(s not in own for w in rivals if w <= stems for s in w) or any(
             s in set(names) - self._held and s not in own for s in stems) else None
-
-    def _path_words(self, g: Field, f: Field) -> frozenset[str]:
-        """The stems of ``g``'s path that ``f``'s path lacks."""
-        def words(path: str) -> set[str]:
-            return {self.stem(w) for w in WORDS.findall(path.replace("_", " "))
-                    if len(w) > 3 and not w[0].isdigit()} - self.stopwords
-        return frozenset(words(g.path) - words(f.path))
 
     def _quantity_of_other(self, sentence: str, n: Number, f: Field) -> bool:
         """``n`` counts something the field is not: "64 francs", "120 rooms", "round 1"

@@ -4,6 +4,8 @@ and a sentence's clauses (where what it says of a key stands).
     pairs("a > b > key: value; k: v")   -> [("a > b > key", "value"), ("k", "v")]
     key_stems(path, stem, stopwords)    the stems that name a field
     has(key_stem, stems)                a sentence's stems hold a key's stem
+    path_words(path, stem, stopwords)   the stems of a key path's words
+    own_paths(fields, stems, ...)       of one key's fields, those whose own path words it names
     name_words(sentence, stem, ignored) the words naming things, where they stand
     clauses(sentence, stem)             (start, end, stems) of each clause
     joined(sentence, stem)              the stems of each sentence joined in it
@@ -15,8 +17,10 @@ and a sentence's clauses (where what it says of a key stands).
 
 from __future__ import annotations
 
+import collections
+import functools
 import re
-from typing import Callable, Collection, Iterable, Sequence
+from typing import Any, Callable, Collection, Iterable, Sequence
 
 from guardrail.evidence import units
 from guardrail.evidence.lexicon import (CALENDAR, GENERIC, IDENTITY, NEGATIONS, NOT_NAMING,
@@ -91,6 +95,26 @@ def name_words(sentence: str, stem: Stem, ignored: Collection[str]) -> list[tupl
         if (s := stem(w)) not in ignored:
             out.append((s, m.start()))
     return out
+
+
+@functools.lru_cache(maxsize=4096)  # a result's paths, read for many sentences
+def path_words(path: str, stem: Stem, stopwords: frozenset[str]) -> frozenset[str]:
+    """The stems of a key path's words of four letters or more (no index, no stopword)."""
+    return frozenset(stem(w) for w in WORDS.findall(path.replace("_", " "))
+                     if len(w) > 3 and not w[0].isdigit()) - stopwords
+
+
+def own_paths(fields: Sequence[tuple[bool, Any]], stems: Collection[str], stem: Stem,
+              stopwords: frozenset[str]) -> list[tuple[bool, Any]]:
+    """Of (verdict, field) pairs of one yes/no key, those whose path has a word no
+    other's has and ``stems`` name ("uv clarifier" beside "pump" and "aerator"); none for
+    a key of values, which a sentence compares across paths ("198 g, under goal")."""
+    if len(fields) < 2 or any(f.flag is None for _, f in fields):
+        return []
+    words = [path_words(f.path, stem, stopwords) for _, f in fields]
+    seen = collections.Counter(w for ws in words for w in ws)
+    return [pair for pair, ws in zip(fields, words) if any(seen[w] == 1 and w in stems
+                                                            for w in ws)]
 
 
 def has(key_stem: str, stems: Iterable[str]) -> bool:
