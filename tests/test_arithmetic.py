@@ -543,3 +543,16 @@ def test_a_total_in_another_unit_of_the_keys_dimension_is_no_sum_of_it():
     assert missing(ev, said.format("258.9 km")) == []
     assert missing(ev, said.format("160.9 miles")) == []   # 258.9 km in miles
     assert missing(ev, said.format("258.9 miles")) == [258.9]
+
+
+def test_a_price_a_head_times_a_keys_total_over_the_records():
+    """"At $4.10 a head, the work so far comes to $5,908.10" (turns-az/24): the shearers'
+    ``sheep`` added up over the days (1,441) times the price the sentence states; a
+    changed total, or a price said without its word, stays a value the result lacks."""
+    shearing = json.dumps({"rate_per_head_usd": 4.10, "days": [
+        {"date": f"2024-11-0{i}", "sheep": s} for i, s in enumerate((312, 224, 265, 310, 330),
+                                                                   start=4)]})
+    ev = ContextEvidence.build([shearing])
+    assert missing(ev, "At $4.10 a head, the work so far comes to $5,908.10.") == []
+    assert missing(ev, "At $4.10 a head, the work so far comes to $5,980.10.") == [5980.1]
+    assert missing(ev, "So far the work comes to $5,908.10.") == [5908.1]

@@ -169,7 +169,7 @@ def derived(sentence: str, n: Number, values: Sequence[float],
     several = [m.value for m in said if m.start != n.start and 2 <= m.value <= 12
                and m.value.is_integer() and m.kind in ("number", "count") and not m.percent
                and sort_of(sentence, m) not in CURRENCY_SIGNS]
-    if _each_with(sentence, n, several, anchored) or priced(sentence, n, anchored) \
+    if _each_with(sentence, n, several, anchored) or priced(sentence, n, anchored, columns) \
             or SUM.search(sentence) and across(n, records, counts):
         return True  # "$99 each plus the $3 fee, $510 for the five of you"; "1,380 gallons
         #              between the two lines" (750 and 630 in the two records it is about)
