@@ -20,9 +20,10 @@ from __future__ import annotations
 import collections
 import functools
 import re
-from typing import Any, Callable, Collection, Iterable, Sequence
+from typing import Callable, Collection, Iterable, Sequence
 
 from guardrail.evidence import units
+from guardrail.evidence.field import Field
 from guardrail.evidence.lexicon import (CALENDAR, GENERIC, IDENTITY, NEGATIONS, NOT_NAMING,
                                         OPPOSITES, PHRASES, SAME, TITLES, UNITS, ZONES)
 from guardrail.evidence.values import PARTS
@@ -36,6 +37,7 @@ _OUT_OF = re.compile(r"\bout of ([A-Za-z]+)", re.I)
 _JOINED = re.compile(r";\s+|,\s+(?:and|but|while|whereas|so)\s+(?=(?:\S+\s+){3})", re.I)
 _REQUIRED = re.compile(r"\b(?:needs?|must|ha(?:s|ve) to|(?:is|are|has|have) yet to|awaiting|"
                        r"waiting (?:for|on)|still to be)\b", re.I)
+_SWITCHED = frozenset("turn turned turns switch switched switches shut set toggled".split())
 _STATE_VERBS = frozenset("is are was were be been being it's turned switched set shut stays stay "
                          "remains remain kept left goes went gone toggled".split())
 CLAUSE = re.compile(r",\s+|;\s+|\s+(?:but|and|while|whereas|although|though|if|unless|because|"
@@ -104,8 +106,8 @@ def path_words(path: str, stem: Stem, stopwords: frozenset[str]) -> frozenset[st
                      if len(w) > 3 and not w[0].isdigit()) - stopwords
 
 
-def own_paths(fields: Sequence[tuple[bool, Any]], stems: Collection[str], stem: Stem,
-              stopwords: frozenset[str]) -> list[tuple[bool, Any]]:
+def own_paths(fields: Sequence[tuple[bool, Field]], stems: Collection[str], stem: Stem,
+              stopwords: frozenset[str]) -> list[tuple[bool, Field]]:
     """Of (verdict, field) pairs of one yes/no key, those whose path has a word no
     other's has and ``stems`` name ("uv clarifier" beside "pump" and "aerator"); none for
     a key of values, which a sentence compares across paths ("198 g, under goal")."""
@@ -168,8 +170,9 @@ def negates(words: Sequence[str], i: int, contracted: bool = True) -> bool:
     one only as a state ("is off", "turned off"), not as a particle ("signed off" is
     approved, "broken off", "$25 off")."""
     w = words[i].lower().replace("’", "'")
-    if w == "off":
-        return i > 0 and words[i - 1].lower().replace("’", "'") in _STATE_VERBS
+    if w == "off":  # "is off"; "turned the heater off"
+        return i > 0 and words[i - 1].lower().replace("’", "'") in _STATE_VERBS or any(
+            x.lower() in _SWITCHED for x in words[max(0, i - 3):i])
     return w in NEGATIONS or contracted and w.endswith("n't")
 
 
