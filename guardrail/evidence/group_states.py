@@ -2,6 +2,9 @@
 it says something of a group.
 
     field_check(fields, sentence, numbers, about, worked)   -> FieldCheck
+    counted_flag(fields, sentence)   "Five of the six towers have passed": the line of a
+                                     record that makes the count of a yes/no key's yes
+                                     other than it says
 
 ``Fields.check`` reads the fields a sentence names in the records it is matched to.  A
 sentence about several records ("Cedar Court has three tickets that aren't closed yet,
@@ -20,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import Collection, Optional, Sequence
 
-from guardrail.evidence.field import FieldCheck
+from guardrail.evidence.field import Field, FieldCheck
 from guardrail.evidence.fields import Fields
 from guardrail.evidence.lexicon import CALENDAR
 from guardrail.evidence.keys import CLAUSE, WORDS, has, naming, negates
@@ -68,7 +71,7 @@ def counted_flag(fields: Fields, sentence: str) -> Optional[str]:
     if not found:
         return None
     stems, negated, _ = naming(sentence, fields.stem)
-    by_key: dict[tuple[str, frozenset[str]], list] = {}
+    by_key: dict[tuple[str, frozenset[str]], list[Field]] = {}
     for f in fields.fields:
         if f.flag is not None and f.record >= 0 and not f.listed and f.key:
             by_key.setdefault((f.name, f.key), []).append(f)
@@ -79,9 +82,10 @@ def counted_flag(fields: Fields, sentence: str) -> Optional[str]:
         for (_, key), held in by_key.items():
             if len(held) == whole and part <= whole and all(has(k, stems | negated)
                                                             for k in key):
-                if any(has(k, negated) and not has(k, stems - negated) for k in key):
-                    said = not said  # "Two of the three are unpaid" for ``paid``
-                if sum(f.flag == said for f in held) != part:
-                    other = [f for f in held if f.flag != said] or held
+                # "Two of the three are unpaid" counts those holding no ``paid``
+                state = said != any(has(k, negated) and not has(k, stems - negated)
+                                    for k in key)
+                if sum(f.flag == state for f in held) != part:
+                    other = [f for f in held if f.flag != state] or held
                     return fields.lines[other[0].line]
     return None

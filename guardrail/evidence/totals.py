@@ -10,8 +10,8 @@
                                      ("six unexcused absences"), over a group it names
     within_record, across            two numbers of one record combined; one number of
                                      each of the records it names, added
-    apart_from                       a difference of a value it states, or of two, and
-                                     one of the records it is about
+    apart_from                       how far apart a value it states and one of the
+                                     records it is about are
     share_of, counted_of             a share it states of a number of its record; a
                                      count it states times one
 
@@ -280,9 +280,9 @@ def apart_from(sentence: str, n: Number, anchored: Sequence[Number],
     minutes, 267 more than Khruangbin"), exact to its written digits; the caller asks for
     a word announcing a difference.  Two values it leaves unsaid are not enough ("It
     still has 44 seats" is no $49 less 5 seats), and a level is no difference ("down to
-    14 seats").  Chance is bounded near the value: the differences
-    tried within half to twice it, times the width of its digits, at most ``NEAR_CHANCE``
-    of that window (1.5 times the value)."""
+    14 seats").  Chance is bounded near the value: the differences tried within half to
+    twice it, times the width of its digits, at most ``NEAR_CHANCE`` of that window (1.5
+    times the value)."""
     if n.kind not in ("number", "count") or n.percent or n.value <= 0 \
             or _LEVEL.search(sentence, 0, n.start):
         return False
@@ -299,7 +299,7 @@ def apart_from(sentence: str, n: Number, anchored: Sequence[Number],
 
 
 def _sign(sentence: str, n: Number) -> str:
-    return sort_of(sentence, n) if sort_of(sentence, n) in CURRENCY_SIGNS else ""
+    return sort if (sort := sort_of(sentence, n)) in CURRENCY_SIGNS else ""
 
 
 def across(n: Number, records: Sequence[Sequence[float]], counted: Sequence[int] = ()) -> bool:
