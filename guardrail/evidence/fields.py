@@ -164,6 +164,8 @@ class Fields:
             [v for r, v in self._record_values.items() if r in about or r == -1])]) \
             if named else []
         parts = clauses(sentence, self.stem) if named else []
+        keys_in = [{key for key in {g.key for g in named} if all(has(k, st) for k in key)}
+                   for _, _, st in parts]  # the keys each clause names, read once
         # the words of the records it is about, or outside every record, are no rival
         # names ("Tomas Lind's show opens in Gallery 2" beside ``gallery: Halvorsen``)
         mine = set().union(*(self._record_words.get(r, set()) for r in (*(about or ()), -1)))
@@ -183,9 +185,8 @@ class Fields:
             # the next clause, unless it names a field of its own ("Jonah had the fewest
             # pages, but his 6.7-minute average acknowledgment time was the slowest")
             scope = [parts[j][:2] for i in at if i not in apart for j in (i, i + 1)
-                     if j < len(parts) and (j == i or not any(
-                         g.key != f.key and all(has(k, parts[j][2]) for k in g.key)
-                         for g in named))] or ([] if apart else [(0, len(sentence))])
+                     if j < len(parts) and (j == i or not keys_in[j] - {f.key})
+                     ] or ([] if apart else [(0, len(sentence))])
             inside = [n for n in nums if any(a <= n.start < b for a, b in scope)]
             v = self._verdict(f, sentence, inside, stems, negated,
                               {w for w, at in names if any(a <= at < b for a, b in scope)}, held,
@@ -366,8 +367,8 @@ class Fields:
             return False if holders and all(n.kind in ("date", "time") and not n.hedged
                                             and not attributive(sentence, n)
                                             for n in mine) and not any(
-                any(has(k, stems | negated) for k in g.key | (self._path(g.path) - self._path(f.path)))
-                for g in holders) else None
+                any(has(k, stems | negated) for k in
+                    g.key | self._path(g.path) - self._path(f.path)) for g in holders) else None
         if f.words and any(has(w, stems) for w in f.words if len(w) > 1) \
                 or f.value.lower() in sentence.lower():
             return True

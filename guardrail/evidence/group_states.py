@@ -20,6 +20,7 @@ record: another record's 100 is no support for "scores ranged from 38% to 100%".
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Collection, Optional, Sequence
 
@@ -71,10 +72,7 @@ def counted_flag(fields: Fields, sentence: str) -> Optional[str]:
     if not found:
         return None
     stems, negated, _ = naming(sentence, fields.stem)
-    by_key: dict[tuple[str, frozenset[str]], list[Field]] = {}
-    for f in fields.fields:
-        if f.flag is not None and f.record >= 0 and not f.listed and f.key:
-            by_key.setdefault((f.name, f.key), []).append(f)
+    by_key = _flags(fields)
     for part, whole, end in found:
         cut = CLAUSE.search(sentence, end)
         words = WORDS.findall(sentence[end:cut.start() if cut else len(sentence)])
@@ -89,3 +87,13 @@ def counted_flag(fields: Fields, sentence: str) -> Optional[str]:
                     other = [f for f in held if f.flag != state] or held
                     return fields.lines[other[0].line]
     return None
+
+
+@functools.lru_cache(maxsize=8)  # one grounding's Fields, read for each of its sentences
+def _flags(fields: Fields) -> dict[tuple[str, frozenset[str]], list[Field]]:
+    """Each yes/no key's fields, one per record: (its name, its stems) -> fields."""
+    out: dict[tuple[str, frozenset[str]], list[Field]] = {}
+    for f in fields.fields:
+        if f.flag is not None and f.record >= 0 and not f.listed and f.key:
+            out.setdefault((f.name, f.key), []).append(f)
+    return out
