@@ -44,6 +44,7 @@ def test_the_unit_written_after_a_value(text, unit):
     # a parent names the unit of every key under it; its letters do not count
     ("dimensions cm > height", "cm"), ("specs > size m > width", None),
     ("jobs 2 > duration s", "s"), ("duration min", "min"), ("retention days", "day"),
+    ("cancellation policy 2 > days before arrival min", None), ("weight kg min", "kg"),
     # a rate is neither of its units
     ("avg pace s per km", None), ("idle fee usd per min", None),
 ])
@@ -199,3 +200,28 @@ def test_an_amount_for_each_of_some_things_keeps_its_unit_and_pounds_of_a_thing_
     assert missing("It includes 2.5 pounds of clay per student.") == [2.5]  # kg said as lb
     assert missing("It includes about 5.5 pounds of clay per student.") == []
     assert missing("It includes 2.5 kg of clay per student.") == []
+
+
+@pytest.mark.parametrize("text, first, unit", [
+    ("roughly 97 to 106 °F", "97", "°f"), ("or 32 to about 37 °F, with", "32", "°f"),
+    ("between 185 and 296 lb since May", "185", "lb"), ("each around 48-51 MB", "48", "mb"),
+    ("from 3.5 to 4 km away", "3.5", "km"),
+    # no unit after the second value, or the first has its own: nothing is carried over
+    ("won 820 to 801 and edged", "820", None), ("seats 5 to 8, but", "5", None),
+    ("12 stores and 30 km of road", "12", None), ("from 2 ft to 1 m", "2", "ft"),
+])
+def test_a_range_writes_its_unit_once_after_both_values(text, first, unit):
+    (n,) = [n for n in numbers(text) if text[n.start:n.end] == first]
+    u = unit_after(text, n)
+    assert (u and u.name) == unit
+
+
+def test_a_range_converted_from_a_tool_result_is_found_and_a_wrong_bound_is_not():
+    ev = ContextEvidence.build([json.dumps({"load": {"min_c": 0, "max_c": 3, "setpoint_c": 1},
+                                            "ambient": {"low_c": 36, "high_c": 41}})])
+    ok = ev.features("The load was meant to stay between 0 and 3 °C, or 32 to about 37 °F.")
+    assert not ok.missing_numbers
+    ok = ev.features("Ambient temperatures were 36 to 41 °C, roughly 97 to 106 °F.")
+    assert not ok.missing_numbers
+    bad = ev.features("Ambient temperatures were 36 to 41 °C, or 92 to 106 °F.")
+    assert [n.value for n in bad.missing_numbers] == [92.0]

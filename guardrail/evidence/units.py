@@ -124,6 +124,9 @@ UNITS = _table()
 _AFTER = re.compile(r"\s?-?\s?(?:of an? )?(" + "|".join(  # "5,000-square-foot lot"
     re.escape(s).replace(r"\ ", "[ -]") for s in sorted(UNITS, key=len, reverse=True))
     + r")(?![\w²³])", re.I)
+# from one value of a range to the other: "97 to 106", "185 and 296", "48-51"
+_RANGE_TO = re.compile(r"\s*(?:to|and|-|–|—)\s*(?:about |roughly |around |nearly |"
+                       r"approximately )?[$€£]?\d[\d,]*(?:\.\d+)?(?![\d,.]\d)")
 _LETTER_AFTER_DIGIT = re.compile(r"\d(?=\s?-?\s?[^\W\d_]|\s?[°º])")  # where a unit may start
 _WORDY = re.compile(r"[a-z]{2,}")
 # letters that are units only in a key ("height_m", "high_c"), never after a number in prose
@@ -139,8 +142,11 @@ def unit_after(text: str, n: Number) -> Optional[Unit]:
     if n.kind != "number" or n.percent:
         return None
     m = _AFTER.match(text, n.end)
-    if not m:
-        return None
+    if not m:  # a range writes its unit once, after both values: "32 to about 37 °F"
+        bound = _RANGE_TO.match(text, n.end)
+        m = bound and _AFTER.match(text, bound.end())
+        if not m:
+            return None
     word = m[1].lower().replace("-", " ")
     if len(word) == 1 and (word not in ("m", "g") or text[m.start(1) - 1:m.start(1)] == "-"):
         return None  # "5 l" or "a 3-g" are rare; "in", "t", "c" are other words in prose
@@ -170,6 +176,9 @@ def _segment_unit(segment: str, last: bool) -> Optional[Unit]:
     if inside:
         return UNITS.get(inside[-1].strip())
     words = segment.replace("_", " ").split()
+    if words[-1:] == ["min"] and any(len(w) > 1 and w != "in" and w in UNITS
+                                     for w in words[:-1]):
+        words = words[:-1]  # "days before arrival min": a least number of days, no minutes
     if words[-1:] == ["ttl"] and last:
         return UNITS["sec"]  # a time to live is in seconds (DNS, caches, tokens)
     if "per" in words:  # a rate ("avg pace s per km", "fee usd per min") is neither unit;
