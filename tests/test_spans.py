@@ -226,3 +226,25 @@ def test_a_rate_over_a_span_the_sentence_states():
                        "drop_cfs": 1390, "span_hours": 14})
     assert missing(flow, "The flow fell 1,390 cfs in 14 hours, roughly 100 cfs an hour."
                    ) == []
+
+
+def test_an_elapsed_time_written_as_a_clock_or_in_iso_8601_is_a_span():
+    race = json.dumps({"event": "Lakeshore 10K", "results": [
+        {"pos": 1, "runner": "Maya Ortiz", "time": "00:41:07"},
+        {"pos": 2, "runner": "Dev Rao", "time": "00:42:15"}],
+        "start": "2025-06-01T08:00:00"})
+    ev = ContextEvidence.build([race])
+    for ok in ("Maya Ortiz won in 41 minutes 7 seconds.", "Dev Rao was second in 42:15.",
+               "The race started at 8:00 AM."):
+        assert not ev.features(ok).missing_numbers, ok
+    for bad in ("Maya Ortiz won in 41 minutes 17 seconds.", "Dev Rao was second in 42:51."):
+        assert ev.features(bad).missing_numbers, bad
+    video = json.dumps({"items": [{"title": "Knife skills", "duration": "PT4M13S"},
+                                  {"title": "Stock basics", "duration": "PT1H2M5S"}]})
+    ev = ContextEvidence.build([video])
+    for ok in ("Knife skills runs 4 minutes 13 seconds.", "Knife skills is 4:13 long.",
+               "Stock basics runs 1 hour 2 minutes and 5 seconds.",
+               "Stock basics runs about 62 minutes."):
+        assert not ev.features(ok).missing_numbers, ok
+    for bad in ("Knife skills runs 4 minutes 31 seconds.", "Stock basics runs 1 hour 20 minutes."):
+        assert ev.features(bad).missing_numbers, bad

@@ -26,6 +26,10 @@ _HOUR_OF_DAY = re.compile(r"(?:^|>\s)(?:(?!per\b)[a-z]+[\s_])?hour(?:[\s_](?:end
                           r"starting|of day))?:"
                           r"\s*(\d{1,2})\s*$", re.I)
 _SPAN_KEY = re.compile(r"(?:elapsed|duration|remaining|run ?time|(?:chip|net|gun) time)\s*:", re.I)
+# an elapsed time: a clock reading of no hours with seconds (``time: 00:21:48``, a race's,
+# a call's) or ISO 8601 (``duration: PT1H2M5S``), said "21 minutes 48 seconds" or "21:48"
+_ZERO_HOUR = re.compile(r"(?<![\dT:])00:([0-5]\d):([0-5]\d)(?![\d:])")
+_ISO_SPAN = re.compile(r"\bPT(?=\d)(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?\b")
 _CENTS_KEY = re.compile(r"(?:^|[\s_>])(?:cents|pence)(?:$|:|\s+per\b|\s+>)", re.I)
 # a span in seconds that answers write as minutes and seconds ("3:10" for ``leg_s: 190``)
 _SECONDS = re.compile(r"\b(?:time|leg|split|lap|elapsed|duration|finish|length)\s"
@@ -96,6 +100,8 @@ class StoredValues:
         if _CENTS_KEY.search(key) or _CENTS_KEY.search(text):
             nums |= {v / 100 for v in in_cents(text, key)}
         nums |= {v for n in found if n.kind == "duration" for v in (n.value, n.value / 60)}
+        spans = _elapsed(text)  # seconds
+        nums |= {v for t in spans for v in (t / 60, t / 3600)}
         if _SPAN_KEY.search(text):  # ``elapsed: 06:52`` is 6 hours 52 minutes too
             nums |= {v for t in stored_times(text) for v in (t, t / 60)}
         nums |= {float(y) for y, _, _ in days if y}
@@ -103,7 +109,7 @@ class StoredValues:
         hours = {int(hour[1]) % 24 * 60} if hour and int(hour[1]) <= 24 else set()
         parts = PARTS.split(text)  # read once for the keyed values below
         hours |= {int(m[1]) * 60 + int(m[2]) for part in parts if (m := _HHMM.search(part))}
-        clocks = {float(m[1]) for part in parts if (m := _SECONDS.search(part))}
+        clocks = {float(m[1]) for part in parts if (m := _SECONDS.search(part))} | spans
         lengths = {float(m[2]) * (60 if m[1][0] in "hH" else 1) for part in parts
                    if (m := _LENGTH.search(part))}
         intervals = {(m[1].lower(), int(m[2])) for part in parts if (m := _INTERVAL.search(part))}
@@ -210,3 +216,11 @@ def _matches(n: Number, values: Sequence[float], exact: Collection[float] = ()) 
             if n.hedged and cand and c not in exact and abs(cand - n.value) <= 0.1 * abs(cand):
                 return True
     return False
+
+
+def _elapsed(text: str) -> set[float]:
+    """The elapsed times ``text`` writes as a clock of no hours or in ISO 8601, in
+    seconds."""
+    found = {int(m[1]) * 60.0 + int(m[2]) for m in _ZERO_HOUR.finditer(text)}
+    return found | {int(m[1] or 0) * 3600.0 + int(m[2] or 0) * 60 + float(m[3] or 0)
+                    for m in _ISO_SPAN.finditer(text) if m[1] or m[2] or m[3]}

@@ -46,7 +46,8 @@ _RANGE_START = re.compile(r"\b(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*(?:to|until|till
 _MONTH_BEFORE = re.compile(rf"\b{_MONTH}\s+$", re.I)
 _DURATION = re.compile(
     r"\b(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h)\b"
-    r"(?:,?\s*(?:and\s+)?(\d+)\s*(?:minutes?|mins?)\b)?", re.I)
+    r"(?:,?\s*(?:and\s+)?(\d+)\s*(?:minutes?|mins?)\b"
+    r"(?:,?\s*(?:and\s+)?(\d{1,2})\s*(?:seconds?|secs?)\b)?)?", re.I)
 _RANGE_24 = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):[0-5]\d\s?[-–]\s?(([01]?\d|2[0-3]):([0-5]\d))"
                        r"(?![\d:])")
 # minutes with their seconds, one span: "17 minutes and 36 seconds", "4 min 8 s", "2m 05s"
@@ -111,7 +112,8 @@ def dates(text: str) -> list[tuple[int, int, tuple[int, int, int]]]:
 def durations(text: str) -> list[tuple[int, int, float]]:
     """(start, end, minutes) for "1 hour 33 minutes", "2 hours", "1.5 h", "an hour and 15
     minutes", "an hour and a half", "half an hour"."""
-    out = [(m.start(), m.end(), float(m[1].replace(",", "")) * 60 + int(m[2] or 0))
+    out = [(m.start(), m.end(), float(m[1].replace(",", "")) * 60 + int(m[2] or 0)
+            + int(m[3] or 0) / 60)
            for m in _DURATION.finditer(text)]
     out += [(m.start(), m.end(), int(m[1]) + int(m[2]) / 60) for m in _MIN_SEC.finditer(text)
             if not _inside(m.start(), [(a, b) for a, b, _ in out])]  # "2 hours 17 minutes"
@@ -230,7 +232,7 @@ def numbers(text: str) -> list[Number]:
         # "1.2 hours" is 72 minutes give or take 3: half its last written digit
         hours = _DURATION.match(text, s)
         digits = hours[1].partition(".")[2] if hours and not hours[2] else ""
-        seconds = _MIN_SEC.match(text, s) is not None  # to the half second
+        seconds = _MIN_SEC.match(text, s) is not None or bool(hours and hours[3])  # to 1/2 s
         out.append(Number(minutes, s, e, 30 * 10.0 ** -len(digits) if digits else
                           1 / 120 if seconds else 0.5,
                           bool(_ABOUT.search(text[max(0, s - 16):s])), False, "duration"))
