@@ -415,3 +415,19 @@ def test_a_date_no_calendar_has_gives_no_next_date_and_no_error():
     values = StoredValues((), frozenset(), frozenset({(0, 3, 4), (2025, 1, 31)}), frozenset(),
                           intervals=frozenset({("month", 1)}))
     assert values.due().dues == {(2025, 2, 28)}
+
+
+@pytest.mark.parametrize("text, second", [
+    ("Two beds on the nights of July 18 and 19, at $68 each.", (0, 7, 19)),
+    ("Sales on April 26 and 27, about $74 a sale.", (0, 4, 27)),
+    ("The gravity fell fastest between October 5 and 6, when it dropped 14 points.", (0, 10, 6)),
+    # a count after "and" is no day: a noun follows, or it is no day a few days on
+    ("On July 18 and 19 guests came.", None), ("On July 18 and 12, at noon.", None),
+])
+def test_a_second_day_after_and_shares_the_first_ones_month(text, second):
+    got = [d for _, _, d in dates(text)]
+    assert got[1:] == ([second] if second else [])
+    ev = ContextEvidence.build([json.dumps({"nights": ["2025-07-18", "2025-07-19"]})])
+    if second == (0, 7, 19):
+        assert not ev.features("Your stay covers the nights of July 18 and 19.").missing_numbers
+        assert ev.features("Your stay covers the nights of July 18 and 20.").missing_numbers

@@ -33,6 +33,11 @@ _DATE_MD = re.compile(rf"\b{_MONTH}\s+{_DAY}\b(?!:\d){_YEAR}", re.I)  # "May 2:"
 _DATE_DM = re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}{_YEAR}\b", re.I)
 _DAY_RANGE_END = re.compile(r"\s*(?:-|–|to|through|thru)\s*(\d{1,2})(?:st|nd|rd|th)?\b"
                             r"(?![:.,]\d|\s*(?:[AaPp]\.?[Mm]\b|%))(?:,?\s+(?P<year>\d{4})\b)?")
+# a second day of the month after "and": "the nights of July 18 and 19", "April 26 and
+# 27, about" (a few days on, and no noun after it: "July 18 and 19 guests" is a count)
+_DAY_AND_END = re.compile(r"\s*(?:and|or|&)\s*(\d{1,2})(?:st|nd|rd|th)?(?=\s*(?:[,.;:)!?]|$)|"
+                          r"\s+(?:at|in|on|when|for|with|from|and|but|before|after|only)\b)"
+                          r"(?:,?\s+(?P<year>\d{4})\b)?")
 _DATE_MY = re.compile(rf"\b{_MONTH}\s+(?P<year>\d{{4}})\b", re.I)
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?")
 _TIME_12 = re.compile(r"\b(1[0-2]|0?[1-9])(?:[:.]([0-5]\d))?\s*([ap])\.?\s?m\b\.?", re.I)
@@ -102,10 +107,11 @@ def dates(text: str) -> list[tuple[int, int, tuple[int, int, int]]]:
                                            and text[m.start()].islower()):
                 continue  # "it may 3 ..." is not a date
             out.append((m.start(), m.end(), (int(m["year"] or 0), mon, day)))
-            if rx is _DATE_MD and day and not m["year"] and day < int(
-                    (r := _DAY_RANGE_END.match(text, m.end())) and r[1] or 0) <= 31:
+            if rx is _DATE_MD and day and not m["year"] and (day < int(
+                    (r := _DAY_RANGE_END.match(text, m.end())) and r[1] or 0) <= 31 or day < int(
+                    (r := _DAY_AND_END.match(text, m.end())) and r[1] or 0) <= min(31, day + 7)):
                 out.append((r.start(1), r.end(), (int(r["year"] or 0), mon, int(r[1]))))
-                #            "November 8-9", "April 1 through 15"
+                #            "November 8-9", "April 1 through 15", "July 18 and 19"
     return sorted(out)
 
 
