@@ -148,3 +148,20 @@ def test_a_yes_no_key_of_several_things_is_read_for_the_one_the_sentence_names()
         "equipment > uv clarifier > running: false"
     assert _changed(pond, "The UV clarifier is off, but the pump is running.") is None
     assert _changed(pond, "The pump is running at 5,000 gallons an hour.") is None
+
+
+def test_a_rate_per_the_thing_a_key_counts_is_no_count_of_it():
+    ev = ContextEvidence.build([json.dumps({"bookings": [
+        {"id": "B1", "date": "2025-06-14", "players": 6, "price_usd": 168},
+        {"id": "B2", "date": "2025-06-15", "players": 4, "price_usd": 112}]})])
+    for ok in ("Every booking is priced at the same $28 per player.",
+               "Both bookings work out to about $28 a player."):
+        assert ev.features(ok).field_changed is None, ok
+    assert ev.features("The first booking is for 5 players.").field_changed \
+        == "bookings 1 > players: 6"
+    # a key that is itself a rate per the thing is stated by it
+    ev = ContextEvidence.build([json.dumps({"tour": "Glacier walk", "price_per_person": 95})])
+    assert ev.features("The glacier walk costs $95 per person.").field_changed is None
+    assert ev.features("The glacier walk costs $85 per person.").field_changed \
+        == "tour: Glacier walk; price per person: 95" or \
+        ev.features("The glacier walk costs $85 per person.").missing_numbers

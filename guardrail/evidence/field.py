@@ -5,6 +5,7 @@
     states(sentence, n, f)     ``n`` is the field's value, in its units or in others
     keyed(sentence, n, f)      ``n`` is what the key itself names ("24h"), not its value
     whole_after_of(sentence, n)  ``n`` is a whole ("four of the five"), not a part
+    rate_over(sentence, n, f, keys)  a rate per a thing the record counts ("$28 per player")
     attributive(sentence, n)   a date before what it names ("your March 11 claim")
     comparable(n, f)           ``n`` is of the field's sort (a share for a share)
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import Optional
+from typing import Collection, Optional
 
 from guardrail.evidence import units
 from guardrail.evidence.stored import StoredValues
@@ -27,6 +28,8 @@ _TIME_KEY = re.compile(r"(?<![^\W_])(?:s|sec|secs|seconds?|ms|min|mins|minutes?|
                        re.I)
 _WHOLE_AFTER_OF = re.compile(r"\bof\s+(?:the|its|their|your|his|her|our|all)?\s*$", re.I)
 _ATTRIBUTIVE = re.compile(r"\b(?:your|the|this|that|its|their|his|her|our|my)\s+$", re.I)
+# a rate for each of some things: "$28 per player", "about $28 a player"
+_PER_THING = re.compile(r"\s?(?:per|a|an|each|every|for each|for every)\s+([A-Za-z]+)", re.I)
 _NOUN_AFTER = re.compile(r"\s+(?!(?:at|on|in|to|from|until|by|and|or|is|was|for)\b)[a-z]")
 
 
@@ -77,6 +80,16 @@ def keyed(sentence: str, n: Number, f: Field) -> bool:
     u = units.unit_after(sentence, n) if n.kind == "number" else None
     return bool(u and u.dim == "time" and not _TIME_KEY.search(f.name)
                 and not f.values.has(n))
+
+
+def rate_over(sentence: str, n: Number, f: Field, keys: Collection[tuple[int, str]]) -> bool:
+    """``n`` is a rate for each of some things that ``f``'s record counts ("$28 per
+    player" beside ``players: 6``), so no value of ``players`` or ``price usd: 168``;
+    ``price per player: 28`` it may be.  ``keys``: (record, last key segment) of every
+    field."""
+    m = _PER_THING.match(sentence, n.end)
+    return bool(m) and any((f.record, m[1].lower() + s) in keys for s in ("", "s")) \
+        and not re.search(r"\bper\b", f.name)
 
 
 def whole_after_of(sentence: str, n: Number) -> bool:

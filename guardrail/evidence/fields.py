@@ -4,21 +4,20 @@
     fields.check(sentence, numbers, about)   -> FieldCheck: a field it names with another
                                              value (the line saying so), or one it agrees with
 
-A tool result says ``terminal: 5``, ``checked bag included: false``, ``office: Bologna``.
-An answer that names the field ("leaves from Terminal 2", "includes a checked bag", "is
-based in the Lyon office") and gives it another value is contradicted, even when that
-other value stands elsewhere in the context (another record's office, another field's
-number), so the value lookups of features.py find it and the detector, reading tokens,
-often lets it pass.  So does one that gives its record another record's value of a field
-without naming the field ("It is a western." where this film is a drama), a list of
-its items with another record's item in it, a one-word state said as its opposite ("It
-is currently closed." for ``state: open``) or an identifier the grounding never mentions
-where the field's identifier goes ("the v3.0-beta milestone" for ``v1.9.2``).  Precision
-first: what the sentence says of a field is read in the clause naming it (or the next);
-a text value counts as changed only when what the sentence puts there is a name or
-another record's value of the same field; a number only when no field of the record holds
-it (a date or time: no field that the sentence names); a yes/no value by the negation of
-the clause naming the key.
+A tool result says ``terminal: 5``, ``checked bag included: false``, ``office: Bologna``. An
+answer that names the field ("leaves from Terminal 2", "includes a checked bag", "is based
+in the Lyon office") and gives it another value is contradicted, even when that other value
+stands elsewhere in the context (another record's office, another field's number), so the
+value lookups of features.py find it and the detector, reading tokens, often lets it pass.
+So does one that gives its record another record's value of a field without naming the field
+("It is a western." where this film is a drama), a list of its items with another record's
+item in it, a one-word state said as its opposite ("It is currently closed." for ``state:
+open``) or an identifier the grounding never mentions where the field's identifier goes
+("the v3.0-beta milestone" for ``v1.9.2``).  Precision first: what the sentence says of a
+field is read in the clause naming it (or the next); a text value counts as changed only
+when what the sentence puts there is a name or another record's value of the same field; a
+number only when no field of the record holds it (a date or time: no field that the sentence
+names); a yes/no value by the negation of the clause naming the key.
 """
 
 from __future__ import annotations
@@ -32,8 +31,8 @@ from guardrail.evidence import units
 from guardrail.evidence.arithmetic import MEAN as _MEAN, SUM as _SUM, remainders
 from guardrail.evidence.totals import Group, by_key, columns_of, groups
 from guardrail.evidence.currency import mentioned, minor_units
-from guardrail.evidence.field import (Field, FieldCheck, attributive, comparable, keyed, states,
-                                     whole_after_of)
+from guardrail.evidence.field import (Field, FieldCheck, attributive, comparable, keyed,
+                                     rate_over, states, whole_after_of)
 from guardrail.evidence.keys import (CLAUSE, WORDS, Stem, clause_asks, clause_negated, clauses,
                                     echo, has, joined, key_stems, name_words, naming,
                                     negated_words, own_paths, pairs, path_words)
@@ -388,9 +387,10 @@ class Fields:
         is no train number, rating or ``rounds: 5``; "2 changes", "330 metres", "$25 per
         person" and "$39,800 already committed" (money) may be the field's value."""
         label = re.search(r"([A-Za-z]+)\s?#?$", sentence[:n.start])  # "round 1": which one,
-        if label and n.kind == "number" and n.value.is_integer() and not f.values.has(n) \
+        if rate_over(sentence, n, f, self._by_key) or label and n.kind == "number" and \
+                n.value.is_integer() and not f.values.has(n) \
                 and f.name.split()[-1] == label[1].lower() + "s":
-            return True  # not how many (``rounds: 5``); "Node 16" may be ``node: >=18``
+            return True  # not how many (``rounds: 5``; "Node 16" may be ``node: >=18``), or a rate
         m = re.match(r"\s?-?\s?([A-Za-z][A-Za-z'’]*)", sentence[n.end:])
         if not m or n.kind != "number" or any(c in "$€£¥" for c in
                                               sentence[max(0, n.start - 1):n.start + 1]):
