@@ -165,3 +165,16 @@ def test_a_rate_per_the_thing_a_key_counts_is_no_count_of_it():
     assert ev.features("The glacier walk costs $85 per person.").field_changed \
         == "tour: Glacier walk; price per person: 95" or \
         ev.features("The glacier walk costs $85 per person.").missing_numbers
+
+
+def test_a_key_word_in_the_sentence_gives_no_record_another_records_value():
+    ev = ContextEvidence.build([json.dumps({"films": [
+        {"title": "Moon Garden", "rating_age": "all ages", "minutes": 80},
+        {"title": "Night Ferry", "rating_age": "12+", "minutes": 95},
+        {"title": "Tin Soldiers", "rating_age": "6-11", "minutes": 70}]})])
+    for ok in ("Night Ferry is rated for ages 12 and up.",
+               "Tin Soldiers suits ages 6 to 11 and runs 70 minutes."):
+        assert ev.features(ok).field_changed is None, ok
+    for bad, line in (("Night Ferry is fine for all ages.", "films 2 > rating age: 12+"),
+                      ("Tin Soldiers is for all ages.", "films 3 > rating age: 6-11")):
+        assert ev.features(bad).field_changed == line, bad

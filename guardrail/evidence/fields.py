@@ -265,11 +265,11 @@ class Fields:
         for s in sorted(stems - own):  # the same line whatever the hash seed
             for j in self._by_value.get(s, ()):
                 f = self.fields[j]
-                if f.record in about or f.record == -1 or not f.listed and not (
-                        f.words - self.stopwords <= stems) or not any(
+                if f.record in about or f.record == -1 or {s, s.removesuffix("s")} & f.key \
+                        and not all(w.lower() in said for w in WORDS.findall(f.value)) \
+                        or not (f.listed or f.words - self.stopwords <= stems) or not any(
                         w.lower() in said for w in WORDS.findall(f.value) if self.stem(w) == s):
-                    continue  # -1: of the whole; a value, all its words ("going home" is
-                    #           no ``status: pending_home_check``)
+                    continue  # -1: the whole; a value: all its words, not its key's ("ages")
                 mine = [self.fields[k] for r in about
                         for k in self._by_key.get((r, f.name), ())]
                 # a list ("comes in navy and graphite" for crimson and graphite): one of
