@@ -310,8 +310,7 @@ def partitive(text: str, before: int) -> list[int]:
     """The sizes of the parts ``text`` counts before ``before`` ("Three of your six
     claims", "2 of the invoices"), which ``numbers`` leaves out: a part is no count of a
     thing the grounding would hold."""
-    return [int(m[1]) if m[1].isdigit() else int(_WORD_NUMBERS[m[1].lower()])
-            for m in _PARTITIVE.finditer(text, 0, before)]
+    return [_count(m[1]) for m in _PARTITIVE.finditer(text, 0, before)]
 
 
 def parts_of(text: str) -> list[tuple[int, int, int]]:
