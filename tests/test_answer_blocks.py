@@ -258,6 +258,41 @@ def test_a_check_stays_at_the_exit_its_answer_so_far_was_kept_at():
     assert shallower_under_load(ladder, 4, 0, (6, 64), [NS(prefix=None)]) == 4
 
 
+def test_a_check_runs_at_the_exit_of_the_queued_check_that_keeps_its_answer_so_far():
+    """Under load a stream's next sentence is prepared while the check before it still
+    waits: it finds nothing kept yet, and went deeper than that check would read its
+    whole answer again.  The queue knows the exit each waiting check keeps at."""
+    from types import SimpleNamespace as NS
+
+    from guardrail.engine.batching import WorkQueue, shallower_under_load
+    from guardrail.types import Priority
+
+    ladder = [2, 4, None]
+    waiting = [NS(prefix=None, lookup="k1")]
+    assert shallower_under_load(ladder, 4, 0, (6, 64), waiting) == 4
+    assert shallower_under_load(ladder, 4, 0, (6, 64), waiting, {"k1": 2}) == 2
+    assert shallower_under_load(ladder, 4, 0, (6, 64), waiting, {"k1": 4}) == 4
+    assert shallower_under_load(ladder, 4, 0, (6, 64), waiting, {"k1": None}) == 4
+    assert shallower_under_load(ladder, 4, 0, (6, 64), waiting, {"k2": 2}) == 4
+    found = [NS(prefix=NS(depth=4), lookup="k1")]  # what is kept wins over what waits
+    assert shallower_under_load(ladder, 4, 0, (6, 64), found, {"k1": 2}) == 4
+
+    class Seq(NS):
+        def __len__(self) -> int:
+            return 3
+
+    q = WorkQueue(max_batch_tokens=512, max_batch_size=8, eos_every=4)
+    first, second = object(), object()
+    q.push(first, Priority.IN_FLIGHT, 2, [Seq(keep="k1")], 2, 0.0)
+    q.push(second, Priority.IN_FLIGHT, 4, [Seq(keep="k2")], 4, 0.0)
+    assert q.keeping == {"k1": 2, "k2": 4}
+    batch = q.take(q.next_lane())
+    assert q.keeping == {"k1": 2, "k2": 4}  # taken, not yet run: still to be kept
+    q.ran(batch.items)
+    q.drop(second)
+    assert q.keeping == {}
+
+
 def test_the_shipped_pcw_model_reads_the_answer_in_blocks():
     det = PcwDetector.from_pretrained("pcw", device="cpu")
     assert det.answer_blocks and det.meta["pcw"]["answer"] == "sentences"

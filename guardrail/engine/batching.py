@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional, Sequence
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from guardrail.types import Priority
 
@@ -84,6 +85,9 @@ class WorkQueue:
         self._per_job: dict[int, int] = {}  # id(job) -> waiting sequences (drop's shortcut)
         self._work = 0     # sum of length * layers over waiting items
         self._streak = 0   # batches taken in a row while end-of-stream work waited
+        # answer blocks: the exit of each check waiting or in a forward, by the key it
+        # keeps its answer so far under (``shallower_under_load``)
+        self.keeping: dict[str, Optional[int]] = {}
 
     # -- filling and dropping ----------------------------------------------------------
     def push(self, job: Any, priority: Priority, exit_layer: Optional[int],
@@ -92,9 +96,16 @@ class WorkQueue:
         for i, seq in enumerate(seqs):
             lane.append(Item(job, i, seq, len(seq), layers, next(self._order), now))
             self._work += len(seq) * layers
+            if getattr(seq, "keep", None) is not None:
+                self.keeping[seq.keep] = exit_layer
         self._count[priority] += len(seqs)
         if seqs:
             self._per_job[id(job)] = self._per_job.get(id(job), 0) + len(seqs)
+
+    def ran(self, items: Iterable[Item]) -> None:
+        """A forward of ``items`` ended: what they keep is kept (or never will be)."""
+        for it in items:
+            self.keeping.pop(getattr(it.seq, "keep", None), None)
 
     def drop(self, job: Any) -> int:
         """Remove every waiting sequence of ``job``; returns how many there were."""
@@ -105,6 +116,7 @@ class WorkQueue:
             lane = self._lanes[key]
             keep = [it for it in lane if it.job is not job]
             if len(keep) != len(lane):
+                self.ran(it for it in lane if it.job is job)
                 self._forget(key[0], (it for it in lane if it.job is job))
                 removed += len(lane) - len(keep)
                 self._set_lane(key, keep)
@@ -232,16 +244,23 @@ class WorkQueue:
 
 
 def shallower_under_load(ladder: Sequence[Optional[int]], requested: Optional[int],
-                         queued: int, thresholds: Sequence[int], seqs: Sequence = ()
+                         queued: int, thresholds: Sequence[int], seqs: Sequence = (),
+                         keeping: Mapping[str, Optional[int]] = MappingProxyType({})
                          ) -> Optional[int]:
     """Adaptive depth: one step down ``ladder`` (exits, shallow to full depth = None)
     from ``requested`` per threshold that ``queued`` in-flight sequences reach, never
     below the first exit.  A check whose sequences read an answer so far kept at a
     shallower exit (answer blocks: ``seqs[i].prefix.depth``) runs there: going deeper
-    would read the whole answer again, which costs more than the deeper layers save."""
+    would read the whole answer again, which costs more than the deeper layers save.
+    So does one whose answer so far a check still queued will keep (``keeping``: the
+    exit of each queued check by the key it keeps under; ``seqs[i].lookup``): under
+    load a stream's next sentence is prepared before the check before it has run."""
     steps = sum(queued >= t for t in thresholds)
     i = max(0, list(ladder).index(requested) - steps)
     kept = [s.prefix.depth for s in seqs if getattr(s, "prefix", None) is not None]
-    if kept and min(kept) in ladder:
+    kept += [keeping[s.lookup] for s in seqs if getattr(s, "prefix", None) is None
+             and getattr(s, "lookup", None) in keeping]
+    kept = [d for d in kept if d in ladder and d is not None]
+    if kept:
         i = min(i, list(ladder).index(min(kept)))
     return ladder[i]

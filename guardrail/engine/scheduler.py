@@ -62,9 +62,8 @@ class Scheduler:
         closed by the scheduler); ``store``: resolves a Grounding that carries only a
         ``context_id``.  Window selection follows the check's priority
         (``config.in_flight_windows`` / ``final_windows``)."""
-        self.det, self.config, self.model_name = detector, config, model_name
+        self.det, self.config, self.model_name, self.store = detector, config, model_name, store
         self.selectors = window_selectors(config)
-        self.store = store
         self._ladder: list[Optional[int]] = [*sorted(detector.exit_layers), None]
         self.in_flight_exit = shallow_exit(detector, config)
         if config.max_batch_tokens < detector.max_length:
@@ -277,9 +276,9 @@ class Scheduler:
         """Adaptive depth: deep in-flight queues step in-flight checks to shallower exits."""
         if check.req.priority != Priority.IN_FLIGHT:
             return check.exit_layer
-        chosen = shallower_under_load(self._ladder, check.exit_layer,
-                                      self._queue.queued(Priority.IN_FLIGHT),
-                                      self.config.depth_ladder, check.prep.sequences)
+        q = self._queue
+        chosen = shallower_under_load(self._ladder, check.exit_layer, q.queued(Priority.IN_FLIGHT),
+                                      self.config.depth_ladder, check.prep.sequences, q.keeping)
         if chosen != check.exit_layer:
             self._c["shallower"] += 1
         return chosen
@@ -322,6 +321,7 @@ class Scheduler:
 
     def _forwarded(self, batch: Batch, fut: asyncio.Future) -> None:
         self._in_forward.discard(fut)
+        self._queue.ran(batch.items)
         if self._wake is not None:
             self._wake.set()
         if fut.cancelled():
