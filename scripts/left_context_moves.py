@@ -32,7 +32,7 @@ def main() -> None:
     tokens = int(sys.argv[2]) if len(sys.argv) > 2 else 4096
     det = Detector.from_pretrained("guardrail/models/pcw")
     cfg = SchedulerConfig()
-    budget, step = cfg.left_context_chars, cfg.left_context_step(keeps_answer=True)
+    budget, step = cfg.left_context(keeps_answer=True)
     docs, _ = bench_documents(find_data_dir("../shared/data"))
     counts: collections.Counter = collections.Counter()
     for w in build_workloads(det.tokenizer, docs, streams, tokens, 240, 0.1, 0):

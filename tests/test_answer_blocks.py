@@ -230,13 +230,17 @@ def test_a_stream_behind_the_real_server_reuses_its_answer_so_far(blocks):
     assert m[("guardrail_answer_states_bytes", ())] > 0
 
 
-def test_the_left_context_step_follows_the_engine_unless_set():
+def test_the_left_context_follows_the_engine_unless_set():
+    """A model that keeps the answer so far reads 300 to 900 characters of it and reads
+    them again once every 600; any other reads the last 600, sliding."""
     from guardrail.config import SchedulerConfig
 
-    assert SchedulerConfig().left_context_step(keeps_answer=True) == 300  # half of 600
-    assert SchedulerConfig().left_context_step(keeps_answer=False) == 0   # slide, as before
+    assert SchedulerConfig().left_context(keeps_answer=True) == (900, 600)
+    assert SchedulerConfig().left_context(keeps_answer=False) == (600, 0)  # as before
     set_ = SchedulerConfig(left_context_step_chars=0, left_context_chars=800)
-    assert set_.left_context_step(keeps_answer=True) == 0
+    assert set_.left_context(keeps_answer=True) == (800, 0)
+    assert SchedulerConfig(left_context_chars=600).left_context(keeps_answer=True) == (600, 400)
+    assert SchedulerConfig(left_context_step_chars=300).left_context(True) == (900, 300)
     with pytest.raises(ValueError, match="left_context_step_chars"):
         SchedulerConfig(left_context_step_chars=-1)
 

@@ -122,7 +122,7 @@ def test_scheduler_and_cache_sections_defaults_and_env():
     c = GuardrailConfig()
     assert c.verification.engine == "scheduler"
     s = c.scheduler
-    assert (s.left_context_chars, s.in_flight_exit, s.depth_ladder) == (600, None, (6, 64))
+    assert (s.left_context(False)[0], s.in_flight_exit, s.depth_ladder) == (600, None, (6, 64))
     assert c.cache.redis_url is None and c.server.overload_status == 503
     env = {"GUARDRAIL_CACHE__REDIS_URL": "redis://127.0.0.1:6379/2",
            "GUARDRAIL_SCHEDULER__MAX_WAIT_MS": "2.5",

@@ -136,6 +136,15 @@ class CountingVerifier:
                               "contexts": asdict(s.contexts) if s.contexts else None}}
 
 
+def _scheduler(config, info: dict) -> dict:
+    """The guarded variant's scheduler section, its left context resolved for the model."""
+    if config is None:
+        return {}
+    budget, step = config.scheduler.left_context(bool(info.get("keeps_answer")))
+    return {**config.scheduler.model_dump(mode="json"), "left_context_chars": budget,
+            "left_context_step_chars": step}
+
+
 class BenchApp:
     """The proxy app plus ``GET /bench/stats`` and ``POST /bench/probe``."""
 
@@ -219,7 +228,7 @@ async def _child(spec: dict) -> None:
     first = configs.get("guarded") or next(iter(configs.values()), None)
     print(json.dumps({
         "ports": ports, "n_layers": det.n_layers, "exit_layers": list(det.exit_layers),
-        "info": info, "scheduler": first.scheduler.model_dump(mode="json") if first else {},
+        "info": info, "scheduler": _scheduler(first, info),
         "overrides": {k: variant_overrides(k, det.n_layers) for k in configs},
         "ru_maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}),
         flush=True)

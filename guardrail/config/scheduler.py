@@ -49,16 +49,20 @@ class SchedulerConfig(BaseModel):
     windows), never below the detector's first exit.  End-of-stream checks keep their
     depth.  Empty: off.  On 2 cores, (6, 64) kept a 32-stream soak's median release
     delay within the 2 s budget where (64, 256) did not (docs/benchmarks.md)."""
-    left_context_chars: int = Field(600, ge=0)
+    left_context_chars: Optional[int] = Field(None, ge=0)
     """Characters of the answer so far that a sentence check reads before the sentence
-    (cut at a word boundary, by the stream: the engine checks the text it is given)."""
+    (cut at a word boundary, by the stream: the engine checks the text it is given).
+    None (default): 600, or 900 for a model that keeps the answer so far (a pcw model
+    with answer blocks): it reads what the check before it kept, so a longer answer so
+    far costs it tokens only when the start moves (``left_context_step_chars``)."""
     left_context_step_chars: Optional[int] = Field(None, ge=0)
     """How the start of that text moves as the answer grows: 0 slides it with every
     sentence (always ``left_context_chars`` before the sentence); N > 0 moves it in
     steps of N characters, so consecutive checks read the same answer so far (between
     ``left_context_chars - N`` and ``left_context_chars`` of it) and a model that keeps
-    the answer so far (a pcw model with answer blocks) reuses it instead of re-reading
-    it.  None (default): half the budget for such a model, else 0."""
+    the answer so far reuses it instead of re-reading it.  None (default): for such a
+    model two thirds of the budget (600 of 900: a check reads 300 to 900 characters of
+    the answer so far, and reads them again once every 600), else 0."""
     max_pending_checks: int = Field(1024, ge=1)
     """Checks pending across streams (the queue bound): new checked requests are
     refused at it, and ``verify`` beyond it raises Overloaded."""
@@ -117,9 +121,13 @@ class SchedulerConfig(BaseModel):
                              f"queue depths, got {list(ladder)}")
         return self
 
-    def left_context_step(self, keeps_answer: bool) -> int:
-        """``left_context_step_chars`` for an engine whose checks keep the answer so far
-        (``keeps_answer``) or not: when unset, half the budget or 0 (slide)."""
-        if self.left_context_step_chars is not None:
-            return self.left_context_step_chars
-        return self.left_context_chars // 2 if keeps_answer else 0
+    def left_context(self, keeps_answer: bool) -> tuple[int, int]:
+        """``(left_context_chars, left_context_step_chars)`` for an engine whose checks
+        keep the answer so far (``keeps_answer``) or not, the unset ones resolved."""
+        budget = self.left_context_chars
+        if budget is None:
+            budget = 900 if keeps_answer else 600
+        step = self.left_context_step_chars
+        if step is None:
+            step = budget - budget // 3 if keeps_answer else 0
+        return budget, step

@@ -60,14 +60,14 @@ async def _settings(st: AppState, grounding: Grounding, override: Optional[Polic
                          "and this server rejects n>1 (verification.other_choices=reject)")
     policy = resolve_policy(cfg, st.tenants.policy_name(tenant), override)
     stream_id = stream_id or new_stream_id()
+    budget, step = st.left_context()
     return GuardSettings(await _grounding(st, grounding, tenant), policy, cfg.verification,
                          stream_id=stream_id, model=model,
                          regenerator=st.regenerators.for_request(auth),
                          observer=st.metrics, tenant=tenant,
                          on_report=lambda r: st.reports.put(tenant, stream_id, r),
                          judge=st.sentence_judge(), sentence_events=sentence_events,
-                         left_context_chars=cfg.scheduler.left_context_chars,
-                         left_context_step_chars=st.left_context_step())
+                         left_context_chars=budget, left_context_step_chars=step)
 
 
 async def _streaming(body: AsyncIterator[bytes], slot: _Admission) -> AsyncIterator[bytes]:

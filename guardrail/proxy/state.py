@@ -36,9 +36,10 @@ class AppState:
     in_flight: int = 0
     _judge: Union[SentenceJudge, bool, None] = field(default=None, repr=False)
 
-    def left_context_step(self) -> int:
-        """``scheduler.left_context_step_chars`` as it applies to this engine."""
-        return self.config.scheduler.left_context_step(self.verifier.info().keeps_answer)
+    def left_context(self) -> tuple[int, int]:
+        """``scheduler.left_context_chars`` and ``left_context_step_chars`` as they apply
+        to this engine."""
+        return self.config.scheduler.left_context(self.verifier.info().keeps_answer)
 
     def sentence_judge(self) -> Optional[SentenceJudge]:
         """The model's sentence judge (``verification.sentence_judge``), read once from

@@ -56,7 +56,7 @@ class GuardSettings:
     sentence is flagged when any of its tokens reaches the threshold."""
     sentence_events: bool = False
     """Each chunk releasing a sentence says what happened to it (``guardrail.sentence``)."""
-    left_context_chars: int = SchedulerConfig.model_fields["left_context_chars"].default
+    left_context_chars: int = SchedulerConfig().left_context(keeps_answer=False)[0]
     """The left-context budget (``scheduler.left_context_chars``): how much of the
     answer so far a check and a rewrite prompt read."""
     left_context_step_chars: int = 0
