@@ -61,11 +61,13 @@ REDIS_URL = "redis://127.0.0.1:6379/0"
 
 @pytest.fixture(scope="session")
 def detector():
-    """The real default detector, loaded once per test session (torch imported here)."""
+    """The real default detector, loaded once per test session (torch imported here),
+    in float32: the reference the pins and the numeric tests hold it to, whatever
+    ``detector.dtype: auto`` picks on this CPU."""
     from guardrail.config import GuardrailConfig
     from guardrail.engine.build import load_detector
 
-    return load_detector(GuardrailConfig())
+    return load_detector(GuardrailConfig.model_validate({"detector": {"dtype": "float32"}}))
 
 
 @pytest.fixture

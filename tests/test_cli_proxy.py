@@ -77,12 +77,16 @@ def test_serve_runs_the_proxy(fake_upstream):
         while True:
             assert proc.poll() is None, proc.stdout.read().decode()
             try:
-                if httpx.get(url + "/healthz").status_code == 200:
+                if (health := httpx.get(url + "/healthz")).status_code == 200:
                     break
             except httpx.TransportError:
                 pass
             assert time.monotonic() < deadline, "guardrail serve did not come up"
             time.sleep(0.2)
+        from guardrail.engine.build import model_dtype  # detector.dtype: auto
+
+        want = str(model_dtype("auto", None)).removeprefix("torch.")
+        assert health.json()["verifier"]["dtype"] == want
         r = httpx.post(url + "/v1/chat/completions", timeout=120, json={
             "model": "fake-llm", "messages": [{"role": "user", "content": "Eiffel?"}],
             "guardrail": {"context": [EIFFEL_TOOL]}})

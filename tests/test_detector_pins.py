@@ -54,3 +54,39 @@ def test_outputs_match_the_pins(now, key):
     # 1e-4 leaves room for that and is far below anything a real change moves
     worst = max(abs(a - b) for a, b in zip(got["token_probs"], pinned["token_probs"]))
     assert worst <= 1e-4, f"{key}: max |delta| {worst:.3g}"
+
+
+def test_bfloat16_weights_stay_close_to_the_pins():
+    """``detector.dtype: bfloat16`` (what ``auto`` picks on a CPU that multiplies
+    bfloat16 natively): the same tokens and windows as the float32 pins, every
+    probability within 0.03 of them, and a token on the other side of the threshold
+    only where its pinned probability was within that of it."""
+    import torch
+
+    from guardrail.config import GuardrailConfig
+    from guardrail.engine.build import load_detector
+
+    det = load_detector(GuardrailConfig.model_validate({"detector": {"dtype": "bfloat16"}}))
+    assert next(det.model.parameters()).dtype == torch.bfloat16
+    got = _script().outputs(det)
+    for key, pinned in PINS["outputs"].items():
+        assert got[key]["token_offsets"] == pinned["token_offsets"]
+        assert got[key]["windows_scored"] == pinned["windows_scored"]
+        t = pinned["threshold"]
+        for a, b in zip(got[key]["token_probs"], pinned["token_probs"]):
+            assert abs(a - b) <= 0.03, f"{key}: {a:.4f} against {b:.4f}"
+            assert (a >= t) == (b >= t) or abs(b - t) <= 0.03, key
+
+
+def test_auto_picks_bfloat16_only_where_the_processor_multiplies_it(monkeypatch):
+    import torch
+
+    from guardrail.engine.build import model_dtype
+
+    assert model_dtype("float32", "cpu") == torch.float32
+    assert model_dtype("bfloat16", "cpu") == torch.bfloat16
+    for avx512_bf16, amx, want in ((False, False, torch.float32), (True, False, torch.bfloat16),
+                                   (False, True, torch.bfloat16)):
+        monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda v=avx512_bf16: v)
+        monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda v=amx: v)
+        assert model_dtype("auto", "cpu") == want

@@ -21,6 +21,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
 from guardrail.config.cache import CacheConfig
+from guardrail.config.detector import DetectorConfig
 from guardrail.config.scheduler import DEFAULT_TENANT, SchedulerConfig
 from guardrail.types import Action
 
@@ -108,13 +109,6 @@ class UpstreamConfig(_Section):
                 f"upstream.max_keepalive_connections ({self.max_keepalive_connections}) "
                 f"exceeds upstream.max_connections ({self.max_connections})")
         return self
-
-
-class DetectorConfig(_Section):
-    model: Optional[str] = None
-    """A local path, a Hugging Face id, or a shipped model: "default" (None), "pcw"."""
-    device: Optional[str] = None
-    """Torch device (``cpu``, ``cuda``, ``cuda:1``); None picks CUDA when available."""
 
 
 class RegenerateConfig(_Section):

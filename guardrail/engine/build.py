@@ -18,7 +18,9 @@ def load_detector(config: GuardrailConfig) -> Any:
     from guardrail.model import Detector
     from guardrail.model.states import StateCache
 
-    det = Detector.from_pretrained(config.detector.model, device=config.detector.device)
+    det = Detector.from_pretrained(config.detector.model, device=config.detector.device,
+                                   dtype=model_dtype(config.detector.dtype,
+                                                     config.detector.device))
     if hasattr(det, "states"):  # a Parallel Context Windows model keeps encoded contexts
         import torch
 
@@ -29,6 +31,21 @@ def load_detector(config: GuardrailConfig) -> Any:
             name = "bfloat16" if bf16 else "float32"
         det.state_dtype = getattr(torch, name)
     return det
+
+
+def model_dtype(name: str, device: Optional[str]) -> Any:
+    """The torch dtype ``detector.dtype`` names on ``device`` (None: CUDA if any)."""
+    import torch
+
+    from guardrail.model.detector import pick_device
+
+    if name != "auto":
+        return getattr(torch, name)
+    if pick_device(device).type == "cuda":
+        return torch.bfloat16
+    native = [getattr(torch.cpu, f, lambda: False)
+              for f in ("_is_avx512_bf16_supported", "_is_amx_tile_supported")]
+    return torch.bfloat16 if any(f() for f in native) else torch.float32
 
 
 def load_local_verifier(config: GuardrailConfig) -> LocalVerifier:

@@ -20,22 +20,26 @@ class EngineInfo:
     judge: Optional[dict] = None     # the sentence judge's parameters (evidence.judge), if any
     attention: str = "cross"         # "pcw": contexts encoded once and cached (model.pcw)
     keeps_answer: bool = False       # checks keep the answer so far for the next (answer blocks)
+    dtype: str = "float32"           # of the weights (``detector.dtype``)
 
     @classmethod
     def of(cls, engine: str, model: str, detector: Any, shallow: Optional[int]) -> "EngineInfo":
         """What ``detector`` serves, in-flight checks exiting at ``shallow`` (None: full)."""
         meta = getattr(detector, "meta", {})
+        params = getattr(getattr(detector, "model", None), "parameters", None)
+        first = next(iter(params()), None) if callable(params) else None
+        dtype = str(first.dtype).removeprefix("torch.") if first is not None else "float32"
         return cls(engine, model, detector.n_layers, tuple(detector.exit_layers),
                    shallow or detector.n_layers, getattr(detector, "threshold", None),
                    meta.get("judge"), meta.get("attention", "cross"),
-                   bool(getattr(detector, "answer_blocks", False)))
+                   bool(getattr(detector, "answer_blocks", False)), dtype)
 
     def to_json(self) -> dict:
         return {"model": self.model, "n_layers": self.n_layers,
                 "exit_layers": list(self.exit_layers),
                 "shallow_exit_layer": self.shallow_exit_layer, "threshold": self.threshold,
                 "scheduler": self.engine, "attention": self.attention,
-                "keeps_answer": self.keeps_answer}
+                "keeps_answer": self.keeps_answer, "dtype": self.dtype}
 
 
 @dataclass(frozen=True)
