@@ -328,6 +328,21 @@ def test_bench_context_quick(tmp_path: Path):
     assert "throughput" not in r["rows"][0]
 
 
+def test_bench_context_weights_follow_dtype_and_states_stay_float32(tmp_path: Path):
+    """``--dtype``: the weights as ``detector.dtype`` would load them; the ``cached`` and
+    ``kept`` rows still read float32 states, so their bytes per token do not move."""
+    invoke("bench", "context", "--quick", "--dtype", "bfloat16", "--context-tokens", "256",
+           "--out", str(tmp_path))
+    r = json.loads((tmp_path / "context.json").read_text())
+    assert r["settings"]["dtype"] == "torch.bfloat16"
+    (row,) = r["rows"]
+    assert row["state_bytes_per_token"] == 6 * 2 * 384 * 4
+    assert row["kept_checks_reused"] == 2 * 2
+    bad = runner.invoke(app, ["bench", "context", "--quick", "--dtype", "float16",
+                              "--out", str(tmp_path)])
+    assert bad.exit_code != 0 and "--dtype" in bad.output
+
+
 def test_bench_context_batched_throughput(tmp_path: Path):
     """``--batch``: N checks on N different contexts per batch, full depth; checks per
     second cached and with the encoding paid, beside the published figures."""

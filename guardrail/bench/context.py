@@ -21,6 +21,10 @@ context's encoding too (``cold_per_s``, what a cross-encoder reading the whole c
 pays every time); the published 32K ModernBERT verifier's full-depth figures are
 recorded beside them (``PUBLISHED``).
 
+The weights are in ``dtype`` (default auto: as ``detector.dtype`` serves them, bfloat16
+on CUDA and on CPUs that multiply it natively); the states in float32 for ``cached``
+and ``kept``, in bfloat16 for ``cached_bf16``, whatever the weights.
+
 The measured configurations of one length are interleaved so they share the noise.
 The response read by a check grows as in a stream: ``left_sentences`` sentences
 before the one checked.  Bytes per context token of the encoded states are recorded.
@@ -55,7 +59,8 @@ class ContextBenchConfig:
     max_all_windows_tokens: int = 8192
     redis_url: Optional[str] = None    # also time moving the states through Redis (fp16)
     data_dir: Optional[str] = None
-    device: str = "cpu"                # cuda: bfloat16 weights, the varlen kernel
+    device: str = "cpu"                # cuda: the varlen kernel
+    dtype: str = "auto"                # the weights, as ``detector.dtype`` (auto: as served)
     batch: Optional[int] = None        # checks per batch for throughput (None: 8 on CUDA, off)
 
     @classmethod
@@ -93,14 +98,18 @@ def run(cfg: ContextBenchConfig, log: Callable[[str], None] = print) -> dict:
     from guardrail.model import DetectInput, Detector, PcwDetector
     from guardrail.model.windows import TopKWindows
 
+    from guardrail.engine.build import model_dtype
+
     dev = cfg.device
-    pcw = PcwDetector.from_pretrained(cfg.model, device=dev)
+    dtype = model_dtype(cfg.dtype, dev)
+    pcw = PcwDetector.from_pretrained(cfg.model, device=dev, dtype=dtype)
+    pcw.state_dtype = torch.float32  # whatever the weights: the float32-states rows
     half = PcwDetector(pcw.model, pcw.tokenizer, meta=pcw.meta)  # bfloat16 states
     half.state_dtype = torch.bfloat16
     kept = PcwDetector(pcw.model, pcw.tokenizer,
                        meta={**pcw.meta, "pcw": {**pcw.meta["pcw"], "answer": "sentences"}})
-    kept.states = pcw.states  # the same encoded contexts
-    cross = Detector.from_pretrained(cfg.cross_model, device=dev)
+    kept.states, kept.state_dtype = pcw.states, torch.float32  # the same encoded contexts
+    cross = Detector.from_pretrained(cfg.cross_model, device=dev, dtype=dtype)
     sync = torch.cuda.synchronize if dev.startswith("cuda") else (lambda: None)
     batch = cfg.batch if cfg.batch is not None else (8 if dev.startswith("cuda") else 0)
     docs, source = bench_documents(find_data_dir(cfg.data_dir))

@@ -265,6 +265,8 @@ def register(app: typer.Typer) -> None:
         device: Optional[str] = typer.Option(None, help="cpu (default) | cuda."),
         batch: Optional[int] = typer.Option(None, min=0, help="Checks per batch for the "
                                             "throughput rows (default: 8 on CUDA, 0 = none)."),
+        dtype: Optional[str] = typer.Option(None, help="The weights: auto (default, as "
+                                            "`detector.dtype` serves) | float32 | bfloat16."),
     ) -> None:
         """One sentence check against an encoded (cached) context vs re-encoding the
         context with the query, 512 -> 32K tokens; encode cost; bytes per token; with
@@ -273,7 +275,9 @@ def register(app: typer.Typer) -> None:
 
         kw = _given(model=model, context_tokens=_ints(context_tokens), repeats=repeats,
                     redis_url=redis_url, data_dir=data_dir, cross_model=cross_model,
-                    device=device, batch=batch)
+                    device=device, batch=batch, dtype=dtype)
+        if dtype not in (None, "auto", "float32", "bfloat16"):
+            raise typer.BadParameter("--dtype must be auto, float32 or bfloat16")
         cfg = bc.ContextBenchConfig.quick(**kw) if quick else bc.ContextBenchConfig(**kw)
         _run_and_save(bc, cfg, out, ctx, write=bc.write)
 
