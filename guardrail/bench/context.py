@@ -95,10 +95,9 @@ def _context(det, documents: list[str], tokens: int, skip: int = 0):
 def run(cfg: ContextBenchConfig, log: Callable[[str], None] = print) -> dict:
     import torch
 
+    from guardrail.engine.build import model_dtype
     from guardrail.model import DetectInput, Detector, PcwDetector
     from guardrail.model.windows import TopKWindows
-
-    from guardrail.engine.build import model_dtype
 
     dev = cfg.device
     dtype = model_dtype(cfg.dtype, dev)
