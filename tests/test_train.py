@@ -208,3 +208,14 @@ def test_eval_reports_what_the_sentence_judge_would_do(tiny_ragtruth, tmp_path):
                 "unsupported_stopped", "stop_f1"):
         assert judged["all"][key] == expected["all"][key], key
     assert "the sentence judge" in text
+
+
+def test_eval_reads_the_weights_in_float32_unless_told(tiny_ragtruth, tmp_path):
+    """The model card's numbers are float32; ``--dtype`` measures what a proxy with
+    ``detector.dtype: bfloat16`` (or auto) serves, and the report says which."""
+    out = tmp_path / "eval.json"
+    run("eval", "--data", str(tiny_ragtruth), "--limit", "4", "--out", str(out), "--no-progress")
+    assert json.loads(out.read_text())["dtype"] == "float32"
+    run("eval", "--data", str(tiny_ragtruth), "--limit", "4", "--out", str(out), "--no-progress",
+        "--dtype", "bfloat16")
+    assert json.loads(out.read_text())["dtype"] == "bfloat16"

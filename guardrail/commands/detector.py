@@ -318,8 +318,11 @@ def register(app: typer.Typer) -> None:
                                              "all and topk on a `guardrail data longctx` set "
                                              "and print one table by length and depth."),
         progress: bool = typer.Option(True),
+        dtype: str = typer.Option("float32", help="The weights: float32 (the model card's "
+                                  "numbers) | bfloat16 | auto (as `detector.dtype` serves)."),
     ) -> None:
         """Example/token/span precision, recall, F1, AUROC and examples/s."""
+        from guardrail.engine.build import model_dtype
         from guardrail.model import Detector
         from guardrail.model.windows import make_selector
         from guardrail.train import longctx_eval
@@ -329,6 +332,8 @@ def register(app: typer.Typer) -> None:
 
         if split not in ("all", "dev", "train"):
             raise typer.BadParameter("--split must be all, dev or train")
+        if dtype not in ("auto", "float32", "bfloat16"):
+            raise typer.BadParameter("--dtype must be auto, float32 or bfloat16")
         try:
             ks = [int(x) for x in top_k.split(",") if x.strip()]
             if not ks or min(ks) < 1 or (len(ks) > 1 and not compare_windows):
@@ -339,7 +344,7 @@ def register(app: typer.Typer) -> None:
         fields_by = [f.strip() for f in by.split(",")] if by else []
         if any(f not in ("depth", "length") for f in fields_by):
             raise typer.BadParameter("--by must name depth and/or length")
-        det = Detector.from_pretrained(model)
+        det = Detector.from_pretrained(model, dtype=model_dtype(dtype, None))
         examples = load_any(data, format)
         if split != "all":
             sp = det.meta.get("training", {}).get("split", {"dev_fraction": 0.2, "seed": 13})
@@ -369,6 +374,7 @@ def register(app: typer.Typer) -> None:
                               progress=progress)
             text = format_report(result)
         result.update(data=str(data), split=split, model=det.name,
+                      dtype=str(next(det.model.parameters()).dtype).removeprefix("torch."),
                       windows="compare" if compare_windows else windows,
                       top_k=ks if windows == "topk" or compare_windows else None)
         typer.echo(text)
