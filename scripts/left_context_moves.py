@@ -1,7 +1,7 @@
 """How often a pcw check cannot read the answer so far that the check before it kept
 (docs/context-states.md, "Left, and why").
 
-    .venv/bin/python scripts/left_context_moves.py [STREAMS] [CONTEXT_TOKENS]
+    .venv/bin/python scripts/left_context_moves.py [STREAMS] [CONTEXT_TOKENS] [BUDGET STEP]
 
 Replays the answers of `guardrail bench stream` (16 streams, 4096-token contexts by
 default) sentence by sentence as the proxy cuts them, with the shipped
@@ -9,7 +9,9 @@ default) sentence by sentence as the proxy cuts them, with the shipped
 gets, and counts the checks whose lookup key (the answer so far, as the pcw model
 keeps it) is the key the stream's check before kept (reused), those whose left-context
 start moved (the answer so far is read again), and those with nothing to look up
-(the first). Runs no forward (seconds).
+(the first). Also the answer tokens the checks run (a reused answer so far not counted)
+and the characters of answer so far they read. BUDGET and STEP replace the defaults.
+Runs no forward (seconds).
 """
 
 import collections
@@ -33,6 +35,8 @@ def main() -> None:
     det = Detector.from_pretrained("guardrail/models/pcw")
     cfg = SchedulerConfig()
     budget, step = cfg.left_context(keeps_answer=True)
+    if len(sys.argv) > 4:
+        budget, step = int(sys.argv[3]), int(sys.argv[4])
     docs, _ = bench_documents(find_data_dir("../shared/data"))
     counts: collections.Counter = collections.Counter()
     for w in build_workloads(det.tokenizer, docs, streams, tokens, 240, 0.1, 0):
@@ -51,6 +55,8 @@ def main() -> None:
             lookup = prefix_key(context.key, q.ids, r.ids[:cuts[0]]) \
                 if cuts and len(pieces) == 1 else None
             counts["checks"] += 1
+            counts["tokens run"] += len(r) - (cuts[0] if lookup and lookup == kept else 0)
+            counts["left chars"] += s.start - base
             counts["first or split" if lookup is None else "reused" if lookup == kept
                    else "start moved" if base != base_before else "other"] += 1
             kept = prefix_key(context.key, q.ids, r.ids) if len(pieces) == 1 else None
