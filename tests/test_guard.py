@@ -160,3 +160,22 @@ async def test_a_final_pass_flag_caused_by_what_follows_is_confirmed_away():
     confirming = [r for r in v.requests if r.priority == Priority.END_OF_STREAM
                   and "1950" not in r.response]
     assert len(confirming) == 1  # one extra check, for the one candidate only
+
+
+async def test_an_answer_in_parts_is_checked_sentence_by_sentence_across_the_parts():
+    """A non-streaming answer of several parts (a Responses object's output_text
+    parts): each check reads its own sentence after the answer so far, and sentences
+    are numbered through the whole answer."""
+    from guardrail.stream.pipeline import check_parts
+
+    parts = ["The tower is in Paris. It was built in 1950.", "It is 330 metres tall. It is iron."]
+    v = ScriptedVerifier()
+    got = await check_parts(parts, settings(Action.ANNOTATE), v)
+    whole = "".join(parts)
+    checked = [r.response[r.target_start:r.target_end].strip() for r in v.requests
+               if r.priority == Priority.IN_FLIGHT]
+    assert checked == ["The tower is in Paris.", "It was built in 1950.",
+                       "It is 330 metres tall.", "It is iron."]
+    assert all(whole.endswith(r.response) or r.response in whole for r in v.requests)
+    assert [s.index for s in got.report.sentences] == list(range(len(got.report.sentences)))
+    assert got.texts[1] == parts[1] and "1950" in got.texts[0]

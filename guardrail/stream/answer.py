@@ -69,6 +69,7 @@ class AnswerGuard:
         self.segmenter = settings.segmenter_factory()
         self.checks: list[SentenceCheck] = []
         self._answer = TextLog()      # what the upstream said (choice 0)
+        self._origin = (0, 0)         # answer offset and index of the segmenter's start
         self._released = TextLog()    # what the client got
         self._supported = TextLog()   # unflagged sentences and verified rewrites
         self._any_flagged = False
@@ -107,10 +108,21 @@ class AnswerGuard:
         if not text:
             return []
         self._answer.append(text)
-        return [self._start(s) for s in self.segmenter.feed(text)]
+        return [self._start(s) for s in self._placed(self.segmenter.feed(text))]
 
     def flush(self) -> list[SentenceCheck]:
-        return [self._start(s) for s in self.segmenter.flush()]
+        """The rest of the text fed as sentences.  Feeding may go on (the next part of
+        a non-streaming answer): the segmenter starts over, its offsets and indices
+        then count from here."""
+        out = [self._start(s) for s in self._placed(self.segmenter.flush())]
+        self._origin = (len(self._answer), len(self.checks))
+        return out
+
+    def _placed(self, sentences: list[Sentence]) -> list[Sentence]:
+        """The segmenter's sentences at their place in the whole answer."""
+        at, index = self._origin
+        return [replace(s, index=s.index + index, start=s.start + at, end=s.end + at)
+                for s in sentences] if at or index else sentences
 
     def note_other_choices(self, indices: tuple[int, ...]) -> None:
         self.unchecked_choices.update(indices)
