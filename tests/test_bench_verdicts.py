@@ -25,6 +25,9 @@ def test_streamed_answers_are_scored_by_what_the_client_received():
     all_ = result["by_dataset"]["all"]
     assert result["answers"] == 2 and all_["sentences"] == 3 and all_["unsupported"] == 1
     assert all_["unsupported_stopped"] == 1.0  # the demo's hallucination never reaches it
+    final = all_["final"]  # the full-depth pass judged every claim too
+    assert final["sentences"] == 3 and final["unsupported_flagged"] in (0.0, 1.0)
+    assert set(final) == {"sentences", "supported_clear", "unsupported_flagged", "f1"}
     assert set(result["by_dataset"]) == {"all", "hand"}
 
 

@@ -12,7 +12,10 @@ sentence is unsupported when it overlaps a labelled span.
     unsupported_stopped   share of unsupported sentences stopped (recall)
     stop_f1               F1 of "stopped" against "unsupported"
 
-per data set and overall, in JSON.
+and what the end-of-stream full-depth pass says of the same sentences (it annotates
+the report; nothing it says changes what the client got): ``final``, with
+``supported_clear`` (share of supported sentences it does not flag),
+``unsupported_flagged`` and ``f1``; per data set and overall, in JSON.
 """
 
 from __future__ import annotations
@@ -37,11 +40,13 @@ class Outcome:
     original: str = ""
     released: str = ""
     explanation: Optional[dict] = None
+    final: Optional[bool] = None  # the final pass flagged it (None: it gave no verdict)
 
     def to_json(self) -> dict:
         return {"example": self.example, "dataset": self.dataset, "gold": self.gold,
                 "stopped": self.stopped, "claim": self.claim, "original": self.original,
-                "released": self.released, "explanation": self.explanation}
+                "released": self.released, "explanation": self.explanation,
+                "final": self.final}
 
 
 def _report(text: str) -> Optional[dict]:
@@ -82,7 +87,8 @@ def stream_one(client: httpx.Client, ex: Any) -> list[Outcome]:
         if s["original"].strip():
             out.append(Outcome(ex.dataset, gold, stopped, s.get("claim", True),
                                str(ex.id), s["original"], s["released"],
-                               s.get("explanation")))
+                               s.get("explanation"),
+                               s["final"]["hallucinated"] if s.get("final") else None))
     return out
 
 
@@ -96,8 +102,26 @@ def summarise(outcomes: Sequence[Outcome]) -> dict:
     return {"sentences": len(outcomes), "unsupported": len(uns),
             "supported_kept": round(1 - fp / len(sup), 4) if sup else None,
             "unsupported_stopped": round(r, 4) if uns else None,
-            "stop_precision": round(p, 4), "stop_f1": round(2 * p * r / (p + r), 4)
-            if p + r else 0.0}
+            "stop_precision": round(p, 4), "stop_f1": _f1(p, r),
+            "final": _final([o for o in outcomes if o.final is not None])}
+
+
+def _f1(p: float, r: float) -> float:
+    return round(2 * p * r / (p + r), 4) if p + r else 0.0
+
+
+def _final(outcomes: Sequence[Outcome]) -> Optional[dict]:
+    """The final pass's flags on the sentences it judged, against the labels."""
+    if not outcomes:
+        return None
+    sup = [o for o in outcomes if not o.gold]
+    uns = [o for o in outcomes if o.gold]
+    tp, fp = sum(bool(o.final) for o in uns), sum(bool(o.final) for o in sup)
+    p = tp / (tp + fp) if tp + fp else 0.0
+    r = tp / len(uns) if uns else 0.0
+    return {"sentences": len(outcomes),
+            "supported_clear": round(1 - fp / len(sup), 4) if sup else None,
+            "unsupported_flagged": round(r, 4) if uns else None, "f1": _f1(p, r)}
 
 
 def run(examples: Sequence[Any], *, config: Any = None, progress: bool = False,
