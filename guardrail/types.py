@@ -168,6 +168,7 @@ class CheckRequest:
     priority: Priority = Priority.IN_FLIGHT
     exit_layer: Optional[int] = None  # None: the engine's configured default for the priority
     tenant: str = DEFAULT_TENANT      # whose cached and stored contexts the check may use
+    blocks: tuple[int, ...] = ()      # where more checked sentences begin after target_start
 
 
 @dataclass(frozen=True)

@@ -196,12 +196,14 @@ async def _check(cfg, docs: list[str], question: str, answer: str):
 
     verifier = load_local_verifier(cfg)
     params = verifier.info().judge if cfg.verification.sentence_judge else None
-    budget, step = cfg.scheduler.left_context(verifier.info().keeps_answer)
+    keeps = verifier.info().keeps_answer
+    budget, step = cfg.scheduler.left_context(keeps)
     try:
         settings = GuardSettings(Grounding(tuple(docs), question), resolve_policy(cfg),
                                  cfg.verification, stream_id="check",
                                  judge=SentenceJudge.from_json(params) if params else None,
-                                 left_context_chars=budget, left_context_step_chars=step)
+                                 left_context_chars=budget, left_context_step_chars=step,
+                                 final_by_sentence=keeps)
         completion = {"choices": [{"index": 0, "message": {"role": "assistant",
                                                            "content": answer}}]}
         return await guarded_completion(completion, settings, verifier)

@@ -1,5 +1,6 @@
-"""Helpers every engine shares: window selectors per priority, which exit runs, and
-re-indexing a Detection computed on a slice of the response."""
+"""Helpers every engine shares: window selectors per priority, which exit runs, a
+request's target range, and re-indexing a Detection computed on a slice of the
+response."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import dataclasses
 from typing import Any, Optional
 
 from guardrail.config import SchedulerConfig
-from guardrail.types import Detection, Priority
+from guardrail.errors import InputError
+from guardrail.types import CheckRequest, Detection, Priority
 
 
 def window_selectors(cfg: SchedulerConfig) -> "dict[Priority, Any]":
@@ -28,6 +30,19 @@ def final_selector(cfg: SchedulerConfig, cache: Any) -> Any:
     if cfg.final_windows == "all" and cfg.final_max_windows is not None:
         return make_selector("topk", cfg.final_max_windows, cache)
     return make_selector(cfg.final_windows, cfg.final_top_k, cache)
+
+
+def target_end(req: CheckRequest) -> int:
+    """Where the request's target ends; an ``InputError`` if its range is empty or
+    outside the response, or a sentence start in ``blocks`` lies outside it."""
+    end = len(req.response) if req.target_end is None else req.target_end
+    if not 0 <= req.target_start < end <= len(req.response):
+        raise InputError(f"target range [{req.target_start}, {req.target_end}) is empty or "
+                         f"outside the response ({len(req.response)} characters)")
+    if any(not req.target_start < b < end for b in req.blocks):
+        raise InputError(f"sentence starts {list(req.blocks)} are not all inside the target "
+                         f"range [{req.target_start}, {end})")
+    return end
 
 
 def shift_detection(det: Detection, full_response: str, offset: int) -> Detection:

@@ -18,7 +18,7 @@ from typing import Optional, Sequence
 
 from guardrail.config import SchedulerConfig
 from guardrail.engine.admission import Admission
-from guardrail.engine.checks import shallow_exit, shift_detection, window_selectors
+from guardrail.engine.checks import shallow_exit, shift_detection, target_end, window_selectors
 from guardrail.engine.seam import DetectorLike
 from guardrail.engine.stats import EngineInfo, EngineStats
 from guardrail.errors import DetectorError, GuardrailError, Overloaded
@@ -170,7 +170,7 @@ class LocalVerifier:
 
     def _check(self, req: CheckRequest) -> Detection:
         """Runs in the worker thread."""
-        end = len(req.response) if req.target_end is None else req.target_end
+        end = target_end(req)
         g = req.grounding
         text, layer = req.response[:end], self._exit_layer(req)
         try:
@@ -180,7 +180,8 @@ class LocalVerifier:
                 from guardrail.model import DetectInput
 
                 det = self.detector.detect_batch(
-                    [DetectInput(g.documents, g.question, text, req.target_start)],
+                    [DetectInput(g.documents, g.question, text, req.target_start, req.blocks,
+                                 keep=req.priority == Priority.IN_FLIGHT)],
                     exit_layer=layer, selector=self._selectors[req.priority])[0]
         except GuardrailError:
             raise

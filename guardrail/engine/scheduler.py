@@ -29,7 +29,8 @@ from guardrail.config import SchedulerConfig
 from guardrail.contexts import ContextStore
 from guardrail.engine.admission import Admission
 from guardrail.engine.batching import Batch, WorkQueue, shallower_under_load
-from guardrail.engine.checks import normal_exit, shallow_exit, shift_detection, window_selectors
+from guardrail.engine.checks import (normal_exit, shallow_exit, shift_detection, target_end,
+                                     window_selectors)
 from guardrail.engine.encoding import Encodings
 from guardrail.engine.prepared import PreparedContextCache
 from guardrail.engine.stats import EngineInfo, EngineStats
@@ -149,10 +150,7 @@ class Scheduler:
             self._c["rejected"] += 1
             raise Overloaded(f"{self._pending} checks are pending; retry later",
                              retry_after=self.retry_after())
-        end = len(req.response) if req.target_end is None else req.target_end
-        if not 0 <= req.target_start < end <= len(req.response):
-            raise InputError(f"target range [{req.target_start}, {req.target_end}) is empty or "
-                             f"outside the response ({len(req.response)} characters)")
+        end = target_end(req)
         requested = req.exit_layer if req.exit_layer is not None else (
             self.in_flight_exit if req.priority == Priority.IN_FLIGHT else None)
         check = _Check(req, req.response[:end],
@@ -251,7 +249,8 @@ class Scheduler:
             ready = await self._encodings.ready(ctx, wait=not in_flight)
             prep = await loop.run_in_executor(  # not ready: read a few windows meanwhile
                 self._prepare_pool, self.det.prepare if ready else self.det.prepare_cold,
-                DetectInput(ctx, g.question, check.text, check.req.target_start),
+                DetectInput(ctx, g.question, check.text, check.req.target_start,
+                            check.req.blocks, keep=in_flight),
                 self.selectors[check.req.priority])
         except Exception as e:
             if not check.future.done():

@@ -52,6 +52,12 @@ class DetectInput:
     question: str
     response: str
     target_start: int = 0  # where the checked sentence begins; before it: the answer so far
+    blocks: tuple[int, ...] = ()
+    """Where more sentences begin after ``target_start`` (offsets into ``response``): a
+    model that reads the answer by sentence reads each as a block of its own."""
+    keep: bool = True
+    """Whether a model that keeps the answer so far keeps this check's for the next
+    sentence (the end-of-stream pass: no sentence follows)."""
 
 
 @dataclass(frozen=True)

@@ -220,14 +220,14 @@ class PcwDetector(Detector, attention="pcw"):
         context (built now on a cache miss)."""
         context, response, q, r, pieces = self.inputs(inp)
         windows = self.windows(context)
-        cuts = self._cuts(r, inp.target_start)
+        cuts = self._cuts(r, inp)
         if labels is not None:
             seqs = tuple(self.training_sequence(context.tokens, windows, q, r, p, i, labels,
                                                 cuts=cuts) for i, p in enumerate(pieces))
         else:
             states = self.context_states(context)
-            seqs = tuple(self._query_sequence(context, states, q, r, p, i, cuts, len(pieces))
-                         for i, p in enumerate(pieces))
+            seqs = tuple(self._query_sequence(context, states, q, r, p, i, cuts, len(pieces),
+                                              inp.keep) for i, p in enumerate(pieces))
         return PreparedInput(response, context, r, seqs, len(windows), len(windows),
                              len(pieces) > 1)
 
@@ -242,35 +242,38 @@ class PcwDetector(Detector, attention="pcw"):
         if not isinstance(selector, TopKWindows) or selector.k > COLD_WINDOWS:
             selector = TopKWindows(COLD_WINDOWS)  # a few windows, or it costs more than waiting
         chosen = selector.select(context, windows, inp.question, response) or windows[:1]
-        cuts = self._cuts(r, inp.target_start)
+        cuts = self._cuts(r, inp)
         seqs = tuple(self.training_sequence(context.tokens, chosen, q, r, p, i, cuts=cuts)
                      for i, p in enumerate(pieces))
         return PreparedInput(response, context, r, seqs, len(windows), len(chosen),
                              len(pieces) > 1)
 
-    def _cuts(self, r: Tokenized, target_start: int) -> list[int]:
-        """With answer blocks, the answer token where the checked sentence begins
-        (the text before it is the answer so far, a block of its own)."""
-        if not self.answer_blocks or target_start <= 0:
+    def _cuts(self, r: Tokenized, inp: DetectInput) -> list[int]:
+        """With answer blocks, the answer tokens where the checked sentence begins (the
+        text before it is the answer so far, a block of its own) and where each of
+        ``inp.blocks`` begins."""
+        if not self.answer_blocks:
             return []
-        cut = int(np.searchsorted(r.offsets[:, 0], target_start))
-        return [cut] if 0 < cut < len(r) else []
+        at = [a for a in (inp.target_start, *inp.blocks) if a > 0]
+        cuts = {int(c) for c in np.searchsorted(r.offsets[:, 0], at)}
+        return sorted(c for c in cuts if 0 < c < len(r))
 
     def _query_sequence(self, context: PreparedContext, states: ContextStates, q: Tokenized,
                         r: Tokenized, piece: tuple[int, int], index: int, cuts: list[int],
-                        n_pieces: int) -> QuerySequence:
+                        n_pieces: int, keep: bool = True) -> QuerySequence:
         """A check's query on the encoded context; with answer blocks and an answer that
-        fits one query, also the answer so far if a check kept it, and the key to keep
-        this one under."""
+        fits one query, also the answer so far if a check kept it, and its own key (to
+        keep it under unless ``keep`` is False)."""
         ids, types, pos, segments, rs = self._query(q, r, piece, cuts)
         if not self.answer_blocks or n_pieces > 1:
             return QuerySequence(ids, types, pos, rs, index, states)
         cut = cuts[0] if cuts else 0
         lookup = prefix_key(context.key, q.ids, r.ids[:cut]) if cut else None
+        own = prefix_key(context.key, q.ids, r.ids)
         return QuerySequence(ids, types, pos, rs, index, states, segments=segments,
                              prefix=self.prefixes.peek(lookup) if lookup else None,
-                             tail=len(q) + 1 + cut, lookup=lookup,
-                             keep=prefix_key(context.key, q.ids, r.ids))
+                             tail=len(q) + 1 + cut, lookup=lookup, own=own,
+                             keep=own if keep else None)
 
     def training_sequence(self, context: Tokenized, windows: Sequence[Window], q: Tokenized,
                           r: Tokenized, piece: tuple[int, int], index: int,

@@ -14,12 +14,18 @@ stream.  A stream's checks go sentence by sentence, each finding the one before 
 stream that ends stops asking, and the byte bound of the ``StateCache`` holding the
 entries drops the oldest.  An entry holds the layers its check ran (its exit): a deeper
 check finds too few and runs its whole query again, which it then keeps.
+
+An entry also holds what its last layer handed on (``hidden``, the input of layer
+``depth`` for every kept token) and its blocks (``segments``), so the end-of-stream
+pass can *resume* the check from its exit to full depth (``queries.forward_queries``):
+the layers below the exit are not run again.
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 import torch
@@ -33,6 +39,13 @@ class PrefixStates:
     values: tuple[torch.Tensor, ...]
     probs: np.ndarray               # the answer tokens' probabilities, as checked
     exit_layer: int                 # the exit those probabilities came from
+    hidden: Optional[torch.Tensor] = None       # [n_tokens, hidden]: layer ``depth``'s input
+    segments: Optional[np.ndarray] = None       # the kept tokens' blocks (``queries.QUERY``...)
+
+    @property
+    def resumable(self) -> bool:
+        """Whether a deeper pass can start at layer ``depth`` from this entry."""
+        return self.hidden is not None and self.segments is not None
 
     @property
     def depth(self) -> int:
@@ -41,7 +54,8 @@ class PrefixStates:
 
     @property
     def nbytes(self) -> int:
-        return sum(t.numel() * t.element_size() for t in (*self.keys, *self.values)) \
+        hidden = () if self.hidden is None else (self.hidden,)
+        return sum(t.numel() * t.element_size() for t in (*self.keys, *self.values, *hidden)) \
             + self.probs.nbytes
 
     def layer(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:

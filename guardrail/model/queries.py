@@ -30,8 +30,9 @@ class QuerySequence:
     """The query tokens of one check and the encoded context they read.  With answer
     blocks, also the answer so far where an earlier check kept it (``prefix``: the
     check then runs only ``input_ids[tail:]``, its sentence; ``lookup``: its key, looked
-    up again when the check runs, in case the check before finished meanwhile) and the
-    key to keep this query's states under for the next sentence (``keep``)."""
+    up again when the check runs, in case the check before finished meanwhile), this
+    query's own key (``own``: where a shallower check of exactly it kept its states)
+    and the key to keep them under for the next sentence (``keep``; None: not kept)."""
 
     input_ids: np.ndarray
     token_type_ids: Optional[np.ndarray]
@@ -45,6 +46,7 @@ class QuerySequence:
     tail: int = 0
     keep: Optional[str] = None
     lookup: Optional[str] = None
+    own: Optional[str] = None
 
     def __len__(self) -> int:  # what the forward runs, for batching budgets
         return int(self.input_ids.shape[0]) - (self.tail if self.prefix is not None else 0)
@@ -71,7 +73,8 @@ class Run:
                        s.response_slice, None)
         t, rs = s.tail, s.response_slice
         return cls(s.input_ids[t:], None if s.token_type_ids is None else s.token_type_ids[t:],
-                   s.position_ids[t:], None, slice(rs.start + len(p.probs) - t, rs.stop - t), p)
+                   s.position_ids[t:], None if s.segments is None else s.segments[t:],
+                   slice(rs.start + len(p.probs) - t, rs.stop - t), p)
 
 
 def pcw_mask(segments: np.ndarray) -> np.ndarray:
@@ -108,7 +111,18 @@ def forward_queries(det, seqs: Sequence[QuerySequence], layer: int) -> list[np.n
     A query whose answer so far another query of the batch is about to keep (a stream's
     next sentence queued behind its last) runs after it, in a second forward, and reads
     only its own sentence: the same probabilities, block-causal as the answer is, for
-    a fraction of the tokens."""
+    a fraction of the tokens.  A query that an earlier, shallower check already ran
+    whole (its ``keep`` entry, e.g. the end-of-stream pass over a stream's last check)
+    resumes from that check's exit (:func:`resumable`)."""
+    if not seqs:
+        return []
+    resumed = [resumable(det, s, layer) for s in seqs]
+    if any(e is not None for e in resumed):
+        rest = iter(forward_queries(det, [s for s, e in zip(seqs, resumed) if e is None],
+                                    layer))
+        done = iter(_resume(det, [(s, e) for s, e in zip(seqs, resumed) if e is not None],
+                            layer))
+        return [next(rest) if e is None else next(done) for e in resumed]
     seqs = [replace(s, prefix=det.prefixes.peek(s.lookup))
             if s.prefix is None and s.lookup is not None else s for s in seqs]
     keeps = {s.keep for s in seqs if s.keep is not None}
@@ -121,6 +135,44 @@ def forward_queries(det, seqs: Sequence[QuerySequence], layer: int) -> list[np.n
     return _forward(det, seqs, layer)
 
 
+def resumable(det, s: QuerySequence, layer: int) -> Optional[PrefixStates]:
+    """The entry a shallower check kept of exactly this query (the same context,
+    question and answer tokens), if ``layer`` can start from it: its keys and values
+    below its exit and what its last layer handed on are this query's own, so the
+    layers from its exit up are all that is left to run."""
+    if not layer or s.own is None:
+        return None
+    e = det.prefixes.peek(s.own)
+    if e is None or not e.resumable or e.depth >= layer or e.n_tokens != len(s.input_ids):
+        return None
+    return e
+
+
+def _resume(det, pairs: Sequence[tuple[QuerySequence, PrefixStates]], layer: int
+            ) -> list[np.ndarray]:
+    """Each query from its entry's exit to ``layer`` over all its tokens (block-causal
+    by the entry's blocks), one forward per exit.  The entry is dropped: the deeper
+    pass is the last that reads it (the stream has ended)."""
+    out: dict[int, np.ndarray] = {}
+    for depth in sorted({e.depth for _, e in pairs}):
+        group = [(i, s, e) for i, (s, e) in enumerate(pairs) if e.depth == depth]
+        rows = [(s.input_ids, s.position_ids, s.token_type_ids, e.segments)
+                for _, s, e in group]
+        _, real, self_mask = padded(det, rows, masked=any(len(set(e.segments.tolist())) > 1
+                                                         for *_, e in group))
+        hidden = torch.zeros(*real.shape, group[0][2].hidden.shape[-1],
+                             dtype=group[0][2].hidden.dtype, device=real.device)
+        for b, (_, _, e) in enumerate(group):
+            hidden[b, :e.n_tokens] = e.hidden.to(real.device)
+        probs, _ = _layers(det, [s for _, s, _ in group], [e.segments for *_, e in group],
+                           [None] * len(group), hidden, real, self_mask, depth, layer, ())
+        for b, (i, s, e) in enumerate(group):
+            out[i] = probs[b, s.response_slice]
+            det.prefixes.drop(s.own)
+        det.prefixes.reused(len(group))
+    return [out[i] for i in range(len(pairs))]
+
+
 def _forward(det, seqs: Sequence[QuerySequence], layer: int) -> list[np.ndarray]:
     """One forward of ``seqs`` (prefixes already looked up) at ``layer``."""
     runs = [Run.of(s, layer) for s in seqs]
@@ -129,34 +181,58 @@ def _forward(det, seqs: Sequence[QuerySequence], layer: int) -> list[np.ndarray]
     blocks = any(r.segments is not None and len(set(r.segments.tolist())) > 1 for r in runs)
     batch, real, self_mask = padded(det, [(r.ids, r.pos, r.types, r.segments) for r in runs],
                                     masked=blocks)
-    base, loop = det.model.loop.base, det.model.loop
-    hidden = base.embeddings(input_ids=batch["input_ids"],
-                             token_type_ids=batch.get("token_type_ids"),
-                             position_ids=batch["position_ids"])
-    varlen = hidden.device.type == "cuda" and varlen_kernel() is not None
-    windows = [TopWindows(s.states.n_windows, det.top_windows, block_ranges(r.segments),
-                          det.shortlist, det.shortlist_from)
-               for s, r in zip(seqs, runs)]
+    hidden = det.model.loop.base.embeddings(input_ids=batch["input_ids"],
+                                            token_type_ids=batch.get("token_type_ids"),
+                                            position_ids=batch["position_ids"])
     keeping = [b for b, s in enumerate(seqs) if s.keep is not None]
-    kept: dict[int, list] = {b: [] for b in keeping}
-    for i in range(layer):
-        parts = [[s.states.layer(i)] + ([r.prefix.layer(i)] if r.prefix else [])
-                 for s, r in zip(seqs, runs)]
-        hidden, k, v = bert_layer(loop.layers[i], hidden, query_mask=real, varlen=varlen,
-                                  contexts=parts, self_mask=self_mask, windows=windows)
-        for b in keeping:
-            n = len(runs[b].ids)
-            kept[b].append((k[b, :, :n].clone(), v[b, :, :n].clone()))
-    logits = loop.head(hidden) if layer == det.n_layers \
-        else det.model.exits[str(layer)](hidden)
-    probs = torch.softmax(logits.float(), -1)[..., det.hallucinated_label].cpu().numpy()
+    probs, kept = _layers(det, seqs, [r.segments for r in runs], [r.prefix for r in runs],
+                          hidden, real, self_mask, 0, layer, keeping)
     out = []
     for b, r in enumerate(runs):
         p = probs[b, r.response_slice]
         out.append(p if r.prefix is None else np.concatenate([r.prefix.probs, p]))
     for b in keeping:
-        _keep(det, seqs[b].keep, runs[b].prefix, kept[b], out[b], layer)
+        r = runs[b]
+        segments = r.segments if r.prefix is None else _after(r.prefix.segments, r)
+        _keep(det, seqs[b].keep, r.prefix, kept[b], out[b], layer, segments)
     return out
+
+
+def _layers(det, seqs: Sequence[QuerySequence], segments: Sequence[Optional[np.ndarray]],
+            prefixes: Sequence[Optional[PrefixStates]], hidden: torch.Tensor,
+            real: torch.Tensor, self_mask: Optional[torch.Tensor], start: int, layer: int,
+            keeping: Sequence[int]) -> tuple[np.ndarray, dict[int, tuple]]:
+    """Layers ``start..layer-1`` over the running tokens (``hidden``, the input of layer
+    ``start``), each reading its context's windows and its prefix, then the head of
+    ``layer``: the probabilities ``[B, L]`` and, per row in ``keeping``, the keys and
+    values of each layer run and what the last handed on (``(kv, hidden)``)."""
+    loop = det.model.loop
+    varlen = hidden.device.type == "cuda" and varlen_kernel() is not None
+    windows = [TopWindows(s.states.n_windows, det.top_windows, block_ranges(seg),
+                          det.shortlist, det.shortlist_from)
+               for s, seg in zip(seqs, segments)]
+    kv: dict[int, list] = {b: [] for b in keeping}
+    for i in range(start, layer):
+        parts = [[s.states.layer(i)] + ([p.layer(i)] if p is not None else [])
+                 for s, p in zip(seqs, prefixes)]
+        hidden, k, v = bert_layer(loop.layers[i], hidden, query_mask=real, varlen=varlen,
+                                  contexts=parts, self_mask=self_mask, windows=windows)
+        for b in keeping:
+            n = int(real[b].sum())
+            kv[b].append((k[b, :, :n].clone(), v[b, :, :n].clone()))
+    logits = loop.head(hidden) if layer == det.n_layers \
+        else det.model.exits[str(layer)](hidden)
+    probs = torch.softmax(logits.float(), -1)[..., det.hallucinated_label].cpu().numpy()
+    return probs, {b: (kv[b], hidden[b, :int(real[b].sum())].clone()) for b in keeping}
+
+
+def _after(kept: Optional[np.ndarray], r: Run) -> Optional[np.ndarray]:
+    """The blocks of a prefix's tokens and then of the tokens run after it, numbered on
+    from the prefix's last block."""
+    if kept is None:
+        return None
+    tail = np.zeros(len(r.ids), np.int64) if r.segments is None else r.segments - r.segments[0]
+    return np.concatenate([kept, tail + kept.min() - 1])
 
 
 def padded(det, rows: Sequence[tuple], masked: bool):
@@ -189,12 +265,23 @@ def padded(det, rows: Sequence[tuple], masked: bool):
             None if mask is None else torch.from_numpy(mask).to(dev))
 
 
-def _keep(det, key: str, prefix: Optional[PrefixStates], kv: list, probs: np.ndarray,
-          layer: int) -> None:
-    """Keep a query's keys and values (its prefix's and its own) for the next check."""
+def _keep(det, key: str, prefix: Optional[PrefixStates], run: tuple, probs: np.ndarray,
+          layer: int, segments: Optional[np.ndarray]) -> None:
+    """Keep a query's keys and values (its prefix's and its own) for the next check,
+    with what its last layer handed on where a deeper pass can resume from it (the
+    prefix handed on at the same layer, no shortlist); the prefix goes first."""
+    kv, hidden = run
     keys = tuple(k if prefix is None else torch.cat([prefix.keys[i], k], 1)
                  for i, (k, _) in enumerate(kv))
     values = tuple(v if prefix is None else torch.cat([prefix.values[i], v], 1)
                    for i, (_, v) in enumerate(kv))
+    if det.shortlist or segments is None:
+        hidden = None  # a shortlist is chosen layer by layer: no pass can start halfway
+    elif prefix is not None:
+        hidden = torch.cat([prefix.hidden, hidden]) \
+            if prefix.hidden is not None and prefix.depth == layer else None
     det.prefixes.put(key, PrefixStates(key, int(keys[0].shape[1]) if keys else 0, keys,
-                                       values, np.asarray(probs, np.float32), layer))
+                                       values, np.asarray(probs, np.float32), layer,
+                                       hidden, None if hidden is None else segments))
+    if prefix is not None:
+        det.prefixes.demote(prefix.key)  # all of it is in the new entry: the first to go

@@ -91,6 +91,19 @@ class StateCache:
             self.builds += 1
             self._store(key, states)
 
+    def demote(self, key: str) -> None:
+        """Make ``key`` the first to go when room is needed (nothing if it is not kept)."""
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key, last=False)
+
+    def drop(self, key: str) -> None:
+        """Forget ``key`` (nothing if it is not kept)."""
+        with self._lock:
+            old = self._items.pop(key, None)
+            if old is not None:
+                self.bytes -= old.nbytes
+
     def reused(self, n: int = 1) -> None:
         """Count ``n`` uses of entries found by :meth:`peek` (as ``hits``)."""
         with self._lock:

@@ -67,7 +67,8 @@ async def _settings(st: AppState, grounding: Grounding, override: Optional[Polic
                          observer=st.metrics, tenant=tenant,
                          on_report=lambda r: st.reports.put(tenant, stream_id, r),
                          judge=st.sentence_judge(), sentence_events=sentence_events,
-                         left_context_chars=budget, left_context_step_chars=step)
+                         left_context_chars=budget, left_context_step_chars=step,
+                         final_by_sentence=st.keeps_answer())
 
 
 async def _streaming(body: AsyncIterator[bytes], slot: _Admission) -> AsyncIterator[bytes]:

@@ -39,7 +39,11 @@ class AppState:
     def left_context(self) -> tuple[int, int]:
         """``scheduler.left_context_chars`` and ``left_context_step_chars`` as they apply
         to this engine."""
-        return self.config.scheduler.left_context(self.verifier.info().keeps_answer)
+        return self.config.scheduler.left_context(self.keeps_answer())
+
+    def keeps_answer(self) -> bool:
+        """Whether the engine keeps the answer so far (its final pass resumes checks)."""
+        return self.verifier.info().keeps_answer
 
     def sentence_judge(self) -> Optional[SentenceJudge]:
         """The model's sentence judge (``verification.sentence_judge``), read once from

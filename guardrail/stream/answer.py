@@ -9,7 +9,7 @@ how much of them a check reads (``TextLog.left_context``):
                            once, so checks overlap the upstream -> [SentenceCheck]
     judge(check)           await its check, assess, confirm a flag that follows a flag,
                            apply the (pure) policy, run the regenerate loop if it says so
-    final_pass()           the full-depth check over the whole original answer
+    final_pass()           the full-depth check over the original answer (``stream.final``)
     report()               the typed ``guardrail`` object
 
 With a sentence judge (``GuardSettings.judge``), a sentence that makes no claim passes
@@ -35,6 +35,7 @@ from guardrail.errors import (Blocked, ContextError, DetectorError, GuardrailErr
 from guardrail.evidence.features import ContextEvidence, is_claim
 from guardrail.stream.policy import (SEVERITY, Assessment, Outcome, RegenerateRequest,
                                      assess, decide, judged, redact)
+from guardrail.stream.final import FinalView, final_reads, final_view
 from guardrail.stream.regenerate import regenerate
 from guardrail.stream.settings import GuardSettings, NullObserver, StreamObserver
 from guardrail.stream.textlog import TextLog
@@ -77,8 +78,7 @@ class AnswerGuard:
         self._step = settings.left_context_step_chars
         self.errors: list[str] = []
         self.unchecked_choices: set[int] = set()
-        self.final: Optional[Assessment] = None
-        self._final_det: Optional[Detection] = None
+        self._final: Optional[FinalView] = None
         self._evidence: Optional[ContextEvidence] = None
         self._prefetch: Optional[asyncio.Future] = None
         self.grounding = settings.grounding  # grows when a regenerate hook retrieves
@@ -260,35 +260,34 @@ class AnswerGuard:
 
     # -- end of answer --------------------------------------------------------------------
     async def final_pass(self) -> None:
-        """Full depth over the whole original answer; annotates every verdict."""
+        """Full depth over the original answer (``stream.final``: at once, or as the
+        in-flight checks read it); annotates every verdict."""
         answer = self.answer
         if not self.s.verification.final_pass or not any(c.task for c in self.checks) \
                 or not answer.strip():
             return
+        reads = final_reads(self.checks, len(answer), self.s.final_by_sentence)
         try:
-            det = await self.verifier.verify(CheckRequest(
-                self.grounding, answer, 0, None, self.s.stream_id, Priority.END_OF_STREAM,
-                tenant=self.s.tenant))
+            dets = await asyncio.gather(*(self.verifier.verify(CheckRequest(
+                self.grounding, answer[r.base:r.end], r.start, None, self.s.stream_id,
+                Priority.END_OF_STREAM, tenant=self.s.tenant, blocks=r.blocks))
+                for r in reads))
         except asyncio.CancelledError:
             raise
         except Exception as e:
             self._failed(e, "final pass")
             return
-        self._final_det = det
-        self.final = assess(det, 0, len(answer), self.s.policy.threshold)  # token view
-        for check in self.checks:
-            if check.verdict is None or not check.sentence.checkable:
-                continue
-            s, v = check.sentence, check.verdict
-            if not v.claim:
-                continue
-            f = await self._assess(det, s.start, s.end)
-            if f.flagged and not check.flagged and v.released == v.original:
-                f = await self._confirm_final(check) or f
-            missed = f.flagged and not check.flagged and v.released == v.original
-            check.verdict = replace(v, final_score=f.score, final_hallucinated=f.flagged,
-                                    final_spans=f.spans, missed_by_shallow=missed,
-                                    explanation=v.explanation or f.explanation)
+        self._final = final_view(list(zip(reads, dets)), self.s.policy.threshold, assess)
+        for r, det in zip(reads, dets):
+            for check in (self.checks[i] for i in r.sentences):
+                s, v = check.sentence, check.verdict
+                f = await self._assess(det, s.start - r.base, s.end - r.base)
+                if f.flagged and not check.flagged and v.released == v.original:
+                    f = await self._confirm_final(check) or f
+                missed = f.flagged and not check.flagged and v.released == v.original
+                check.verdict = replace(v, final_score=f.score, final_hallucinated=f.flagged,
+                                        final_spans=f.spans, missed_by_shallow=missed,
+                                        explanation=v.explanation or f.explanation)
 
     async def _confirm_final(self, check: SentenceCheck) -> Optional[Assessment]:
         """The full-depth pass reads the whole original answer, so a sentence is also
@@ -339,6 +338,11 @@ class AnswerGuard:
                 task.exception()  # retrieved, so asyncio does not log it as lost
 
     # -- the guardrail object -------------------------------------------------------------
+    @property
+    def final(self) -> Optional[Assessment]:
+        """The final pass over the answer (None: it did not run or failed)."""
+        return None if self._final is None else self._final.assessment
+
     def summary(self) -> tuple[bool, int, Action]:
         """(hallucination detected, unsupported span count, most severe action)."""
         verdicts = [c.verdict for c in self.checks if c.verdict is not None]
@@ -360,10 +364,10 @@ class AnswerGuard:
     def report(self, *, partial: bool = False) -> Report:
         detected, n_spans, action = self.summary()
         verdicts = tuple(c.verdict for c in self.checks if c.verdict is not None)
-        det, f = self._final_det, self.final
-        final = None if det is None or f is None else FinalVerdict(
-            det.exit_layer, det.n_layers, f.score, f.flagged, f.spans,
-            det.context_truncated, det.response_split)
+        v = self._final
+        final = None if v is None else FinalVerdict(
+            v.exit_layer, v.n_layers, v.assessment.score, v.assessment.flagged,
+            v.assessment.spans, v.context_truncated, v.response_split)
         return Report(partial, detected, action, n_spans, self.s.policy.to_json(), verdicts,
                       final, tuple(v.index for v in verdicts if v.missed_by_shallow),
                       tuple(sorted(self.unchecked_choices)), tuple(self.errors),

@@ -59,6 +59,10 @@ class GuardSettings:
     left_context_chars: int = SchedulerConfig().left_context(keeps_answer=False)[0]
     """The left-context budget (``scheduler.left_context_chars``): how much of the
     answer so far a check and a rewrite prompt read."""
+    final_by_sentence: bool = False
+    """The final pass reads the answer as the in-flight checks did, a block per
+    sentence (``stream.final``; for an engine that keeps the answer so far), instead of
+    the whole answer at once."""
     left_context_step_chars: int = 0
     """How a check's start moves (``scheduler.left_context_step_chars``, resolved: 0
     slides with every sentence; N moves it in steps of N characters)."""

@@ -1,0 +1,82 @@
+"""What the end-of-stream pass reads: the whole answer at once, or the answer as its
+in-flight checks read it.
+
+A model that keeps the answer so far (``EngineInfo.keeps_answer``: it reads the answer
+block-causally by sentence) checked each sentence over the text from the check's start
+(``SentenceCheck.base``) to the sentence's end, and consecutive sentences from one start
+form a run whose last check holds all the others.  Its final pass reads each run as
+that last check did, a block at every checked sentence, at full depth: the engine
+resumes the last check from its exit, so the layers below are not run again, and each
+sentence is judged by the answer before it, never by what follows it.  Any other model
+reads the whole answer at once.  No I/O: plans and arithmetic only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+from guardrail.stream.policy import Assessment
+from guardrail.types import Detection, Span
+
+
+@dataclass(frozen=True)
+class FinalRead:
+    """One request of the final pass: ``answer[base:end]``, checking from ``start`` (an
+    offset into it), a block at every offset in ``blocks``; ``sentences``: the indices
+    into the answer's checks that it judges."""
+
+    base: int
+    end: int
+    start: int
+    blocks: tuple[int, ...]
+    sentences: tuple[int, ...]
+
+
+def final_reads(checks: Sequence, answer_len: int, by_sentence: bool) -> list[FinalRead]:
+    """The final pass's requests over ``checks`` (``SentenceCheck``s in answer order):
+    one per run of checked claims sharing a start, or one over the whole answer."""
+    judged = [i for i, c in enumerate(checks) if c.verdict is not None
+              and c.sentence.checkable and c.verdict.claim]
+    if not by_sentence:
+        return [FinalRead(0, answer_len, 0, (), tuple(judged))]
+    runs: dict[int, list[int]] = {}
+    for i in judged:
+        if checks[i].task is not None:  # (a sentence of whitespace had no check)
+            runs.setdefault(checks[i].base, []).append(i)
+    reads = []
+    for base, idx in runs.items():
+        starts = [checks[i].sentence.start - base for i in idx]
+        reads.append(FinalRead(base, checks[idx[-1]].sentence.end, starts[0],
+                               tuple(starts[1:]), tuple(idx)))
+    return reads
+
+
+@dataclass(frozen=True)
+class FinalView:
+    """The final pass over the answer, as the report's ``final`` object shows it."""
+
+    assessment: Assessment          # score, spans (answer offsets) and flag
+    exit_layer: int
+    n_layers: int
+    context_truncated: bool
+    response_split: bool
+
+
+def final_view(parts: Sequence[tuple[FinalRead, Detection]], threshold: Optional[float],
+               assess) -> Optional[FinalView]:
+    """One view of every read's token assessment (``assess(det, start, end,
+    threshold)``, spans relative to ``start``): the highest score, every span in answer
+    offsets, flagged if any read is."""
+    if not parts:
+        return None
+    seen = [(r, det, assess(det, r.start, r.end - r.base, threshold)) for r, det in parts]
+    spans: tuple[Span, ...] = tuple(sp.shifted(r.base + r.start)
+                                    for r, _, a in seen for sp in a.spans)
+    first = seen[0][1]
+    best = max((a for *_, a in seen), key=lambda a: a.score)
+    return FinalView(Assessment(best.score, spans, any(a.flagged for *_, a in seen),
+                                first.exit_layer),
+                     first.exit_layer, first.n_layers,
+                     any(det.context_truncated for _, det, _ in seen),
+                     any(det.response_split for _, det, _ in seen))
