@@ -50,7 +50,7 @@ def test_the_final_pass_resumes_the_last_check_from_its_exit(blocks, exit_layer)
         _check(blocks, n, exit_layer)
     kept = blocks.prefixes.peek(_last_key(blocks))
     assert kept is not None and kept.resumable and kept.depth == exit_layer
-    assert kept.hidden.shape[0] == kept.n_tokens
+    assert kept.hidden[exit_layer].shape[0] == kept.n_tokens
     hits = blocks.prefixes.stats().hits
     got = _final(blocks)
     assert blocks.prefixes.stats().hits == hits + 1  # resumed, not run again
@@ -67,16 +67,18 @@ def test_without_what_the_checks_kept_the_final_pass_reads_it_all_the_same(block
                                atol=2e-5)
 
 
-def test_a_check_that_read_a_deeper_prefix_cannot_be_resumed(blocks):
-    """Sentence 2's check ran at exit 2 over what sentence 1 kept at exit 4: layer 2's
-    input of sentence 1 is not kept, so the final pass reads the whole query."""
+def test_a_stream_whose_exit_moved_under_load_is_resumed_from_the_shallower(blocks):
+    """Sentence 2's check ran at exit 2 over what sentence 1 kept at exit 4, which kept
+    its layer-2 input too: the final pass resumes the last check from layer 2."""
     _check(blocks, 0, 4)
+    assert set(blocks.prefixes.peek(_last_key(blocks, SENTENCES[0])).hidden) == {2, 4}
     _check(blocks, 1, 2)
     _check(blocks, 2, 2)
     kept = blocks.prefixes.peek(_last_key(blocks))
-    assert kept is not None and not kept.resumable
+    assert kept is not None and kept.resumable and set(kept.hidden) == {2}
     np.testing.assert_allclose(_final(blocks).token_probs,
                                _reference(blocks, TEXT, STARTS, None), atol=2e-5)
+    assert blocks.prefixes.peek(_last_key(blocks)) is None
 
 
 def test_sentences_after_a_kept_prefix_are_blocks_of_their_own(blocks):

@@ -15,10 +15,12 @@ stream that ends stops asking, and the byte bound of the ``StateCache`` holding 
 entries drops the oldest.  An entry holds the layers its check ran (its exit): a deeper
 check finds too few and runs its whole query again, which it then keeps.
 
-An entry also holds what its last layer handed on (``hidden``, the input of layer
-``depth`` for every kept token) and its blocks (``segments``), so the end-of-stream
-pass can *resume* the check from its exit to full depth (``queries.forward_queries``):
-the layers below the exit are not run again.
+An entry also holds what its layers handed on at each exit up to its own (``hidden``:
+the input of that layer for every kept token) and its blocks (``segments``), so the
+end-of-stream pass can *resume* the check from its exit to full depth
+(``queries.forward_queries``): the layers below the exit are not run again.  A check
+at exit 2 that read an answer so far kept at exit 4 finds that one's layer-2 input
+there, so a stream whose exits moved under load can still be resumed.
 """
 
 from __future__ import annotations
@@ -39,13 +41,14 @@ class PrefixStates:
     values: tuple[torch.Tensor, ...]
     probs: np.ndarray               # the answer tokens' probabilities, as checked
     exit_layer: int                 # the exit those probabilities came from
-    hidden: Optional[torch.Tensor] = None       # [n_tokens, hidden]: layer ``depth``'s input
+    hidden: Optional[dict[int, torch.Tensor]] = None  # layer -> its input, [n_tokens, hidden]
     segments: Optional[np.ndarray] = None       # the kept tokens' blocks (``queries.QUERY``...)
 
     @property
     def resumable(self) -> bool:
         """Whether a deeper pass can start at layer ``depth`` from this entry."""
-        return self.hidden is not None and self.segments is not None
+        return self.hidden is not None and self.depth in self.hidden \
+            and self.segments is not None
 
     @property
     def depth(self) -> int:
@@ -54,7 +57,7 @@ class PrefixStates:
 
     @property
     def nbytes(self) -> int:
-        hidden = () if self.hidden is None else (self.hidden,)
+        hidden = () if self.hidden is None else tuple(self.hidden.values())
         return sum(t.numel() * t.element_size() for t in (*self.keys, *self.values, *hidden)) \
             + self.probs.nbytes
 

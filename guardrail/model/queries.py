@@ -160,10 +160,11 @@ def _resume(det, pairs: Sequence[tuple[QuerySequence, PrefixStates]], layer: int
                 for _, s, e in group]
         _, real, self_mask = padded(det, rows, masked=any(len(set(e.segments.tolist())) > 1
                                                          for *_, e in group))
-        hidden = torch.zeros(*real.shape, group[0][2].hidden.shape[-1],
-                             dtype=group[0][2].hidden.dtype, device=real.device)
-        for b, (_, _, e) in enumerate(group):
-            hidden[b, :e.n_tokens] = e.hidden.to(real.device)
+        handed = [e.hidden[depth] for *_, e in group]
+        hidden = torch.zeros(*real.shape, handed[0].shape[-1], dtype=handed[0].dtype,
+                             device=real.device)
+        for b, h in enumerate(handed):
+            hidden[b, :len(h)] = h.to(real.device)
         probs, _ = _layers(det, [s for _, s, _ in group], [e.segments for *_, e in group],
                            [None] * len(group), hidden, real, self_mask, depth, layer, ())
         for b, (i, s, e) in enumerate(group):
@@ -205,14 +206,18 @@ def _layers(det, seqs: Sequence[QuerySequence], segments: Sequence[Optional[np.n
     """Layers ``start..layer-1`` over the running tokens (``hidden``, the input of layer
     ``start``), each reading its context's windows and its prefix, then the head of
     ``layer``: the probabilities ``[B, L]`` and, per row in ``keeping``, the keys and
-    values of each layer run and what the last handed on (``(kv, hidden)``)."""
+    values of each layer run and the input of each exit layer and of ``layer``
+    (``(kv, {layer: hidden})``)."""
     loop = det.model.loop
     varlen = hidden.device.type == "cuda" and varlen_kernel() is not None
     windows = [TopWindows(s.states.n_windows, det.top_windows, block_ranges(seg),
                           det.shortlist, det.shortlist_from)
                for s, seg in zip(seqs, segments)]
     kv: dict[int, list] = {b: [] for b in keeping}
+    handed: dict[int, dict] = {b: {} for b in keeping}
     for i in range(start, layer):
+        for b in keeping if i in det.exit_layers else ():
+            handed[b][i] = hidden[b, :int(real[b].sum())].clone()
         parts = [[s.states.layer(i)] + ([p.layer(i)] if p is not None else [])
                  for s, p in zip(seqs, prefixes)]
         hidden, k, v = bert_layer(loop.layers[i], hidden, query_mask=real, varlen=varlen,
@@ -223,7 +228,9 @@ def _layers(det, seqs: Sequence[QuerySequence], segments: Sequence[Optional[np.n
     logits = loop.head(hidden) if layer == det.n_layers \
         else det.model.exits[str(layer)](hidden)
     probs = torch.softmax(logits.float(), -1)[..., det.hallucinated_label].cpu().numpy()
-    return probs, {b: (kv[b], hidden[b, :int(real[b].sum())].clone()) for b in keeping}
+    for b in keeping:
+        handed[b][layer] = hidden[b, :int(real[b].sum())].clone()
+    return probs, {b: (kv[b], handed[b]) for b in keeping}
 
 
 def _after(kept: Optional[np.ndarray], r: Run) -> Optional[np.ndarray]:
@@ -268,8 +275,8 @@ def padded(det, rows: Sequence[tuple], masked: bool):
 def _keep(det, key: str, prefix: Optional[PrefixStates], run: tuple, probs: np.ndarray,
           layer: int, segments: Optional[np.ndarray]) -> None:
     """Keep a query's keys and values (its prefix's and its own) for the next check,
-    with what its last layer handed on where a deeper pass can resume from it (the
-    prefix handed on at the same layer, no shortlist); the prefix goes first."""
+    with what its layers handed on at each exit where a deeper pass can resume from it
+    (the prefix kept that layer's too, no shortlist); the prefix goes first."""
     kv, hidden = run
     keys = tuple(k if prefix is None else torch.cat([prefix.keys[i], k], 1)
                  for i, (k, _) in enumerate(kv))
@@ -278,8 +285,8 @@ def _keep(det, key: str, prefix: Optional[PrefixStates], run: tuple, probs: np.n
     if det.shortlist or segments is None:
         hidden = None  # a shortlist is chosen layer by layer: no pass can start halfway
     elif prefix is not None:
-        hidden = torch.cat([prefix.hidden, hidden]) \
-            if prefix.hidden is not None and prefix.depth == layer else None
+        had = prefix.hidden or {}
+        hidden = {i: torch.cat([had[i], h]) for i, h in hidden.items() if i in had}
     det.prefixes.put(key, PrefixStates(key, int(keys[0].shape[1]) if keys else 0, keys,
                                        values, np.asarray(probs, np.float32), layer,
                                        hidden, None if hidden is None else segments))
