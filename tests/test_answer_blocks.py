@@ -116,15 +116,17 @@ def test_a_check_without_a_kept_prefix_reads_the_answer_so_far_as_one_block(bloc
     np.testing.assert_allclose(det.token_probs, ref, atol=2e-5)
 
 
-def test_a_deeper_check_does_not_read_a_shallower_prefix(blocks):
-    """The in-flight check kept 4 layers; the full-depth pass needs 6 and reruns."""
+def test_a_deeper_check_deepens_a_shallower_prefix(blocks):
+    """The in-flight check kept 4 layers; a full-depth check of the next sentence runs
+    its sentence through them reading what was kept, then every token through layers
+    4 and 5: the same as reading its whole query."""
     _check(blocks, 0, 4)
     full = _check(blocks, 1, None)
-    assert blocks.prefixes.stats().hits == 0
+    assert blocks.prefixes.stats().hits == 1
     ref = _reference(blocks, "".join(SENTENCES[:2]), [len(SENTENCES[0])], None)
     np.testing.assert_allclose(full.token_probs, ref, atol=2e-5)
     _check(blocks, 1, 2)  # a shallower one may read the deeper entry
-    assert blocks.prefixes.stats().hits == 1
+    assert blocks.prefixes.stats().hits == 2
 
 
 def test_a_batch_mixes_kept_and_whole_queries(blocks):

@@ -195,3 +195,41 @@ def test_a_prefix_read_and_extended_is_the_first_to_go():
     assert c.peek("c") is None and c.peek("a") is not None
     c.drop("a")
     assert c.peek("a") is None and c.bytes == 20
+
+
+def test_a_stream_back_at_exit_4_deepens_what_exit_2_kept_and_is_resumed_from_4(blocks):
+    """Load moved sentences 1 and 2 to exit 2; sentence 3 runs at exit 4 again: it
+    deepens what they kept (layers 2-3 over the answer so far, not 0-3) and keeps an
+    entry the final pass resumes from layer 4.  Each step equals the reference."""
+    _check(blocks, 0, 2)
+    _check(blocks, 1, 2)
+    third = _check(blocks, 2, 4)
+    assert blocks.prefixes.stats().hits == 2
+    np.testing.assert_allclose(third.token_probs, _reference(blocks, TEXT, STARTS, 4),
+                               atol=2e-5)
+    kept = blocks.prefixes.peek(_last_key(blocks))
+    assert kept.depth == 4 and set(kept.hidden) == {2, 4} and kept.resumable
+    np.testing.assert_allclose(_final(blocks).token_probs,
+                               _reference(blocks, TEXT, STARTS, None), atol=2e-5)
+
+
+def test_an_engine_that_deepens_lets_load_alone_set_the_exit():
+    """Kept at exit 2 (or about to be), a check used to stay at 2: going deeper read its
+    whole answer again.  An engine that deepens runs the missing layers only, so once
+    the queue is short the check goes back to exit 4."""
+    from types import SimpleNamespace as NS
+
+    from guardrail.engine.batching import shallower_under_load
+
+    ladder, kept = [2, 4, None], [NS(prefix=NS(depth=2), lookup=None)]
+    assert shallower_under_load(ladder, 4, 0, (6, 64), kept) == 2
+    assert shallower_under_load(ladder, 4, 0, (6, 64), kept, deepens=True) == 4
+    waiting = [NS(prefix=None, lookup="k1")]
+    assert shallower_under_load(ladder, 4, 0, (6, 64), waiting, {"k1": 2}, deepens=True) == 4
+    assert shallower_under_load(ladder, 4, 10, (6, 64), kept, deepens=True) == 2  # load
+    det = PcwDetector.from_pretrained(None, device="cpu")
+    assert not det.deepens_answer  # reads the answer whole: nothing kept
+    det.answer = "sentences"
+    assert det.deepens_answer
+    det.shortlist = 2
+    assert not det.deepens_answer

@@ -245,8 +245,8 @@ class WorkQueue:
 
 def shallower_under_load(ladder: Sequence[Optional[int]], requested: Optional[int],
                          queued: int, thresholds: Sequence[int], seqs: Sequence = (),
-                         keeping: Mapping[str, Optional[int]] = MappingProxyType({})
-                         ) -> Optional[int]:
+                         keeping: Mapping[str, Optional[int]] = MappingProxyType({}),
+                         deepens: bool = False) -> Optional[int]:
     """Adaptive depth: one step down ``ladder`` (exits, shallow to full depth = None)
     from ``requested`` per threshold that ``queued`` in-flight sequences reach, never
     below the first exit.  A check whose sequences read an answer so far kept at a
@@ -254,9 +254,13 @@ def shallower_under_load(ladder: Sequence[Optional[int]], requested: Optional[in
     would read the whole answer again, which costs more than the deeper layers save.
     So does one whose answer so far a check still queued will keep (``keeping``: the
     exit of each queued check by the key it keeps under; ``seqs[i].lookup``): under
-    load a stream's next sentence is prepared before the check before it has run."""
+    load a stream's next sentence is prepared before the check before it has run.
+    Unless the engine ``deepens`` a shallower answer so far (runs only the missing
+    layers over it, ``model.queries``): then load alone sets the exit."""
     steps = sum(queued >= t for t in thresholds)
     i = max(0, list(ladder).index(requested) - steps)
+    if deepens:
+        return ladder[i]
     kept = [s.prefix.depth for s in seqs if getattr(s, "prefix", None) is not None]
     kept += [keeping[s.lookup] for s in seqs if getattr(s, "prefix", None) is None
              and getattr(s, "lookup", None) in keeping]

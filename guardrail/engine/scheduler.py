@@ -275,9 +275,10 @@ class Scheduler:
         """Adaptive depth: deep in-flight queues step in-flight checks to shallower exits."""
         if check.req.priority != Priority.IN_FLIGHT:
             return check.exit_layer
-        q = self._queue
-        chosen = shallower_under_load(self._ladder, check.exit_layer, q.queued(Priority.IN_FLIGHT),
-                                      self.config.depth_ladder, check.prep.sequences, q.keeping)
+        q, queued = self._queue, self._queue.queued(Priority.IN_FLIGHT)
+        chosen = shallower_under_load(self._ladder, check.exit_layer, queued,
+                                      self.config.depth_ladder, check.prep.sequences, q.keeping,
+                                      getattr(self.det, "deepens_answer", False))
         if chosen != check.exit_layer:
             self._c["shallower"] += 1
         return chosen

@@ -173,6 +173,12 @@ class PcwDetector(Detector, attention="pcw"):
         return self.prefixes.stats() if self.answer_blocks else None
 
     @property
+    def deepens_answer(self) -> bool:
+        """Whether a check deeper than its kept answer so far runs only the missing
+        layers over it (``queries``): every entry keeps its exits' inputs."""
+        return self.answer_blocks and not self.shortlist
+
+    @property
     def answer_blocks(self) -> bool:
         """Whether the answer is read block-causally by sentence (and kept per check)."""
         return self.answer == "sentences"

@@ -113,7 +113,8 @@ def forward_queries(det, seqs: Sequence[QuerySequence], layer: int) -> list[np.n
     only its own sentence: the same probabilities, block-causal as the answer is, for
     a fraction of the tokens.  A query that an earlier, shallower check already ran
     whole (its ``keep`` entry, e.g. the end-of-stream pass over a stream's last check)
-    resumes from that check's exit (:func:`resumable`)."""
+    resumes from that check's exit (:func:`resumable`); one whose answer so far was
+    kept at a shallower exit deepens it (:func:`_deepen`) rather than reading it again."""
     if not seqs:
         return []
     resumed = [resumable(det, s, layer) for s in seqs]
@@ -129,9 +130,16 @@ def forward_queries(det, seqs: Sequence[QuerySequence], layer: int) -> list[np.n
     later = [s.prefix is None and s.lookup in keeps for s in seqs]
     if any(later) and not all(later):
         first = [s for s, w in zip(seqs, later) if not w]
-        done = iter(_forward(det, first, layer))
+        done = iter(forward_queries(det, first, layer))
         rest = iter(forward_queries(det, [s for s, w in zip(seqs, later) if w], layer))
         return [next(rest) if w else next(done) for w in later]
+    deeper = [s.prefix is not None and s.prefix.depth < layer and s.prefix.resumable
+              for s in seqs]
+    if any(deeper):
+        rest = iter(_forward(det, [s for s, w in zip(seqs, deeper) if not w], layer)
+                    if not all(deeper) else ())
+        done = iter(_deepen(det, [s for s, w in zip(seqs, deeper) if w], layer))
+        return [next(done) if w else next(rest) for w in deeper]
     return _forward(det, seqs, layer)
 
 
@@ -156,17 +164,10 @@ def _resume(det, pairs: Sequence[tuple[QuerySequence, PrefixStates]], layer: int
     out: dict[int, np.ndarray] = {}
     for depth in sorted({e.depth for _, e in pairs}):
         group = [(i, s, e) for i, (s, e) in enumerate(pairs) if e.depth == depth]
-        rows = [(s.input_ids, s.position_ids, s.token_type_ids, e.segments)
-                for _, s, e in group]
-        _, real, self_mask = padded(det, rows, masked=any(len(set(e.segments.tolist())) > 1
-                                                         for *_, e in group))
-        handed = [e.hidden[depth] for *_, e in group]
-        hidden = torch.zeros(*real.shape, handed[0].shape[-1], dtype=handed[0].dtype,
-                             device=real.device)
-        for b, h in enumerate(handed):
-            hidden[b, :len(h)] = h.to(real.device)
-        probs, _ = _layers(det, [s for _, s, _ in group], [e.segments for *_, e in group],
-                           [None] * len(group), hidden, real, self_mask, depth, layer, ())
+        seqs, segments = [s for _, s, _ in group], [e.segments for *_, e in group]
+        probs, _ = _layers(det, seqs, segments, [None] * len(group),
+                           *_handed(det, seqs, segments, [e.hidden[depth] for *_, e in group]),
+                           depth, layer, ())
         for b, (i, s, e) in enumerate(group):
             out[i] = probs[b, s.response_slice]
             det.prefixes.drop(s.own)
@@ -174,20 +175,46 @@ def _resume(det, pairs: Sequence[tuple[QuerySequence, PrefixStates]], layer: int
     return [out[i] for i in range(len(pairs))]
 
 
+def _deepen(det, seqs: Sequence[QuerySequence], layer: int) -> list[np.ndarray]:
+    """Queries over an answer so far kept at a shallower exit ``d``: the sentence's
+    tokens run the layers below ``d``, reading the kept keys and values; then every
+    token runs from ``d`` up, the kept ones from their layer-``d`` input.  The same
+    probabilities as reading the whole query, for ``d`` fewer layers over the answer so
+    far.  One pair of forwards per ``d``."""
+    if not seqs:
+        return []
+    out: dict[int, np.ndarray] = {}
+    for d in sorted({s.prefix.depth for s in seqs}):
+        idx = [i for i, s in enumerate(seqs) if s.prefix.depth == d]
+        group = [seqs[i] for i in idx]
+        runs = [Run.of(s, d) for s in group]
+        _, tails = _layers(det, group, [r.segments for r in runs], [r.prefix for r in runs],
+                           *_embedded(det, runs), 0, d, range(len(group)))
+        segments = [_after(r.prefix.segments, r) for r in runs]
+        hidden, real, mask = _handed(det, group, segments, [
+            torch.cat([r.prefix.hidden[d], tails[b][1][d]]) for b, r in enumerate(runs)])
+        keeping = [b for b, s in enumerate(group) if s.keep is not None]
+        probs, kept = _layers(det, group, segments, [None] * len(group), hidden, real, mask,
+                              d, layer, keeping)
+        for b, (i, s) in enumerate(zip(idx, group)):
+            out[i] = probs[b, s.response_slice]
+        for b in keeping:
+            kv, low = _joined(runs[b].prefix, *tails[b])
+            _store(det, group[b].keep, kv + kept[b][0], {**low, **kept[b][1]}, out[idx[b]],
+                   layer, segments[b])
+            det.prefixes.demote(runs[b].prefix.key)
+        det.prefixes.reused(len(group))
+    return [out[i] for i in range(len(seqs))]
+
+
 def _forward(det, seqs: Sequence[QuerySequence], layer: int) -> list[np.ndarray]:
     """One forward of ``seqs`` (prefixes already looked up) at ``layer``."""
     runs = [Run.of(s, layer) for s in seqs]
     if reused := sum(r.prefix is not None for r in runs):
         det.prefixes.reused(reused)
-    blocks = any(r.segments is not None and len(set(r.segments.tolist())) > 1 for r in runs)
-    batch, real, self_mask = padded(det, [(r.ids, r.pos, r.types, r.segments) for r in runs],
-                                    masked=blocks)
-    hidden = det.model.loop.base.embeddings(input_ids=batch["input_ids"],
-                                            token_type_ids=batch.get("token_type_ids"),
-                                            position_ids=batch["position_ids"])
     keeping = [b for b, s in enumerate(seqs) if s.keep is not None]
     probs, kept = _layers(det, seqs, [r.segments for r in runs], [r.prefix for r in runs],
-                          hidden, real, self_mask, 0, layer, keeping)
+                          *_embedded(det, runs), 0, layer, keeping)
     out = []
     for b, r in enumerate(runs):
         p = probs[b, r.response_slice]
@@ -197,6 +224,30 @@ def _forward(det, seqs: Sequence[QuerySequence], layer: int) -> list[np.ndarray]
         segments = r.segments if r.prefix is None else _after(r.prefix.segments, r)
         _keep(det, seqs[b].keep, r.prefix, kept[b], out[b], layer, segments)
     return out
+
+
+def _embedded(det, runs: Sequence[Run]) -> tuple:
+    """``(hidden, real, mask)`` of runs that start at the first layer: their embeddings,
+    real tokens and block-causal mask (None when every run is one block)."""
+    blocks = any(r.segments is not None and len(set(r.segments.tolist())) > 1 for r in runs)
+    batch, real, mask = padded(det, [(r.ids, r.pos, r.types, r.segments) for r in runs],
+                               masked=blocks)
+    return det.model.loop.base.embeddings(input_ids=batch["input_ids"],
+                                          token_type_ids=batch.get("token_type_ids"),
+                                          position_ids=batch["position_ids"]), real, mask
+
+
+def _handed(det, seqs: Sequence[QuerySequence], segments: Sequence[np.ndarray],
+            handed: Sequence[torch.Tensor]) -> tuple:
+    """``(hidden, real, mask)`` of whole queries that start at a later layer, from what
+    the layer before handed on to each of their tokens, block-causal by ``segments``."""
+    _, real, mask = padded(det, [(s.input_ids, s.position_ids, s.token_type_ids, g)
+                                 for s, g in zip(seqs, segments)], masked=True)
+    hidden = torch.zeros(*real.shape, handed[0].shape[-1], dtype=handed[0].dtype,
+                         device=real.device)
+    for b, h in enumerate(handed):
+        hidden[b, :len(h)] = h.to(real.device)
+    return hidden, real, mask
 
 
 def _layers(det, seqs: Sequence[QuerySequence], segments: Sequence[Optional[np.ndarray]],
@@ -276,19 +327,29 @@ def _keep(det, key: str, prefix: Optional[PrefixStates], run: tuple, probs: np.n
           layer: int, segments: Optional[np.ndarray]) -> None:
     """Keep a query's keys and values (its prefix's and its own) for the next check,
     with what its layers handed on at each exit where a deeper pass can resume from it
-    (the prefix kept that layer's too, no shortlist); the prefix goes first."""
-    kv, hidden = run
-    keys = tuple(k if prefix is None else torch.cat([prefix.keys[i], k], 1)
-                 for i, (k, _) in enumerate(kv))
-    values = tuple(v if prefix is None else torch.cat([prefix.values[i], v], 1)
-                   for i, (_, v) in enumerate(kv))
+    (the prefix kept that layer's too); the prefix goes first."""
+    kv, hidden = run if prefix is None else _joined(prefix, *run)
+    _store(det, key, kv, hidden, probs, layer, segments)
+    if prefix is not None:
+        det.prefixes.demote(prefix.key)  # all of it is in the new entry: the first to go
+
+
+def _joined(p: PrefixStates, kv: Sequence[tuple], hidden: dict) -> tuple[list, dict]:
+    """A prefix's states, then those of the tokens run after it: the keys and values
+    of each layer they ran, and the layer inputs both hold."""
+    had = p.hidden or {}
+    return ([(torch.cat([p.keys[i], k], 1), torch.cat([p.values[i], v], 1))
+             for i, (k, v) in enumerate(kv)],
+            {i: torch.cat([had[i], h]) for i, h in hidden.items() if i in had})
+
+
+def _store(det, key: str, kv: Sequence[tuple], hidden: Optional[dict], probs: np.ndarray,
+           layer: int, segments: Optional[np.ndarray]) -> None:
+    """Keep one query's states; what its layers handed on only where a deeper pass can
+    start from it (its blocks known, no shortlist: that is chosen layer by layer)."""
     if det.shortlist or segments is None:
-        hidden = None  # a shortlist is chosen layer by layer: no pass can start halfway
-    elif prefix is not None:
-        had = prefix.hidden or {}
-        hidden = {i: torch.cat([had[i], h]) for i, h in hidden.items() if i in had}
+        hidden = None
+    keys, values = tuple(k for k, _ in kv), tuple(v for _, v in kv)
     det.prefixes.put(key, PrefixStates(key, int(keys[0].shape[1]) if keys else 0, keys,
                                        values, np.asarray(probs, np.float32), layer,
                                        hidden, None if hidden is None else segments))
-    if prefix is not None:
-        det.prefixes.demote(prefix.key)  # all of it is in the new entry: the first to go
