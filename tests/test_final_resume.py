@@ -233,3 +233,29 @@ def test_an_engine_that_deepens_lets_load_alone_set_the_exit():
     assert det.deepens_answer
     det.shortlist = 2
     assert not det.deepens_answer
+
+
+def test_runs_whose_last_check_ran_cold_are_read_as_one_answer():
+    """A run's last check read a context still being encoded: nothing resumable was
+    kept, and reading each run whole would read its answer so far again, so the final
+    pass reads the whole answer at once, as before.  Warm runs are read one by one."""
+    from types import SimpleNamespace as NS
+
+    from guardrail.stream.final import final_reads
+    from guardrail.types import Sentence
+
+    def check(i, base, start, end, cold=False):
+        return NS(task=object(), verdict=NS(claim=True), base=base, cold=cold,
+                  sentence=Sentence(i, "x" * (end - start), start, end))
+
+    checks = [check(0, 0, 0, 40), check(1, 0, 41, 80), check(2, 40, 81, 120),
+              check(3, 40, 121, 160)]
+    reads = final_reads(checks, 160, True)
+    assert [(r.base, r.end, r.start, r.blocks, r.sentences) for r in reads] == [
+        (0, 80, 0, (41,), (0, 1)), (40, 160, 41, (81,), (2, 3))]
+    checks[1].cold = True  # the first run's last check
+    assert [(r.base, r.end, r.sentences) for r in final_reads(checks, 160, True)] == [
+        (0, 160, (0, 1, 2, 3))]
+    checks[1].cold, checks[0].cold = False, True  # a cold check the next one re-read
+    assert len(final_reads(checks, 160, True)) == 2
+    assert len(final_reads(checks, 160, False)) == 1

@@ -57,6 +57,7 @@ class SentenceCheck:
     verdict: Optional[SentenceVerdict] = None
     finished_at: float = field(default_factory=time.perf_counter)  # upstream finished it
     supported_at: Optional[tuple[int, int]] = None  # its range in the supported answer
+    cold: bool = False       # its check read part of a context still being encoded
 
     @property
     def done(self) -> bool:
@@ -183,6 +184,7 @@ class AnswerGuard:
             except Exception as e:
                 self._failed(e, f"sentence {s.index}")
             else:
+                check.cold = det.context_truncated
                 verdict = await self._decide(check, det)
         check.verdict = verdict
         self._released.append(verdict.released)

@@ -8,7 +8,10 @@ form a run whose last check holds all the others.  Its final pass reads each run
 that last check did, a block at every checked sentence, at full depth: the engine
 resumes the last check from its exit, so the layers below are not run again, and each
 sentence is judged by the answer before it, never by what follows it.  Any other model
-reads the whole answer at once.  No I/O: plans and arithmetic only.
+reads the whole answer at once, and so does this one when the last check of a run read
+its context before it was encoded (``SentenceCheck.cold``: a long context's first
+seconds): nothing resumable was kept, and runs read one by one would read each run's
+answer so far again.  No I/O: plans and arithmetic only.
 """
 
 from __future__ import annotations
@@ -38,12 +41,12 @@ def final_reads(checks: Sequence, answer_len: int, by_sentence: bool) -> list[Fi
     one per run of checked claims sharing a start, or one over the whole answer."""
     judged = [i for i, c in enumerate(checks) if c.verdict is not None
               and c.sentence.checkable and c.verdict.claim]
-    if not by_sentence:
-        return [FinalRead(0, answer_len, 0, (), tuple(judged))]
     runs: dict[int, list[int]] = {}
     for i in judged:
         if checks[i].task is not None:  # (a sentence of whitespace had no check)
             runs.setdefault(checks[i].base, []).append(i)
+    if not by_sentence or any(checks[idx[-1]].cold for idx in runs.values()):
+        return [FinalRead(0, answer_len, 0, (), tuple(judged))]
     reads = []
     for base, idx in runs.items():
         starts = [checks[i].sentence.start - base for i in idx]
