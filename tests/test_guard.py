@@ -179,3 +179,32 @@ async def test_an_answer_in_parts_is_checked_sentence_by_sentence_across_the_par
     assert all(whole.endswith(r.response) or r.response in whole for r in v.requests)
     assert [s.index for s in got.report.sentences] == list(range(len(got.report.sentences)))
     assert got.texts[1] == parts[1] and "1950" in got.texts[0]
+
+
+async def test_a_final_pass_read_run_by_run_fails_once_and_closes_every_read():
+    """With a model that keeps the answer so far the final pass sends one read per run
+    of sentences; when one fails, the pass fails once (open: noted, no final object)
+    and every read was awaited, none left running."""
+    import dataclasses
+
+    from guardrail.errors import DetectorError
+
+    class FailsOneRun(ScriptedVerifier):
+        async def verify(self, req):
+            if req.priority == Priority.END_OF_STREAM and req.target_start > 0:
+                self.requests.append(req)
+                raise DetectorError("the second run failed")
+            return await super().verify(req)
+
+    for on_error in ("open", "closed"):
+        v = FailsOneRun()
+        s = dataclasses.replace(settings(on_error=on_error), final_by_sentence=True,
+                                left_context_chars=30, left_context_step_chars=20)
+        out = events(await collect(guarded_stream(raw(answer_stream()), s, v)))
+        final = [r for r in v.requests if r.priority == Priority.END_OF_STREAM]
+        assert len(final) >= 2 and any(r.blocks for r in final)  # runs, blocks in them
+        if on_error == "open":
+            g = out[-2]["guardrail"]
+            assert g["final"] is None and sum("final pass" in e for e in g["errors"]) == 1
+        else:
+            assert out[-2]["error"]["type"] == "detector_error"

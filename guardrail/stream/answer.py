@@ -269,15 +269,17 @@ class AnswerGuard:
                 or not answer.strip():
             return
         reads = final_reads(self.checks, len(answer), self.s.final_by_sentence)
-        try:
-            dets = await asyncio.gather(*(self.verifier.verify(CheckRequest(
-                self.grounding, answer[r.base:r.end], r.start, None, self.s.stream_id,
-                Priority.END_OF_STREAM, tenant=self.s.tenant, blocks=r.blocks))
-                for r in reads))
-        except asyncio.CancelledError:
-            raise
-        except Exception as e:
-            self._failed(e, "final pass")
+        dets = await asyncio.gather(*(self.verifier.verify(CheckRequest(
+            self.grounding, answer[r.base:r.end], r.start, None, self.s.stream_id,
+            Priority.END_OF_STREAM, tenant=self.s.tenant, blocks=r.blocks))
+            for r in reads), return_exceptions=True)  # each awaited, whichever fails
+        for e in dets:
+            if isinstance(e, asyncio.CancelledError):
+                raise e
+        if failed := next((e for e in dets if isinstance(e, BaseException)), None):
+            if not isinstance(failed, Exception):
+                raise failed
+            self._failed(failed, "final pass")
             return
         self._final = final_view(list(zip(reads, dets)), self.s.policy.threshold, assess)
         for r, det in zip(reads, dets):
@@ -292,10 +294,10 @@ class AnswerGuard:
                                         explanation=v.explanation or f.explanation)
 
     async def _confirm_final(self, check: SentenceCheck) -> Optional[Assessment]:
-        """The full-depth pass reads the whole original answer, so a sentence is also
-        judged by what follows it and by withheld text before it: a supported sentence
-        next to an unsupported one can score high (the model spreads a flag over its
-        neighbours).  A flag on a sentence the in-flight check released is therefore
+        """The full-depth pass reads the original answer, so a sentence is also judged
+        by withheld text before it and, read at once, by what follows it: a supported
+        sentence next to an unsupported one can score high (the model spreads a flag
+        over its neighbours).  A flag on a sentence the in-flight check released is therefore
         confirmed once at full depth, reading the *supported* answer up to the
         sentence's end (what the client read, rewrites included, without withheld
         text); None if that check fails (the first verdict stands)."""
