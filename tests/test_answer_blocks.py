@@ -229,6 +229,7 @@ def test_a_stream_behind_the_real_server_reuses_its_answer_so_far(blocks):
     assert len(g["sentences"]) == 6 and all(s["checked"] for s in g["sentences"])
     assert m[("guardrail_answer_states_total", (("event", "kept"),))] >= 6
     assert m[("guardrail_answer_states_total", (("event", "reused"),))] >= 1
+    assert m[("guardrail_answer_states_total", (("event", "resumed"),))] >= 1  # final pass
     assert m[("guardrail_answer_states_bytes", ())] > 0
 
 

@@ -53,7 +53,8 @@ def test_the_final_pass_resumes_the_last_check_from_its_exit(blocks, exit_layer)
     assert kept.hidden[exit_layer].shape[0] == kept.n_tokens
     hits = blocks.prefixes.stats().hits
     got = _final(blocks)
-    assert blocks.prefixes.stats().hits == hits + 1  # resumed, not run again
+    assert blocks.prefixes.stats().hits == hits  # no prefix read:
+    assert blocks.prefixes.stats().resumed == 1  # resumed, not run again
     assert blocks.prefixes.peek(_last_key(blocks)) is None  # and then let go
     np.testing.assert_allclose(got.token_probs, _reference(blocks, TEXT, STARTS, None),
                                atol=2e-5)

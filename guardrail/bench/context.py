@@ -131,7 +131,8 @@ def run(cfg: ContextBenchConfig, log: Callable[[str], None] = print) -> dict:
         inp, cross_inp = DetectInput(ctx, QUESTION, response), DetectInput(cross_ctx, QUESTION,
                                                                           response)
         top2 = TopKWindows(2)
-        kept_inp = DetectInput(ctx, QUESTION, response, start)
+        kept_inp = DetectInput(ctx, QUESTION, response, start, keep=False)  # each repeat
+        # reads the kept prefix; one that kept its own states would resume from them
         prior = response[:start].rstrip()  # the check before keeps the answer so far
         before = prior.rfind(". ") + 2 if ". " in prior else 0
         kept.detect_batch([DetectInput(ctx, QUESTION, prior, before)])

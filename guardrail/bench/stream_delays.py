@@ -245,7 +245,8 @@ def check_stats(stats: dict, wall: float) -> dict:
         out["context_cache"] = {"hits": ctx.get("local_hits", 0) + ctx.get("redis_hits", 0),
                                 "misses": ctx.get("misses", 0)}
         if ans := sch.get("answer_states"):  # answer blocks: checks that read a kept prefix
-            out["answer_states"] = {"kept": ans.get("builds", 0), "reused": ans.get("hits", 0)}
+            out["answer_states"] = {"kept": ans.get("builds", 0), "reused": ans.get("hits", 0),
+                                    "resumed": ans.get("resumed", 0)}
     return out
 
 

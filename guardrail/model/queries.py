@@ -170,8 +170,7 @@ def _resume(det, pairs: Sequence[tuple[QuerySequence, PrefixStates]], layer: int
                            depth, layer, ())
         for b, (i, s, e) in enumerate(group):
             out[i] = probs[b, s.response_slice]
-            det.prefixes.drop(s.own)
-        det.prefixes.reused(len(group))
+            det.prefixes.drop(s.own, resumed=True)
     return [out[i] for i in range(len(pairs))]
 
 

@@ -48,6 +48,7 @@ class StateStats:
     hits: int
     shared: int       # callers that waited on another caller's encoding
     evictions: int
+    resumed: int = 0  # entries a deeper pass started from, then dropped (answers so far)
 
 
 class StateCache:
@@ -62,7 +63,7 @@ class StateCache:
             raise ValueError(f"max_bytes must be >= 0, got {max_bytes}")
         self.max_bytes = max_bytes
         self.bytes = 0
-        self.builds = self.hits = self.shared = self.evictions = 0
+        self.builds = self.hits = self.shared = self.evictions = self.resumes = 0
         self._items: OrderedDict[str, ContextStates] = OrderedDict()
         self._building: dict[str, threading.Event] = {}
         self._lock = threading.Lock()
@@ -73,7 +74,7 @@ class StateCache:
     def stats(self) -> StateStats:
         with self._lock:
             return StateStats(len(self._items), self.bytes, self.builds, self.hits,
-                              self.shared, self.evictions)
+                              self.shared, self.evictions, self.resumes)
 
     def peek(self, key: str) -> "ContextStates | None":
         """The states of ``key`` if they are ready now (never builds, never waits; a
@@ -97,12 +98,14 @@ class StateCache:
             if key in self._items:
                 self._items.move_to_end(key, last=False)
 
-    def drop(self, key: str) -> None:
-        """Forget ``key`` (nothing if it is not kept)."""
+    def drop(self, key: str, resumed: bool = False) -> None:
+        """Forget ``key`` (nothing if it is not kept); ``resumed``: a deeper pass started
+        from it (counted)."""
         with self._lock:
             old = self._items.pop(key, None)
             if old is not None:
                 self.bytes -= old.nbytes
+            self.resumes += resumed
 
     def reused(self, n: int = 1) -> None:
         """Count ``n`` uses of entries found by :meth:`peek` (as ``hits``)."""

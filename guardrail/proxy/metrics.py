@@ -14,7 +14,7 @@ and the hot path pays nothing for them:
     guardrail_cache_redis_errors_total               failed Redis calls (all tiers)
     guardrail_context_states_{bytes,entries}         encoded contexts held (PCW models)
     guardrail_context_states_lookups_total{result}   hit/encoded/shared_wait
-    guardrail_answer_states_total{event}             answers so far kept / reused (answer blocks)
+    guardrail_answer_states_total{event}             answers so far kept / reused / resumed
     guardrail_answer_states_bytes                    answers so far held
 
 Each app has a registry of its own, so several apps in one process never clash.
@@ -171,8 +171,10 @@ def _cache_metrics(c: Any) -> Iterator[Metric]:
 
 def _answer_metrics(c: Any) -> Iterator[Metric]:
     yield _by_label(CounterMetricFamily, "guardrail_answer_states", "Answers so far kept "
-                    "by checks (kept) and found by the next sentence's check (reused)",
-                    "event", (("kept", c.builds), ("reused", c.hits)))
+                    "by checks (kept), found by the next sentence's check (reused) and "
+                    "taken up from their exit by the end-of-stream pass (resumed)",
+                    "event", (("kept", c.builds), ("reused", c.hits),
+                              ("resumed", getattr(c, "resumed", 0))))
     yield GaugeMetricFamily("guardrail_answer_states_bytes", "Bytes of the answers so far "
                             "held (keys and values of the layers their checks ran)",
                             value=c.bytes)
