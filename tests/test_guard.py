@@ -208,3 +208,23 @@ async def test_a_final_pass_read_run_by_run_fails_once_and_closes_every_read():
             assert g["final"] is None and sum("final pass" in e for e in g["errors"]) == 1
         else:
             assert out[-2]["error"]["type"] == "detector_error"
+
+
+async def test_a_final_pass_read_run_by_run_reports_spans_in_the_whole_answer():
+    """Each run is read from its own start; the report's final spans and each
+    sentence's final verdict still point into the whole answer, and a flag in one run
+    makes the whole final verdict flagged."""
+    import dataclasses
+
+    v = ScriptedVerifier()
+    s = dataclasses.replace(settings(Action.ANNOTATE), final_by_sentence=True,
+                            left_context_chars=30, left_context_step_chars=20)
+    out = events(await collect(guarded_stream(raw(answer_stream()), s, v)))
+    g = out[-2]["guardrail"]
+    answer = "".join(ANSWER)
+    runs = [r for r in v.requests if r.priority == Priority.END_OF_STREAM]
+    assert len(runs) >= 2 and all(answer.find(r.response) > 0 for r in runs[1:])
+    assert g["final"]["hallucinated"] is True and g["final"]["exit_layer"] == 6
+    assert [answer[sp["start"]:sp["end"]] for sp in g["final"]["spans"]] == ["1950"]
+    flagged = [x for x in g["sentences"] if x["final"] and x["final"]["hallucinated"]]
+    assert [x["original"].strip() for x in flagged] == ["It was built in 1950."]
