@@ -93,35 +93,33 @@ def stream_one(client: httpx.Client, ex: Any) -> list[Outcome]:
 
 
 def summarise(outcomes: Sequence[Outcome]) -> dict:
-    sup = [o for o in outcomes if not o.gold]
-    uns = [o for o in outcomes if o.gold]
-    tp = sum(o.stopped for o in uns)
-    fp = sum(o.stopped for o in sup)
-    p = tp / (tp + fp) if tp + fp else 0.0
-    r = tp / len(uns) if uns else 0.0
-    return {"sentences": len(outcomes), "unsupported": len(uns),
-            "supported_kept": round(1 - fp / len(sup), 4) if sup else None,
-            "unsupported_stopped": round(r, 4) if uns else None,
-            "stop_precision": round(p, 4), "stop_f1": _f1(p, r),
+    kept, stopped, p, f1 = _rates(outcomes, [o.stopped for o in outcomes])
+    return {"sentences": len(outcomes), "unsupported": sum(o.gold for o in outcomes),
+            "supported_kept": kept, "unsupported_stopped": stopped,
+            "stop_precision": round(p, 4), "stop_f1": f1,
             "final": _final([o for o in outcomes if o.final is not None])}
 
 
-def _f1(p: float, r: float) -> float:
-    return round(2 * p * r / (p + r), 4) if p + r else 0.0
+def _rates(outcomes: Sequence[Outcome], flags: Sequence[bool]) -> tuple:
+    """Against the labels, of ``flags`` (one per outcome): the share of supported
+    sentences not flagged, of unsupported ones flagged (None without any), the
+    precision and F1."""
+    sup = [f for o, f in zip(outcomes, flags) if not o.gold]
+    uns = [f for o, f in zip(outcomes, flags) if o.gold]
+    tp, fp = sum(uns), sum(sup)
+    p = tp / (tp + fp) if tp + fp else 0.0
+    r = tp / len(uns) if uns else 0.0
+    return (round(1 - fp / len(sup), 4) if sup else None, round(r, 4) if uns else None, p,
+            round(2 * p * r / (p + r), 4) if p + r else 0.0)
 
 
 def _final(outcomes: Sequence[Outcome]) -> Optional[dict]:
     """The final pass's flags on the sentences it judged, against the labels."""
     if not outcomes:
         return None
-    sup = [o for o in outcomes if not o.gold]
-    uns = [o for o in outcomes if o.gold]
-    tp, fp = sum(bool(o.final) for o in uns), sum(bool(o.final) for o in sup)
-    p = tp / (tp + fp) if tp + fp else 0.0
-    r = tp / len(uns) if uns else 0.0
-    return {"sentences": len(outcomes),
-            "supported_clear": round(1 - fp / len(sup), 4) if sup else None,
-            "unsupported_flagged": round(r, 4) if uns else None, "f1": _f1(p, r)}
+    clear, flagged, _, f1 = _rates(outcomes, [bool(o.final) for o in outcomes])
+    return {"sentences": len(outcomes), "supported_clear": clear,
+            "unsupported_flagged": flagged, "f1": f1}
 
 
 def run(examples: Sequence[Any], *, config: Any = None, progress: bool = False,

@@ -263,23 +263,23 @@ def _layers(det, seqs: Sequence[QuerySequence], segments: Sequence[Optional[np.n
     windows = [TopWindows(s.states.n_windows, det.top_windows, block_ranges(seg),
                           det.shortlist, det.shortlist_from)
                for s, seg in zip(seqs, segments)]
+    n = real.sum(1).tolist() if keeping else []  # real tokens per row, read once
     kv: dict[int, list] = {b: [] for b in keeping}
     handed: dict[int, dict] = {b: {} for b in keeping}
     for i in range(start, layer):
         for b in keeping if i in det.exit_layers else ():
-            handed[b][i] = hidden[b, :int(real[b].sum())].clone()
+            handed[b][i] = hidden[b, :n[b]].clone()
         parts = [[s.states.layer(i)] + ([p.layer(i)] if p is not None else [])
                  for s, p in zip(seqs, prefixes)]
         hidden, k, v = bert_layer(loop.layers[i], hidden, query_mask=real, varlen=varlen,
                                   contexts=parts, self_mask=self_mask, windows=windows)
         for b in keeping:
-            n = int(real[b].sum())
-            kv[b].append((k[b, :, :n].clone(), v[b, :, :n].clone()))
+            kv[b].append((k[b, :, :n[b]].clone(), v[b, :, :n[b]].clone()))
     logits = loop.head(hidden) if layer == det.n_layers \
         else det.model.exits[str(layer)](hidden)
     probs = torch.softmax(logits.float(), -1)[..., det.hallucinated_label].cpu().numpy()
     for b in keeping:
-        handed[b][layer] = hidden[b, :int(real[b].sum())].clone()
+        handed[b][layer] = hidden[b, :n[b]].clone()
     return probs, {b: (kv[b], handed[b]) for b in keeping}
 
 

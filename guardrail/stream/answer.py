@@ -281,7 +281,7 @@ class AnswerGuard:
                 raise failed
             self._failed(failed, "final pass")
             return
-        self._final = final_view(list(zip(reads, dets)), self.s.policy.threshold, assess)
+        self._final = final_view(list(zip(reads, dets)), self.s.policy.threshold)
         for r, det in zip(reads, dets):
             for check in (self.checks[i] for i in r.sentences):
                 s, v = check.sentence, check.verdict

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from guardrail.stream.policy import Assessment
+from guardrail.stream.policy import Assessment, assess
 from guardrail.types import Detection, Span
 
 
@@ -66,11 +66,11 @@ class FinalView:
     response_split: bool
 
 
-def final_view(parts: Sequence[tuple[FinalRead, Detection]], threshold: Optional[float],
-               assess) -> Optional[FinalView]:
-    """One view of every read's token assessment (``assess(det, start, end,
-    threshold)``, spans relative to ``start``): the highest score, every span in answer
-    offsets, flagged if any read is."""
+def final_view(parts: Sequence[tuple[FinalRead, Detection]], threshold: Optional[float]
+               ) -> Optional[FinalView]:
+    """One view of every read's token assessment (``policy.assess``, spans relative to
+    the read's start): the highest score, every span in answer offsets, flagged if any
+    read is."""
     if not parts:
         return None
     seen = [(r, det, assess(det, r.start, r.end - r.base, threshold)) for r, det in parts]
