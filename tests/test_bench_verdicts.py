@@ -29,6 +29,8 @@ def test_streamed_answers_are_scored_by_what_the_client_received():
     assert final["sentences"] == 3 and final["unsupported_flagged"] in (0.0, 1.0)
     assert set(final) == {"sentences", "supported_clear", "unsupported_flagged", "f1"}
     assert set(result["by_dataset"]) == {"all", "hand"}
+    engine = result["engine"]  # read from the proxy's /metrics
+    assert engine["checks_done"] >= 3 and 0 <= engine["coalesced_checks"] <= 2
 
 
 def test_chunks_rebuild_the_answer_exactly():

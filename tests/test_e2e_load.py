@@ -104,10 +104,12 @@ def test_sixteen_concurrent_streams_each_get_their_own_answer_in_order(upstream,
     exits = {k[1][0][1]: v for k, v in m.items() if k[0] == "guardrail_scheduler_exits_total"}
     assert sum(exits.values()) == checks and exits["6"] == N_STREAMS
     assert metric(m, "guardrail_requests_total", mode="stream", checked="true") == N_STREAMS
-    # one check is one sequence here (short context and answer), and one stream has at
-    # most 3 checks in a lane: a forward of more than 4 sequences ran several streams
+    # one check is one sequence here (short context and answer), unless it joined the
+    # waiting check of the sentence before it (engine.coalesce); one stream has at most
+    # 3 checks in a lane: a forward of more than 4 sequences ran several streams
     batches = metric(m, "guardrail_scheduler_batch_size_count")
-    assert metric(m, "guardrail_scheduler_batch_size_sum") == checks
+    assert metric(m, "guardrail_scheduler_batch_size_sum") + \
+        metric(m, "guardrail_scheduler_coalesced_checks_total") == checks
     assert metric(m, "guardrail_scheduler_batch_size_bucket", le="4.0") < batches
     assert metric(m, "guardrail_scheduler_pending_checks") == 0
 
@@ -157,9 +159,12 @@ def test_a_disconnected_streams_queued_checks_are_dropped_not_computed(upstream,
     cfg = proxy_config(upstream.url, scheduler={"max_wait_ms": 600_000})
     with serve(create_app(cfg, detector=detector)) as p, \
             httpx.Client(base_url=p.url, timeout=60) as c:
-        held = _open_and_wait_for_queued(c, p.url, 3, 3)  # all three sentences queued
-        m = scrape(p.url)
+        held = _open_and_wait_for_queued(c, p.url, 3, 1)
+        wait_until(lambda: metric(scrape(p.url), "guardrail_scheduler_coalesced_checks_total")
+                   == 2, 60, "the later two sentences to join the first")
+        m = scrape(p.url)  # one sequence waits for all three checks
         assert metric(m, "guardrail_scheduler_pending_checks") == 3
+        assert metric(m, "guardrail_scheduler_queued_sequences", priority="in_flight") == 1
         held.__exit__(None, None, None)  # the client disconnects mid-stream
         m = wait_until(lambda: (lambda m: m if metric(
             m, "guardrail_scheduler_pending_checks") == 0 else None)(scrape(p.url)),

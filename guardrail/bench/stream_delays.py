@@ -233,6 +233,7 @@ def check_stats(stats: dict, wall: float) -> dict:
             "padding_ratio": round(sch["padded_tokens"] / sch["real_tokens"], 3)
             if sch.get("real_tokens") else None,
             "shallower_exits": sch.get("shallower_exits", 0),
+            "coalesced_checks": sch.get("checks_coalesced", 0),
             # release delay split: a batch's sequences waited (queued -> forward starts)
             # and the forward took, mean per batch, all batches and in-flight ones
             "mean_queue_wait_ms": _per(sch.get("queue_wait_s"), sch.get("batches")),

@@ -36,6 +36,8 @@ VARIANTS = {
                 "for every check (cache.local_tenant_max_bytes = 1)",
     "all_windows": "guarded, but in-flight checks score every context window "
                    "(scheduler.in_flight_windows = all)",
+    "no_coalesce": "guarded, but a stream's sentences waiting in the queue are checked one "
+                   "by one (scheduler.coalesce_sentences = 1)",
     "naive": "one check at a time, full depth, all windows, no batching, no cache "
              "(verification.engine = local)",
 }
@@ -51,6 +53,7 @@ def variant_overrides(name: str, n_layers: int) -> dict[str, Any]:
         "no_batching": {"scheduler.max_batch_size": 1},
         "no_cache": {"cache.local_tenant_max_bytes": 1},
         "all_windows": {"scheduler.in_flight_windows": "all"},
+        "no_coalesce": {"scheduler.coalesce_sentences": 1},
         "naive": {"verification.engine": "local", "scheduler.in_flight_exit": n_layers,
                   "scheduler.in_flight_windows": "all", "scheduler.final_windows": "all"},
     }[name]

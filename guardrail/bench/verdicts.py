@@ -142,6 +142,7 @@ def run(examples: Sequence[Any], *, config: Any = None, progress: bool = False,
                 outcomes += stream_one(client, ex)
                 if progress and (i + 1) % 25 == 0:
                     print(f"  {i + 1}/{len(examples)} answers streamed", flush=True)
+            engine = _engine_counts(client.get("/metrics").text)
     from guardrail.train.judge import source
 
     if sentences is not None:
@@ -153,4 +154,19 @@ def run(examples: Sequence[Any], *, config: Any = None, progress: bool = False,
         by[name] = summarise([o for o in outcomes if o.dataset == name
                               or o.dataset.startswith(name + "/")])
     return {"kind": "verdicts", "answers": len(examples),
-            "seconds": round(time.perf_counter() - t0, 1), "by_dataset": by}
+            "seconds": round(time.perf_counter() - t0, 1), "engine": engine, "by_dataset": by}
+
+
+def _engine_counts(metrics: str) -> dict:
+    """From the proxy's /metrics: the checks its engine ran and how many of them joined
+    a waiting check of their stream (``engine.coalesce``)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    out = {"checks_done": 0, "coalesced_checks": 0}
+    for family in text_string_to_metric_families(metrics):
+        for s in family.samples:
+            if s.name == "guardrail_scheduler_checks_total" and s.labels.get("outcome") == "done":
+                out["checks_done"] = int(s.value)
+            elif s.name == "guardrail_scheduler_coalesced_checks_total":
+                out["coalesced_checks"] = int(s.value)
+    return out

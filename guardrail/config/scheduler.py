@@ -63,6 +63,14 @@ class SchedulerConfig(BaseModel):
     the answer so far reuses it instead of re-reading it.  None (default): for such a
     model two thirds of the budget (600 of 900: a check reads 300 to 900 characters of
     the answer so far, and reads them again once every 600), else 0."""
+    coalesce_sentences: int = Field(4, ge=1)
+    """In-flight checks of one stream that wait in the queue together run as one check
+    of up to this many consecutive sentences (1: never), at the first one's place: a
+    model that reads the context again for every check (the cross-encoder) reads it
+    once for all of them, so a backlog shrinks instead of growing.  Each sentence is
+    judged on its own tokens, read with the sentences after it in view (as the
+    end-of-stream pass reads them).  Models that keep the answer so far run a stream's
+    waiting sentences one after another instead (``engine.coalesce``)."""
     max_pending_checks: int = Field(1024, ge=1)
     """Checks pending across streams (the queue bound): new checked requests are
     refused at it, and ``verify`` beyond it raises Overloaded."""

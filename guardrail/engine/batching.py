@@ -102,6 +102,28 @@ class WorkQueue:
         if seqs:
             self._per_job[id(job)] = self._per_job.get(id(job), 0) + len(seqs)
 
+    def replace(self, job: Any, seqs: Sequence[Any]) -> None:
+        """``job``'s waiting sequences become ``seqs``, in its lane, at its place and with
+        its arrival (a check that now checks more, ``engine.coalesce``); all of them must
+        still wait there."""
+        key, lane = next((k, lane) for k, lane in self._lanes.items()
+                         if any(it.job is job for it in lane))
+        mine = [it for it in lane if it.job is job]
+        first = lane.index(mine[0])
+        self.ran(mine)
+        self._forget(key[0], mine)
+        new = [Item(job, i, seq, len(seq), mine[0].layers, mine[0].order, mine[0].enqueued)
+               for i, seq in enumerate(seqs)]
+        rest = [it for it in lane if it.job is not job]
+        self._set_lane(key, rest[:first] + new + rest[first:])
+        for it in new:
+            self._work += it.length * it.layers
+            if getattr(it.seq, "keep", None) is not None:
+                self.keeping[it.seq.keep] = key[1]
+        self._count[key[0]] += len(new)
+        if new:
+            self._per_job[id(job)] = len(new)
+
     def ran(self, items: Iterable[Item]) -> None:
         """A forward of ``items`` ended: what they keep is kept (or never will be)."""
         for it in items:

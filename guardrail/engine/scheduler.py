@@ -17,11 +17,11 @@ check's waiting sequences; the model thread skips them even in a batch handed to
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Optional
 
@@ -31,6 +31,7 @@ from guardrail.engine.admission import Admission
 from guardrail.engine.batching import Batch, WorkQueue, shallower_under_load
 from guardrail.engine.checks import (normal_exit, shallow_exit, shift_detection, target_end,
                                      window_selectors)
+from guardrail.engine.coalesce import Pending
 from guardrail.engine.encoding import Encodings
 from guardrail.engine.prepared import PreparedContextCache
 from guardrail.engine.stats import EngineInfo, EngineStats
@@ -40,19 +41,6 @@ from guardrail.types import DEFAULT_TENANT, CheckRequest, Detection, Priority
 
 log = logging.getLogger(__name__)
 __all__ = ["Scheduler"]
-
-
-@dataclass(eq=False)
-class _Check:
-    req: CheckRequest
-    text: str                    # req.response[:target_end]: what the detector reads
-    exit_layer: Optional[int]    # requested; None = full depth
-    future: asyncio.Future
-    task: Optional[asyncio.Task] = None  # the prepare stage
-    prep: Any = None
-    probs: list = field(default_factory=list)
-    remaining: int = 0
-    dropped: bool = False        # read by the model thread: skip its sequences
 
 
 class Scheduler:
@@ -77,17 +65,18 @@ class Scheduler:
             getattr(getattr(detector, "tokenizer", None), "name_or_path", "")
         self._queue = WorkQueue(**{k: getattr(config, k) for k in (
             "max_batch_tokens", "max_batch_size", "eos_every", "eos_batch_tokens")})
-        self._streams: dict[str, set[_Check]] = {}
+        self._streams: dict[str, set[Pending]] = {}
         self._pending, self._rate, self._measured = 0, config.initial_layer_tokens_per_s, False
         self._in_forward: set[asyncio.Future] = set()
         self._c, self._batch_sizes, self._exits = Counter(), Counter(), Counter()
         self._wake: Optional[asyncio.Event] = None
-        self._loop_task: Optional[asyncio.Task] = None
-        self._closed = False
+        self._arrivals = itertools.count()  # Pending.order
+        self._loop_task, self._closed = None, False
         self._prepare_pool = ThreadPoolExecutor(config.prepare_threads, "guardrail-prepare")
         self._model_pool = ThreadPoolExecutor(1, "guardrail-forward")
         self._post_pool = ThreadPoolExecutor(1, "guardrail-finish")
         self._encodings = Encodings(detector, config.final_state_wait_s)  # its encode thread
+        self._coalesce = config.coalesce_sentences * (not getattr(detector, "answer_blocks", 0))
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def __aenter__(self) -> "Scheduler":
@@ -115,10 +104,9 @@ class Scheduler:
             return
         log.error("the batch loop crashed", exc_info=task.exception())
         for check in self._checks():
-            if not check.future.done():
-                check.future.set_exception(task.exception())
+            check.fail(task.exception())
 
-    def _checks(self) -> list[_Check]:
+    def _checks(self) -> list[Pending]:
         return [c for checks in self._streams.values() for c in checks]
 
     async def aclose(self) -> None:
@@ -153,9 +141,9 @@ class Scheduler:
         end = target_end(req)
         requested = req.exit_layer if req.exit_layer is not None else (
             self.in_flight_exit if req.priority == Priority.IN_FLIGHT else None)
-        check = _Check(req, req.response[:end],
-                       normal_exit(self.det, requested, "exit_layer", InputError),
-                       asyncio.get_running_loop().create_future())
+        check = Pending(req, req.response[:end],
+                        normal_exit(self.det, requested, "exit_layer", InputError),
+                        asyncio.get_running_loop().create_future(), order=next(self._arrivals))
         self._pending += 1
         self._streams.setdefault(req.stream_id, set()).add(check)
         check.task = asyncio.get_running_loop().create_task(self._prepare(check, wake))
@@ -215,36 +203,30 @@ class Scheduler:
             self.admission.admitted(stream_id)
 
     def stats(self) -> EngineStats:
-        q, c = self._queue, self._c
-        return EngineStats(
-            pending_checks=self._pending, batching=True, queued_in_flight=q.queued(Priority.IN_FLIGHT),
+        q = self._queue
+        return EngineStats.counted(
+            self._c, pending_checks=self._pending, batching=True,
+            queued_in_flight=q.queued(Priority.IN_FLIGHT),
             queued_end_of_stream=q.queued(Priority.END_OF_STREAM), queued_tokens=q.tokens,
-            batches_in_model=len(self._in_forward), batches=c["batches"],
-            sequences=c["sequences"], real_tokens=c["real_tokens"],
-            padded_tokens=c["padded_tokens"], batch_sizes=dict(self._batch_sizes),
-            exits_used=dict(self._exits), checks_done=c["done"], checks_failed=c["failed"],
-            checks_dropped=c["dropped"], checks_rejected=c["rejected"],
-            checks_timed_out=c["timed_out"], shallower_exits=c["shallower"],
-            skipped_sequences=c["skipped"], queue_wait_s=c["queue_wait_s"],
-            model_s=c["model_s"], in_flight_batches=c["in_flight_batches"],
-            in_flight_queue_wait_s=c["in_flight_queue_wait_s"],
-            in_flight_model_s=c["in_flight_model_s"], layer_tokens_per_s=self._rate,
+            batches_in_model=len(self._in_forward), batch_sizes=dict(self._batch_sizes),
+            exits_used=dict(self._exits), layer_tokens_per_s=self._rate,
             drain_time_s=self.drain_time_s(), contexts=self.contexts.stats(),
             streams_active=self.admission.active(), stream_limit=int(self.admission.limit),
             context_states=self.det.states.stats() if hasattr(self.det, "states") else None,
             answer_states=getattr(self.det, "answer_stats", lambda: None)())
 
     # -- stage 1: prepare -----------------------------------------------------------------------
-    async def _prepare(self, check: _Check, wake: asyncio.Event) -> None:
+    async def _prepare(self, check: Pending, wake: asyncio.Event) -> None:
         loop = asyncio.get_running_loop()
         g = check.req.grounding
+        if await self._join(check):
+            return
         try:
             docs = g.documents
             if g.empty and g.context_id is not None and self.store is not None:
                 docs = (await self.store.get(check.req.tenant, g.context_id)).documents
             ctx = await self.contexts.get_or_prepare(check.req.tenant, docs,
-                                                     self._prepare_context,
-                                                     model=self._model_key)
+                                                     self._prepare_context, model=self._model_key)
             in_flight = check.req.priority == Priority.IN_FLIGHT
             ready = await self._encodings.ready(ctx, wait=not in_flight)
             prep = await loop.run_in_executor(  # not ready: read a few windows meanwhile
@@ -258,7 +240,7 @@ class Scheduler:
             return
         if check.dropped:
             return
-        check.prep, check.remaining = prep, len(prep.sequences)
+        check.ctx, check.prep, check.remaining = ctx if ready else None, prep, len(prep.sequences)
         check.probs = [None] * len(prep.sequences)
         check.exit_layer = self._adapt(check)
         layers = check.exit_layer or self.det.n_layers
@@ -266,12 +248,35 @@ class Scheduler:
                          time.monotonic())
         wake.set()
 
+    async def _join(self, check: Pending) -> bool:
+        """Join ``check`` to its stream's waiting check before it (``engine.coalesce``)."""
+        if self._coalesce < 2 or check.req.priority != Priority.IN_FLIGHT:
+            return False
+        host = await check.host_before(self._streams.get(check.req.stream_id, ()))
+        if host is None or (joined := host.joinable(check, self._coalesce)) is None:
+            return False
+        prep, run = host.prep, joined.run
+        try:
+            new = await asyncio.get_running_loop().run_in_executor(
+                self._prepare_pool, self.det.prepare,
+                DetectInput(host.ctx, run.grounding.question, run.response[:target_end(run)],
+                            run.target_start, run.blocks, keep=True),
+                self.selectors[Priority.IN_FLIGHT])
+        except Exception:
+            return False  # it runs on its own; its own preparation reports the error
+        if host.prep is not prep or host.joinable(check, self._coalesce) != joined:
+            return False  # the model took it meanwhile
+        self._queue.replace(host, new.sequences)
+        host.adopt(check, joined, new)
+        self._c["coalesced"] += 1
+        return True
+
     async def _prepare_context(self, documents):
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._prepare_pool, self.det.prepare_context,
                                           list(documents))
 
-    def _adapt(self, check: _Check) -> Optional[int]:
+    def _adapt(self, check: Pending) -> Optional[int]:
         """Adaptive depth: deep in-flight queues step in-flight checks to shallower exits."""
         if check.req.priority != Priority.IN_FLIGHT:
             return check.exit_layer
@@ -301,6 +306,8 @@ class Scheduler:
                     pass
                 continue
             batch = self._queue.take(lane)
+            for it in batch.items:
+                it.job.taken = True
             fut = asyncio.get_running_loop().run_in_executor(
                 self._model_pool, self._forward, batch)
             self._in_forward.add(fut)
@@ -329,8 +336,7 @@ class Scheduler:
         exc = fut.exception()
         if exc is not None:
             for check in {id(it.job): it.job for it in batch.items}.values():
-                if not check.future.done():
-                    check.future.set_exception(exc)
+                check.fail(exc)
             return
         live, probs, seconds, waited = fut.result()
         self.admission.busy(seconds)
@@ -361,25 +367,17 @@ class Scheduler:
                 done.add_done_callback(partial(self._resolve, check))
 
     # -- stage 3: post-process ---------------------------------------------------------------------
-    def _finish(self, check: _Check) -> Detection:
+    def _finish(self, check: Pending) -> Detection:
         """Runs in the post-process thread."""
         d = self.det.finish(check.prep, check.probs, check.exit_layer)
-        return shift_detection(d, check.req.response, 0)
+        return shift_detection(d, (check.joined.run if check.joined else check.req).response, 0)
 
-    def _resolve(self, check: _Check, fut: asyncio.Future) -> None:
-        if check.future.done():
-            return
-        if fut.cancelled():
-            check.future.cancel()
-        elif fut.exception() is not None:
-            check.future.set_exception(fut.exception())
-        else:
-            d = fut.result()
+    def _resolve(self, check: Pending, fut: asyncio.Future) -> None:
+        for d in check.settle(fut):  # a joined check answers each of its sentences
             self._exits[d.exit_layer] += 1
-            check.future.set_result(d)
 
     # -- bookkeeping -----------------------------------------------------------------------------
-    def _drop(self, check: _Check) -> None:
+    def _drop(self, check: Pending) -> None:
         """Forget a check (idempotent): its waiting sequences leave the queue."""
         if check.dropped:
             return
@@ -393,6 +391,8 @@ class Scheduler:
             fut.cancel()
         self._c["dropped" if fut.cancelled() else
                 "done" if fut.exception() is None else "failed"] += 1
+        for r in check.unseat():  # the check they joined is gone before its forward
+            r.task = asyncio.get_running_loop().create_task(self._prepare(r, self._wake))
         checks = self._streams.get(check.req.stream_id)
         if checks is not None:
             checks.discard(check)

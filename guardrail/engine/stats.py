@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,7 @@ class EngineStats:
     checks_rejected: int = 0         # Overloaded at admission or verify
     checks_timed_out: int = 0
     shallower_exits: int = 0         # in-flight checks moved to a shallower exit under load
+    checks_coalesced: int = 0        # in-flight checks answered by the waiting check they joined
     skipped_sequences: int = 0       # handed to the model thread but dropped before running
     # time per batch, summed over batches: queueing (mean over the batch's sequences of
     # queued -> forward starts, waiting behind other batches included) and the forward
@@ -80,6 +81,11 @@ class EngineStats:
     contexts: Any = None         # the context cache's CacheStats
     context_states: Any = None   # encoded contexts (model.states.StateStats), PCW models only
     answer_states: Any = None    # answers so far kept by checks (StateStats), answer blocks only
+
+    @classmethod
+    def counted(cls, counters: Mapping[str, float], **fields: Any) -> "EngineStats":
+        """A snapshot of ``fields`` and of a scheduler's ``counters`` (``_COUNTED``)."""
+        return cls(**{f: counters.get(name, 0) for f, name in _COUNTED.items()}, **fields)
 
     @property
     def mean_batch_size(self) -> float:
@@ -99,3 +105,12 @@ class EngineStats:
     def padding_ratio(self) -> float:
         """Padded tokens per real token (1.0 = no padding)."""
         return self.padded_tokens / self.real_tokens if self.real_tokens else 1.0
+
+
+_COUNTED = {  # EngineStats field -> the scheduler's counter
+    "batches": "batches", "sequences": "sequences", "real_tokens": "real_tokens",
+    "padded_tokens": "padded_tokens", "checks_done": "done", "checks_failed": "failed",
+    "checks_dropped": "dropped", "checks_rejected": "rejected", "checks_timed_out": "timed_out",
+    "checks_coalesced": "coalesced", "shallower_exits": "shallower", "skipped_sequences": "skipped",
+    "queue_wait_s": "queue_wait_s", "model_s": "model_s", "in_flight_batches": "in_flight_batches",
+    "in_flight_queue_wait_s": "in_flight_queue_wait_s", "in_flight_model_s": "in_flight_model_s"}

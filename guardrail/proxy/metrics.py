@@ -148,6 +148,10 @@ def _scheduler_metrics(s: EngineStats) -> Iterator[Metric]:
     yield CounterMetricFamily("guardrail_scheduler_shallower_exits", "In-flight checks "
                               "moved to a shallower exit under load (adaptive depth)",
                               value=s.shallower_exits)
+    yield CounterMetricFamily("guardrail_scheduler_coalesced_checks", "In-flight checks "
+                              "that joined the waiting check of the sentence before them in "
+                              "their stream (one read of the context for both)",
+                              value=s.checks_coalesced)
     yield CounterMetricFamily("guardrail_scheduler_skipped_sequences", "Sequences of "
                               "dropped checks skipped in the model thread",
                               value=s.skipped_sequences)
