@@ -371,6 +371,53 @@ async def test_window_selector_follows_the_priority():
     assert isinstance(end, TopKWindows) and end.k == 5 and isinstance(fly, AllWindows)
 
 
+@pytest.mark.parametrize("under_load", [8, None])
+async def test_an_end_of_stream_check_prepared_while_the_proxy_is_behind_reads_top_k(under_load):
+    """From the depth ladder's first step of queued sequences on (here in-flight
+    ones), the end-of-stream pass scores ``final_top_k_under_load`` windows; with the
+    queue short again, every window (within the budget) as before."""
+    from guardrail.model.windows import TopKWindows
+
+    det = FakeDetector(gate=True)
+    config = cfg(max_batches_in_flight=1, depth_ladder=(6,), final_top_k_under_load=under_load)
+    async with Scheduler(det, config) as s:
+        gate = await hold_model(s, det)
+        flying = [await submit(s, req("a b", stream=f"s{i}")) for i in range(5)]
+        calm = await submit(s, req("a b", stream="e1", priority=EOS))  # 5 waiting: not yet
+        flying.append(await submit(s, req("a b", stream="s5")))
+        busy = await submit(s, req("a b", stream="e2", priority=EOS))  # 6 waiting
+        det.gate.set()
+        await asyncio.gather(gate, calm, busy, *flying)
+        after = await s.verify(req("a b", stream="e3", priority=EOS))
+    ends = [sel for sel in det.selectors if sel.k != 3]  # the in-flight ones read 3
+    assert all(isinstance(e, TopKWindows) for e in ends) and len(ends) == 3
+    assert [e.k for e in ends] == [64, under_load or 64, 64]
+    assert after.response == "a b"
+
+
+@pytest.mark.parametrize("kw, busy", [
+    ({}, 8), ({"final_windows": "topk", "final_top_k": 4}, None), ({"final_max_windows": None}, 8),
+    ({"depth_ladder": ()}, None), ({"final_top_k_under_load": None}, None)])
+def test_under_load_the_final_pass_never_reads_more_windows_than_it_would(kw, busy):
+    from guardrail.engine.checks import window_selectors
+
+    s = window_selectors(SchedulerConfig(**kw))
+    assert (s.busy_final and s.busy_final.k) == busy
+    assert s.pick(EOS, 100) is (s.busy_final or s.final) and s.pick(EOS, 0) is s.final
+    assert s.pick(IF, 100) is s.in_flight is s[IF]
+
+
+async def test_streams_ending_together_read_top_k_behind_each_others_passes():
+    det = FakeDetector(gate=True)
+    async with Scheduler(det, cfg(max_batches_in_flight=1, depth_ladder=(6,))) as s:
+        gate = await hold_model(s, det)
+        first = await submit(s, req("a|b|c|d|e|f|g", stream="e1", priority=EOS))  # 7 queued
+        second = await submit(s, req("a b", stream="e2", priority=EOS))
+        det.gate.set()
+        await asyncio.gather(gate, first, second)
+    assert [sel.k for sel in det.selectors[-2:]] == [64, 8]
+
+
 async def test_stats_split_batch_time_into_queueing_and_model():
     det = FakeDetector(gate=True)
     async with Scheduler(det, cfg(max_batches_in_flight=1, max_batch_size=1)) as s:

@@ -106,6 +106,16 @@ class SchedulerConfig(BaseModel):
     ``in_flight_windows``); ``all`` keeps the final verdict exact."""
     final_top_k: int = Field(8, ge=1)
     """Windows per end-of-stream check with ``final_windows: topk``."""
+    final_top_k_under_load: Optional[int] = Field(8, ge=1)
+    """An end-of-stream check prepared while the proxy is behind (at least the first
+    ``depth_ladder`` step of sequences waiting, in flight or end of stream: streams
+    that end together queue each other's passes) scores only this many windows,
+    those BM25 ranks highest for the answer, and the report says ``context_truncated``.
+    With every window of a 4K context (about 30 of 512 tokens for the default model, at
+    full depth) the end-of-stream passes are most of the model's work at 16 streams and
+    ``[DONE]`` comes tens of seconds late.  None (or an empty ladder): always
+    ``final_windows``.  Models that read encoded contexts (pcw) read every window
+    anyway."""
     final_state_wait_s: Optional[float] = Field(1.0, ge=0)
     """Cached-context (PCW) engines: how long an end-of-stream check waits for its
     context's states when the context came with the request and is still being

@@ -5,6 +5,7 @@ response."""
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from typing import Any, Optional
 
 from guardrail.config import SchedulerConfig
@@ -12,14 +13,40 @@ from guardrail.errors import InputError
 from guardrail.types import CheckRequest, Detection, Priority
 
 
-def window_selectors(cfg: SchedulerConfig) -> "dict[Priority, Any]":
+@dataclass(frozen=True)
+class Selectors:
     """The window selector of each check priority (``in_flight_windows`` /
-    ``final_windows``), sharing one BM25 index cache.  Imports the detector package."""
+    ``final_windows``), and the end-of-stream one while the proxy is behind:
+    ``busy_final`` from ``busy_at`` queued sequences on (``final_top_k_under_load``
+    from the depth ladder's first step)."""
+
+    in_flight: Any
+    final: Any
+    busy_final: Any = None
+    busy_at: Optional[int] = None
+
+    def __getitem__(self, priority: Priority) -> Any:
+        return self.in_flight if priority == Priority.IN_FLIGHT else self.final
+
+    def pick(self, priority: Priority, queued: int) -> Any:
+        """The selector of a check of ``priority`` prepared while ``queued`` sequences
+        wait (in flight and end of stream: streams that end together queue each
+        other's passes)."""
+        busy = self.busy_at is not None and queued >= self.busy_at
+        return self.busy_final if busy and priority != Priority.IN_FLIGHT else self[priority]
+
+
+def window_selectors(cfg: SchedulerConfig) -> Selectors:
+    """The selectors of ``cfg``, sharing one BM25 index cache.  Imports the detector
+    package."""
     from guardrail.model.windows import IndexCache, make_selector
 
-    cache = IndexCache()
-    return {Priority.IN_FLIGHT: make_selector(cfg.in_flight_windows, cfg.in_flight_top_k, cache),
-            Priority.END_OF_STREAM: final_selector(cfg, cache)}
+    cache, k = IndexCache(), cfg.final_top_k_under_load
+    final = final_selector(cfg, cache)
+    busy = k is not None and bool(cfg.depth_ladder) and getattr(final, "k", k + 1) > k
+    return Selectors(make_selector(cfg.in_flight_windows, cfg.in_flight_top_k, cache), final,
+                     make_selector("topk", k, cache) if busy else None,
+                     cfg.depth_ladder[0] if busy else None)
 
 
 def final_selector(cfg: SchedulerConfig, cache: Any) -> Any:

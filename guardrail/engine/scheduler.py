@@ -233,7 +233,7 @@ class Scheduler:
                 self._prepare_pool, self.det.prepare if ready else self.det.prepare_cold,
                 DetectInput(ctx, g.question, check.text, check.req.target_start,
                             check.req.blocks, keep=in_flight),
-                self.selectors[check.req.priority])
+                self.selectors.pick(check.req.priority, len(self._queue)))
         except Exception as e:
             if not check.future.done():
                 check.future.set_exception(e)
