@@ -152,8 +152,13 @@ class Pending:
             elif fut.exception() is not None:
                 c.future.set_exception(fut.exception())
             else:
-                out.append(fut.result() if at is None else narrow(fut.result(), c.req, at))
-                c.future.set_result(out[-1])
+                try:
+                    d = fut.result() if at is None else narrow(fut.result(), c.req, at)
+                except Exception as e:  # never leave a caller waiting for its timeout
+                    c.future.set_exception(e)
+                    continue
+                out.append(d)
+                c.future.set_result(d)
         return out
 
     def fail(self, exc: BaseException) -> None:
