@@ -156,24 +156,24 @@ async def test_a_check_the_model_took_is_not_joined_and_off_means_off():
         det.gate.set()
         await asyncio.gather(first, second)
     assert det.forwarded() == [ANSWER[:22], ANSWER[:41]]
-    det = FakeDetector(gate=True)
-    async with Scheduler(det, cfg(max_batches_in_flight=1, coalesce_sentences=1)) as s:
-        gate = await hold_model(s, det)
-        tasks = [await _queued_check(s, sentence(i)) for i in range(2)]
-        det.gate.set()
-        await asyncio.gather(gate, *tasks)
-    assert det.forwarded() == ["gate", ANSWER[:22], ANSWER[:41]]
+    assert await _two_behind_the_gate(FakeDetector(gate=True), coalesce_sentences=1) == \
+        ["gate", ANSWER[:22], ANSWER[:41]]
 
 
 async def test_a_model_that_keeps_the_answer_so_far_runs_them_one_by_one():
     det = FakeDetector(gate=True)
     det.answer_blocks = True
-    async with Scheduler(det, cfg(max_batches_in_flight=1)) as s:
+    assert await _two_behind_the_gate(det) == ["gate", ANSWER[:22], ANSWER[:41]]
+
+
+async def _two_behind_the_gate(det: FakeDetector, **config) -> list[str]:
+    """What the model ran for two sentences of one stream queued while it was busy."""
+    async with Scheduler(det, cfg(max_batches_in_flight=1, **config)) as s:
         gate = await hold_model(s, det)
         tasks = [await _queued_check(s, sentence(i)) for i in range(2)]
         det.gate.set()
         await asyncio.gather(gate, *tasks)
-    assert det.forwarded() == ["gate", ANSWER[:22], ANSWER[:41]]
+    return det.forwarded()
 
 
 async def test_when_the_joined_check_is_dropped_its_riders_run_alone():
