@@ -9,6 +9,7 @@ cut only when the test has let it; every assertion is on counts (``/metrics``).
 
 from __future__ import annotations
 
+import json
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -176,3 +177,33 @@ def test_a_disconnected_streams_queued_checks_are_dropped_not_computed(upstream,
         assert metric(m, "guardrail_scheduler_batch_size_count") == 0
         assert metric(m, "guardrail_scheduler_tokens_total", kind="real") == 0
         assert metric(m, "guardrail_scheduler_skipped_sequences_total") == 0
+
+
+@pytest.mark.parametrize("streams", [1, 2])
+def test_the_final_pass_reads_its_top_windows_only_while_checks_queue(upstream, detector,
+                                                                     streams):
+    """Through the server, a long context: one stream alone reads every window in its
+    end-of-stream pass (it starts when the stream's own checks are done: nothing waits);
+    two streams ending together queue each other's passes (here the ladder's first step
+    is one queued sequence), so a pass prepared behind the other reads its top 8 and
+    its report says ``context_truncated``."""
+    filler = " ".join(f"Registry note {i}: shelf {i % 17} in hall {i % 5} was dusted on day "
+                      f"{i % 28 + 1}." for i in range(400))
+    body = request_body(4)
+    body["guardrail"]["context"] = [document(4), filler]
+    start = threading.Barrier(streams)
+    # a lane waits up to 1 s to fill, and one queued sequence is the ladder's first step
+    cfg = proxy_config(upstream.url, scheduler={"max_wait_ms": 1000, "depth_ladder": [1]})
+
+    def one(c: httpx.Client) -> dict:
+        start.wait()
+        text = c.post("/v1/chat/completions", json=body).text
+        return next(json.loads(line[5:]) for line in text.splitlines()
+                    if line.startswith("data:") and '"guardrail"' in line)["guardrail"]
+
+    with serve(create_app(cfg, detector=detector)) as p, \
+            httpx.Client(base_url=p.url, timeout=120) as c, ThreadPoolExecutor(streams) as pool:
+        reports = list(pool.map(lambda _: one(c), range(streams)))
+    assert all(r["errors"] == [] and r["final"] is not None for r in reports)
+    truncated = [r["final"]["context_truncated"] for r in reports]
+    assert truncated == [False] if streams == 1 else any(truncated)
