@@ -111,8 +111,10 @@ def req(text: str, stream: str = "s", priority=IF, exit_layer=None, **kw) -> Che
 
 
 def cfg(**kw) -> SchedulerConfig:
+    """No ladder and no time budget (a fake's forward is timed in microseconds, so the
+    budget would depend on thread wake-ups), unless a test sets them."""
     return SchedulerConfig(**{"max_batch_tokens": 512, "max_wait_ms": 0.0,
-                              "depth_ladder": (), **kw})
+                              "depth_ladder": (), "final_budget_s": None, **kw})
 
 
 async def until(cond, what: str = "condition") -> None:
@@ -405,6 +407,40 @@ def test_under_load_the_final_pass_never_reads_more_windows_than_it_would(kw, bu
     assert (s.busy_final and s.busy_final.k) == busy
     assert s.pick(EOS, 100) is (s.busy_final or s.final) and s.pick(EOS, 0) is s.final
     assert s.pick(IF, 100) is s.in_flight is s[IF]
+
+
+class _Priced:
+    max_length, n_layers = 512, 6  # 3,072 layer-tokens a window
+
+
+@pytest.mark.parametrize("kw, rate, drain, k", [
+    ({}, 30_720.0, 0.0, 10), ({}, 30_720.0, 0.5, 8), ({"final_top_k_under_load": None},
+                                                     30_720.0, 0.5, 5),
+    ({}, 300_000.0, 0.0, None), ({}, None, 0.0, None), ({"final_budget_s": None}, 3e4, 0, None),
+    ({"final_budget_s": 2.0}, 30_720.0, 0.0, 20), ({}, 30_720.0, 9.0, 8)])
+def test_the_final_pass_reads_the_windows_its_budget_runs(kw, rate, drain, k):
+    """``final_budget_s`` (1 s): windows the measured rate runs in what is left of the
+    budget after the queued work, at least ``final_top_k_under_load``; the shipped
+    bound (64) when the budget runs more, or without a rate."""
+    from guardrail.engine.checks import window_selectors
+
+    s = window_selectors(SchedulerConfig(**kw), _Priced())
+    picked = s.pick(EOS, 0, rate, drain)
+    assert (picked.k if picked is not s.final else None) == k
+    assert s.pick(IF, 0, rate, drain) is s.in_flight
+    assert s.pick(EOS, 100, rate, drain) is s.busy_final or "final_top_k_under_load" in kw
+
+
+async def test_an_end_of_stream_pass_reads_what_the_rate_runs_in_its_budget():
+    """Before any forward is measured the scheduler plans with
+    ``initial_layer_tokens_per_s``: 10 windows of the fake's 64 tokens x 6 layers a
+    second (here 3,840) in a 1 s budget; the in-flight check reads its 3."""
+    det = FakeDetector()
+    config = cfg(initial_layer_tokens_per_s=3840.0, final_budget_s=1.0)
+    async with Scheduler(det, config) as s:
+        await s.verify(req("a b", stream="e1", priority=EOS))
+        await s.verify(req("a b", stream="s1"))
+    assert [sel.k for sel in det.selectors] == [10, 3]
 
 
 async def test_streams_ending_together_read_top_k_behind_each_others_passes():

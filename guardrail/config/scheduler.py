@@ -116,6 +116,16 @@ class SchedulerConfig(BaseModel):
     ``[DONE]`` comes tens of seconds late.  None (or an empty ladder): always
     ``final_windows``.  Models that read encoded contexts (pcw) read every window
     anyway."""
+    final_budget_s: Optional[float] = Field(1.0, gt=0)
+    """An end-of-stream pass of a model that reads the context's windows again for
+    every check (the cross-encoder) scores no more windows than the model runs in
+    this long at full depth, at its measured rate and after the work queued ahead of
+    it (BM25's most relevant first, never fewer than ``final_top_k_under_load``), and
+    the report says ``context_truncated``.  Reading every window of a 32K context on 2
+    CPU cores (64 windows, the ``final_max_windows`` bound) took 10.6 s after the
+    upstream's ``[DONE]`` with one stream and 22-31 s with four.  None: no budget
+    (``final_max_windows`` bounds the pass alone).  Models that read encoded contexts
+    (pcw) read every window anyway."""
     final_state_wait_s: Optional[float] = Field(1.0, ge=0)
     """Cached-context (PCW) engines: how long an end-of-stream check waits for its
     context's states when the context came with the request and is still being

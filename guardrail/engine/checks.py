@@ -16,37 +16,62 @@ from guardrail.types import CheckRequest, Detection, Priority
 @dataclass(frozen=True)
 class Selectors:
     """The window selector of each check priority (``in_flight_windows`` /
-    ``final_windows``), and the end-of-stream one while the proxy is behind:
-    ``busy_final`` from ``busy_at`` queued sequences on (``final_top_k_under_load``
-    from the depth ladder's first step)."""
+    ``final_windows``), and two bounds on the end-of-stream one: ``busy_final`` from
+    ``busy_at`` queued sequences on (``final_top_k_under_load`` from the depth ladder's
+    first step), and the windows the model runs within ``budget_s``
+    (``final_budget_s``) at ``window_work`` layer-tokens a window, never fewer than
+    ``least``."""
 
     in_flight: Any
     final: Any
     busy_final: Any = None
     busy_at: Optional[int] = None
+    budget_s: Optional[float] = None
+    window_work: int = 0
+    least: int = 1
+    cache: Any = None
 
     def __getitem__(self, priority: Priority) -> Any:
         return self.in_flight if priority == Priority.IN_FLIGHT else self.final
 
-    def pick(self, priority: Priority, queued: int) -> Any:
+    def pick(self, priority: Priority, queued: int, rate: Optional[float] = None,
+             drain_s: float = 0.0) -> Any:
         """The selector of a check of ``priority`` prepared while ``queued`` sequences
         wait (in flight and end of stream: streams that end together queue each
-        other's passes)."""
-        busy = self.busy_at is not None and queued >= self.busy_at
-        return self.busy_final if busy and priority != Priority.IN_FLIGHT else self[priority]
+        other's passes) and the model runs ``rate`` layer-tokens a second with
+        ``drain_s`` seconds of work queued ahead."""
+        if priority == Priority.IN_FLIGHT:
+            return self.in_flight
+        if self.busy_at is not None and queued >= self.busy_at:
+            return self.busy_final
+        k = self.within_budget(rate, drain_s)
+        if k is None or k >= getattr(self.final, "k", k + 1):
+            return self.final
+        from guardrail.model.windows import make_selector
+        return make_selector("topk", k, self.cache)
+
+    def within_budget(self, rate: Optional[float], drain_s: float = 0.0) -> Optional[int]:
+        """Windows an end-of-stream pass reads in what is left of ``budget_s`` after
+        ``drain_s`` (None: no budget, or no rate to plan with)."""
+        if self.budget_s is None or not rate or self.window_work <= 0:
+            return None
+        return max(self.least, int(max(0.0, self.budget_s - drain_s) * rate / self.window_work))
 
 
-def window_selectors(cfg: SchedulerConfig) -> Selectors:
-    """The selectors of ``cfg``, sharing one BM25 index cache.  Imports the detector
+def window_selectors(cfg: SchedulerConfig, detector: Any = None) -> Selectors:
+    """The selectors of ``cfg``, sharing one BM25 index cache; ``detector``'s depth and
+    sequence length price a window for ``final_budget_s``.  Imports the detector
     package."""
     from guardrail.model.windows import IndexCache, make_selector
 
     cache, k = IndexCache(), cfg.final_top_k_under_load
     final = final_selector(cfg, cache)
     busy = k is not None and bool(cfg.depth_ladder) and getattr(final, "k", k + 1) > k
+    work = getattr(detector, "max_length", 0) * getattr(detector, "n_layers", 0)
     return Selectors(make_selector(cfg.in_flight_windows, cfg.in_flight_top_k, cache), final,
                      make_selector("topk", k, cache) if busy else None,
-                     cfg.depth_ladder[0] if busy else None)
+                     cfg.depth_ladder[0] if busy else None,
+                     cfg.final_budget_s, work, k or 1, cache)
 
 
 def final_selector(cfg: SchedulerConfig, cache: Any) -> Any:

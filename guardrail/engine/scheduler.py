@@ -49,10 +49,9 @@ class Scheduler:
                  store: Optional[ContextStore] = None, model_name: str = "default"):
         """``contexts``: the prepared-context cache (default: an in-process one, owned and
         closed by the scheduler); ``store``: resolves a Grounding that carries only a
-        ``context_id``.  Window selection follows the check's priority
-        (``config.in_flight_windows`` / ``final_windows``)."""
+        ``context_id``.  Window selection: ``engine.checks.Selectors``."""
         self.det, self.config, self.model_name, self.store = detector, config, model_name, store
-        self.selectors = window_selectors(config)
+        self.selectors = window_selectors(config, detector)
         self._ladder: list[Optional[int]] = [*sorted(detector.exit_layers), None]
         self.in_flight_exit = shallow_exit(detector, config)
         if config.max_batch_tokens < detector.max_length:
@@ -233,7 +232,8 @@ class Scheduler:
                 self._prepare_pool, self.det.prepare if ready else self.det.prepare_cold,
                 DetectInput(ctx, g.question, check.text, check.req.target_start,
                             check.req.blocks, keep=in_flight),
-                self.selectors.pick(check.req.priority, len(self._queue)))
+                self.selectors.pick(check.req.priority, len(self._queue), self._rate,
+                                    self.drain_time_s()))
         except Exception as e:
             if not check.future.done():
                 check.future.set_exception(e)
