@@ -143,7 +143,7 @@ def test_scheduler_and_cache_sections_defaults_and_env():
 def test_window_selection_per_priority_defaults_and_validation():
     s = GuardrailConfig().scheduler
     assert (s.in_flight_windows, s.in_flight_top_k, s.final_windows, s.final_top_k) == \
-        ("topk", 3, "all", 8)
+        ("blocks", 3, "all", 8)
     c = load_config(env={"GUARDRAIL_SCHEDULER__IN_FLIGHT_WINDOWS": "all",
                          "GUARDRAIL_SCHEDULER__FINAL_TOP_K": "4"},
                     overrides={"scheduler.final_windows": "topk"})

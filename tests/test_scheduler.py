@@ -350,15 +350,16 @@ async def test_config_is_checked_against_the_detector():
 
 
 async def test_window_selector_follows_the_priority():
-    from guardrail.model.windows import AllWindows, TopKWindows
+    from guardrail.model.windows import AllWindows, TopBlocks, TopKWindows
 
     det = FakeDetector()
-    async with Scheduler(det, cfg()) as s:  # defaults: top-3 in flight, all at the end
+    async with Scheduler(det, cfg()) as s:  # defaults: packed in flight, all at the end
         await s.verify(req("a b", priority=IF))
         await s.verify(req("a b", priority=EOS))
     fly, end = det.selectors
-    # "all" within the budget: top-64 scores every window of a context of 64 or fewer
-    assert isinstance(fly, TopKWindows) and fly.k == 3
+    # up to 3 windows whole, else one packed; "all" within the budget: top-64 scores
+    # every window of a context of 64 or fewer
+    assert isinstance(fly, TopBlocks) and (fly.k, fly.whole) == (1, 3)
     assert isinstance(end, TopKWindows) and end.k == 64
     det = FakeDetector()
     async with Scheduler(det, cfg(final_max_windows=None)) as s:  # no budget: every window
@@ -391,7 +392,7 @@ async def test_an_end_of_stream_check_prepared_while_the_proxy_is_behind_reads_t
         det.gate.set()
         await asyncio.gather(gate, calm, busy, *flying)
         after = await s.verify(req("a b", stream="e3", priority=EOS))
-    ends = [sel for sel in det.selectors if sel.k != 3]  # the in-flight ones read 3
+    ends = [sel for sel in det.selectors if sel.name == "topk"]  # in flight: "blocks"
     assert all(isinstance(e, TopKWindows) for e in ends) and len(ends) == 3
     assert [e.k for e in ends] == [64, under_load or 64, 64]
     assert after.response == "a b"
@@ -434,13 +435,13 @@ def test_the_final_pass_reads_the_windows_its_budget_runs(kw, rate, drain, k):
 async def test_an_end_of_stream_pass_reads_what_the_rate_runs_in_its_budget():
     """Before any forward is measured the scheduler plans with
     ``initial_layer_tokens_per_s``: 10 windows of the fake's 64 tokens x 6 layers a
-    second (here 3,840) in a 1 s budget; the in-flight check reads its 3."""
+    second (here 3,840) in a 1 s budget; the in-flight check one packed window."""
     det = FakeDetector()
     config = cfg(initial_layer_tokens_per_s=3840.0, final_budget_s=1.0)
     async with Scheduler(det, config) as s:
         await s.verify(req("a b", stream="e1", priority=EOS))
         await s.verify(req("a b", stream="s1"))
-    assert [sel.k for sel in det.selectors] == [10, 3]
+    assert [sel.k for sel in det.selectors] == [10, 1]
 
 
 async def test_streams_ending_together_read_top_k_behind_each_others_passes():

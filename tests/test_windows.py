@@ -11,7 +11,8 @@ from transformers import AutoTokenizer
 
 from guardrail.model.inputs import PreparedContext, cut_windows, prepare_context
 from guardrail.model.windows import (AllWindows, BlockIndex, FirstWindow, IndexCache,
-                                     TopKWindows, make_selector, split_sentences, terms)
+                                     TopBlocks, TopKWindows, make_selector, split_sentences,
+                                     terms)
 from guardrail.train.train import minilm_path
 
 WORDS = ("market city river council school harvest festival railway museum library harbor "
@@ -143,11 +144,57 @@ def test_window_scores_sum_block_scores_pro_rata(tok):
     assert (w >= 0).all() and w.max() <= blocks.sum() + 1e-9
 
 
+def holds(ctx: PreparedContext, window, text: str) -> bool:
+    """Whether one piece of a packed ``window`` holds all of ``text``."""
+    s = ctx.text.index(text)
+    off = ctx.tokens.offsets
+    return any(off[a][0] <= s and off[z - 1][1] >= s + len(text) for a, z in window.pieces)
+
+
+def test_packed_blocks_hold_each_sentences_evidence_in_one_window(tok):
+    """Two facts far apart, one window's room: ``TopBlocks(1)`` reads both passages
+    (each whole, grown by its neighbours), where the best plain window holds one; the
+    window fills its room and never more."""
+    ctx = ctx_of(tok, with_evidence((0.15, COMET), (0.85, BRIDGE)))
+    windows = cut_windows(ctx.n_tokens, 400, 64)
+    response = "Tessaly-Vron was observed from Kuiper in 1874. The Zorblat bridge opened in 1931."
+    [packed] = TopBlocks(1).select(ctx, windows, "", response)
+    assert holds(ctx, packed, COMET) and holds(ctx, packed, BRIDGE)
+    assert packed.size == 400 - 400 % 32 and len(packed.take(ctx.tokens.ids)) == packed.size
+    assert all(z0 < a1 for (_, z0), (a1, _) in zip(packed.pieces, packed.pieces[1:]))
+    [plain] = TopKWindows(1).select(ctx, windows, "", response)
+    assert len({plain.index} & (covering(ctx, windows, COMET) | covering(ctx, windows, BRIDGE))) \
+        == 1
+
+
+def test_packed_blocks_fill_k_windows_in_context_order(tok):
+    ctx = ctx_of(tok, with_evidence((0.5, BRIDGE)))
+    windows = cut_windows(ctx.n_tokens, 300, 64)
+    three = TopBlocks(3).select(ctx, windows, "When was the Zorblat bridge opened?",
+                                "It opened in 1931.")
+    assert len(three) == 3 and [w.index for w in three] == [0, 1, 2]
+    assert all(w.size <= 300 for w in three) and sum(w.size for w in three) == 3 * (300 - 300 % 32)
+    ends = [p for w in three for p in w.pieces]
+    assert ends == sorted(ends) and any(holds(ctx, w, BRIDGE) for w in three)
+    # no term matches: the context's start, as truncating it would read
+    [start] = TopBlocks(1).select(ctx, windows, "", "Quantum chromodynamics, xylophones.")
+    assert start.pieces == ((0, 288),)
+    small = ctx_of(tok, with_evidence((0.5, BRIDGE), n=40))
+    few = cut_windows(small.n_tokens, 300, 64)
+    assert len(few) == 3
+    for sel in (TopBlocks(3), TopBlocks(1, whole=3)):  # they fit: read as they are
+        assert sel.select(small, few, "", "The bridge opened in 1931.") == few
+    [one] = TopBlocks(1, whole=2).select(small, few, "", "The bridge opened in 1931.")
+    assert one.pieces and holds(small, one, BRIDGE)
+
+
 def test_make_selector_names():
     assert isinstance(make_selector("all"), AllWindows)
     assert isinstance(make_selector("truncate"), FirstWindow)
     sel = make_selector("topk", 3)
     assert isinstance(sel, TopKWindows) and sel.k == 3
+    sel = make_selector("blocks", 2)
+    assert isinstance(sel, TopBlocks) and sel.k == 2
     with pytest.raises(ValueError):
         make_selector("random")
     with pytest.raises(ValueError):
@@ -183,6 +230,25 @@ def test_topk_through_the_detector_scores_k_windows():
     assert len({s.window for s in prep.sequences}) == 2
     text = det.tokenizer.decode(np.concatenate([s.input_ids for s in prep.sequences]))
     assert "zorblat bridge over the mira river" in text
+
+
+def test_packed_blocks_through_the_detector_read_one_sequence():
+    """``scheduler.in_flight_windows: blocks``: a check over a context of more than
+    ``in_flight_top_k`` (3) windows is one sequence of the detector's length, holding
+    both passages."""
+    from guardrail.config import SchedulerConfig
+    from guardrail.engine.checks import window_selectors
+    from guardrail.model import DetectInput, Detector
+
+    det = Detector.from_pretrained(minilm_path(), device="cpu")
+    ctx = det.prepare_context(with_evidence((0.2, COMET), (0.7, BRIDGE)))
+    sel = window_selectors(SchedulerConfig(in_flight_windows="blocks"), det).in_flight
+    inp = DetectInput(ctx, "", "The comet Tessaly-Vron was seen in 1874. The bridge opened in 1931.")
+    prep = det.prepare(inp, sel)
+    assert prep.windows_total > 10 and prep.windows_scored == 1 and len(prep.sequences) == 1
+    assert len(prep.sequences[0]) > det.max_length - 32
+    text = det.tokenizer.decode(prep.sequences[0].input_ids)
+    assert "zorblat bridge over the mira river" in text and "kuiper observatory in 1874" in text
 
 
 def test_the_final_pass_budget_scores_all_windows_up_to_it_and_the_best_beyond(detector):

@@ -308,9 +308,12 @@ def register(app: typer.Typer) -> None:
         out: Optional[Path] = typer.Option(None, help="Write the metrics JSON here."),
         windows: str = typer.Option("all", help="Context windows to score when the context "
                                     "is longer than the model: all | truncate (the first "
-                                    "only) | topk (the --top-k most relevant, BM25)."),
+                                    "only) | topk (the --top-k most relevant, BM25) | "
+                                    "blocks (--top-k windows packed from the most relevant "
+                                    "passages)."),
         top_k: str = typer.Option("2", "--top-k", help="Windows per check for --windows "
-                                  "topk; with --compare-windows a list (2,4) compares each."),
+                                  "topk or blocks; with --compare-windows a list (2,4) "
+                                  "compares each."),
         by: Optional[str] = typer.Option(None, help="Also report metrics per value of a "
                                          "field of a `guardrail data longctx` set: depth | "
                                          "length | length,depth."),

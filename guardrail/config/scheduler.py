@@ -92,15 +92,18 @@ class SchedulerConfig(BaseModel):
     """Deadline of one check, queueing included (DetectorError code check_timeout)."""
     prepare_threads: int = Field(1, ge=1)
     """Threads tokenizing contexts and building sequences (overlapping the model)."""
-    in_flight_windows: Literal["all", "topk"] = "topk"
+    in_flight_windows: Literal["all", "topk", "blocks"] = "blocks"
     """Context windows an in-flight (streaming) check scores when the context does not
     fit one window: ``topk`` the ``in_flight_top_k`` most relevant to the checked text
-    (BM25 over the context, index built once per context), ``all`` every window.  A
-    token counts as supported if any scored window supports it, so fewer windows can
-    only flag more, never let more through.  A context that fits one window is
-    unaffected."""
+    (BM25 over the context, index built once per context), ``blocks`` a context of up
+    to ``in_flight_top_k`` windows whole and a longer one as ONE window packed from
+    its most relevant passages of 128 tokens (``model.windows.TopBlocks``: a third of
+    ``topk``'s model time at 4K tokens and more), ``all`` every window.  A token counts
+    as supported if any scored window supports it, so fewer windows can only flag
+    more, never let more through.  A context that fits one window is unaffected."""
     in_flight_top_k: int = Field(3, ge=1)
-    """Windows per in-flight check with ``in_flight_windows: topk``."""
+    """Windows per in-flight check with ``in_flight_windows: topk``; with ``blocks``,
+    the most windows a context has to be read whole."""
     final_windows: Literal["all", "topk"] = "all"
     """Context windows the end-of-stream full-depth pass scores (as
     ``in_flight_windows``); ``all`` keeps the final verdict exact."""

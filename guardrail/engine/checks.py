@@ -68,10 +68,21 @@ def window_selectors(cfg: SchedulerConfig, detector: Any = None) -> Selectors:
     final = final_selector(cfg, cache)
     busy = k is not None and bool(cfg.depth_ladder) and getattr(final, "k", k + 1) > k
     work = getattr(detector, "max_length", 0) * getattr(detector, "n_layers", 0)
-    return Selectors(make_selector(cfg.in_flight_windows, cfg.in_flight_top_k, cache), final,
+    return Selectors(in_flight_selector(cfg, cache), final,
                      make_selector("topk", k, cache) if busy else None,
                      cfg.depth_ladder[0] if busy else None,
                      cfg.final_budget_s, work, k or 1, cache)
+
+
+def in_flight_selector(cfg: SchedulerConfig, cache: Any) -> Any:
+    """``in_flight_windows``: with ``blocks``, one window packed from the most relevant
+    passages of a context longer than ``in_flight_top_k`` windows (a shorter one is
+    read whole, as ``topk`` reads it)."""
+    from guardrail.model.windows import TopBlocks, make_selector
+
+    if cfg.in_flight_windows == "blocks":
+        return TopBlocks(1, whole=cfg.in_flight_top_k, cache=cache)
+    return make_selector(cfg.in_flight_windows, cfg.in_flight_top_k, cache)
 
 
 def final_selector(cfg: SchedulerConfig, cache: Any) -> Any:

@@ -131,11 +131,23 @@ def prepare_context(tokenizer, documents: str | Sequence[str], tokenizer_name: s
 
 @dataclass(frozen=True)
 class Window:
-    """A token range ``[start, end)`` of the prepared context."""
+    """A token range ``[start, end)`` of the prepared context, or, packed, the token
+    ranges ``pieces`` (within it, in context order) read one after another."""
 
     index: int
     start: int
     end: int
+    pieces: tuple[tuple[int, int], ...] = ()
+
+    def take(self, ids: np.ndarray) -> np.ndarray:
+        """The window's tokens of the context's ``ids``."""
+        if not self.pieces:
+            return ids[self.start:self.end]
+        return np.concatenate([ids[a:z] for a, z in self.pieces])
+
+    @property
+    def size(self) -> int:
+        return sum(z - a for a, z in self.pieces) if self.pieces else self.end - self.start
 
 
 def cut_windows(n_tokens: int, size: int, overlap: int) -> list[Window]:
@@ -207,7 +219,7 @@ class InputBuilder:
     def build(self, context: Tokenized, window: Window, question: Tokenized,
               response: Tokenized, piece: tuple[int, int], piece_index: int,
               token_labels: Optional[np.ndarray] = None) -> Sequence_:
-        c = context.ids[window.start:window.end]
+        c = window.take(context.ids)
         q = question.ids
         r = response.ids[piece[0]:piece[1]]
         ids = np.concatenate([[self.cls_id], c, [self.sep_id], q, [self.sep_id], r,

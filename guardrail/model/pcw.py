@@ -124,7 +124,7 @@ class PcwDetector(Detector, attention="pcw"):
 
     def _window_ids(self, context: Tokenized, w: Window) -> np.ndarray:
         b = self.builder
-        return np.concatenate([[b.cls_id], context.ids[w.start:w.end], [b.sep_id]])
+        return np.concatenate([[b.cls_id], w.take(context.ids), [b.sep_id]])
 
     @property
     def answer(self) -> str:

@@ -254,12 +254,98 @@ class TopKWindows:
         return [windows[i] for i in sorted(chosen)]
 
 
+class TopBlocks:
+    """``k`` windows packed from the context's most relevant passages (BM25), in
+    context order: as many tokens as ``k`` plain windows hold, but only the parts that
+    match.
+
+    A passage is ``span`` consecutive blocks of ``block_tokens`` (128 tokens by
+    default), scored as the sum of its blocks.  The queries are :class:`TopKWindows`'
+    (each sentence, the last one first, plus ``question_weight`` times the question):
+    they take turns picking their best passage that adds a block not yet chosen, until
+    the blocks fill ``k`` windows; then each chosen run grows by its neighbours, both
+    sides in turn.  The blocks, merged where adjacent and cut at the window size,
+    become ``Window.pieces``.  A context of ``whole`` windows or fewer (default ``k``)
+    is read as its windows.
+    """
+
+    name = "blocks"
+
+    def __init__(self, k: int = 1, *, whole: Optional[int] = None, question_weight: float = 0.5,
+                 block_tokens: int = 32, span: int = 4, max_queries: int = 32,
+                 cache: Optional[IndexCache] = None):
+        if k < 1 or span < 1:
+            raise ValueError(f"k and span must be at least 1, got {k}, {span}")
+        self.k, self.whole = k, max(k, whole or k)
+        self.question_weight, self.block_tokens = question_weight, block_tokens
+        self.span, self.max_queries = span, max_queries
+        self.cache = cache if cache is not None else IndexCache()
+
+    def select(self, context, windows, question, response):
+        if len(windows) <= self.whole:
+            return list(windows)
+        index = self.cache.get(context, self.block_tokens)
+        bt, n = self.block_tokens, index.n_blocks
+        size = max(w.end - w.start for w in windows)
+        room = self.k * (size // bt)  # whole blocks, so that k windows hold them
+        span = min(self.span, n)
+        base = np.zeros(n)
+        if question and self.question_weight:
+            base = self.question_weight * index.block_scores(question)
+        queries = split_sentences(response)[::-1][:self.max_queries]
+        ranked = []
+        for q in queries:
+            region = np.convolve(index.block_scores(q) + base, np.ones(span), "valid")
+            ranked.append([int(i) for i in np.argsort(-region, kind="stable") if region[i] > 0])
+        taken: set[int] = set()
+        while len(taken) < room and any(ranked):
+            for r in ranked:
+                while r and set(range(r[0], r[0] + span)) <= taken:
+                    r.pop(0)
+                if r and len(taken) < room:
+                    a = r.pop(0)
+                    taken.update(b for b in range(a, a + span) if len(taken) < room)
+        taken, grown = taken or {0}, True
+        while len(taken) < room and grown:
+            grown = False
+            for side in (-1, 1):
+                for b in sorted(taken, reverse=side > 0):
+                    nb = b + side
+                    if 0 <= nb < n and nb not in taken and len(taken) < room:
+                        taken.add(nb)
+                        grown = True
+        return _pack(sorted(taken), bt, index.n_tokens, size)
+
+
+def _pack(blocks: list[int], bt: int, n_tokens: int, size: int) -> list[Window]:
+    """Windows of at most ``size`` tokens holding ``blocks`` (sorted), adjacent ones
+    merged into one piece."""
+    out: list[Window] = []
+    pieces: list[tuple[int, int]] = []
+    used = 0
+    for b in blocks:
+        a, z = b * bt, min((b + 1) * bt, n_tokens)
+        if used + z - a > size:
+            out.append(Window(len(out), pieces[0][0], pieces[-1][1], tuple(pieces)))
+            pieces, used = [], 0
+        if pieces and pieces[-1][1] == a:
+            pieces[-1] = (pieces[-1][0], z)
+        else:
+            pieces.append((a, z))
+        used += z - a
+    out.append(Window(len(out), pieces[0][0], pieces[-1][1], tuple(pieces)))
+    return out
+
+
 def make_selector(name: str, k: int = 2, cache: Optional[IndexCache] = None) -> WindowSelector:
-    """``all`` | ``truncate`` | ``topk`` (with ``k``) by name, as the CLI spells them."""
+    """``all`` | ``truncate`` | ``topk`` | ``blocks`` (with ``k``) by name, as the CLI
+    spells them."""
     if name == "all":
         return AllWindows()
     if name == "truncate":
         return FirstWindow()
     if name == "topk":
         return TopKWindows(k, cache=cache)
-    raise ValueError(f"window selection must be all, truncate or topk, got {name!r}")
+    if name == "blocks":
+        return TopBlocks(k, cache=cache)
+    raise ValueError(f"window selection must be all, truncate, topk or blocks, got {name!r}")
