@@ -435,7 +435,7 @@ def test_the_final_pass_reads_the_windows_its_budget_runs(kw, rate, drain, k):
 async def test_an_end_of_stream_pass_reads_what_the_rate_runs_in_its_budget():
     """Before any forward is measured the scheduler plans with
     ``initial_layer_tokens_per_s``: 10 windows of the fake's 64 tokens x 6 layers a
-    second (here 3,840) in a 1 s budget; the in-flight check one packed window."""
+    second (here 3,840) in a 1 s budget; the in-flight check reads one packed window."""
     det = FakeDetector()
     config = cfg(initial_layer_tokens_per_s=3840.0, final_budget_s=1.0)
     async with Scheduler(det, config) as s:
