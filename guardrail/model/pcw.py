@@ -44,7 +44,7 @@ from guardrail.model.queries import (QUERY, QuerySequence, block_segments, forwa
                                      padded)
 from guardrail.model.states import ContextStates, StateCache
 from guardrail.model.top_mask import PAD_SEGMENT
-from guardrail.model.windows import TopKWindows
+from guardrail.model.windows import TopBlocks, TopKWindows
 
 COLD_WINDOWS = 4  # most windows a check reads while its context is being encoded
 TOP_WINDOWS = 4
@@ -245,6 +245,8 @@ class PcwDetector(Detector, attention="pcw"):
         ``context_truncated``; once the states are ready checks read every window."""
         context, response, q, r, pieces = self.inputs(inp)
         windows = self.windows(context)
+        if isinstance(selector, TopBlocks):  # trained on plain windows: read the top ones
+            selector = TopKWindows(min(selector.whole, COLD_WINDOWS), cache=selector.cache)
         if not isinstance(selector, TopKWindows) or selector.k > COLD_WINDOWS:
             selector = TopKWindows(COLD_WINDOWS)  # a few windows, or it costs more than waiting
         chosen = selector.select(context, windows, inp.question, response) or windows[:1]
