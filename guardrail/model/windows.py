@@ -198,6 +198,16 @@ class IndexCache:
         return len(self._items)
 
 
+def query_blocks(index: BlockIndex, question: str, response: str, question_weight: float,
+                 max_queries: int) -> tuple[Optional[np.ndarray], list[np.ndarray]]:
+    """The block scores a selector ranks by: the question's (None when it has none or
+    no weight) and each sentence's of ``response``, the last one first, at most
+    ``max_queries``."""
+    asked = index.block_scores(question) if question and question_weight else None
+    queries = split_sentences(response)[::-1][:max_queries]
+    return asked, [index.block_scores(q) for q in queries]
+
+
 class TopKWindows:
     """Score the ``k`` windows most relevant to the response (BM25), at most ``k``.
 
@@ -229,11 +239,12 @@ class TopKWindows:
         if len(windows) <= self.k:
             return list(windows)
         index = self.cache.get(context, self.block_tokens)
+        asked, per_query = query_blocks(index, question, response, self.question_weight,
+                                        self.max_queries)
         base = np.zeros(len(windows))
-        if question and self.question_weight:
-            base = self.question_weight * index.window_scores(index.block_scores(question), windows)
-        queries = split_sentences(response)[::-1][:self.max_queries]
-        scores = [index.window_scores(index.block_scores(q), windows) + base for q in queries]
+        if asked is not None:
+            base = self.question_weight * index.window_scores(asked, windows)
+        scores = [index.window_scores(b, windows) + base for b in per_query]
         ranked = [[int(i) for i in np.argsort(-s, kind="stable") if s[i] > 0] for s in scores]
         chosen: list[int] = []
         taken: set[int] = set()
@@ -289,13 +300,12 @@ class TopBlocks:
         size = max(w.end - w.start for w in windows)
         room = self.k * (size // bt)  # whole blocks, so that k windows hold them
         span = min(self.span, n)
-        base = np.zeros(n)
-        if question and self.question_weight:
-            base = self.question_weight * index.block_scores(question)
-        queries = split_sentences(response)[::-1][:self.max_queries]
+        asked, per_query = query_blocks(index, question, response, self.question_weight,
+                                        self.max_queries)
+        base = np.zeros(n) if asked is None else self.question_weight * asked
         ranked = []
-        for q in queries:
-            region = np.convolve(index.block_scores(q) + base, np.ones(span), "valid")
+        for b in per_query:
+            region = np.convolve(b + base, np.ones(span), "valid")
             ranked.append([int(i) for i in np.argsort(-region, kind="stable") if region[i] > 0])
         taken: set[int] = set()
         while len(taken) < room and any(ranked):
