@@ -209,3 +209,29 @@ def test_the_final_pass_reads_its_top_windows_only_while_checks_queue_or_over_bu
     assert all(r["errors"] == [] and r["final"] is not None for r in reports)
     truncated = [r["final"]["context_truncated"] for r in reports]
     assert truncated == [budget is not None] if streams == 1 else any(truncated)
+
+
+@pytest.mark.parametrize("windows, per_check", [("blocks", 1), ("topk", 3)])
+def test_in_flight_checks_over_a_long_context_read_one_packed_window(upstream, detector,
+                                                                     windows, per_check):
+    """Through the server, a context of many windows: with the default
+    ``in_flight_windows: blocks`` each in-flight check is one model sequence (one window
+    packed from the passages its sentence matches), where ``topk`` reads 3; the answer
+    reaches the client whole.  Counted on ``/metrics`` (no end-of-stream pass, no joins)."""
+    filler = " ".join(f"Registry note {i}: shelf {i % 17} in hall {i % 5} was dusted on day "
+                      f"{i % 28 + 1}." for i in range(400))
+    body = request_body(4)
+    body["guardrail"]["context"] = [document(4), filler]
+    cfg = proxy_config(upstream.url, verification={"final_pass": False},
+                       scheduler={"in_flight_windows": windows, "coalesce_sentences": 1})
+    with serve(create_app(cfg, detector=detector)) as p, \
+            httpx.Client(base_url=p.url, timeout=120) as c:
+        text = c.post("/v1/chat/completions", json=body).text
+        m = scrape(p.url)
+    events = [json.loads(line[5:]) for line in text.splitlines()
+              if line.startswith("data:") and line[5:].strip() != "[DONE]"]
+    assert "".join(e["choices"][0]["delta"].get("content") or ""
+                   for e in events if e.get("choices")) == answer(4)
+    checks = metric(m, "guardrail_scheduler_checks_total", outcome="done")
+    assert checks == 3  # one per sentence
+    assert metric(m, "guardrail_scheduler_batch_size_sum") == per_check * checks
