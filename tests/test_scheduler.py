@@ -432,6 +432,20 @@ def test_the_final_pass_reads_the_windows_its_budget_runs(kw, rate, drain, k):
     assert s.pick(EOS, 100, rate, drain) is s.busy_final or "final_top_k_under_load" in kw
 
 
+def test_own_windows_under_a_budget_or_load_stay_each_sentences_own():
+    """``final_windows: own``: the budget and the load cap how many windows the pass
+    reads, and each sentence is still judged by its own ``final_sentence_windows``."""
+    from guardrail.engine.checks import window_selectors
+    from guardrail.model.windows import OwnWindows
+
+    s = window_selectors(SchedulerConfig(final_windows="own", final_sentence_windows=2),
+                         _Priced())
+    assert isinstance(s.final, OwnWindows) and (s.final.m, s.final.k) == (2, 64)
+    for picked, k in ((s.pick(EOS, 0, 30_720.0, 0.0), 10), (s.pick(EOS, 100), 8)):
+        assert isinstance(picked, OwnWindows) and (picked.m, picked.k) == (2, k)
+    assert s.pick(EOS, 0, 300_000.0, 0.0) is s.final
+
+
 async def test_an_end_of_stream_pass_reads_what_the_rate_runs_in_its_budget():
     """Before any forward is measured the scheduler plans with
     ``initial_layer_tokens_per_s``: 10 windows of the fake's 64 tokens x 6 layers a

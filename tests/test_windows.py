@@ -11,8 +11,8 @@ from transformers import AutoTokenizer
 
 from guardrail.model.inputs import PreparedContext, cut_windows, prepare_context
 from guardrail.model.windows import (AllWindows, BlockIndex, FirstWindow, IndexCache,
-                                     TopBlocks, TopKWindows, make_selector, split_sentences,
-                                     terms)
+                                     OwnWindows, TopBlocks, TopKWindows, make_selector,
+                                     sentence_spans, split_sentences, terms)
 from guardrail.train.train import minilm_path
 
 WORDS = ("market city river council school harvest festival railway museum library harbor "
@@ -188,6 +188,66 @@ def test_packed_blocks_fill_k_windows_in_context_order(tok):
     assert one.pieces and holds(small, one, BRIDGE)
 
 
+def test_each_sentence_is_judged_by_its_own_windows(tok):
+    """``OwnWindows(m)``: each sentence's ``m`` best windows, shared where sentences
+    agree, each carrying the character ranges of the sentences it judges."""
+    ctx = ctx_of(tok, with_evidence((0.15, COMET), (0.85, BRIDGE)))
+    windows = cut_windows(ctx.n_tokens, 400, 64)
+    comet, bridge = covering(ctx, windows, COMET), covering(ctx, windows, BRIDGE)
+    response = ("Tessaly-Vron was observed from Kuiper in 1874. The Zorblat bridge opened "
+                "in 1931. Hana Kovacs opened the Zorblat bridge.")
+    first, second, third = sentence_spans(response)
+    assert response[slice(*first)].startswith("Tessaly") and response[slice(*third)].endswith(".")
+    chosen = OwnWindows(1).select(ctx, windows, "", response)
+    assert len(chosen) == 2 and chosen == sorted(chosen, key=lambda w: w.index)
+    by_window = {w.index: w.serves for w in chosen}
+    [c] = [i for i in by_window if i in comet]
+    [b] = [i for i in by_window if i in bridge]
+    assert by_window[c] == (first,) and by_window[b] == (second, third)
+    # at most k windows: the last sentence picks first; a sentence whose own window
+    # did not fit is judged by every window read
+    [only] = OwnWindows(1, 1).select(ctx, windows, "", response)
+    assert only.index in bridge and only.serves == (first, second, third)
+    two = OwnWindows(2).select(ctx, windows, "", response)
+    assert {w.index for w in two} >= {c, b} and all(w.serves for w in two)
+    assert OwnWindows(2).capped(5).k == 5 and OwnWindows(2, 3).capped(5).k == 3
+
+
+def test_own_windows_without_a_match_or_with_few_windows_read_plainly(tok):
+    ctx = ctx_of(tok, with_evidence())
+    windows = cut_windows(ctx.n_tokens, 300, 64)
+    chosen = OwnWindows(2).select(ctx, windows, "", "Quantum chromodynamics, xylophones.")
+    assert chosen == windows[:2] and not any(w.serves for w in chosen)
+    small = ctx_of(tok, with_evidence((0.5, BRIDGE), n=20))
+    few = cut_windows(small.n_tokens, 300, 64)
+    assert 1 < len(few) <= 2 and OwnWindows(2).select(small, few, "", "It opened.") == few
+
+
+def test_a_sentence_takes_the_minimum_over_its_own_windows_only():
+    """``Detector.finish``: a token is judged by the windows that serve its sentence
+    (the comet sentence by the comet window alone, however low another window scores
+    it); without ``serves`` every token takes the minimum over every window."""
+    import dataclasses
+
+    from guardrail.model import DetectInput, Detector
+
+    det = Detector.from_pretrained(minilm_path(), device="cpu")
+    ctx = det.prepare_context(with_evidence((0.15, COMET), (0.85, BRIDGE)))
+    response = "Tessaly-Vron was observed from Kuiper in 1874. The Zorblat bridge opened in 1931."
+    prep = det.prepare(DetectInput(ctx, "", response), OwnWindows(1))
+    assert prep.windows_scored == 2 and len(prep.sequences) == 2
+    comet_window = next(w.index for w in prep.windows if w.serves[0][0] == 0)
+    probs = [np.full(s.response_slice.stop - s.response_slice.start,
+                     0.9 if s.window == comet_window else 0.1, np.float32)
+             for s in prep.sequences]
+    d = det.finish(prep, probs)
+    split = response.index("The Zorblat")
+    by_token = [(a, p) for (a, _), p in zip(d.token_offsets, d.token_probs)]
+    assert all(abs(p - (0.9 if a < split else 0.1)) < 1e-6 for a, p in by_token)
+    plain = dataclasses.replace(prep, windows=())
+    assert set(det.finish(plain, probs).token_probs) == {np.float32(0.1)}
+
+
 def test_make_selector_names():
     assert isinstance(make_selector("all"), AllWindows)
     assert isinstance(make_selector("truncate"), FirstWindow)
@@ -195,6 +255,8 @@ def test_make_selector_names():
     assert isinstance(sel, TopKWindows) and sel.k == 3
     sel = make_selector("blocks", 2)
     assert isinstance(sel, TopBlocks) and sel.k == 2
+    sel = make_selector("own", 2)
+    assert isinstance(sel, OwnWindows) and (sel.m, sel.k) == (2, None)
     with pytest.raises(ValueError):
         make_selector("random")
     with pytest.raises(ValueError):

@@ -310,10 +310,11 @@ def register(app: typer.Typer) -> None:
                                     "is longer than the model: all | truncate (the first "
                                     "only) | topk (the --top-k most relevant, BM25) | "
                                     "blocks (--top-k windows packed from the most relevant "
-                                    "passages)."),
+                                    "passages) | own (each sentence judged by its own "
+                                    "--top-k most relevant windows only)."),
         top_k: str = typer.Option("2", "--top-k", help="Windows per check for --windows "
-                                  "topk or blocks; with --compare-windows a list (2,4) "
-                                  "compares each."),
+                                  "topk or blocks, per sentence for own; with "
+                                  "--compare-windows a list (2,4) compares each."),
         by: Optional[str] = typer.Option(None, help="Also report metrics per value of a "
                                          "field of a `guardrail data longctx` set: depth | "
                                          "length | length,depth."),
@@ -379,7 +380,7 @@ def register(app: typer.Typer) -> None:
         result.update(data=str(data), split=split, model=det.name,
                       dtype=str(next(det.model.parameters()).dtype).removeprefix("torch."),
                       windows="compare" if compare_windows else windows,
-                      top_k=ks if windows == "topk" or compare_windows else None)
+                      top_k=ks if windows in ("topk", "blocks", "own") or compare_windows else None)
         typer.echo(text)
         if out:
             out.parent.mkdir(parents=True, exist_ok=True)

@@ -104,11 +104,16 @@ class SchedulerConfig(BaseModel):
     in_flight_top_k: int = Field(3, ge=1)
     """Windows per in-flight check with ``in_flight_windows: topk``; with ``blocks``,
     the most windows a context has to be read whole."""
-    final_windows: Literal["all", "topk"] = "all"
-    """Context windows the end-of-stream full-depth pass scores (as
-    ``in_flight_windows``); ``all`` keeps the final verdict exact."""
+    final_windows: Literal["all", "topk", "own"] = "all"
+    """Context windows the end-of-stream full-depth pass scores: ``all`` (up to
+    ``final_max_windows``), ``topk`` the ``final_top_k`` most relevant to the answer, or
+    ``own``: each sentence is judged by its own ``final_sentence_windows`` most relevant
+    windows only (``model.windows.OwnWindows``; the pass reads their union, at most
+    ``final_max_windows``)."""
     final_top_k: int = Field(8, ge=1)
     """Windows per end-of-stream check with ``final_windows: topk``."""
+    final_sentence_windows: int = Field(1, ge=1)
+    """The windows each sentence is judged by with ``final_windows: own``."""
     final_top_k_under_load: Optional[int] = Field(8, ge=1)
     """An end-of-stream check prepared while the proxy is behind (at least the first
     ``depth_ladder`` step of sequences waiting, in flight or end of stream: streams

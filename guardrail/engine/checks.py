@@ -45,10 +45,9 @@ class Selectors:
         if self.busy_at is not None and queued >= self.busy_at:
             return self.busy_final
         k = self.within_budget(rate, drain_s)
-        if k is None or k >= getattr(self.final, "k", k + 1):
+        if k is None or k >= (getattr(self.final, "k", None) or k + 1):
             return self.final
-        from guardrail.model.windows import make_selector
-        return make_selector("topk", k, self.cache)
+        return capped(self.final, k, self.cache)
 
     def within_budget(self, rate: Optional[float], drain_s: float = 0.0) -> Optional[int]:
         """Windows an end-of-stream pass reads in what is left of ``budget_s`` after
@@ -62,14 +61,14 @@ def window_selectors(cfg: SchedulerConfig, detector: Any = None) -> Selectors:
     """The selectors of ``cfg``, sharing one BM25 index cache; ``detector``'s depth and
     sequence length price a window for ``final_budget_s``.  Imports the detector
     package."""
-    from guardrail.model.windows import IndexCache, make_selector
+    from guardrail.model.windows import IndexCache
 
     cache, k = IndexCache(), cfg.final_top_k_under_load
     final = final_selector(cfg, cache)
-    busy = k is not None and bool(cfg.depth_ladder) and getattr(final, "k", k + 1) > k
+    busy = k is not None and bool(cfg.depth_ladder) and (getattr(final, "k", None) or k + 1) > k
     work = getattr(detector, "max_length", 0) * getattr(detector, "n_layers", 0)
     return Selectors(in_flight_selector(cfg, cache), final,
-                     make_selector("topk", k, cache) if busy else None,
+                     capped(final, k, cache) if busy else None,
                      cfg.depth_ladder[0] if busy else None,
                      cfg.final_budget_s, work, k or 1, cache)
 
@@ -86,13 +85,25 @@ def in_flight_selector(cfg: SchedulerConfig, cache: Any) -> Any:
 
 
 def final_selector(cfg: SchedulerConfig, cache: Any) -> Any:
-    """``final_windows``, with ``all`` bounded by ``final_max_windows`` (the top-k
-    selector scores every window of a context that has no more than k)."""
-    from guardrail.model.windows import make_selector
+    """``final_windows``, with ``all`` and ``own`` bounded by ``final_max_windows`` (the
+    top-k selector scores every window of a context that has no more than k)."""
+    from guardrail.model.windows import OwnWindows, make_selector
 
+    if cfg.final_windows == "own":
+        return OwnWindows(cfg.final_sentence_windows, cfg.final_max_windows, cache=cache)
     if cfg.final_windows == "all" and cfg.final_max_windows is not None:
         return make_selector("topk", cfg.final_max_windows, cache)
     return make_selector(cfg.final_windows, cfg.final_top_k, cache)
+
+
+def capped(selector: Any, k: int, cache: Any) -> Any:
+    """``selector`` reading at most ``k`` windows: an ``own`` selector keeps judging
+    each sentence by its own windows; any other becomes the top ``k``."""
+    from guardrail.model.windows import make_selector
+
+    if hasattr(selector, "capped"):
+        return selector.capped(k)
+    return make_selector("topk", k, cache)
 
 
 def target_end(req: CheckRequest) -> int:

@@ -132,12 +132,15 @@ def prepare_context(tokenizer, documents: str | Sequence[str], tokenizer_name: s
 @dataclass(frozen=True)
 class Window:
     """A token range ``[start, end)`` of the prepared context, or, packed, the token
-    ranges ``pieces`` (within it, in context order) read one after another."""
+    ranges ``pieces`` (within it, in context order) read one after another.
+    ``serves``: the character ranges of the checked text whose tokens this window
+    judges (empty: all of them; ``model.windows.OwnWindows``)."""
 
     index: int
     start: int
     end: int
     pieces: tuple[tuple[int, int], ...] = ()
+    serves: tuple[tuple[int, int], ...] = ()
 
     def take(self, ids: np.ndarray) -> np.ndarray:
         """The window's tokens of the context's ``ids``."""

@@ -17,6 +17,7 @@ scores it covers (a block cut by a window edge counts pro rata).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import threading
@@ -82,7 +83,20 @@ def terms(text: str) -> list[str]:
 
 def split_sentences(text: str) -> list[str]:
     """Rough sentence split (enough to form one query per sentence)."""
-    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+    return [text[a:z] for a, z in sentence_spans(text)]
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """The character ranges of :func:`split_sentences`' sentences, in order."""
+    out, pos = [], 0
+    for end, nxt in [(m.start(), m.end()) for m in _SENTENCE_END.finditer(text)] \
+            + [(len(text), len(text))]:
+        seg = text[pos:end]
+        if seg.strip():
+            a = pos + len(seg) - len(seg.lstrip())
+            out.append((a, a + len(seg.strip())))
+        pos = nxt
+    return out
 
 
 @dataclass(frozen=True)
@@ -327,6 +341,69 @@ class TopBlocks:
         return _pack(sorted(taken), bt, index.n_tokens, size)
 
 
+class OwnWindows:
+    """Each sentence of the response is judged by its own ``m`` most relevant windows
+    (BM25, plus ``question_weight`` times the question, as :class:`TopKWindows`
+    ranks them) and by no other: the windows returned carry ``serves``, the sentences
+    that read them, and a token's probability is the minimum over its sentence's
+    windows only.  Every extra window a token is read against is another chance for a
+    small model to find it "supported" somewhere unrelated, so in a long context
+    reading every window lets nearly every hallucination through; this reads few
+    windows per sentence and shares them where sentences agree (the union is often
+    smaller than ``k``).  At most ``k`` windows in all (the sentences' first picks in
+    turn, the last sentence first, then their second ones); a sentence none of
+    whose windows fit, or that matches no window, is judged by every window read.
+    A context of ``m`` windows or fewer is read whole.
+    """
+
+    name = "own"
+
+    def __init__(self, m: int = 2, k: Optional[int] = None, *, question_weight: float = 0.5,
+                 block_tokens: int = 64, max_queries: int = 32,
+                 cache: Optional[IndexCache] = None):
+        if m < 1 or (k is not None and k < 1):
+            raise ValueError(f"m and k must be at least 1, got {m}, {k}")
+        self.m, self.k = m, k
+        self.question_weight, self.block_tokens = question_weight, block_tokens
+        self.max_queries = max_queries
+        self.cache = cache if cache is not None else IndexCache()
+
+    def capped(self, k: int) -> "OwnWindows":
+        """The same selector reading at most ``k`` windows."""
+        if self.k is not None and self.k <= k:
+            return self
+        return OwnWindows(self.m, k, question_weight=self.question_weight,
+                          block_tokens=self.block_tokens, max_queries=self.max_queries,
+                          cache=self.cache)
+
+    def select(self, context, windows, question, response):
+        if len(windows) <= self.m:
+            return list(windows)
+        index = self.cache.get(context, self.block_tokens)
+        spans = sentence_spans(response)[::-1][:self.max_queries]
+        base = np.zeros(len(windows))
+        if question and self.question_weight:
+            base = self.question_weight * index.window_scores(index.block_scores(question),
+                                                              windows)
+        own = []
+        for a, z in spans:
+            s = index.window_scores(index.block_scores(response[a:z]), windows) + base
+            own.append([int(i) for i in np.argsort(-s, kind="stable")[:self.m] if s[i] > 0])
+        order: list[int] = []
+        for rank in range(self.m):
+            order += [o[rank] for o in own if rank < len(o) and o[rank] not in order]
+        chosen = set(order[:self.k or len(order)])
+        if not chosen:  # nothing matches: the first m windows, as a plain top k fills up
+            return list(windows[:self.m])
+        serves: dict[int, list[tuple[int, int]]] = {i: [] for i in chosen}
+        for span, o in zip(spans, own):
+            mine = [i for i in o if i in chosen] or sorted(chosen)
+            for i in mine:
+                serves[i].append(span)
+        return [dataclasses.replace(windows[i], serves=tuple(sorted(serves[i])))
+                for i in sorted(chosen)]
+
+
 def _pack(blocks: list[int], bt: int, n_tokens: int, size: int) -> list[Window]:
     """Windows of at most ``size`` tokens holding ``blocks`` (sorted), adjacent ones
     merged into one piece."""
@@ -348,8 +425,8 @@ def _pack(blocks: list[int], bt: int, n_tokens: int, size: int) -> list[Window]:
 
 
 def make_selector(name: str, k: int = 2, cache: Optional[IndexCache] = None) -> WindowSelector:
-    """``all`` | ``truncate`` | ``topk`` | ``blocks`` (with ``k``) by name, as the CLI
-    spells them."""
+    """``all`` | ``truncate`` | ``topk`` | ``blocks`` | ``own`` (with ``k``: windows per
+    check, or per sentence for ``own``) by name, as the CLI spells them."""
     if name == "all":
         return AllWindows()
     if name == "truncate":
@@ -358,4 +435,7 @@ def make_selector(name: str, k: int = 2, cache: Optional[IndexCache] = None) -> 
         return TopKWindows(k, cache=cache)
     if name == "blocks":
         return TopBlocks(k, cache=cache)
-    raise ValueError(f"window selection must be all, truncate, topk or blocks, got {name!r}")
+    if name == "own":
+        return OwnWindows(k, cache=cache)
+    raise ValueError(f"window selection must be all, truncate, topk, blocks or own, "
+                     f"got {name!r}")
