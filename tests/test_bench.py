@@ -106,7 +106,7 @@ def test_bench_stream_quick_without_data(out: Path, tmp_path: Path):
     r = json.loads((out / "stream.json").read_text())
     assert r["kind"] == "stream" and r["settings"]["documents"] == "synthetic filler"
     s = r["settings"]  # how checks ran: the shipped scheduler section
-    assert (s["windows"], s["final_windows"]) == ("blocks", "all") and s["top_k"] >= 1
+    assert (s["windows"], s["final_windows"]) == ("blocks", "own") and s["top_k"] >= 1
     assert s["scheduler"]["in_flight_windows"] == "blocks"
     assert s["variant_overrides"]["guarded"] == {}
     check_machine(r["machine"])

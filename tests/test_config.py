@@ -142,14 +142,14 @@ def test_scheduler_and_cache_sections_defaults_and_env():
 
 def test_window_selection_per_priority_defaults_and_validation():
     s = GuardrailConfig().scheduler
-    assert (s.in_flight_windows, s.in_flight_top_k, s.final_windows, s.final_top_k) == \
-        ("blocks", 3, "all", 8)
+    assert (s.in_flight_windows, s.in_flight_top_k, s.final_windows, s.final_top_k,
+            s.final_sentence_windows) == ("blocks", 3, "own", 8, 1)
     c = load_config(env={"GUARDRAIL_SCHEDULER__IN_FLIGHT_WINDOWS": "all",
                          "GUARDRAIL_SCHEDULER__FINAL_TOP_K": "4"},
                     overrides={"scheduler.final_windows": "topk"})
     assert (c.scheduler.in_flight_windows, c.scheduler.final_windows,
             c.scheduler.final_top_k) == ("all", "topk", 4)
-    for field in ("in_flight_top_k", "final_top_k"):
+    for field in ("in_flight_top_k", "final_top_k", "final_sentence_windows"):
         with pytest.raises(ValueError, match=field):
             GuardrailConfig.model_validate({"scheduler": {field: 0}})
     with pytest.raises(ValueError, match="in_flight_windows"):

@@ -182,12 +182,12 @@ def test_a_disconnected_streams_queued_checks_are_dropped_not_computed(upstream,
 @pytest.mark.parametrize("streams, budget", [(1, None), (2, None), (1, 0.001)])
 def test_the_final_pass_reads_its_top_windows_only_while_checks_queue_or_over_budget(
         upstream, detector, streams, budget):
-    """Through the server, a long context: one stream alone reads every window in its
-    end-of-stream pass (it starts when the stream's own checks are done: nothing waits);
-    two streams ending together queue each other's passes (here the ladder's first step
-    is one queued sequence), so a pass prepared behind the other reads its top 8 and
-    its report says ``context_truncated``.  With a time budget the measured model rate
-    cannot meet, one stream alone reads its top 8 too."""
+    """Through the server, a long context, ``final_windows: all``: one stream alone reads
+    every window in its end-of-stream pass (it starts when the stream's own checks are
+    done: nothing waits); two streams ending together queue each other's passes (here
+    the ladder's first step is one queued sequence), so a pass prepared behind the
+    other reads its top 8 and its report says ``context_truncated``.  With a time
+    budget the measured model rate cannot meet, one stream alone reads its top 8 too."""
     filler = " ".join(f"Registry note {i}: shelf {i % 17} in hall {i % 5} was dusted on day "
                       f"{i % 28 + 1}." for i in range(400))
     body = request_body(4)
@@ -195,7 +195,8 @@ def test_the_final_pass_reads_its_top_windows_only_while_checks_queue_or_over_bu
     start = threading.Barrier(streams)
     # a lane waits up to 1 s to fill, and one queued sequence is the ladder's first step
     cfg = proxy_config(upstream.url, scheduler={"max_wait_ms": 1000, "depth_ladder": [1],
-                                                "final_budget_s": budget})
+                                                "final_budget_s": budget,
+                                                "final_windows": "all"})
 
     def one(c: httpx.Client) -> dict:
         start.wait()
@@ -209,6 +210,35 @@ def test_the_final_pass_reads_its_top_windows_only_while_checks_queue_or_over_bu
     assert all(r["errors"] == [] and r["final"] is not None for r in reports)
     truncated = [r["final"]["context_truncated"] for r in reports]
     assert truncated == [budget is not None] if streams == 1 else any(truncated)
+
+
+@pytest.mark.parametrize("final", ["own", "all"])
+def test_the_final_pass_reads_each_sentences_own_window(upstream, detector, final):
+    """Through the server, a context of dozens of windows: with the default
+    ``final_windows: own`` the end-of-stream pass reads each sentence's own window (a
+    few model sequences, counted on ``/metrics``, and ``context_truncated``), where
+    ``all`` reads every window; the answer reaches the client whole either way."""
+    filler = " ".join(f"Registry note {i}: shelf {i % 17} in hall {i % 5} was dusted on day "
+                      f"{i % 28 + 1}." for i in range(400))
+    body = request_body(4)
+    body["guardrail"]["context"] = [document(4), filler]
+    cfg = proxy_config(upstream.url, scheduler={"coalesce_sentences": 1, "final_budget_s": None,
+                                                "final_windows": final})
+    with serve(create_app(cfg, detector=detector)) as p, \
+            httpx.Client(base_url=p.url, timeout=120) as c:
+        text = c.post("/v1/chat/completions", json=body).text
+        m = scrape(p.url)
+    events = [json.loads(line[5:]) for line in text.splitlines()
+              if line.startswith("data:") and line[5:].strip() != "[DONE]"]
+    assert "".join(e["choices"][0]["delta"].get("content") or ""
+                   for e in events if e.get("choices")) == answer(4)
+    report = next(e["guardrail"] for e in events if "guardrail" in e)
+    assert report["errors"] == [] and report["final"]["context_truncated"] == (final == "own")
+    in_flight = metric(m, "guardrail_scheduler_checks_total", outcome="done") - 1
+    final_sequences = metric(m, "guardrail_scheduler_batch_size_sum") - in_flight
+    assert in_flight == 3  # one packed window per sentence, one pass
+    # here the three sentences share one window; the context has 16 at this size
+    assert (final_sequences <= 3) if final == "own" else (final_sequences >= 10)
 
 
 @pytest.mark.parametrize("windows, per_check", [("blocks", 1), ("topk", 3)])

@@ -350,19 +350,23 @@ async def test_config_is_checked_against_the_detector():
 
 
 async def test_window_selector_follows_the_priority():
-    from guardrail.model.windows import AllWindows, TopBlocks, TopKWindows
+    from guardrail.model.windows import AllWindows, OwnWindows, TopBlocks, TopKWindows
 
     det = FakeDetector()
-    async with Scheduler(det, cfg()) as s:  # defaults: packed in flight, all at the end
+    async with Scheduler(det, cfg()) as s:  # defaults: packed in flight, own at the end
         await s.verify(req("a b", priority=IF))
         await s.verify(req("a b", priority=EOS))
     fly, end = det.selectors
-    # up to 3 windows whole, else one packed; "all" within the budget: top-64 scores
-    # every window of a context of 64 or fewer
+    # up to 3 windows whole, else one packed; each sentence's own window, 64 at most
     assert isinstance(fly, TopBlocks) and (fly.k, fly.whole) == (1, 3)
-    assert isinstance(end, TopKWindows) and end.k == 64
+    assert isinstance(end, OwnWindows) and (end.m, end.k) == (1, 64)
     det = FakeDetector()
-    async with Scheduler(det, cfg(final_max_windows=None)) as s:  # no budget: every window
+    async with Scheduler(det, cfg(final_windows="all")) as s:
+        await s.verify(req("a b", priority=EOS))
+    # "all" within the budget: top-64 scores every window of a context of 64 or fewer
+    assert isinstance(det.selectors[0], TopKWindows) and det.selectors[0].k == 64
+    det = FakeDetector()
+    async with Scheduler(det, cfg(final_windows="all", final_max_windows=None)) as s:
         await s.verify(req("a b", priority=EOS))
     assert isinstance(det.selectors[0], AllWindows)
     det = FakeDetector()
@@ -379,7 +383,7 @@ async def test_an_end_of_stream_check_prepared_while_the_proxy_is_behind_reads_t
     """From the depth ladder's first step of queued sequences on (here in-flight
     ones), the end-of-stream pass scores ``final_top_k_under_load`` windows; with the
     queue short again, every window (within the budget) as before."""
-    from guardrail.model.windows import TopKWindows
+    from guardrail.model.windows import OwnWindows
 
     det = FakeDetector(gate=True)
     config = cfg(max_batches_in_flight=1, depth_ladder=(6,), final_top_k_under_load=under_load)
@@ -392,8 +396,8 @@ async def test_an_end_of_stream_check_prepared_while_the_proxy_is_behind_reads_t
         det.gate.set()
         await asyncio.gather(gate, calm, busy, *flying)
         after = await s.verify(req("a b", stream="e3", priority=EOS))
-    ends = [sel for sel in det.selectors if sel.name == "topk"]  # in flight: "blocks"
-    assert all(isinstance(e, TopKWindows) for e in ends) and len(ends) == 3
+    ends = [sel for sel in det.selectors if sel.name == "own"]  # in flight: "blocks"
+    assert all(isinstance(e, OwnWindows) and e.m == 1 for e in ends) and len(ends) == 3
     assert [e.k for e in ends] == [64, under_load or 64, 64]
     assert after.response == "a b"
 
@@ -552,10 +556,11 @@ def long_context(n: int = 150) -> tuple[str, ...]:
     return (" ".join(filler),)
 
 
-@pytest.mark.parametrize("final", [("all", None), ("topk", 2)])
+@pytest.mark.parametrize("final", [("all", None), ("topk", 2), ("own", 1)])
 async def test_in_flight_checks_score_top_k_windows_the_final_pass_all(detector, final):
     """A long context: in flight at most ``in_flight_top_k`` windows, at the end of the
-    stream every window (or ``final_top_k``); a one-window context is unaffected."""
+    stream every window (or ``final_top_k``; with ``own`` the one sentence's own
+    window); a one-window context is unaffected."""
     windows, k = final
     config = SchedulerConfig(in_flight_top_k=1, final_windows=windows, final_top_k=k or 8)
     answer = "The Zorblat bridge was opened in 1931."

@@ -10,9 +10,10 @@ import pytest
 from transformers import AutoTokenizer
 
 from guardrail.model.inputs import PreparedContext, cut_windows, prepare_context
-from guardrail.model.windows import (AllWindows, BlockIndex, FirstWindow, IndexCache,
-                                     OwnWindows, TopBlocks, TopKWindows, make_selector,
-                                     sentence_spans, split_sentences, terms)
+from guardrail.model.bm25 import (BlockIndex, IndexCache, sentence_spans, split_sentences,
+                                  terms)
+from guardrail.model.windows import (AllWindows, FirstWindow, OwnWindows, TopBlocks,
+                                     TopKWindows, make_selector)
 from guardrail.train.train import minilm_path
 
 WORDS = ("market city river council school harvest festival railway museum library harbor "
@@ -320,16 +321,19 @@ def test_the_final_pass_budget_scores_all_windows_up_to_it_and_the_best_beyond(d
     from guardrail.config import SchedulerConfig
     from guardrail.engine.checks import final_selector
     from guardrail.model import DetectInput
-    from guardrail.model.windows import AllWindows, IndexCache
+    from guardrail.model.bm25 import IndexCache
+    from guardrail.model.windows import AllWindows
 
     filler = "The committee met on Tuesdays to review the library budget. " * 120
     context = filler + "The Eiffel Tower is 330 metres tall. " + filler
     inp = [DetectInput(context, "How tall?", "The tower is 330 metres tall.")]
     whole = detector.detect_batch(inp, selector=AllWindows())[0]
     assert whole.windows_total > 3
-    roomy = final_selector(SchedulerConfig(final_max_windows=whole.windows_total), IndexCache())
+    roomy = final_selector(SchedulerConfig(final_windows="all",
+                                           final_max_windows=whole.windows_total), IndexCache())
     same = detector.detect_batch(inp, selector=roomy)[0]
     assert same.token_probs == whole.token_probs and not same.context_truncated
-    tight = final_selector(SchedulerConfig(final_max_windows=2), IndexCache())
+    tight = final_selector(SchedulerConfig(final_windows="all", final_max_windows=2),
+                           IndexCache())
     cut = detector.detect_batch(inp, selector=tight)[0]
     assert cut.windows_scored == 2 and cut.context_truncated

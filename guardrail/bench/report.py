@@ -326,9 +326,7 @@ def _stream_section(r: dict, rel: str) -> str:
         f"contexts from {s['documents']}; context windows in flight `{s['windows']}`"
         + (f" (k={s['top_k']})" if s["windows"] == "topk" else "") +
         (f", at the end of the stream `{s['final_windows']}`" if "final_windows" in s else "")
-        + (f" (k={s['final_top_k']})" if s.get("final_windows") == "topk" else "")
-        + (f" ({s['scheduler'].get('final_sentence_windows')} per sentence)"
-           if s.get("final_windows") == "own" else "") +
+        + (f" (k={s['final_top_k']})" if s.get("final_windows") == "topk" else "") +
         f", final full-depth pass {'on' if s['final_pass'] else 'off'}, in-flight exit "
         f"{s['shallow_exit_layer']}. One shallow check alone, measured in the proxy process "
         f"at the start and the end of the run: {shallow}.",

@@ -61,7 +61,7 @@ def window_selectors(cfg: SchedulerConfig, detector: Any = None) -> Selectors:
     """The selectors of ``cfg``, sharing one BM25 index cache; ``detector``'s depth and
     sequence length price a window for ``final_budget_s``.  Imports the detector
     package."""
-    from guardrail.model.windows import IndexCache
+    from guardrail.model.bm25 import IndexCache
 
     cache, k = IndexCache(), cfg.final_top_k_under_load
     final = final_selector(cfg, cache)

@@ -26,7 +26,7 @@ from guardrail.evidence.render import render_documents
 from guardrail.model.encoder import EarlyExitModel
 from guardrail.model.inputs import (InputBuilder, PreparedContext, Sequence_, Tokenized,
                                     Window, clean_text, cut_windows, prepare_context,
-                                    tokenize)
+                                    tokenize, window_minimum)
 from guardrail.model.spans import merge_spans
 from guardrail.model.windows import AllWindows, WindowSelector
 from guardrail.types import Detection
@@ -342,30 +342,8 @@ class Detector:
     def finish(self, prep: PreparedInput, probs: Sequence[np.ndarray],
                exit_layer: Optional[int] = None) -> Detection:
         """Aggregate: a token is supported if any scored window that judges it supports
-        it (min; a window judges the tokens in its ``serves``, every token when empty,
-        and a token no window names is judged by all of them)."""
-        n = len(prep.response_tokens)
-        every, own = np.ones(n, np.float32), np.ones(n, np.float32)
-        judged = np.zeros(n, bool)
-        offset = 0
-        piece_start = []
-        for seq in prep.sequences:
-            if seq.piece == len(piece_start):
-                piece_start.append(offset)
-                offset += seq.response_slice.stop - seq.response_slice.start
-        serves = {w.index: w.serves for w in prep.windows if w.serves}
-        starts = np.asarray(prep.response_tokens.offsets, np.int64).reshape(-1, 2)[:, 0]
-        for seq, p in zip(prep.sequences, probs):
-            s = slice(piece_start[seq.piece], piece_start[seq.piece] + len(p))
-            every[s] = np.minimum(every[s], p)
-            mine = np.ones(len(p), bool)
-            if seq.window in serves:
-                mine = np.zeros(len(p), bool)
-                for a, z in serves[seq.window]:
-                    mine |= (starts[s] >= a) & (starts[s] < z)
-            own[s] = np.where(mine, np.minimum(own[s], p), own[s])
-            judged[s] |= mine
-        agg = np.where(judged, own, every)
+        it (``inputs.window_minimum``)."""
+        agg = window_minimum(prep.response_tokens, prep.sequences, probs, prep.windows)
         offsets = tuple((int(a), int(b)) for a, b in prep.response_tokens.offsets)
         token_probs = tuple(float(x) for x in agg)
         layer = self.model.resolve(exit_layer)

@@ -180,6 +180,36 @@ class Sequence_:
         return int(self.input_ids.shape[0])
 
 
+def window_minimum(response: Tokenized, sequences: Sequence[Sequence_],
+                   probs: Sequence[np.ndarray], windows: Sequence[Window] = ()) -> np.ndarray:
+    """Each response token's hallucination probability from the ``probs`` of the
+    response piece in each of ``sequences``: the minimum over the windows that judge
+    the token (a window judges the tokens that start in its ``serves``, every token
+    when it has none), or over every window for a token no window names."""
+    n = len(response)
+    every, own = np.ones(n, np.float32), np.ones(n, np.float32)
+    judged = np.zeros(n, bool)
+    piece_start: list[int] = []
+    offset = 0
+    for seq in sequences:
+        if seq.piece == len(piece_start):
+            piece_start.append(offset)
+            offset += seq.response_slice.stop - seq.response_slice.start
+    serves = {w.index: w.serves for w in windows if w.serves}
+    starts = np.asarray(response.offsets, np.int64).reshape(-1, 2)[:, 0]
+    for seq, p in zip(sequences, probs):
+        s = slice(piece_start[seq.piece], piece_start[seq.piece] + len(p))
+        every[s] = np.minimum(every[s], p)
+        mine = np.ones(len(p), bool)
+        if seq.window in serves:
+            mine[:] = False
+            for a, z in serves[seq.window]:
+                mine |= (starts[s] >= a) & (starts[s] < z)
+        own[s] = np.where(mine, np.minimum(own[s], p), own[s])
+        judged[s] |= mine
+    return np.where(judged, own, every)
+
+
 @dataclass
 class InputBuilder:
     """Knows the tokenizer's special tokens and the window geometry."""

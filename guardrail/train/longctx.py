@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Iterable, Literal, Optional, Sequence
 
 from guardrail.model.inputs import tokenize
-from guardrail.model.windows import terms
+from guardrail.model.bm25 import terms
 from guardrail.train.data import Example, in_calib, in_dev, load_any, merge_spans
 from guardrail.train.perturb import perturb_negation, perturb_number, perturb_swap
 from guardrail.train.synth import documents_from

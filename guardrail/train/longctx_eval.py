@@ -17,7 +17,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
-from guardrail.model.windows import IndexCache, make_selector
+from guardrail.model.bm25 import IndexCache
+from guardrail.model.windows import make_selector
 from guardrail.train import scores as metrics
 from guardrail.train.data import Example, detect_format, merge_spans
 
