@@ -179,6 +179,25 @@ def test_a_disconnected_streams_queued_checks_are_dropped_not_computed(upstream,
         assert metric(m, "guardrail_scheduler_skipped_sequences_total") == 0
 
 
+def long_context_body() -> dict:
+    """A 4-sentence answer's request whose context is its document and 400 notes."""
+    filler = " ".join(f"Registry note {i}: shelf {i % 17} in hall {i % 5} was dusted on day "
+                      f"{i % 28 + 1}." for i in range(400))
+    body = request_body(4)
+    body["guardrail"]["context"] = [document(4), filler]
+    return body
+
+
+def stream_once(cfg, detector, body: dict) -> tuple[list[dict], dict]:
+    """One streamed request through a server of ``cfg``: its events and the metrics."""
+    with serve(create_app(cfg, detector=detector)) as p, \
+            httpx.Client(base_url=p.url, timeout=120) as c:
+        text = c.post("/v1/chat/completions", json=body).text
+        m = scrape(p.url)
+    return [json.loads(line[5:]) for line in text.splitlines()
+            if line.startswith("data:") and line[5:].strip() != "[DONE]"], m
+
+
 @pytest.mark.parametrize("streams, budget", [(1, None), (2, None), (1, 0.001)])
 def test_the_final_pass_reads_its_top_windows_only_while_checks_queue_or_over_budget(
         upstream, detector, streams, budget):
@@ -188,10 +207,7 @@ def test_the_final_pass_reads_its_top_windows_only_while_checks_queue_or_over_bu
     the ladder's first step is one queued sequence), so a pass prepared behind the
     other reads its top 8 and its report says ``context_truncated``.  With a time
     budget the measured model rate cannot meet, one stream alone reads its top 8 too."""
-    filler = " ".join(f"Registry note {i}: shelf {i % 17} in hall {i % 5} was dusted on day "
-                      f"{i % 28 + 1}." for i in range(400))
-    body = request_body(4)
-    body["guardrail"]["context"] = [document(4), filler]
+    body = long_context_body()
     start = threading.Barrier(streams)
     # a lane waits up to 1 s to fill, and one queued sequence is the ladder's first step
     cfg = proxy_config(upstream.url, scheduler={"max_wait_ms": 1000, "depth_ladder": [1],
@@ -218,18 +234,10 @@ def test_the_final_pass_reads_each_sentences_own_window(upstream, detector, fina
     ``final_windows: own`` the end-of-stream pass reads each sentence's own window (a
     few model sequences, counted on ``/metrics``, and ``context_truncated``), where
     ``all`` reads every window; the answer reaches the client whole either way."""
-    filler = " ".join(f"Registry note {i}: shelf {i % 17} in hall {i % 5} was dusted on day "
-                      f"{i % 28 + 1}." for i in range(400))
-    body = request_body(4)
-    body["guardrail"]["context"] = [document(4), filler]
+    body = long_context_body()
     cfg = proxy_config(upstream.url, scheduler={"coalesce_sentences": 1, "final_budget_s": None,
                                                 "final_windows": final})
-    with serve(create_app(cfg, detector=detector)) as p, \
-            httpx.Client(base_url=p.url, timeout=120) as c:
-        text = c.post("/v1/chat/completions", json=body).text
-        m = scrape(p.url)
-    events = [json.loads(line[5:]) for line in text.splitlines()
-              if line.startswith("data:") and line[5:].strip() != "[DONE]"]
+    events, m = stream_once(cfg, detector, body)
     assert "".join(e["choices"][0]["delta"].get("content") or ""
                    for e in events if e.get("choices")) == answer(4)
     report = next(e["guardrail"] for e in events if "guardrail" in e)
@@ -248,18 +256,10 @@ def test_in_flight_checks_over_a_long_context_read_one_packed_window(upstream, d
     ``in_flight_windows: blocks`` each in-flight check is one model sequence (one window
     packed from the passages its sentence matches), where ``topk`` reads 3; the answer
     reaches the client whole.  Counted on ``/metrics`` (no end-of-stream pass, no joins)."""
-    filler = " ".join(f"Registry note {i}: shelf {i % 17} in hall {i % 5} was dusted on day "
-                      f"{i % 28 + 1}." for i in range(400))
-    body = request_body(4)
-    body["guardrail"]["context"] = [document(4), filler]
+    body = long_context_body()
     cfg = proxy_config(upstream.url, verification={"final_pass": False},
                        scheduler={"in_flight_windows": windows, "coalesce_sentences": 1})
-    with serve(create_app(cfg, detector=detector)) as p, \
-            httpx.Client(base_url=p.url, timeout=120) as c:
-        text = c.post("/v1/chat/completions", json=body).text
-        m = scrape(p.url)
-    events = [json.loads(line[5:]) for line in text.splitlines()
-              if line.startswith("data:") and line[5:].strip() != "[DONE]"]
+    events, m = stream_once(cfg, detector, body)
     assert "".join(e["choices"][0]["delta"].get("content") or ""
                    for e in events if e.get("choices")) == answer(4)
     checks = metric(m, "guardrail_scheduler_checks_total", outcome="done")
