@@ -358,8 +358,12 @@ async def test_window_selector_follows_the_priority():
         await s.verify(req("a b", priority=EOS))
     fly, end = det.selectors
     # up to 3 windows whole, else one packed; each sentence's own window, 64 at most
-    assert isinstance(fly, TopBlocks) and (fly.k, fly.whole) == (1, 3)
+    assert isinstance(fly, TopBlocks) and (fly.k, fly.whole, fly.tokens) == (1, 3, None)
     assert isinstance(end, OwnWindows) and (end.m, end.k) == (1, 64)
+    det = FakeDetector()
+    async with Scheduler(det, cfg(in_flight_context_tokens=160)) as s:
+        await s.verify(req("a b", priority=IF))
+    assert det.selectors[0].tokens == 160
     det = FakeDetector()
     async with Scheduler(det, cfg(final_windows="all")) as s:
         await s.verify(req("a b", priority=EOS))

@@ -189,6 +189,20 @@ def test_packed_blocks_fill_k_windows_in_context_order(tok):
     assert one.pieces and holds(small, one, BRIDGE)
 
 
+def test_a_packed_window_holds_at_most_its_token_cap(tok):
+    """``TopBlocks(tokens=...)`` (``scheduler.in_flight_context_tokens``): the packed
+    window is that short, and still holds the checked sentence's passage."""
+    ctx = ctx_of(tok, with_evidence((0.15, COMET), (0.85, BRIDGE)))
+    windows = cut_windows(ctx.n_tokens, 400, 64)
+    [short] = TopBlocks(1, tokens=128).select(ctx, windows, "", "The Zorblat bridge opened in 1931.")
+    assert short.size == 128 and holds(ctx, short, "Zorblat bridge over the Mira river was "
+                                                   "opened in 1931")
+    [full] = TopBlocks(1).select(ctx, windows, "", "The Zorblat bridge opened in 1931.")
+    assert full.size == 384
+    with pytest.raises(ValueError):
+        TopBlocks(1, tokens=16)
+
+
 def test_each_sentence_is_judged_by_its_own_windows(tok):
     """``OwnWindows(m)``: each sentence's ``m`` best windows, shared where sentences
     agree, each carrying the character ranges of the sentences it judges."""
@@ -207,6 +221,7 @@ def test_each_sentence_is_judged_by_its_own_windows(tok):
     assert by_window[c] == (first,) and by_window[b] == (second, third)
     # at most k windows: the last sentence picks first; a sentence whose own window
     # did not fit is judged by every window read
+    assert OwnWindows(1, 2).select(ctx, windows, "", response) == chosen  # shared: 2 fit
     [only] = OwnWindows(1, 1).select(ctx, windows, "", response)
     assert only.index in bridge and only.serves == (first, second, third)
     two = OwnWindows(2).select(ctx, windows, "", response)

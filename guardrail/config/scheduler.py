@@ -104,6 +104,10 @@ class SchedulerConfig(BaseModel):
     in_flight_top_k: int = Field(3, ge=1)
     """Windows per in-flight check with ``in_flight_windows: topk``; with ``blocks``,
     the most windows a context has to be read whole."""
+    in_flight_context_tokens: Optional[int] = Field(None, ge=32)
+    """With ``in_flight_windows: blocks``, the most context tokens of a packed window
+    (None: as many as a plain window holds), so that an in-flight check over a long
+    context is a shorter sequence."""
     final_windows: Literal["all", "topk", "own"] = "own"
     """Context windows the end-of-stream full-depth pass scores: ``own`` (default) judges
     each sentence by its own ``final_sentence_windows`` most relevant windows only

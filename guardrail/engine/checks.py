@@ -80,7 +80,8 @@ def in_flight_selector(cfg: SchedulerConfig, cache: Any) -> Any:
     from guardrail.model.windows import TopBlocks, make_selector
 
     if cfg.in_flight_windows == "blocks":
-        return TopBlocks(1, whole=cfg.in_flight_top_k, cache=cache)
+        return TopBlocks(1, whole=cfg.in_flight_top_k, tokens=cfg.in_flight_context_tokens,
+                         cache=cache)
     return make_selector(cfg.in_flight_windows, cfg.in_flight_top_k, cache)
 
 

@@ -114,17 +114,19 @@ class TopBlocks:
     the blocks fill ``k`` windows; then each chosen run grows by its neighbours, both
     sides in turn.  The blocks, merged where adjacent and cut at the window size,
     become ``Window.pieces``.  A context of ``whole`` windows or fewer (default ``k``)
-    is read as its windows.
+    is read as its windows.  ``tokens``: a packed window holds at most this many
+    context tokens (default: as many as a plain window), so its sequence is shorter.
     """
 
     name = "blocks"
 
     def __init__(self, k: int = 1, *, whole: Optional[int] = None, question_weight: float = 0.5,
                  block_tokens: int = 32, span: int = 4, max_queries: int = 32,
-                 cache: Optional[IndexCache] = None):
-        if k < 1 or span < 1:
-            raise ValueError(f"k and span must be at least 1, got {k}, {span}")
-        self.k, self.whole = k, max(k, whole or k)
+                 tokens: Optional[int] = None, cache: Optional[IndexCache] = None):
+        if k < 1 or span < 1 or (tokens is not None and tokens < block_tokens):
+            raise ValueError(f"k and span must be at least 1 and tokens at least a block, "
+                             f"got {k}, {span}, {tokens}")
+        self.k, self.whole, self.tokens = k, max(k, whole or k), tokens
         self.question_weight, self.block_tokens = question_weight, block_tokens
         self.span, self.max_queries = span, max_queries
         self.cache = cache if cache is not None else IndexCache()
@@ -134,7 +136,7 @@ class TopBlocks:
             return list(windows)
         index = self.cache.get(context, self.block_tokens)
         bt, n = self.block_tokens, index.n_blocks
-        size = max(w.end - w.start for w in windows)
+        size = min(max(w.end - w.start for w in windows), self.tokens or 1 << 30)
         room = self.k * (size // bt)  # whole blocks, so that k windows hold them
         span = min(self.span, n)
         asked, per_query = query_blocks(index, question, response, self.question_weight,
@@ -214,7 +216,9 @@ class OwnWindows:
             own.append([int(i) for i in np.argsort(-s, kind="stable")[:self.m] if s[i] > 0])
         order: list[int] = []
         for rank in range(self.m):
-            order += [o[rank] for o in own if rank < len(o) and o[rank] not in order]
+            for o in own:
+                if rank < len(o) and o[rank] not in order:
+                    order.append(o[rank])
         chosen = set(order[:self.k or len(order)])
         if not chosen:  # nothing matches: the first m windows, as a plain top k fills up
             return list(windows[:self.m])
