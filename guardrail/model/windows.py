@@ -45,6 +45,18 @@ class FirstWindow:
         return [windows[0]]
 
 
+def query_window_scores(index, windows: Sequence[Window], question: str, response: str,
+                        question_weight: float, max_queries: int
+                        ) -> tuple[list[np.ndarray], np.ndarray]:
+    """Each sentence's score of every window (``query_blocks``' order: the last sentence
+    first), each plus ``question_weight`` times the question's, and that question part."""
+    asked, per_query = query_blocks(index, question, response, question_weight, max_queries)
+    base = np.zeros(len(windows))
+    if asked is not None:
+        base = question_weight * index.window_scores(asked, windows)
+    return [index.window_scores(b, windows) + base for b in per_query], base
+
+
 class TopKWindows:
     """Score the ``k`` windows most relevant to the response (BM25), at most ``k``.
 
@@ -76,12 +88,8 @@ class TopKWindows:
         if len(windows) <= self.k:
             return list(windows)
         index = self.cache.get(context, self.block_tokens)
-        asked, per_query = query_blocks(index, question, response, self.question_weight,
-                                        self.max_queries)
-        base = np.zeros(len(windows))
-        if asked is not None:
-            base = self.question_weight * index.window_scores(asked, windows)
-        scores = [index.window_scores(b, windows) + base for b in per_query]
+        scores, base = query_window_scores(index, windows, question, response,
+                                           self.question_weight, self.max_queries)
         ranked = [[int(i) for i in np.argsort(-s, kind="stable") if s[i] > 0] for s in scores]
         chosen: list[int] = []
         taken: set[int] = set()
@@ -205,15 +213,11 @@ class OwnWindows:
         if len(windows) <= self.m:
             return list(windows)
         index = self.cache.get(context, self.block_tokens)
-        spans = sentence_spans(response)[::-1][:self.max_queries]
-        base = np.zeros(len(windows))
-        if question and self.question_weight:
-            base = self.question_weight * index.window_scores(index.block_scores(question),
-                                                              windows)
-        own = []
-        for a, z in spans:
-            s = index.window_scores(index.block_scores(response[a:z]), windows) + base
-            own.append([int(i) for i in np.argsort(-s, kind="stable")[:self.m] if s[i] > 0])
+        spans = sentence_spans(response)[::-1][:self.max_queries]  # query_blocks' order
+        scores, _ = query_window_scores(index, windows, question, response,
+                                        self.question_weight, self.max_queries)
+        own = [[int(i) for i in np.argsort(-s, kind="stable")[:self.m] if s[i] > 0]
+               for s in scores]
         order: list[int] = []
         for rank in range(self.m):
             for o in own:
