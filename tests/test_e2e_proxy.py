@@ -607,6 +607,24 @@ def test_a_restated_line_and_a_next_step_pass_and_a_wrong_city_goes_whole(client
                                                       "The Eiffel Tower is in [unsupported].")
 
 
+def test_a_grounding_with_carriage_returns_is_checked(client, placeholder):
+    """Through the server: a prose tool result holding a bare carriage return inside a
+    line is checked like any other (every check of it failed before, and the sentences
+    went out unchecked as "failed open"); a wrong year is still stopped."""
+    if placeholder:
+        pytest.skip("the default model is still the untrained placeholder")
+    prose = ("The Eiffel Tower is a wrought-iron lattice tower in Paris, France.\r\n"
+             "It was completed in 1889,\rand it is 330 metres tall.\r\n"
+             "It was designed by the company of Gustave Eiffel.\r\n")
+    right = "The Eiffel Tower is in Paris. It was completed in 1889."
+    text, g = stream_tool_turn(client, "When was the tower built?", "search", prose, right)
+    assert not g.get("errors") and all(s["checked"] for s in g["sentences"])
+    assert text == right
+    wrong = right.replace("1889", "1950")
+    text, g = stream_tool_turn(client, "When was the tower built?", "search", prose, wrong)
+    assert not g.get("errors") and "1950" not in text
+
+
 LABS_TOOL = json.dumps({"panel": "CMP", "results": [
     {"analyte": "Glucose", "value": 112, "unit": "mg/dL", "flag": "H"},
     {"analyte": "BUN", "value": 14, "unit": "mg/dL", "flag": None},

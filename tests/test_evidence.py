@@ -387,6 +387,15 @@ def test_csv_and_tsv_render_as_records_a_row_each():
     assert render("a,b\n1,2,3\n4,5").format == "text"    # rows of other lengths
 
 
+def test_a_bare_carriage_return_in_a_line_is_prose_not_an_error():
+    """Grounding text with a carriage return inside a line (old Mac line ends, text
+    pasted from a web page) made the CSV reader raise, and every check of it failed
+    ("new-line character seen in unquoted field")."""
+    text = "First line, here.\nSecond\rline, here.\nThird line, here."
+    assert render(text).format == "text"
+    assert ContextEvidence.build([text]).features("The second line is here.").n_words > 0
+
+
 def test_a_csv_rows_values_are_read_as_records():
     ev = ContextEvidence.build([TRIPS])
     # the sum of a column over the rows, and a row's own values

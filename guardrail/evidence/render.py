@@ -234,7 +234,10 @@ def _delimited(text: str) -> Optional[list[Line]]:
     if len(kept) < 3:
         return None
     for delimiter in (",", "\t"):
-        rows = [next(csv.reader([raw[i]], delimiter=delimiter)) for i in kept]
+        try:
+            rows = [next(csv.reader([raw[i]], delimiter=delimiter)) for i in kept]
+        except csv.Error:  # a bare carriage return inside a line: prose, not a table
+            return None
         header = [c.strip() for c in rows[0]]
         if len(header) < 2 or any(len(r) != len(header) for r in rows) \
                 or not all(_NAME.fullmatch(c) for c in header) \
