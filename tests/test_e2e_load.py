@@ -30,6 +30,11 @@ def question(k: int) -> str:
     return f"Tell me about item {k:02d}."
 
 
+CHECK_ALL = {"settle_restated": False}
+"""The answers here say their documents again, which the judge's evidence settles
+without a model call; these tests are about the checks, so every sentence gets one."""
+
+
 def answer(k: int) -> str:
     w = WORDS[k]
     return (f"Item {k} is made of {w}. It was found near the {w} river in {1900 + k}. "
@@ -64,7 +69,8 @@ def metric(m: dict, name: str, **labels) -> float:
 def test_sixteen_concurrent_streams_each_get_their_own_answer_in_order(upstream, detector):
     # a lane is cut when 16 sequences wait, or when its oldest has waited 2 s: the
     # batches formed are the cross-stream ones the scheduler exists for
-    cfg = proxy_config(upstream.url, scheduler={"max_wait_ms": 2000, "max_batch_size": 16})
+    cfg = proxy_config(upstream.url, verification=CHECK_ALL,
+                       scheduler={"max_wait_ms": 2000, "max_batch_size": 16})
     start = threading.Barrier(N_STREAMS)
 
     def one(k: int, client: openai.OpenAI) -> tuple[str, dict, list]:
@@ -128,7 +134,8 @@ def _open_and_wait_for_queued(client: httpx.Client, proxy_url: str, k: int, n: i
 
 @pytest.mark.parametrize("status", [None, 429])
 def test_a_full_backlog_is_refused_with_retry_after(upstream, detector, status):
-    cfg = proxy_config(upstream.url, scheduler={"max_pending_checks": 1, "max_wait_ms": 600_000},
+    cfg = proxy_config(upstream.url, verification=CHECK_ALL,
+                       scheduler={"max_pending_checks": 1, "max_wait_ms": 600_000},
                        **({"server": {"overload_status": status}} if status else {}))
     with serve(create_app(cfg, detector=detector)) as p, \
             httpx.Client(base_url=p.url, timeout=60) as c:
@@ -157,7 +164,7 @@ def test_a_full_backlog_is_refused_with_retry_after(upstream, detector, status):
 
 
 def test_a_disconnected_streams_queued_checks_are_dropped_not_computed(upstream, detector):
-    cfg = proxy_config(upstream.url, scheduler={"max_wait_ms": 600_000})
+    cfg = proxy_config(upstream.url, verification=CHECK_ALL, scheduler={"max_wait_ms": 600_000})
     with serve(create_app(cfg, detector=detector)) as p, \
             httpx.Client(base_url=p.url, timeout=60) as c:
         held = _open_and_wait_for_queued(c, p.url, 3, 1)
@@ -210,9 +217,9 @@ def test_the_final_pass_reads_its_top_windows_only_while_checks_queue_or_over_bu
     body = long_context_body()
     start = threading.Barrier(streams)
     # a lane waits up to 1 s to fill, and one queued sequence is the ladder's first step
-    cfg = proxy_config(upstream.url, scheduler={"max_wait_ms": 1000, "depth_ladder": [1],
-                                                "final_budget_s": budget,
-                                                "final_windows": "all"})
+    cfg = proxy_config(upstream.url, verification=CHECK_ALL,
+                       scheduler={"max_wait_ms": 1000, "depth_ladder": [1],
+                                  "final_budget_s": budget, "final_windows": "all"})
 
     def one(c: httpx.Client) -> dict:
         start.wait()
@@ -235,8 +242,9 @@ def test_the_final_pass_reads_each_sentences_own_window(upstream, detector, fina
     few model sequences, counted on ``/metrics``, and ``context_truncated``), where
     ``all`` reads every window; the answer reaches the client whole either way."""
     body = long_context_body()
-    cfg = proxy_config(upstream.url, scheduler={"coalesce_sentences": 1, "final_budget_s": None,
-                                                "final_windows": final})
+    cfg = proxy_config(upstream.url, verification=CHECK_ALL,
+                       scheduler={"coalesce_sentences": 1, "final_budget_s": None,
+                                  "final_windows": final})
     events, m = stream_once(cfg, detector, body)
     assert "".join(e["choices"][0]["delta"].get("content") or ""
                    for e in events if e.get("choices")) == answer(4)
@@ -257,7 +265,7 @@ def test_in_flight_checks_over_a_long_context_read_one_packed_window(upstream, d
     packed from the passages its sentence matches), where ``topk`` reads 3; the answer
     reaches the client whole.  Counted on ``/metrics`` (no end-of-stream pass, no joins)."""
     body = long_context_body()
-    cfg = proxy_config(upstream.url, verification={"final_pass": False},
+    cfg = proxy_config(upstream.url, verification={**CHECK_ALL, "final_pass": False},
                        scheduler={"in_flight_windows": windows, "coalesce_sentences": 1})
     events, m = stream_once(cfg, detector, body)
     assert "".join(e["choices"][0]["delta"].get("content") or ""

@@ -228,3 +228,52 @@ async def test_a_final_pass_read_run_by_run_reports_spans_in_the_whole_answer():
     assert [answer[sp["start"]:sp["end"]] for sp in g["final"]["spans"]] == ["1950"]
     flagged = [x for x in g["sentences"] if x["final"] and x["final"]["hallucinated"]]
     assert [x["original"].strip() for x in flagged] == ["It was built in 1950."]
+
+
+# -- sentences the grounding settles ------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def shipped_judge():
+    import json
+    from pathlib import Path
+
+    import guardrail
+    from guardrail.evidence.judge import SentenceJudge
+
+    meta = Path(guardrail.__file__).parent / "models" / "default" / "guardrail.json"
+    return SentenceJudge.from_json(json.loads(meta.read_text())["judge"])
+
+
+@pytest.mark.parametrize("threshold, settle, settled", [
+    (None, True, True), (0.5, True, True), (0.0, True, False), (None, False, False)])
+async def test_a_sentence_the_grounding_says_again_needs_no_model_call(shipped_judge, threshold,
+                                                                       settle, settled):
+    """With the sentence judge, a sentence that says a line of the grounding again passes
+    whatever the detector says, so once the judge's evidence is built it is released
+    without a check (reported checked, score 0, no exit layer); a policy threshold of 0
+    flags every sentence, so there it is checked as before, and so it is with
+    ``verification.settle_restated: false``."""
+    from dataclasses import replace
+
+    from guardrail.stream.answer import AnswerGuard
+
+    s = settings(settle_restated=settle)
+    v = ScriptedVerifier(bad=())
+    guard = AnswerGuard(replace(s, judge=shipped_judge,
+                                policy=replace(s.policy, threshold=threshold)), v)
+    guard.prefetch()  # the pipeline's call at the stream's start: builds the evidence
+    first, = guard.feed("The tower is in Paris. It")
+    await guard.judge(first)  # its assessment awaits the evidence
+    again, = guard.feed(" is 330 metres tall.") + guard.flush()
+    verdict = await guard.judge(again)
+    assert verdict.original == "It is 330 metres tall."
+    asked = [r for r in v.requests
+             if r.response[r.target_start:r.target_end] == again.sentence.text]
+    assert verdict.checked and len(v.requests) >= 1
+    if settled:
+        assert not asked and verdict.exit_layer is None and verdict.score == 0.0
+        assert verdict.released == verdict.original
+    else:
+        assert asked and verdict.exit_layer == 2
+        assert (verdict.released != verdict.original) == (threshold == 0.0)
+    await guard.aclose()

@@ -247,6 +247,7 @@ async def _run(cfg: StreamBenchConfig, log: Callable[[str], None]) -> dict:
                 "final_windows": hello["scheduler"]["final_windows"],
                 "final_top_k": hello["scheduler"]["final_top_k"],
                 "scheduler": hello["scheduler"], "variant_overrides": hello["overrides"],
+                "settle_restated": False,  # stream_proxy.base_overrides: every sentence checked
                 "proxy_rss_mib_at_start": round(hello["ru_maxrss_mib"], 1),
                 "tokens": "word pieces of the fake upstream (one SSE event each)"}
     result = {"kind": "stream", "schema": SCHEMA_VERSION, "machine": machine_info(cfg.device),

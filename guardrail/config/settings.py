@@ -238,6 +238,11 @@ class VerificationConfig(_Section):
     sentence_judge: bool = True
     """Decide per sentence with the model's judge (``guardrail.evidence``), if it has
     one; False: a sentence is flagged when any token reaches the threshold."""
+    settle_restated: bool = True
+    """With the sentence judge: release a sentence that copies the grounding word for
+    word or says one of its lines again without a model call (the judge passes it
+    whatever the detector says), once the judge's evidence about the grounding is built.
+    False: check it like any other (the decision is the same)."""
     other_choices: Literal["reject", "pass"] = "reject"
     """Requests with ``n>1`` and context: only choice 0 is checked.  ``reject`` answers
     400; ``pass`` forwards choices >= 1 unchecked and lists them as unchecked."""

@@ -14,7 +14,8 @@ how much of them a check reads (``TextLog.left_context``):
 
 With a sentence judge (``GuardSettings.judge``), a sentence that makes no claim passes
 without a check, and every assessment is the judge's (``policy.judged``): its
-probability, its flag and the flag's explanation.
+probability, its flag and the flag's explanation; a sentence that the grounding
+settles (``settle.py``: said word for word or line for line) passes without a model call.
 
 A sentence flagged after an earlier flagged one is confirmed by a second check against
 the *supported* answer so far (unflagged sentences and verified rewrites), because an
@@ -32,11 +33,12 @@ from typing import Optional
 from guardrail.engine.seam import Verifier
 from guardrail.errors import (Blocked, ContextError, DetectorError, GuardrailError,
                               InputError)
-from guardrail.evidence.features import ContextEvidence, is_claim
+from guardrail.evidence.features import is_claim
 from guardrail.stream.policy import (SEVERITY, Assessment, Outcome, RegenerateRequest,
                                      assess, decide, judged, redact)
 from guardrail.stream.final import FinalView, final_reads, final_view
 from guardrail.stream.regenerate import regenerate
+from guardrail.stream.settle import GroundingEvidence
 from guardrail.stream.settings import GuardSettings, NullObserver, StreamObserver
 from guardrail.stream.textlog import TextLog
 from guardrail.types import (Action, CheckRequest, Detection, FinalVerdict, Grounding,
@@ -50,7 +52,8 @@ class SentenceCheck:
     """One sentence's life: its in-flight check, whether it was flagged, its verdict."""
 
     sentence: Sentence
-    task: Optional["asyncio.Task[Detection]"]  # None: nothing to check (code, whitespace)
+    task: Optional["asyncio.Future[Optional[Detection]]"]  # None: nothing to check (code,
+    # whitespace); a result of None: settled by the grounding's evidence, no model call
     base: int = 0            # answer offset where the check's text begins
     grounding: Optional[Grounding] = None  # what the check reads
     flagged: bool = False
@@ -80,7 +83,7 @@ class AnswerGuard:
         self.errors: list[str] = []
         self.unchecked_choices: set[int] = set()
         self._final: Optional[FinalView] = None
-        self._evidence: Optional[ContextEvidence] = None
+        self._evidence: Optional[GroundingEvidence] = None  # with a judge; per grounding
         self._prefetch: Optional[asyncio.Future] = None
         self.grounding = settings.grounding  # grows when a regenerate hook retrieves
         self.added_documents: list[str] = []
@@ -90,11 +93,13 @@ class AnswerGuard:
         threshold = self.s.policy.threshold
         if self.s.judge is None:
             return assess(det, start, end, threshold)
-        if self._evidence is None:  # once per answer, off the event loop (a large tool
-            g = self.grounding     # result takes tenths of a second to index)
-            self._evidence = await asyncio.to_thread(ContextEvidence.build, g.documents,
-                                                     g.question)
-        return judged(det, start, end, self.s.judge, self._evidence, threshold)
+        return judged(det, start, end, self.s.judge, await self._evidence_for().soon(),
+                      threshold)
+
+    def _evidence_for(self) -> GroundingEvidence:
+        if self._evidence is None or self._evidence.grounding is not self.grounding:
+            self._evidence = GroundingEvidence(self.grounding)
+        return self._evidence
 
     # -- segmentation and check start ---------------------------------------------------
     @property
@@ -131,14 +136,17 @@ class AnswerGuard:
     def _start(self, s: Sentence) -> SentenceCheck:
         task, base = None, 0
         if s.checkable and s.text.strip() and (self.s.judge is None or is_claim(s.text)):
-            base, task = self._launch(s)
+            base, text = self._answer.left_context(s.start, s.end, self._budget, self._step)
+            settle = self.s.judge is not None and self.s.verification.settle_restated
+            settled = settle and self._evidence_for().settled(
+                s.text, text[:s.start - base], self.s.policy.threshold)
+            task = settled or self._launch(text, s.start - base)
         check = SentenceCheck(s, task, base, self.grounding)
         self.checks.append(check)
         return check
 
-    def _launch(self, s: Sentence) -> tuple[int, "asyncio.Task[Detection]"]:
-        base, text = self._answer.left_context(s.start, s.end, self._budget, self._step)
-        return base, asyncio.create_task(self._timed(self._request(text, s.start - base)))
+    def _launch(self, text: str, start: int) -> "asyncio.Task[Detection]":
+        return asyncio.create_task(self._timed(self._request(text, start)))
 
     def _request(self, text: str, start: int) -> CheckRequest:
         """An in-flight check of ``text[start:]`` with ``text[:start]`` as left context."""
@@ -171,7 +179,10 @@ class AnswerGuard:
                                   not s.checkable or is_claim(s.text))
         if check.task is not None and check.grounding is not self.grounding:
             check.task.cancel()  # started before a rewrite added grounding: read it too
-            (check.base, check.task), check.grounding = self._launch(s), self.grounding
+            check.base, text = self._answer.left_context(s.start, s.end, self._budget,
+                                                          self._step)
+            check.task, check.grounding = self._launch(text, s.start - check.base), \
+                self.grounding
         if check.task is not None:
             try:
                 det = await check.task
@@ -184,8 +195,11 @@ class AnswerGuard:
             except Exception as e:
                 self._failed(e, f"sentence {s.index}")
             else:
-                check.cold = det.context_truncated
-                verdict = await self._decide(check, det)
+                if det is None:  # settled by the grounding, no model call (``settle.py``)
+                    verdict = replace(verdict, checked=True, claim=True)
+                else:
+                    check.cold = det.context_truncated
+                    verdict = await self._decide(check, det)
         check.verdict = verdict
         self._released.append(verdict.released)
         if not check.flagged or verdict.action is Action.REGENERATE:
@@ -318,18 +332,22 @@ class AnswerGuard:
 
     def prefetch(self) -> None:
         """Have the engine prepare the grounding now, while the upstream writes the first
-        sentence (a cached-context model encodes it then).  Best effort: a failure here
-        is the first check's to report."""
+        sentence (a cached-context model encodes it then), and the judge's evidence.
+        Best effort: a failure here is the first check's to report."""
         g = self.grounding
         if g.documents and self._prefetch is None:
             self._prefetch = asyncio.ensure_future(
                 self.verifier.warm(g.documents, tenant=self.s.tenant))
             self._prefetch.add_done_callback(lambda f: f.cancelled() or f.exception())
+            if self.s.judge is not None:
+                self._evidence_for().soon()
 
     async def aclose(self) -> None:
         """Cancel every pending check, tell the verifier, and wait for them to end."""
         if self._prefetch is not None:
             self._prefetch.cancel()  # the engine's own preparation goes on (shielded)
+        if self._evidence is not None:
+            self._evidence.cancel()
         tasks = [c.task for c in self.checks if c.task is not None]
         pending = [t for t in tasks if not t.done()]
         for task in pending:
