@@ -84,6 +84,20 @@ def test_each_sentence_outcome_is_written_with_its_explanation(tmp_path):
     assert stopped["gold"] and stopped["stopped"] and stopped["released"] != bad
     assert stopped["explanation"]["kind"] in ("contradicted", "unverifiable")
     assert stopped["example"] == "ex0" and stopped["dataset"] == "hand"
+    assert stopped["checked"] and stopped["exit_layer"] in (2, 4)  # the in-flight check's
+    assert kept["exit_layer"] is None  # no claim: no check
+
+
+def test_claims_the_grounding_settled_are_counted():
+    """A claim released with no model call (checked, no exit layer: ``stream/settle.py``)
+    counts as settled; one released unchecked (a failed check) or without a claim
+    does not."""
+    O = verdicts.Outcome
+    outcomes = [O("hand", False, False, True, exit_layer=None),            # settled
+                O("hand", False, False, True, exit_layer=4),
+                O("hand", False, False, False, exit_layer=None),           # no claim
+                O("hand", False, False, True, exit_layer=None, checked=False)]
+    assert verdicts.summarise(outcomes)["settled"] == 1
 
 
 def test_a_config_file_sets_the_proxy_and_a_bad_one_is_refused(tmp_path):

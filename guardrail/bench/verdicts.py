@@ -41,12 +41,14 @@ class Outcome:
     released: str = ""
     explanation: Optional[dict] = None
     final: Optional[bool] = None  # the final pass flagged it (None: it gave no verdict)
+    exit_layer: Optional[int] = None  # of its in-flight check (None: none ran)
+    checked: bool = True  # False: released without a verdict (code, a failed check)
 
     def to_json(self) -> dict:
         return {"example": self.example, "dataset": self.dataset, "gold": self.gold,
                 "stopped": self.stopped, "claim": self.claim, "original": self.original,
                 "released": self.released, "explanation": self.explanation,
-                "final": self.final}
+                "final": self.final, "exit_layer": self.exit_layer, "checked": self.checked}
 
 
 def _report(text: str) -> Optional[dict]:
@@ -88,7 +90,8 @@ def stream_one(client: httpx.Client, ex: Any) -> list[Outcome]:
             out.append(Outcome(ex.dataset, gold, stopped, s.get("claim", True),
                                str(ex.id), s["original"], s["released"],
                                s.get("explanation"),
-                               s["final"]["hallucinated"] if s.get("final") else None))
+                               s["final"]["hallucinated"] if s.get("final") else None,
+                               s.get("exit_layer"), s.get("checked", True)))
     return out
 
 
@@ -97,6 +100,8 @@ def summarise(outcomes: Sequence[Outcome]) -> dict:
     return {"sentences": len(outcomes), "unsupported": sum(o.gold for o in outcomes),
             "supported_kept": kept, "unsupported_stopped": stopped,
             "stop_precision": round(p, 4), "stop_f1": f1,
+            # claims released with no model call: the grounding settled them
+            "settled": sum(o.claim and o.checked and o.exit_layer is None for o in outcomes),
             "final": _final([o for o in outcomes if o.final is not None])}
 
 
