@@ -109,3 +109,20 @@ def test_check_releases_a_sentence_that_says_a_line_of_the_grounding_again():
     assert said["action"] == "release" and said["released"] == said["original"], said
     assert not said["final"]["hallucinated"]
     assert wrong["action"] != "release" and wrong["explanation"], wrong
+
+
+def test_the_verdict_table_names_a_sentence_the_grounding_settled():
+    """A sentence released without a model call (checked, no exit layer) reads as said
+    by the grounding, not as layer "None"."""
+    from rich.console import Console
+
+    from guardrail.commands.proxy import verdict_table
+
+    row = {"index": 0, "original": "It is 330 metres tall.", "released": "It is 330 metres tall.",
+           "action": "release", "checked": True, "claim": True, "score": 0.0, "exit_layer": None,
+           "attempts": 0, "spans": [], "explanation": None,
+           "final": {"score": 0.1, "hallucinated": False}}
+    console = Console(record=True, width=160)
+    console.print(verdict_table({"sentences": [row]}))
+    out = console.export_text()
+    assert "said by the grounding" in out and "None" not in out

@@ -73,10 +73,11 @@ def check_report(text: str, g: dict, n_layers: int) -> None:
     assert "".join(s["released"] for s in sentences) == text            # what was sent
     for s in sentences:  # in-flight checks: the deepest early exit (no load, no ladder)
         assert s["checked"] is True and 0 <= s["score"] <= 1
-        # or none: "It is 330 metres tall." says a line of the grounding again, settled
-        # without a model call once the judge's evidence is built (test_guard.py)
+        # or none: a sentence that says a line of the grounding again ("It is 330
+        # metres tall.") is settled without a model call once the judge's evidence is
+        # built, which depends on timing (test_guard.py tests it)
         assert s["exit_layer"] == 4 or s["exit_layer"] is None and s["score"] == 0.0 \
-            and s["original"] == "It is 330 metres tall."
+            and s["action"] == "release"
         if s["action"] == "release":
             assert s["released"] == s["original"]
         if s["action"] == "redact":
@@ -262,7 +263,8 @@ def test_client_disconnect_cancels_upstream(proxy, fake_upstream):
 
 def test_local_engine_is_the_one_at_a_time_baseline(fake_upstream_server, fake_upstream,
                                                      detector):
-    cfg = config(fake_upstream_server.url, verification={"engine": "local"},
+    cfg = config(fake_upstream_server.url,  # every sentence checked, none settled
+                 verification={"engine": "local", "settle_restated": False},
                  scheduler={"in_flight_exit": 6})
     with serve(create_app(cfg, detector=detector)) as p:
         info = httpx.get(p.url + "/healthz").json()["verifier"]
@@ -275,10 +277,7 @@ def test_local_engine_is_the_one_at_a_time_baseline(fake_upstream_server, fake_u
                 extra_body={"guardrail": {"context_id": cid["context_id"],
                                           "policy": {"threshold": 1.0}}}))
         g = chunks[-1].model_extra["guardrail"]
-        # the last sentence says a line of the grounding again: settled without a model
-        # call once the judge's evidence is built (built while the upstream starts)
-        assert [s["exit_layer"] for s in g["sentences"]][:2] == [6, 6]
-        assert g["sentences"][2]["exit_layer"] in (6, None)
+        assert [s["exit_layer"] for s in g["sentences"]] == [6, 6, 6]
         assert "".join(s["original"] for s in g["sentences"]) == EIFFEL_ANSWER
         assert "guardrail_scheduler_batch_size" not in httpx.get(p.url + "/metrics").text
 

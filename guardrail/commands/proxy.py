@@ -232,12 +232,14 @@ def verdict_table(report: dict):
             spans = (spans + "\n" if spans else "") + f"{why['kind']} ({why['severity']})"
         elif s.get("claim") is False:
             spans = "no claim"
+        elif s.get("checked") and s["exit_layer"] is None:
+            spans = "said by the grounding"  # settled without a model call
         action = s["action"] + (f" x{s['attempts']}" if s["attempts"] else "")
         table.add_row(str(s["index"]), escape(s["original"].strip()),
                       f"[{styles.get(s['action'], '')}]{action}[/]" + (f"\n{spans}" if spans
                                                                        else ""),
-                      f"{s['score']:.2f}", str(s["exit_layer"]), escape(s["released"].strip()),
-                      depth)
+                      f"{s['score']:.2f}", str(s["exit_layer"] or "-"),
+                      escape(s["released"].strip()), depth)
     return table
 
 
