@@ -62,8 +62,11 @@ async def prefix():
 
 
 def conf(prefix: str, **kw) -> CacheConfig:
+    # a live Redis on loopback: timeouts long enough that a loaded machine (2 cores busy
+    # with other tests) does not turn a slow connect into "Redis is down" (seen once:
+    # "Timeout connecting to server" at the default 0.25 s, and the put went local)
     return CacheConfig(**{"redis_url": SHARED, "key_prefix": prefix, "down_cooldown_s": 0.0,
-                          **kw})
+                          "socket_timeout_s": 5.0, "connect_timeout_s": 5.0, **kw})
 
 
 # -- in-process tier ----------------------------------------------------------------------------

@@ -111,6 +111,41 @@ def test_the_rows_cache_keeps_each_data_set_apart(tmp_path, monkeypatch):
     assert seen == [[str(a)], [str(b)]]                    # only the new set ran
 
 
+def test_served_windows_score_each_check_as_the_proxy_reads_it(tmp_path, monkeypatch):
+    """`--windows served` scores in-flight layers with the shipped in-flight selector
+    (one packed window) and full depth with the end-of-stream one (each sentence's own
+    window), under their own rows-cache key; `all` (the default) reads every window;
+    anything else is refused."""
+    from typer.testing import CliRunner
+
+    from guardrail.cli import app
+    from guardrail.train import judge as judge_train
+    from guardrail.train import toolctx
+
+    data, cache = tmp_path / "a.jsonl", tmp_path / "rows.json"
+    toolctx.write_jsonl(data, toolctx.generate("dev", 2, 0))
+    seen: list[tuple] = []
+    real = judge_train.score
+
+    def counted(det, examples, layer=None, **kw):
+        seen.append((layer, getattr(kw.get("selector"), "name", None)))
+        return real(det, examples, layer, **kw)
+
+    monkeypatch.setattr(judge_train, "score", counted)
+
+    def run(*extra: str) -> CliRunner:
+        return CliRunner().invoke(app, ["judge", "eval", "--layers", "4,6", "--data",
+                                        str(data), "--rows-cache", str(cache), *extra])
+
+    assert run("--windows", "served").exit_code == 0
+    assert seen == [(4, "blocks"), (None, "own")]
+    assert run().exit_code == 0                      # every window: not the served rows
+    assert seen[2:] == [(4, None), (None, None)]
+    assert run("--windows", "served").exit_code == 0 and len(seen) == 4  # cached
+    bad = run("--windows", "some")
+    assert bad.exit_code == 2 and "all or served" in bad.output
+
+
 def _structured(rows: list[Row], on: bool, key: str) -> list[Row]:
     """The rows grounded in a structured context (``on``), where ``key`` gives the
     unsupported ones away instead of the token probability; in prose it is noise."""

@@ -73,8 +73,15 @@ WHOLE_HELP = ("Comma-separated data set name prefixes whose hallucinated example
               "detector`; elsewhere they are left out.")
 
 
+WINDOWS_HELP = ("Which windows of a long context each check reads: all (every window, the "
+                "token minimum over them) or served (as the proxy reads them with the "
+                "shipped scheduler settings: in flight one window packed from the passages "
+                "the sentence matches, at full depth each sentence's own window).  Contexts "
+                "of one window read the same either way.")
+
+
 def _rows(det, specs: list[str], layers: list[int], limit: Optional[int],
-          whole_response: str = "", cache: Optional[Path] = None):
+          whole_response: str = "", cache: Optional[Path] = None, windows: str = "all"):
     """The rows of every spec at every layer.  With ``cache``, the detector's part of each
     spec's rows (token probabilities per sentence) is read from it when it was written
     for the same model weights, data, layers, limit and labelling, else computed and
@@ -86,9 +93,17 @@ def _rows(det, specs: list[str], layers: list[int], limit: Optional[int],
     from guardrail.train.judge import Scored, rows_from, score
 
     def key(spec: str) -> str:
+        served = [] if windows == "all" else [windows]  # keys of earlier caches still match
         return hashlib.sha256(json.dumps([det.name, det.meta.get("training", {}).get("report"),
-                                          spec, layers, limit, whole_response, "scored"],
-                                         default=str).encode()).hexdigest()
+                                          spec, layers, limit, whole_response, "scored",
+                                          *served], default=str).encode()).hexdigest()
+
+    sel = None
+    if windows == "served":
+        from guardrail.config import SchedulerConfig
+        from guardrail.engine.checks import window_selectors
+
+        sel = window_selectors(SchedulerConfig(), det)
 
     stored = {}
     if cache is not None and cache.exists():
@@ -99,7 +114,9 @@ def _rows(det, specs: list[str], layers: list[int], limit: Optional[int],
         k = key(spec)
         if k not in stored:
             stored[k] = [asdict(sc) for layer in layers for sc in
-                         score(det, examples, None if layer >= det.n_layers else layer)]
+                         score(det, examples, None if layer >= det.n_layers else layer,
+                               selector=sel and (sel.final if layer >= det.n_layers
+                                                 else sel.in_flight))]
             changed = True
             typer.echo(f"{spec}: {len(examples)} examples", err=True)
         scored = [Scored(**{**sc, "probs": tuple(sc["probs"])}) for sc in stored[k]]
@@ -118,6 +135,12 @@ def _examples(det, spec: str, limit: Optional[int], whole_response: str):
     if not any(ex.has_spans for ex in examples):
         raise typer.BadParameter(f"{spec}: no span-labelled examples", param_hint="--data")
     return examples
+
+
+def _windows(value: str) -> str:
+    if value not in ("all", "served"):
+        raise typer.BadParameter("--windows is all or served")
+    return value
 
 
 def _layers(spec: str, det) -> list[int]:
@@ -158,6 +181,7 @@ def register(app: typer.Typer) -> None:
         limit: Optional[int] = typer.Option(None, help="First N examples of each --data."),
         whole_response: str = typer.Option("", help=WHOLE_HELP),
         rows_cache: Optional[Path] = typer.Option(None, help=CACHE_HELP),
+        windows: str = typer.Option("all", callback=_windows, help=WINDOWS_HELP),
         out: Optional[Path] = typer.Option(None, help="Also write the fit's report JSON here."),
     ) -> None:
         """Fit a sentence judge per exit layer and write it into the model's guardrail.json."""
@@ -169,7 +193,8 @@ def register(app: typer.Typer) -> None:
         directory = Path(model) if model else Path(DEFAULT_MODEL)
         det = Detector.from_pretrained(directory)
         rows = _rows(det, data, _layers(layers, det) if layers else
-                     [*det.exit_layers, det.n_layers], limit, whole_response, rows_cache)
+                     [*det.exit_layers, det.n_layers], limit, whole_response, rows_cache,
+                     windows)
         try:
             if tool_heads_only:
                 if not det.meta.get("judge"):
@@ -215,6 +240,7 @@ def register(app: typer.Typer) -> None:
         limit: Optional[int] = typer.Option(None, help="First N examples of each --data."),
         whole_response: str = typer.Option("", help=WHOLE_HELP),
         rows_cache: Optional[Path] = typer.Option(None, help=CACHE_HELP),
+        windows: str = typer.Option("all", callback=_windows, help=WINDOWS_HELP),
         out: Optional[Path] = typer.Option(None, help="Write the metrics JSON here."),
     ) -> None:
         """Per data set: supported sentences kept, unsupported stopped, stop F1, AUROC."""
@@ -230,7 +256,7 @@ def register(app: typer.Typer) -> None:
         judge = None if tokens else SentenceJudge.from_json(params)
         chosen = _layers(layers, det) if layers else [max(det.exit_layers, default=det.n_layers),
                                                        det.n_layers]
-        rows = _rows(det, data, chosen, limit, whole_response, rows_cache)
+        rows = _rows(det, data, chosen, limit, whole_response, rows_cache, windows)
         result = {}
         for layer, part in rows_by_layer(rows).items():
             m = measure(part, judge, None if judge else det.threshold_for(
@@ -241,5 +267,6 @@ def register(app: typer.Typer) -> None:
         if out:
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(json.dumps({"data": data, "model": det.name, "rule": "tokens" if
-                                       tokens else "judge", "layers": result},
+                                       tokens else "judge", "windows": windows,
+                                       "layers": result},
                                       indent=2, default=str) + "\n")

@@ -59,10 +59,12 @@ class Scored:
 
 
 def score(detector, examples: Sequence[Example], layer: Optional[int] = None, *,
-          progress: bool = False, batch: int = 16) -> list[Scored]:
+          progress: bool = False, batch: int = 16, selector=None) -> list[Scored]:
     """The detector's probabilities for every sentence of the span-labelled examples, at
     ``layer`` (None: full depth, over the whole answer; else in-flight, up to each
-    sentence's end, the sentence's start given as the proxy gives it)."""
+    sentence's end, the sentence's start given as the proxy gives it).  ``selector``:
+    the windows of a long context each check reads (default: every window, the
+    detector's own)."""
     from guardrail.model.detector import DetectInput
 
     depth = layer or detector.n_layers
@@ -75,13 +77,15 @@ def score(detector, examples: Sequence[Example], layer: Optional[int] = None, *,
         for k in range(0, len(todo), batch):
             part = todo[k:k + batch]
             dets = detector.detect_batch([DetectInput(examples[i].context, examples[i].question,
-                                                      examples[i].response) for i in part])
+                                                      examples[i].response) for i in part],
+                                         selector=selector)
             whole.update(zip(part, dets))
         return [Scored(i, s, e, depth, tuple(whole[i].probs_in(s, e))) for i, _, s, e in jobs]
     for k in range(0, len(jobs), batch):
         part = jobs[k:k + batch]
         dets = detector.detect_batch([DetectInput(ex.context, ex.question, ex.response[:e], s)
-                                      for _, ex, s, e in part], exit_layer=layer)
+                                      for _, ex, s, e in part], exit_layer=layer,
+                                     selector=selector)
         out += [Scored(i, s, e, depth, tuple(d.probs_in(s, e)))
                 for d, (i, _, s, e) in zip(dets, part)]
     if progress:
