@@ -260,3 +260,45 @@ def test_runs_whose_last_check_ran_cold_are_read_as_one_answer():
     checks[1].cold, checks[0].cold = False, True  # a cold check the next one re-read
     assert len(final_reads(checks, 160, True)) == 2
     assert len(final_reads(checks, 160, False)) == 1
+
+
+async def test_a_settled_sentence_in_a_run_leaves_the_final_pass_whole(blocks):
+    """Through the real engine with the pcw model and its judge: a sentence that says a
+    line of the grounding again is released without an in-flight check once the judge's
+    evidence is built; the final pass still reads every sentence from its run's start
+    (the engine finds nothing kept after the settled one and reads it) and judges each."""
+    from guardrail.config import SchedulerConfig, VerificationConfig
+    from guardrail.engine.scheduler import Scheduler
+    from guardrail.evidence.judge import SentenceJudge
+    from guardrail.stream.answer import AnswerGuard
+    from guardrail.stream.policy import EffectivePolicy
+    from guardrail.stream.settings import GuardSettings
+    from guardrail.types import Action, Grounding, Priority
+
+    policy = EffectivePolicy(Action.ANNOTATE, None, True, "spans", "[unsupported]", 2)
+    async with Scheduler(blocks, SchedulerConfig(max_wait_ms=1)) as engine:
+        await engine.warm((CONTEXT,))
+        v = Recording(engine)
+        s = GuardSettings(Grounding((CONTEXT,), QUESTION), policy, VerificationConfig(),
+                          "s1", "m", judge=SentenceJudge.from_json(blocks.meta["judge"]),
+                          left_context_chars=900, left_context_step_chars=600,
+                          final_by_sentence=True)
+        guard = AnswerGuard(s, v)
+        guard.prefetch()
+        first, = guard.feed("The Eiffel Tower was completed in 1889. Gustave")
+        await guard.judge(first)  # its judgement awaits the evidence
+        checks = guard.feed(" Eiffel's company built it. It") + guard.feed(
+            " is in Paris.") + guard.flush()
+        for c in checks:
+            await guard.judge(c)
+        await guard.final_pass()
+        report = guard.report()
+        await guard.aclose()
+    settled, last = checks[0].verdict, checks[1].verdict
+    assert settled.original.strip() == "Gustave Eiffel's company built it."
+    assert settled.exit_layer is None and settled.checked and settled.score == 0.0
+    assert last.exit_layer is not None
+    in_flight = [r for r in v.requests if r.priority == Priority.IN_FLIGHT]
+    assert len(in_flight) == 2  # the first and the last sentence
+    assert all(x.final_score is not None for x in report.sentences if x.original.strip())
+    assert report.errors == ()
