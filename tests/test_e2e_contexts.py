@@ -47,7 +47,9 @@ def chat_status(client: httpx.Client, context_id: str, key: str = "") -> httpx.R
 
 
 def redis_cfg(prefix: str, **cache) -> dict:
-    return {"redis_url": REDIS_URL, "key_prefix": prefix, "down_cooldown_s": 0.0, **cache}
+    # loopback Redis timeouts a busy machine does not trip (test_cache.conf says why)
+    return {"redis_url": REDIS_URL, "key_prefix": prefix, "down_cooldown_s": 0.0,
+            "socket_timeout_s": 5.0, "connect_timeout_s": 5.0, **cache}
 
 
 # -- the round trip -------------------------------------------------------------------------
