@@ -257,9 +257,21 @@ async def test_a_sentence_the_grounding_says_again_needs_no_model_call(shipped_j
 
     from guardrail.stream.answer import AnswerGuard
 
-    s = settings(settle_restated=settle)
+    class Observer:
+        settled = 0
+
+        def on_sentence(self, action, checked):
+            pass
+
+        def on_check(self, seconds, exit_layer):
+            pass
+
+        def on_settled(self):
+            self.settled += 1
+
+    s, seen = settings(settle_restated=settle), Observer()
     v = ScriptedVerifier(bad=())
-    guard = AnswerGuard(replace(s, judge=shipped_judge,
+    guard = AnswerGuard(replace(s, judge=shipped_judge, observer=seen,
                                 policy=replace(s.policy, threshold=threshold)), v)
     guard.prefetch()  # the pipeline's call at the stream's start: builds the evidence
     first, = guard.feed("The tower is in Paris. It")
@@ -269,7 +281,7 @@ async def test_a_sentence_the_grounding_says_again_needs_no_model_call(shipped_j
     assert verdict.original == "It is 330 metres tall."
     asked = [r for r in v.requests
              if r.response[r.target_start:r.target_end] == again.sentence.text]
-    assert verdict.checked and len(v.requests) >= 1
+    assert verdict.checked and len(v.requests) >= 1 and seen.settled == int(settled)
     if settled:
         assert not asked and verdict.exit_layer is None and verdict.score == 0.0
         assert verdict.released == verdict.original

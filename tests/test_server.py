@@ -295,6 +295,7 @@ def test_models_healthz_metrics_and_verify(fake_upstream):
     assert 'guardrail_sentences_total{action="redact",checked="true"}' in text
     assert 'guardrail_check_seconds_count{exit_layer="2"}' in text
     assert "guardrail_queue_depth 0.0" in text
+    assert "guardrail_sentences_settled_total 0.0" in text  # no judge here: none settled
 
 
 PROXY_PROCESS = """

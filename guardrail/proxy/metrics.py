@@ -49,6 +49,8 @@ class Metrics:
                                   registry=r)
         self.sentences = Counter("guardrail_sentences", "Sentences by action",
                                  ["action", "checked"], registry=r)
+        self.settled = Counter("guardrail_sentences_settled", "Sentences the grounding says "
+                               "again, released with no model call", registry=r)
         self.checks = Histogram("guardrail_check_seconds", "Check latency (queueing "
                                 "included) by exit layer", ["exit_layer"], registry=r,
                                 buckets=(.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10))
@@ -66,6 +68,9 @@ class Metrics:
 
     def on_check(self, seconds: float, exit_layer: Optional[int]) -> None:
         self.checks.labels(str(exit_layer)).observe(seconds)
+
+    def on_settled(self) -> None:
+        self.settled.inc()
 
     def watch(self, engine: Verifier, redis_stores: Iterable[Any]) -> None:
         """Also export the engine's scheduler/cache stats and the Redis error counts."""

@@ -197,6 +197,7 @@ class AnswerGuard:
             else:
                 if det is None:  # settled by the grounding, no model call (``settle.py``)
                     verdict = replace(verdict, checked=True, claim=True)
+                    self.s.observer.on_settled()
                 else:
                     check.cold = det.context_truncated
                     verdict = await self._decide(check, det)

@@ -24,6 +24,7 @@ class StreamObserver(Protocol):
 
     def on_sentence(self, action: Action, checked: bool) -> None: ...
     def on_check(self, seconds: float, exit_layer: Optional[int]) -> None: ...
+    def on_settled(self) -> None: ...  # a sentence released with no model call
 
 
 class NullObserver:
@@ -31,6 +32,9 @@ class NullObserver:
         pass
 
     def on_check(self, seconds: float, exit_layer: Optional[int]) -> None:
+        pass
+
+    def on_settled(self) -> None:
         pass
 
 
