@@ -213,12 +213,14 @@ class SentenceJudge:
         return prob, prob >= (head.threshold if threshold is None else threshold)
 
     def judge(self, evidence: ContextEvidence, sentence: str, probs: Sequence[float],
-              layer: int, threshold: Optional[float] = None, before: str = "") -> Judgement:
+              layer: int, threshold: Optional[float] = None, before: str = "",
+              features: Optional[SentenceEvidence] = None) -> Judgement:
         """``threshold`` (the policy's) overrides the head's own; ``before`` is the
-        answer up to the sentence (what "It" refers to)."""
+        answer up to the sentence (what "It" refers to); ``features``: the sentence's
+        ``evidence.features(sentence, before)`` where the caller has them already."""
         if not is_claim(sentence):
             return Judgement(0.0, False, False, None, None)
-        ev = evidence.features(sentence, before)
+        ev = features if features is not None else evidence.features(sentence, before)
         # word for word from the grounding, or one of its lines said again: nothing to
         # doubt (only threshold 0 flags it)
         if evidence.copied(sentence) or restates(ev):

@@ -93,8 +93,9 @@ class AnswerGuard:
         threshold = self.s.policy.threshold
         if self.s.judge is None:
             return assess(det, start, end, threshold)
-        return judged(det, start, end, self.s.judge, await self._evidence_for().soon(),
-                      threshold)
+        evidence = self._evidence_for()
+        return judged(det, start, end, self.s.judge, await evidence.soon(), threshold,
+                      evidence.take(det.response[start:end], det.response[:start]))
 
     def _evidence_for(self) -> GroundingEvidence:
         if self._evidence is None or self._evidence.grounding is not self.grounding:

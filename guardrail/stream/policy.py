@@ -18,7 +18,7 @@ from typing import Literal, Optional, Protocol
 
 from guardrail.config import GuardrailConfig, PolicyOverride, check_hold_action
 from guardrail.errors import BadRequest
-from guardrail.evidence.features import ContextEvidence
+from guardrail.evidence.features import ContextEvidence, SentenceEvidence
 from guardrail.evidence.judge import Explanation, SentenceJudge
 from guardrail.evidence.words import content_words
 from guardrail.types import Action, Detection, Grounding, Rewrite, Span
@@ -142,15 +142,17 @@ def assess(det: Detection, start: int, end: int, threshold: Optional[float] = No
 
 
 def judged(det: Detection, start: int, end: int, judge: SentenceJudge,
-           evidence: ContextEvidence, threshold: Optional[float] = None) -> Assessment:
-    """The sentence judge's decision on ``det.response[start:end]``: its probability is
+           evidence: ContextEvidence, threshold: Optional[float] = None,
+           features: Optional[SentenceEvidence] = None) -> Assessment:
+    """The sentence judge's decision on ``det.response[start:end]`` (``features``: its
+    evidence features, where already read): its probability is
     the score, and a flag carries its explanation.  The spans are the detector's (at
     its own threshold) and, when the context lacks one number of the sentence, that
     number: instead of several spans, beside one elsewhere (two spans apart redact
     the sentence, so a wrong value never stays visible beside a marker)."""
     text = det.response[start:end]
     j = judge.judge(evidence, text, det.probs_in(start, end), det.exit_layer, threshold,
-                    det.response[:start])
+                    det.response[:start], features)
     if not j.flagged:
         return Assessment(j.prob, (), False, det.exit_layer, None, j.claim)
     spans = det.spans_in(start, end)

@@ -11,18 +11,21 @@ from __future__ import annotations
 import asyncio
 from typing import Optional
 
-from guardrail.evidence.features import ContextEvidence
+from guardrail.evidence.features import ContextEvidence, SentenceEvidence
 from guardrail.evidence.judge import restates
 from guardrail.types import Grounding
 
 
 class GroundingEvidence:
     """``soon()``: the evidence, built from the first call on; ``settled(...)``: a check
-    done without the model (its result None) for a sentence the evidence settles."""
+    done without the model (its result None) for a sentence the evidence settles;
+    ``take(...)``: the features ``settled`` read for a sentence it did not settle, so
+    that the judge does not read them again."""
 
     def __init__(self, grounding: Grounding):
         self.grounding = grounding
         self._built: Optional["asyncio.Future[ContextEvidence]"] = None
+        self._read: dict[tuple[str, str], SentenceEvidence] = {}
 
     def soon(self) -> "asyncio.Future[ContextEvidence]":
         """Built off the event loop (a large tool result takes tenths of a second)."""
@@ -32,6 +35,9 @@ class GroundingEvidence:
                 asyncio.to_thread(ContextEvidence.build, g.documents, g.question))
             self._built.add_done_callback(lambda f: f.cancelled() or f.exception())
         return self._built
+
+    def take(self, sentence: str, before: str) -> Optional[SentenceEvidence]:
+        return self._read.pop((sentence, before), None)
 
     def cancel(self) -> None:
         if self._built is not None:
@@ -46,8 +52,11 @@ class GroundingEvidence:
                 or built.cancelled() or built.exception() is not None:
             return None
         ev = built.result()
-        if not (ev.copied(sentence) or restates(ev.features(sentence, before))):
-            return None
+        if not ev.copied(sentence):
+            features = ev.features(sentence, before)
+            if not restates(features):
+                self._read[sentence, before] = features  # the judge's, after the check
+                return None
         done = asyncio.get_running_loop().create_future()
         done.set_result(None)
         return done
