@@ -71,7 +71,8 @@ def base_overrides(spec: dict) -> dict[str, Any]:
         "verification.final_pass": spec["final_pass"],
         # the answers here are sentences of their own contexts, word for word: settled
         # by the judge's evidence, they would need no check at all (real answers seldom
-        # copy: 12 % of RAGTruth dev's claims), so every sentence is checked
+        # copy: about a tenth of RAGTruth dev's claims, docs/benchmarks.md), so every
+        # sentence is checked
         "verification.settle_restated": False,
         "scheduler.check_timeout_s": spec["check_timeout_s"],
         "scheduler.in_flight_windows": spec.get("windows"),
