@@ -631,6 +631,35 @@ def test_a_grounding_with_carriage_returns_is_checked(client, placeholder):
     assert not g.get("errors") and "1950" not in text
 
 
+def test_a_sentence_the_grounding_says_again_is_released_without_a_check(client, proxy):
+    """Through the server with the shipped judge: the judge's evidence is built as the
+    stream starts, so a later sentence that says a line of the grounding again is
+    released verbatim with no model call (no exit layer, counted on /metrics), while
+    the sentence before it is checked."""
+    prose = ("The Eiffel Tower is a wrought-iron lattice tower in Paris. It was completed in "
+             "1889 for the World's Fair. It is 330 metres tall.")
+    answer = "The tower went up for the World's Fair of 1889. It is 330 metres tall."
+
+    def settled() -> float:
+        line = next(x for x in httpx.get(proxy.url + "/metrics").text.splitlines()
+                    if x.startswith("guardrail_sentences_settled_total "))
+        return float(line.split()[1])
+
+    before = settled()
+    messages = [{"role": "user", "content": "When was it built?"},
+                {"role": "assistant", "content": None, "tool_calls": [
+                    {"id": "call_1", "type": "function",
+                     "function": {"name": "search", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "call_1", "content": prose}]
+    text, g, _ = stream_answer(client, messages, extra_body={"fake": {
+        "mode": "raw", "events": chat_events(answer), "delay": 0.02}})
+    first, again = g["sentences"]
+    assert text == answer and first["exit_layer"] == 4
+    assert again["exit_layer"] is None and again["checked"] and again["score"] == 0.0
+    assert again["released"] == again["original"] and again["final"] is not None
+    assert settled() == before + 1
+
+
 LABS_TOOL = json.dumps({"panel": "CMP", "results": [
     {"analyte": "Glucose", "value": 112, "unit": "mg/dL", "flag": "H"},
     {"analyte": "BUN", "value": 14, "unit": "mg/dL", "flag": None},
