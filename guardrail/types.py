@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Literal, Optional, get_args
 
 DEFAULT_TENANT = "default"
 """The tenant of every request when no tenant is configured with API keys."""
@@ -174,14 +174,27 @@ class CheckRequest:
 @dataclass(frozen=True)
 class Explanation:
     """Why a sentence is flagged: the context says otherwise (``contradicted``) or says
-    nothing of it (``unverifiable``), how bad it is, and the context line it is closest to."""
+    nothing of it (``unverifiable``), how bad it is, the context line it is closest to,
+    and what the judge found (``basis``, one of ``BASES``)."""
 
     kind: str        # "contradicted" | "unverifiable"
     severity: str    # "low" | "medium" | "high"
     evidence: Optional[str] = None
+    basis: Optional[str] = None
 
     def to_json(self) -> dict:
-        return {"kind": self.kind, "severity": self.severity, "evidence": self.evidence}
+        return {"kind": self.kind, "severity": self.severity, "evidence": self.evidence,
+                "basis": self.basis}
+
+
+Basis = Literal["value_changed", "other_record", "value_missing", "negation", "words"]
+BASES: tuple[str, ...] = get_args(Basis)
+"""What a flag rests on, strongest first: the grounding states one of the sentence's
+values otherwise (a field, its closest line, a yes/no said the other way round, values
+swapped between records); a value that only another record holds; a value the grounding
+does not hold at all (often one worked out from it: a total, a difference, a share); a
+negation its closest line does not share; none of these (the detector's probabilities
+and the words)."""
 
 
 @dataclass(frozen=True)

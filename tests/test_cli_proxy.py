@@ -62,6 +62,7 @@ def test_demo_runs_end_to_end():
     assert "guardrail verdicts" in out and "stream stopped" not in out
     # the shipped model stops the 1950 sentence and says why (the demo's whole point)
     assert "hallucination detected: True" in out and "contradicted" in out
+    assert "missing)" in out  # what the flag rests on: "(high, value missing)", no 1950
 
 
 def test_serve_runs_the_proxy(fake_upstream):

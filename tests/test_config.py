@@ -73,6 +73,9 @@ def test_bad_files(tmp_path):
 @pytest.mark.parametrize("kwargs, message", [
     ({"hold": False, "action": "redact"}, "hold=false cannot be combined with action=redact"),
     ({"hold": False, "action": "regenerate"}, "action=regenerate"),
+    ({"hold": False, "action": "annotate", "by_basis": {"value_changed": "redact"}},
+     "action=redact"),
+    ({"by_basis": {"value_guessed": "annotate"}}, "value_guessed"),
 ])
 def test_hold_off_needs_a_non_rewriting_action(kwargs, message):
     with pytest.raises(ValueError, match=message):

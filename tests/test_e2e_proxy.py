@@ -221,6 +221,44 @@ def test_bad_input_is_400(proxy, raw, message):
     assert r.status_code == 400 and message in r.json()["error"]["message"]
 
 
+ROOMS_TOOL = json.dumps({"booking_ref": "KX-4471", "city": "Lisbon", "guests": [
+    {"name": "Ana Ruiz", "nights": 3, "rate_cents": 12900},
+    {"name": "Leo Park", "nights": 2, "rate_cents": 14500}]})
+ROOMS_ANSWER = ["Booking KX-4471 is in Lisbon. ", "Together the two rooms come to $697. ",
+                "Leo Park stays 4 nights."]
+
+
+def test_a_flag_names_its_basis_and_the_policy_acts_on_it(client, placeholder, proxy):
+    """Through the server: each flag says what it rests on; with ``by_basis``
+    ``value_missing: annotate`` (a request's policy) a total the tool result does not
+    hold reaches the client as written, marked, while a changed value is still
+    redacted; an unknown basis is a 400 that names it."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    question = [{"role": "user", "content": "What do the two rooms cost?"}]
+    messages = [*question, {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "booking", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": ROOMS_TOOL}]
+    fake = {"mode": "raw", "events": chat_events("".join(ROOMS_ANSWER))}
+    text, g, _ = stream_answer(client, messages, extra_body={"fake": fake})
+    first, total, nights = g["sentences"]
+    assert first["action"] == "release"
+    assert total["action"] == "redact" and "$697" not in text
+    assert total["explanation"]["basis"] == "value_missing"
+    assert nights["action"] == "redact" and nights["explanation"]["basis"] == "value_changed"
+    text, g, _ = stream_answer(client, messages, extra_body={"fake": fake, "guardrail": {
+        "policy": {"by_basis": {"value_missing": "annotate"}}}})
+    first, total, nights = g["sentences"]
+    assert total["action"] == "annotate" and total["released"] == ROOMS_ANSWER[1]
+    assert nights["action"] == "redact" and "4 nights" not in text
+    assert text.startswith("".join(ROOMS_ANSWER[:2]))
+    assert g["policy"]["by_basis"] == {"value_missing": "annotate"}
+    r = httpx.post(proxy.url + "/v1/chat/completions", json={
+        "model": "fake-llm", "messages": messages, "stream": True,
+        "guardrail": {"policy": {"by_basis": {"value_guessed": "annotate"}}}}, timeout=30)
+    assert r.status_code == 400 and "value_guessed" in r.json()["error"]["message"]
+
+
 def test_sdk_sees_upstream_errors_and_unreachable(client, detector):
     with pytest.raises(openai.RateLimitError, match="slow down"):
         client.chat.completions.create(model="fake-llm", messages=MESSAGES, extra_body={
@@ -427,7 +465,8 @@ def test_a_value_its_line_states_otherwise_is_stopped_and_caveats_pass(client, p
     assert first["action"] == "release" and first["released"] == first["original"]
     assert bad["action"] != "release" and changed not in text, bad
     assert bad["explanation"] == {"kind": "contradicted", "severity": "high",
-                                  "evidence": "It was completed in 1889 and is 330 metres tall."}
+                                  "evidence": "It was completed in 1889 and is 330 metres tall.",
+                                  "basis": "value_changed"}
     assert caveat["claim"] is False and caveat["checked"] is False
     assert text.startswith(TOWER_SUPPORTED) and text.endswith(TOWER_CAVEAT)
     text, g = stream_tool_turn(client, "How has the rent changed?", "listing", RENT_TOOL,

@@ -12,8 +12,8 @@ from guardrail.evidence.features import ContextEvidence, is_claim, numbers
 from guardrail.evidence.judge import (FEATURES, FIRST_FEATURES, FITTED_FEATURES, Head,
                                       SentenceJudge, explain, feature_vector)
 from guardrail.evidence.render import render, written_date
-from guardrail.stream.policy import EffectivePolicy, decide, judged
-from guardrail.types import Action, Detection, Explanation, Span
+from guardrail.stream.policy import EffectivePolicy, Outcome, decide, judged
+from guardrail.types import BASES, Action, Detection, Explanation, Span
 
 TOOL = {"name": "Eiffel Tower", "city": "Paris", "completed": 1889, "height_m": 330,
         "opened": "1889-03-31", "lit": True, "closed": None, "visitors": 1234567,
@@ -157,7 +157,8 @@ def test_a_value_changed_in_its_closest_prose_line_is_told_from_one_added(senten
     assert (got.line_changed is not None) == changed
     if changed:
         assert got.line_changed in (line, visits)
-        assert explain(got, 0.6) == Explanation("contradicted", "high", got.line_changed)
+        assert explain(got, 0.6) == Explanation("contradicted", "high", got.line_changed,
+                                                "value_changed")
         x = feature_vector(got, [0.1], False)
         assert x[FEATURES.index("line_value_changed")] == 1.0
 
@@ -186,7 +187,7 @@ def test_a_changed_value_is_flagged_whatever_the_head_says():
     bad = judge.judge(ev, "It was completed in 1950.", [0.01], 4)
     assert bad.flagged and bad.prob == pytest.approx(0.8)
     assert bad.explanation == Explanation("contradicted", "high",
-                                          "It was completed in 1889.")
+                                          "It was completed in 1889.", "value_changed")
     assert not judge.judge(ev, "It was completed in 1889.", [0.01], 4).flagged
     assert not judge.judge(ev, "It was completed in 1950.", [0.01], 4, threshold=0.9).flagged
     assert FITTED_FEATURES == tuple(f for f in FEATURES if f not in (
@@ -266,6 +267,59 @@ def test_policy_acts_by_kind_of_flag():
     changed = "The Eiffel Tower was completed in 1950."
     b = judged(_detection(changed, 0.95), 0, len(changed), judge, ev)
     assert decide(changed, b, policy).action is Action.REDACT
+
+
+@pytest.mark.parametrize("sentence, basis", [
+    ("The Eiffel Tower was completed in 1950.", "value_changed"),
+    ("Adult and child tickets together cost 41.2 euros.", "value_missing"),
+    ("The Eiffel Tower is not in Paris.", "negation"),
+    ("It is located in Lyon next to a famous bakery.", "words"),
+])
+def test_a_flag_says_what_it_rests_on(sentence, basis):
+    """The explanation's basis, strongest evidence first: a value stated otherwise,
+    a value the grounding lacks (a wrong total here), a negation, else the model and
+    the words."""
+    ev = ContextEvidence.build([json.dumps(TOOL)], "")
+    judge = SentenceJudge({4: _head("p_max", 8.0)})
+    a = judged(_detection(sentence, 0.95), 0, len(sentence), judge, ev)
+    assert a.flagged and a.explanation.basis == basis
+    assert a.explanation.to_json()["basis"] == basis
+    assert basis in BASES
+
+
+def test_another_records_value_ranks_below_a_changed_one_above_a_missing_one():
+    from dataclasses import replace
+
+    from guardrail.evidence.judge import basis
+    ev = ContextEvidence.build([json.dumps(TOOL)], "")
+    words = ev.features("It is located in Lyon next to a famous bakery.")
+    missing = ev.features("Adult and child tickets together cost 41.2 euros.")
+    changed = ev.features("The Eiffel Tower was completed in 1950.")
+    assert basis(replace(words, record_gap=0.5)) == "other_record"
+    assert basis(replace(missing, record_gap=0.5)) == "other_record"
+    assert basis(replace(changed, record_gap=0.5)) == "value_changed"
+    assert basis(replace(words, negation_mismatch=True)) == "negation"
+
+
+def test_policy_acts_by_basis_before_kind():
+    """``policy.by_basis`` picks the action of a flag by what it rests on, before
+    ``by_kind``: a total the grounding does not hold is marked and sent as written,
+    a changed year is still redacted, and a flag of neither basis follows its kind."""
+    ev = ContextEvidence.build([json.dumps(TOOL)], "")
+    judge = SentenceJudge({4: _head("p_max", 8.0)})
+    policy = EffectivePolicy(Action.REDACT, None, True, "spans", "[x]", 0,
+                             by_kind=(("contradicted", Action.BLOCK),),
+                             by_basis=(("value_missing", Action.ANNOTATE),))
+    total = "Adult and child tickets together cost 41.2 euros."
+    a = judged(_detection(total, 0.95), 0, len(total), judge, ev)
+    assert a.explanation.kind == "contradicted"
+    assert decide(total, a, policy) == Outcome(Action.ANNOTATE, total)
+    changed = "The Eiffel Tower was completed in 1950."
+    b = judged(_detection(changed, 0.95), 0, len(changed), judge, ev)
+    assert decide(changed, b, policy).action is Action.BLOCK
+    plain = EffectivePolicy(Action.REDACT, None, True, "spans", "[x]", 0)
+    assert decide(total, a, plain).action is Action.REDACT
+    assert policy.to_json()["by_basis"] == {"value_missing": "annotate"}
 
 
 def test_feature_vector_matches_the_feature_names():

@@ -228,8 +228,9 @@ def verdict_table(report: dict):
             + (" (missed by shallow)" if final.get("missed_by_shallow") else ""))
         spans = escape(", ".join(repr(sp["text"]) for sp in s["spans"]))
         why = s.get("explanation")
-        if why:  # contradicted / unverifiable, with its severity
-            spans = (spans + "\n" if spans else "") + f"{why['kind']} ({why['severity']})"
+        if why:  # contradicted / unverifiable, with its severity and what it rests on
+            basis = f", {why['basis'].replace('_', ' ')}" if why.get("basis") else ""
+            spans = (spans + "\n" if spans else "") + f"{why['kind']} ({why['severity']}{basis})"
         elif s.get("claim") is False:
             spans = "no claim"
         elif s.get("checked") and s["exit_layer"] is None:

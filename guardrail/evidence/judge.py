@@ -89,7 +89,19 @@ def explain(ev: SentenceEvidence, prob: float) -> Explanation:
         else "unverifiable"
     severity: Severity = "high" if changed or prob >= 0.9 else \
         "medium" if prob >= 0.75 else "low"
-    return Explanation(kind, severity, ev.field_changed or ev.line_changed or ev.best_line)
+    return Explanation(kind, severity, ev.field_changed or ev.line_changed or ev.best_line,
+                       basis(ev))
+
+
+def basis(ev: SentenceEvidence) -> str:
+    """What a flag of the sentence rests on (``types.BASES``, strongest first)."""
+    if ev.field_changed is not None or ev.line_changed is not None or ev.swapped:
+        return "value_changed"
+    if ev.record_gap > 0:
+        return "other_record"
+    if ev.missing_numbers:
+        return "value_missing"
+    return "negation" if ev.negation_mismatch else "words"
 
 
 def restates(ev: SentenceEvidence) -> bool:

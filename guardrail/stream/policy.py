@@ -40,15 +40,23 @@ class EffectivePolicy:
     max_attempts: int
     tenant: Optional[str] = None
     by_kind: tuple[tuple[str, Action], ...] = ()   # explanation kind -> action
+    by_basis: tuple[tuple[str, Action], ...] = ()  # explanation basis -> action (first)
 
-    def action_for(self, kind: Optional[str]) -> Action:
-        return dict(self.by_kind).get(kind, self.action) if kind else self.action
+    def action_for(self, why: Optional[Explanation]) -> Action:
+        """The action for a flag explained by ``why``: by its basis, else by its kind."""
+        if why is None:
+            return self.action
+        by_basis = dict(self.by_basis)
+        if why.basis in by_basis:
+            return by_basis[why.basis]
+        return dict(self.by_kind).get(why.kind, self.action)
 
     def to_json(self) -> dict:
         return {"action": self.action.value, "threshold": self.threshold, "hold": self.hold,
                 "redact_mode": self.redact_mode, "max_attempts": self.max_attempts,
                 "tenant": self.tenant,
-                "by_kind": {k: a.value for k, a in self.by_kind} or None}
+                "by_kind": {k: a.value for k, a in self.by_kind} or None,
+                "by_basis": {k: a.value for k, a in self.by_basis} or None}
 
 
 def _merge(p: EffectivePolicy, o: PolicyOverride) -> EffectivePolicy:
@@ -59,7 +67,9 @@ def _merge(p: EffectivePolicy, o: PolicyOverride) -> EffectivePolicy:
         redact_mode=o.redact_mode or p.redact_mode, redact_marker=p.redact_marker,
         max_attempts=o.max_attempts if o.max_attempts is not None else p.max_attempts,
         tenant=p.tenant,
-        by_kind=tuple(sorted(o.by_kind.items())) if o.by_kind is not None else p.by_kind)
+        by_kind=tuple(sorted(o.by_kind.items())) if o.by_kind is not None else p.by_kind,
+        by_basis=tuple(sorted(o.by_basis.items())) if o.by_basis is not None
+        else p.by_basis)
 
 
 def _check_limits(o: PolicyOverride, cfg: GuardrailConfig) -> None:
@@ -67,7 +77,8 @@ def _check_limits(o: PolicyOverride, cfg: GuardrailConfig) -> None:
     if not lim.allow_override:
         raise BadRequest("'guardrail.policy' is not allowed by this server", code="policy_limit")
     for name, action in [("action", o.action), *(
-            (f"by_kind.{k}", a) for k, a in (o.by_kind or {}).items())]:
+            (f"by_kind.{k}", a) for k, a in (o.by_kind or {}).items()), *(
+            (f"by_basis.{k}", a) for k, a in (o.by_basis or {}).items())]:
         if action is not None and action not in lim.allowed_actions:
             raise BadRequest(f"'guardrail.policy.{name}' {action.value!r} is not allowed; "
                              f"allowed: {', '.join(a.value for a in lim.allowed_actions)}",
@@ -88,14 +99,15 @@ def resolve_policy(cfg: GuardrailConfig, tenant: Optional[str] = None,
     """Default policy, then the tenant's changes, then the request's (within limits)."""
     p = cfg.policy
     policy = EffectivePolicy(p.action, p.threshold, p.hold, p.redact_mode, p.redact_marker,
-                             p.regenerate.max_attempts, tenant, tuple(sorted(p.by_kind.items())))
+                             p.regenerate.max_attempts, tenant, tuple(sorted(p.by_kind.items())),
+                             tuple(sorted(p.by_basis.items())))
     if tenant is not None and tenant in cfg.tenants:
         policy = _merge(policy, cfg.tenants[tenant].policy)
     if request is not None:
         _check_limits(request, cfg)
         policy = _merge(policy, request)
     try:
-        for action in (policy.action, *(a for _, a in policy.by_kind)):
+        for action in (policy.action, *(a for _, a in policy.by_kind + policy.by_basis)):
             check_hold_action(policy.hold, action)
     except ValueError as e:
         raise BadRequest(f"'guardrail.policy': {e}", code="policy_conflict") from None
@@ -257,7 +269,7 @@ def decide(text: str, a: Assessment, policy: EffectivePolicy) -> Outcome:
     """What to send for sentence ``text`` (pure).  BLOCK is returned, not raised;
     REGENERATE means the answer must run its rewrite loop (``stream.regenerate``),
     whose outcome replaces this one."""
-    action = policy.action_for(a.explanation.kind if a.explanation else None)
+    action = policy.action_for(a.explanation)
     if not a.flagged or action is Action.RELEASE:
         return Outcome(Action.RELEASE, text)
     if action is Action.ANNOTATE:

@@ -23,6 +23,12 @@ export function el(tag, attrs = {}, ...children) {
 
 const VERB = { release: "Released", annotate: "Annotated", redact: "Redacted",
                regenerate: "Regenerated", block: "Blocked", pending: "Released" };
+// What a flag rests on (the explanation's basis), in words.
+const BASIS = { value_changed: "the grounding states a value otherwise",
+                other_record: "a value of another record",
+                value_missing: "a value the grounding does not hold",
+                negation: "a negation the grounding does not share",
+                words: "the model and the words" };
 const fmt = (x, digits = 2) => (typeof x === "number" ? x.toFixed(digits) : "–");
 
 // The verdict of one sentence, for its tooltip and the report table (no sentence text).
@@ -37,6 +43,7 @@ function verdictLines(v) {
   else if (v.claim === false) lines.push("no claim: passed without a check");
   else lines.push(`score ${fmt(v.score)} · exit layer ${v.exit_layer ?? "–"}`
                   + (typeof v.latency_ms === "number" ? ` · ${Math.round(v.latency_ms)} ms` : ""));
+  if (why && why.basis) lines.push(`found: ${BASIS[why.basis] || why.basis}`);
   if (why && why.evidence) lines.push(`closest context: ${why.evidence}`);
   return lines;
 }
