@@ -175,16 +175,18 @@ class CheckRequest:
 class Explanation:
     """Why a sentence is flagged: the context says otherwise (``contradicted``) or says
     nothing of it (``unverifiable``), how bad it is, the context line it is closest to,
-    and what the judge found (``basis``, one of ``BASES``)."""
+    what the judge found (``basis``, one of ``BASES``) and in what form of grounding
+    (``grounding``: a tool result or table read as records, or prose)."""
 
     kind: str        # "contradicted" | "unverifiable"
     severity: str    # "low" | "medium" | "high"
     evidence: Optional[str] = None
     basis: Optional[str] = None
+    grounding: Optional[str] = None   # "structured" | "prose"
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "severity": self.severity, "evidence": self.evidence,
-                "basis": self.basis}
+                "basis": self.basis, "grounding": self.grounding}
 
 
 Basis = Literal["value_changed", "other_record", "value_missing", "negation", "words"]
@@ -195,6 +197,9 @@ swapped between records); a value that only another record holds; a value the gr
 does not hold at all (often one worked out from it: a total, a difference, a share); a
 negation its closest line does not share; none of these (the detector's probabilities
 and the words)."""
+BASIS_KEYS = (*BASES, *(f"{form}.{b}" for form in ("structured", "prose") for b in BASES))
+"""What ``policy.by_basis`` may name: a basis, or a basis in one form of grounding
+(``structured.value_missing``: only where the grounding is a tool result or a table)."""
 
 
 @dataclass(frozen=True)

@@ -75,12 +75,15 @@ def test_bad_files(tmp_path):
     ({"hold": False, "action": "regenerate"}, "action=regenerate"),
     ({"hold": False, "action": "annotate", "by_basis": {"value_changed": "redact"}},
      "action=redact"),
-    ({"by_basis": {"value_guessed": "annotate"}}, "value_guessed"),
+    ({"by_basis": {"value_guessed": "annotate"}}, "unknown basis 'value_guessed'"),
+    ({"by_basis": {"tool.value_missing": "annotate"}}, "after 'structured.' or 'prose.'"),
 ])
 def test_hold_off_needs_a_non_rewriting_action(kwargs, message):
     with pytest.raises(ValueError, match=message):
         PolicyConfig(**kwargs)
     assert PolicyConfig(hold=False, action="annotate").hold is False
+    assert PolicyConfig(by_basis={"structured.value_missing": "annotate"}).by_basis == {
+        "structured.value_missing": "annotate"}
 
 
 def test_cross_field_errors_name_the_values():

@@ -230,7 +230,7 @@ ROOMS_ANSWER = ["Booking KX-4471 is in Lisbon. ", "Together the two rooms come t
 
 def test_a_flag_names_its_basis_and_the_policy_acts_on_it(client, placeholder, proxy):
     """Through the server: each flag says what it rests on; with ``by_basis``
-    ``value_missing: annotate`` (a request's policy) a total the tool result does not
+    ``structured.value_missing: annotate`` (a request's policy) a total the tool result does not
     hold reaches the client as written, marked, while a changed value is still
     redacted; an unknown basis is a 400 that names it."""
     if placeholder:
@@ -246,13 +246,14 @@ def test_a_flag_names_its_basis_and_the_policy_acts_on_it(client, placeholder, p
     assert total["action"] == "redact" and "$697" not in text
     assert total["explanation"]["basis"] == "value_missing"
     assert nights["action"] == "redact" and nights["explanation"]["basis"] == "value_changed"
+    assert total["explanation"]["grounding"] == "structured"
     text, g, _ = stream_answer(client, messages, extra_body={"fake": fake, "guardrail": {
-        "policy": {"by_basis": {"value_missing": "annotate"}}}})
+        "policy": {"by_basis": {"structured.value_missing": "annotate"}}}})
     first, total, nights = g["sentences"]
     assert total["action"] == "annotate" and total["released"] == ROOMS_ANSWER[1]
     assert nights["action"] == "redact" and "4 nights" not in text
     assert text.startswith("".join(ROOMS_ANSWER[:2]))
-    assert g["policy"]["by_basis"] == {"value_missing": "annotate"}
+    assert g["policy"]["by_basis"] == {"structured.value_missing": "annotate"}
     r = httpx.post(proxy.url + "/v1/chat/completions", json={
         "model": "fake-llm", "messages": messages, "stream": True,
         "guardrail": {"policy": {"by_basis": {"value_guessed": "annotate"}}}}, timeout=30)
@@ -466,7 +467,7 @@ def test_a_value_its_line_states_otherwise_is_stopped_and_caveats_pass(client, p
     assert bad["action"] != "release" and changed not in text, bad
     assert bad["explanation"] == {"kind": "contradicted", "severity": "high",
                                   "evidence": "It was completed in 1889 and is 330 metres tall.",
-                                  "basis": "value_changed"}
+                                  "basis": "value_changed", "grounding": "prose"}
     assert caveat["claim"] is False and caveat["checked"] is False
     assert text.startswith(TOWER_SUPPORTED) and text.endswith(TOWER_CAVEAT)
     text, g = stream_tool_turn(client, "How has the rent changed?", "listing", RENT_TOOL,

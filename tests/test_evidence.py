@@ -158,7 +158,7 @@ def test_a_value_changed_in_its_closest_prose_line_is_told_from_one_added(senten
     if changed:
         assert got.line_changed in (line, visits)
         assert explain(got, 0.6) == Explanation("contradicted", "high", got.line_changed,
-                                                "value_changed")
+                                                "value_changed", "prose")
         x = feature_vector(got, [0.1], False)
         assert x[FEATURES.index("line_value_changed")] == 1.0
 
@@ -187,7 +187,7 @@ def test_a_changed_value_is_flagged_whatever_the_head_says():
     bad = judge.judge(ev, "It was completed in 1950.", [0.01], 4)
     assert bad.flagged and bad.prob == pytest.approx(0.8)
     assert bad.explanation == Explanation("contradicted", "high",
-                                          "It was completed in 1889.", "value_changed")
+                                          "It was completed in 1889.", "value_changed", "prose")
     assert not judge.judge(ev, "It was completed in 1889.", [0.01], 4).flagged
     assert not judge.judge(ev, "It was completed in 1950.", [0.01], 4, threshold=0.9).flagged
     assert FITTED_FEATURES == tuple(f for f in FEATURES if f not in (
@@ -284,7 +284,7 @@ def test_a_flag_says_what_it_rests_on(sentence, basis):
     a = judged(_detection(sentence, 0.95), 0, len(sentence), judge, ev)
     assert a.flagged and a.explanation.basis == basis
     assert a.explanation.to_json()["basis"] == basis
-    assert basis in BASES
+    assert basis in BASES and a.explanation.grounding == "structured"
 
 
 def test_another_records_value_ranks_below_a_changed_one_above_a_missing_one():
@@ -320,6 +320,30 @@ def test_policy_acts_by_basis_before_kind():
     plain = EffectivePolicy(Action.REDACT, None, True, "spans", "[x]", 0)
     assert decide(total, a, plain).action is Action.REDACT
     assert policy.to_json()["by_basis"] == {"value_missing": "annotate"}
+
+
+def test_policy_by_basis_can_name_the_form_of_the_grounding():
+    """``structured.value_missing`` acts on a value a tool result lacks and leaves the
+    same basis against prose to the policy's action; the qualified key comes first."""
+    judge = SentenceJudge({4: _head("p_max", 8.0)})
+    tool = ContextEvidence.build([json.dumps(TOOL)], "")
+    prose = ContextEvidence.build(["The Eiffel Tower is in Paris. Tickets are sold at the "
+                                   "south pillar."], "")
+    total = "Adult and child tickets together cost 41.2 euros."
+    on_tool = judged(_detection(total, 0.95), 0, len(total), judge, tool)
+    on_prose = judged(_detection(total, 0.95), 0, len(total), judge, prose)
+    assert on_tool.explanation.grounding == "structured"
+    assert on_prose.explanation.grounding == "prose"
+    assert on_tool.explanation.basis == on_prose.explanation.basis == "value_missing"
+    policy = EffectivePolicy(Action.REDACT, None, True, "spans", "[x]", 0,
+                             by_basis=(("structured.value_missing", Action.ANNOTATE),))
+    assert decide(total, on_tool, policy).action is Action.ANNOTATE
+    assert decide(total, on_prose, policy).action is Action.REDACT
+    both = EffectivePolicy(Action.REDACT, None, True, "spans", "[x]", 0,
+                           by_basis=(("structured.value_missing", Action.ANNOTATE),
+                                     ("value_missing", Action.BLOCK)))
+    assert decide(total, on_tool, both).action is Action.ANNOTATE
+    assert decide(total, on_prose, both).action is Action.BLOCK
 
 
 def test_feature_vector_matches_the_feature_names():

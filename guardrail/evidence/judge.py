@@ -81,7 +81,7 @@ def feature_vector(ev: SentenceEvidence, probs: Sequence[float], structured: boo
             float(ev.swapped)]
 
 
-def explain(ev: SentenceEvidence, prob: float) -> Explanation:
+def explain(ev: SentenceEvidence, prob: float, structured: bool = False) -> Explanation:
     changed = bool(ev.missing_numbers) and ev.context_has_numbers or ev.record_gap > 0 \
         or ev.field_changed is not None or ev.line_changed is not None or ev.swapped
     about_it = ev.best_line_recall >= 0.5 and ev.word_precision >= 0.6
@@ -90,7 +90,7 @@ def explain(ev: SentenceEvidence, prob: float) -> Explanation:
     severity: Severity = "high" if changed or prob >= 0.9 else \
         "medium" if prob >= 0.75 else "low"
     return Explanation(kind, severity, ev.field_changed or ev.line_changed or ev.best_line,
-                       basis(ev))
+                       basis(ev), "structured" if structured else "prose")
 
 
 def basis(ev: SentenceEvidence) -> str:
@@ -240,4 +240,5 @@ class SentenceJudge:
         else:
             prob, flagged = self.decide(feature_vector(ev, probs, evidence.structured), layer,
                                         evidence.structured, threshold)
-        return Judgement(prob, flagged, True, explain(ev, prob) if flagged else None, ev)
+        why = explain(ev, prob, evidence.structured) if flagged else None
+        return Judgement(prob, flagged, True, why, ev)

@@ -43,12 +43,14 @@ class EffectivePolicy:
     by_basis: tuple[tuple[str, Action], ...] = ()  # explanation basis -> action (first)
 
     def action_for(self, why: Optional[Explanation]) -> Action:
-        """The action for a flag explained by ``why``: by its basis, else by its kind."""
+        """The action for a flag explained by ``why``: by its basis in its form of
+        grounding, else by its basis, else by its kind."""
         if why is None:
             return self.action
         by_basis = dict(self.by_basis)
-        if why.basis in by_basis:
-            return by_basis[why.basis]
+        for key in (f"{why.grounding}.{why.basis}", why.basis):
+            if key in by_basis:
+                return by_basis[key]
         return dict(self.by_kind).get(why.kind, self.action)
 
     def to_json(self) -> dict:
