@@ -2,6 +2,11 @@
 (docs/model-card.md, "What a flag rests on, and a policy for it").
 
     .venv/bin/python scripts/basis_of_stops.py [ROWS_CACHE]
+    .venv/bin/python scripts/basis_of_stops.py --runs RUN_DIR ...
+
+``--runs``: of `guardrail bench verdicts` runs (their sentences.jsonl), the sentences
+stopped by the basis of their explanation, supported / unsupported, per data set (the
+first part of its name); runs no model.
 
 Over every `turns*.jsonl` of docs/model-card/paraphrases (claims only, exit 4, each
 sentence decided by its own head, as `guardrail judge eval --layers 4` decides):
@@ -39,7 +44,22 @@ def auroc(gold, score) -> float:
     return float((pos[:, None] > neg).mean() + 0.5 * (pos[:, None] == neg).mean())
 
 
+def runs(dirs: list[str]) -> None:
+    for d in dirs:
+        stopped = collections.Counter()
+        for r in map(json.loads, open(Path(d) / "sentences.jsonl", encoding="utf-8")):
+            if r["stopped"]:
+                why = (r.get("explanation") or {}).get("basis")
+                stopped[(r["dataset"].split("/")[0].split("-")[0], why, r["gold"])] += 1
+        print(d)
+        for name, why in sorted({k[:2] for k in stopped}, key=str):
+            print(f"  {name:10s} {str(why):14s} {stopped[(name, why, False)]:4d} / "
+                  f"{stopped[(name, why, True)]:4d}")
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--runs"]:
+        return runs(sys.argv[2:])
     cache = Path(sys.argv[1] if len(sys.argv) > 1 else "runs/rows-hw4.json")
     sets = sorted(str(p) for p in P.glob("turns*.jsonl"))
     det = Detector.from_pretrained(None)
