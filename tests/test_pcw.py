@@ -399,7 +399,10 @@ def test_a_pcw_model_behind_the_real_server(fake_upstream, pcw):
     from guardrail.proxy.app import create_app
 
     pcw.states = StateCache()
-    with serve(create_app(proxy_config(fake_upstream.url), detector=pcw)) as p:
+    # every sentence checked by the model: a sentence the grounding restates is settled
+    # without one once the judge's evidence is built, which depends on timing
+    cfg = proxy_config(fake_upstream.url, verification={"settle_restated": False})
+    with serve(create_app(cfg, detector=pcw)) as p:
         assert httpx.get(p.url + "/healthz").json()["verifier"]["attention"] == "pcw"
         for _ in range(2):
             with openai.OpenAI(base_url=p.url + "/v1", api_key="k", max_retries=0) as c:

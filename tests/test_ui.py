@@ -185,6 +185,7 @@ def test_a_redacted_sentence_explains_itself_on_hover(page):
     assert "Redacted" in text and "contradicted" in text
     assert re.search(r"score [01]\.\d\d", text)  # the judge's probability, two decimals
     assert "total eur: 249.9" in text      # the closest context line
+    assert "found: a value the grounding does not hold" in text  # what the flag rests on (429)
     assert " ms" in text                   # the sentence's latency
     chips = turn.locator(".chip").all_inner_texts()
     assert len(chips) == 3 and all(" ms" in c for c in chips)
