@@ -60,11 +60,27 @@ def test_tenant_then_request_override():
     ({}, {"hold": False, "action": "annotate"}, "cannot be turned off"),
     ({"max_regenerate_attempts": 1}, {"max_attempts": 3}, "exceeds the limit 1"),
     ({"allow_hold_off": True}, {"hold": False}, "hold=false cannot be combined"),
+    ({"allowed_actions": ["redact", "block"]}, {"by_basis": {"value_missing": "annotate"}},
+     "'guardrail.policy.by_basis.value_missing' 'annotate' is not allowed"),
+    ({"allow_hold_off": True}, {"hold": False, "action": "annotate",
+                                "by_basis": {"structured.words": "redact"}},
+     "hold=false cannot be combined with action=redact"),
 ])
 def test_request_overrides_are_limited(limits, override, message):
     cfg = GuardrailConfig.model_validate({"limits": limits})
     with pytest.raises(BadRequest, match=message):
         resolve_policy(cfg, None, PolicyOverride.model_validate(override))
+
+
+def test_by_basis_from_config_tenant_and_request():
+    """The server's ``by_basis``, a tenant's in its place, a request's in place of both."""
+    cfg = GuardrailConfig.model_validate({
+        "policy": {"by_basis": {"structured.value_missing": "annotate"}},
+        "tenants": {"acme": {"api_keys": ["k"], "policy": {"by_basis": {"words": "release"}}}}})
+    assert resolve_policy(cfg).by_basis == (("structured.value_missing", Action.ANNOTATE),)
+    assert resolve_policy(cfg, "acme").by_basis == (("words", Action.RELEASE),)
+    p = resolve_policy(cfg, "acme", PolicyOverride(by_basis={}))
+    assert p.by_basis == () and p.to_json()["by_basis"] is None
 
 
 def test_hold_off_allowed_when_operator_says_so():
