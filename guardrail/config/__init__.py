@@ -6,9 +6,9 @@
 
 from guardrail.config.cache import CacheConfig
 from guardrail.config.detector import DetectorConfig
-from guardrail.config.scheduler import DEFAULT_TENANT, SchedulerConfig
 from guardrail.config.policy import (PolicyConfig, PolicyLimits, PolicyOverride,
                                      RegenerateConfig, check_hold_action)
+from guardrail.config.scheduler import DEFAULT_TENANT, SchedulerConfig
 from guardrail.config.settings import (ENV_PREFIX, ContextConfig, GuardrailConfig,
                                        ServerConfig, TenantConfig, UpstreamConfig,
                                        VerificationConfig, env_overrides, load_config)

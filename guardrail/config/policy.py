@@ -83,7 +83,8 @@ class PolicyConfig(Section):
 
     @field_validator("by_basis")
     @classmethod
-    def _known_bases(cls, by_basis):
+    def _known_bases(cls, by_basis: Optional[dict[str, Action]]
+                     ) -> Optional[dict[str, Action]]:
         return _bases(by_basis)
 
     @model_validator(mode="after")
@@ -129,7 +130,8 @@ class PolicyOverride(Section):
 
     @field_validator("by_basis")
     @classmethod
-    def _known_bases(cls, by_basis):
+    def _known_bases(cls, by_basis: Optional[dict[str, Action]]
+                     ) -> Optional[dict[str, Action]]:
         return _bases(by_basis)
 
 
