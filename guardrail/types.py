@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Literal, Optional, get_args
+from typing import Optional
 
 DEFAULT_TENANT = "default"
 """The tenant of every request when no tenant is configured with API keys."""
@@ -189,8 +189,7 @@ class Explanation:
                 "basis": self.basis, "grounding": self.grounding}
 
 
-Basis = Literal["value_changed", "other_record", "value_missing", "negation", "words"]
-BASES: tuple[str, ...] = get_args(Basis)
+BASES = ("value_changed", "other_record", "value_missing", "negation", "words")
 """What a flag rests on, strongest first: the grounding states one of the sentence's
 values otherwise (a field, its closest line, a yes/no said the other way round, values
 swapped between records); a value that only another record holds; a value the grounding

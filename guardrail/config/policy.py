@@ -3,12 +3,24 @@ change of it, and the ``regenerate`` action's settings."""
 
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import Annotated, Literal, Optional
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
 from guardrail.config.base import Section
 from guardrail.types import BASIS_KEYS, Action
+
+def _bases(by_basis: dict[str, Action]) -> dict[str, Action]:
+    unknown = sorted(set(by_basis) - set(BASIS_KEYS))
+    if unknown:
+        raise ValueError(f"unknown basis {', '.join(map(repr, unknown))}; one of "
+                         f"{', '.join(BASIS_KEYS[:5])}, optionally after 'structured.' or "
+                         "'prose.'")
+    return by_basis
+
+
+ByBasis = Annotated[dict[str, Action], AfterValidator(_bases)]
+"""An action per basis of a flag (``guardrail.types.BASIS_KEYS``); unknown keys refused."""
 
 DEFAULT_REGENERATE_PROMPT = """\
 Rewrite one sentence of an answer so that it states only what the documents support.
@@ -74,33 +86,18 @@ class PolicyConfig(Section):
     """Text that replaces redacted content."""
     by_kind: dict[Literal["contradicted", "unverifiable"], Action] = {}
     """Another action per kind of flag, e.g. ``{"unverifiable": "annotate"}``."""
-    by_basis: dict[str, Action] = {}
+    by_basis: ByBasis = {}
     """Another action per basis of a flag (``guardrail.types.BASIS_KEYS``), before
     ``by_kind``, e.g. ``{"structured.value_missing": "annotate"}``: a value a tool result
     lacks (often a total worked out from it) is marked, not redacted."""
     regenerate: RegenerateConfig = RegenerateConfig()
     """Settings of the ``regenerate`` action."""
 
-    @field_validator("by_basis")
-    @classmethod
-    def _known_bases(cls, by_basis: Optional[dict[str, Action]]
-                     ) -> Optional[dict[str, Action]]:
-        return _bases(by_basis)
-
     @model_validator(mode="after")
     def _check_hold(self) -> "PolicyConfig":
         for action in (self.action, *self.by_kind.values(), *self.by_basis.values()):
             check_hold_action(self.hold, action)
         return self
-
-
-def _bases(by_basis: Optional[dict[str, Action]]) -> Optional[dict[str, Action]]:
-    unknown = sorted(set(by_basis or ()) - set(BASIS_KEYS))
-    if unknown:
-        raise ValueError(f"unknown basis {', '.join(map(repr, unknown))}; one of "
-                         f"{', '.join(BASIS_KEYS[:5])}, optionally after 'structured.' or "
-                         "'prose.'")
-    return by_basis
 
 
 def check_hold_action(hold: bool, action: Action) -> None:
@@ -125,14 +122,8 @@ class PolicyOverride(Section):
     """Replaces ``policy.regenerate.max_attempts``."""
     by_kind: Optional[dict[Literal["contradicted", "unverifiable"], Action]] = None
     """Replaces ``policy.by_kind``."""
-    by_basis: Optional[dict[str, Action]] = None
+    by_basis: Optional[ByBasis] = None
     """Replaces ``policy.by_basis``."""
-
-    @field_validator("by_basis")
-    @classmethod
-    def _known_bases(cls, by_basis: Optional[dict[str, Action]]
-                     ) -> Optional[dict[str, Action]]:
-        return _bases(by_basis)
 
 
 class PolicyLimits(Section):
