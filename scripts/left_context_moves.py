@@ -20,7 +20,7 @@ import sys
 from guardrail.bench import bench_documents, find_data_dir
 from guardrail.bench.stream_workload import build_workloads
 from guardrail.config import SchedulerConfig
-from guardrail.evidence.features import is_claim
+from guardrail.evidence.claims import is_claim
 from guardrail.model import DetectInput, Detector
 from guardrail.model.prefixes import prefix_key
 from guardrail.stream.segmenter import SentenceSegmenter

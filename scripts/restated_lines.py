@@ -18,7 +18,8 @@ from pathlib import Path
 
 from guardrail.commands.judge import load_split
 from guardrail.commands.training_data import labelled_examples
-from guardrail.evidence.features import ContextEvidence, is_claim
+from guardrail.evidence.claims import is_claim
+from guardrail.evidence.features import ContextEvidence
 from guardrail.evidence.judge import restates
 from guardrail.train.scores import sentence_bounds
 

@@ -8,7 +8,8 @@ import math
 
 import pytest
 
-from guardrail.evidence.features import ContextEvidence, is_claim, numbers
+from guardrail.evidence.claims import is_claim
+from guardrail.evidence.features import ContextEvidence, numbers
 from guardrail.evidence.judge import (FEATURES, FIRST_FEATURES, FITTED_FEATURES, Head,
                                       SentenceJudge, explain, feature_vector)
 from guardrail.evidence.render import render, written_date

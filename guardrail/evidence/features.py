@@ -1,7 +1,6 @@
 """What a sentence claims, and whether its grounding holds it: cheap evidence features.
 
     ContextEvidence.build(documents, question)   once per grounding (rendered, indexed)
-    is_claim(sentence)                           False: nothing to check ("Here is what I found:")
     evidence.features(sentence)                  -> SentenceEvidence (numbers, words, lines)
 
 The detector reads tokens; these features read values.  A sentence whose every number
@@ -9,7 +8,8 @@ is in the context (normalised: ``1,200`` = ``1200``, ``about 1.2 million`` ~ ``1
 ``25%`` = ``0.25``; converted, units.py; worked out, arithmetic.py) and whose content
 words stand together in one context line is very likely supported, whatever its
 wording; one with a number the context lacks is very likely not.  The judge (judge.py)
-weighs these against the detector's token probabilities, as RAGulator does.
+weighs these against the detector's token probabilities, as RAGulator does.  Which
+sentences make a claim at all: claims.py.
 """
 
 from __future__ import annotations
@@ -38,61 +38,6 @@ from guardrail.evidence.spans import Labels, Tallies, days_between
 from guardrail.evidence.units import Quantities
 from guardrail.evidence.weekdays import weekday_changed
 from guardrail.evidence.words import NEGATIONS, STOPWORDS, WORD, content_words, stem
-
-META_WORDS = frozenset("""
-here found find information info result results detail details help helps helpful know look
-looking looked need needs anything else question questions following data search searched
-summary tool tools check checked hope happy glad assist like want please feel free ask more
-sure certainly course great thanks thank welcome let below above shows show provided based
-available answer let's okay ok alright interesting note noted quick overview request
-""".split())
-_FILLER_START = re.compile(
-    r"^\s*(here(?:'s| is| are)|let me|sure|certainly|of course|absolutely|great|okay|ok|"
-    r"i hope|hope this|i'm happy|i am happy|i'd be happy|feel free|let me know|is there|"
-    r"if you (?:have|need)|thanks|thank you|based on|according to|below|in summary|to summarize)\b",
-    re.I)
-_OFFER = re.compile(r"^\W*(?:just\s+)?(?:let me know|feel free|would you like|do you want|"
-                    r"want me to|shall i|should i|if you(?:'d| would) like,? i can)\b", re.I)
-# the assistant saying what it is about to do: "I'll look up your order now."
-_INTENT = re.compile(r"^\W*(?:(?:ok(?:ay)?|sure|alright|one moment)\W+)?(?:i'll|i will|i'm "
-                     r"going to|i am going to|let me|allow me to)\s+(?:now\s+|quickly\s+|"
-                     r"first\s+|go ahead and\s+)?(?:search|look|check|pull|fetch|find|query|"
-                     r"call|retrieve|open|run|grab|review|dig|try)\b[^:;,\u2014\u2013]*$", re.I)
-_SMALL_TALK = re.compile(r"^\W*(?:(?:very |a )?good|great|excellent|fair) question\W*$|"
-                         r"^\W*(?:no problem|got it|understood|you're welcome)\W*$", re.I)
-_BECAUSE = re.compile(r",\s*(?:which|since|because|as)\b|\b(?:since|because)\b", re.I)
-_CAVEAT = re.compile(  # about the data's reliability, not about the world
-    r"\b(?:could|may|might)\s+(?:be|have)\b[^.]*\b(?:out of date|outdated|inaccurate|"
-    r"incomplete|changed)\b|\b(?:could|may|might) change(?: at any time| without notice)?"
-    r"\W*$|\bsubject to change\b|\b(?:please|recommend|suggest|want to|be sure to)\s+"
-    r"(?:verify|verifying|check|checking|confirm|confirming|double-check)\b", re.I)
-
-
-def is_claim(sentence: str) -> bool:
-    """Does the sentence say something the context could support or not?  Greetings,
-    hedges, offers and lead-ins ("Here is what I found:") do not; anything with a
-    number or a word outside the small talk vocabulary does."""
-    text = sentence.strip()
-    if not any(c.isalnum() for c in text):
-        return False
-    if _OFFER.match(text) and text.endswith("?") and not _BECAUSE.search(text):
-        return False  # "Want me to retry it to the account ending 6789 instead?"
-    if any(c.isdigit() for c in text):
-        return True
-    if _CAVEAT.search(text) or _OFFER.match(text) or _SMALL_TALK.match(text) \
-            or _INTENT.match(text) and len(WORD.findall(text)) <= 12:
-        return False  # "... could be out of date.", "Let me know if ...", "Good question."
-    words = content_words(text)
-    rest = [w for w in words if w.lower() not in META_WORDS]
-    if not rest or text.endswith("?") and len(words) <= 12:
-        return False  # "Would you like the full itinerary?"
-    if _FILLER_START.match(text) and text.endswith(":") and (
-            len(rest) <= 3 or len(rest) <= 7 and text.lower().startswith("here")):
-        return False  # "Here are the flights I found for Monday:"
-    if text.endswith(":") and len(WORD.findall(text)) <= 6:
-        return False  # a lead-in or heading: "From the tool response:"
-    return True
-
 
 @dataclass(frozen=True)
 class SentenceEvidence:

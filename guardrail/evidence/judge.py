@@ -30,7 +30,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal, Mapping, Optional, Sequence
 
-from guardrail.evidence.features import ContextEvidence, SentenceEvidence, is_claim
+from guardrail.evidence.claims import is_claim
+from guardrail.evidence.features import ContextEvidence, SentenceEvidence
 from guardrail.types import Explanation
 
 FEATURES = ("p_max", "p_mean", "p_frac", "logit_p_max", "has_number", "number_missing",

@@ -33,7 +33,7 @@ from typing import Optional
 from guardrail.engine.seam import Verifier
 from guardrail.errors import (Blocked, ContextError, DetectorError, GuardrailError,
                               InputError)
-from guardrail.evidence.features import is_claim
+from guardrail.evidence.claims import is_claim
 from guardrail.stream.policy import (SEVERITY, Assessment, Outcome, RegenerateRequest,
                                      assess, decide, judged, redact)
 from guardrail.stream.final import FinalView, final_reads, final_view

@@ -22,7 +22,8 @@ from typing import Callable, Iterable, Optional, Sequence
 
 import numpy as np
 
-from guardrail.evidence.features import ContextEvidence, is_claim
+from guardrail.evidence.claims import is_claim
+from guardrail.evidence.features import ContextEvidence
 from guardrail.evidence.judge import (FEATURES, FITTED_FEATURES, Head, SentenceJudge, explain,
                                       feature_vector)
 from guardrail.train.data import Example
