@@ -14,6 +14,7 @@ shipped model must flag the demo's hallucination and leave its true sentences al
 from __future__ import annotations
 
 import json
+import re
 import socket
 import time
 from pathlib import Path
@@ -258,6 +259,25 @@ def test_a_flag_names_its_basis_and_the_policy_acts_on_it(client, placeholder, p
         "model": "fake-llm", "messages": messages, "stream": True,
         "guardrail": {"policy": {"by_basis": {"value_guessed": "annotate"}}}}, timeout=30)
     assert r.status_code == 400 and "value_guessed" in r.json()["error"]["message"]
+
+
+def test_a_redacted_amount_goes_whole_with_its_currency_sign(client, placeholder):
+    """Through the server: a wrong total is redacted as one value, its currency sign,
+    thousands separator and cents with it, never "$[unsupported].50" or "£[unsupported]"."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    question = [{"role": "user", "content": "What do the two rooms cost?"}]
+    messages = [*question, {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "booking", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": ROOMS_TOOL}]
+    answer = ["Booking KX-4471 is in Lisbon. ", "Together the two rooms come to $6,970.50. ",
+              "Ana Ruiz pays £129 a night. "]
+    text, g, _ = stream_answer(client, messages, extra_body={
+        "fake": {"mode": "raw", "events": chat_events("".join(answer))}})
+    total = g["sentences"][1]
+    assert total["action"] == "redact"
+    assert total["released"] == "Together the two rooms come to [unsupported]. "
+    assert not re.search(r"[$£]\s?\[unsupported\]|\[unsupported\][.,]?\d|\d[.,]\[unsupported", text)
 
 
 def test_sdk_sees_upstream_errors_and_unreachable(client, detector):

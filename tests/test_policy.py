@@ -136,6 +136,24 @@ def test_a_span_on_punctuation_alone_redacts_nothing_but_the_sentence():
     assert redact(text, most, "spans", "[x]") == "[x]"
 
 
+@pytest.mark.parametrize("text,part,redacted", [
+    ("Each ticket cost \u20aa53.61.", "53", "Each ticket cost [x]."),           # observed: "[x].61"
+    ("Each ticket cost \u20ba157.44.", "44", "Each ticket cost [x]."),          # "\u20ba157.[x]"
+    ("The quote comes to \u00a31,200 in all.", "1", "The quote comes to [x] in all."),
+    ("The total is $6,970.50 with tax.", "970", "The total is [x] with tax."),
+    ("That covers 2,410 to 2,456 only.", "410", "That covers [x] to 2,456 only."),
+    ("Occupancy was 87% last week.", "87", "Occupancy was [x] last week."),
+    ("It is a 30-day rental window.", "30", "It is a [x] rental window."),
+    ("It opened in 1950. Then it grew.", "1950", "It opened in [x]. Then it grew."),
+    ("It costs $5, or 6 with fees.", "5", "It costs [x], or 6 with fees."),
+])
+def test_a_value_is_redacted_whole(text, part, redacted):
+    """Never part of a number, nor its currency sign or percent, beside the marker; a
+    point or comma joins digits only, a hyphen joins only what it stands between."""
+    at = text.index(part)
+    assert redact(text, (Span(at, at + len(part), part, 0.9),), "spans", "[x]") == redacted
+
+
 def test_a_span_of_function_words_alone_redacts_the_sentence():
     text = "The Eiffel Tower is in Paris."  # observed: "The Eiffel Tower is [x] Paris."
     assert clean_span(text, (Span(20, 22, "in", 0.74),)) is None

@@ -13,6 +13,7 @@ a ``Regenerator`` (the hooks live in ``proxy.hooks``).
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Literal, Optional, Protocol
 
@@ -181,11 +182,28 @@ def judged(det: Detection, start: int, end: int, judge: SentenceJudge,
     return Assessment(j.prob, spans, True, det.exit_layer, j.explanation, True)
 
 
+def _joined(text: str, i: int) -> bool:
+    """``text[i]`` joins the characters around it into one word or value: the point or
+    comma inside a number ("53.61", "1,200") or a hyphen inside a compound ("Double-check",
+    "30-day")."""
+    if not 0 < i < len(text) - 1 or text[i] not in ".,-":
+        return False
+    before, after = text[i - 1], text[i + 1]
+    if text[i] == "-":
+        return before.isalnum() and after.isalnum()
+    return before.isdigit() and after.isdigit()
+
+
 def _word_bounds(text: str, start: int, end: int) -> tuple[int, int]:
-    """Widen ``[start, end)`` to whole words: never leave half a word behind a marker."""
-    while start > 0 and text[start - 1].isalnum():
+    """Widen ``[start, end)`` to whole words and whole values: never leave half a word,
+    part of a number or its currency sign or percent behind a marker ("$[x].61")."""
+    while start > 0 and (text[start - 1].isalnum() or _joined(text, start - 1)):
         start -= 1
-    while end < len(text) and text[end].isalnum():
+    while end < len(text) and (text[end].isalnum() or _joined(text, end)):
+        end += 1
+    if start > 0 and text[start].isdigit() and unicodedata.category(text[start - 1]) == "Sc":
+        start -= 1  # "$", "£", "₪"
+    if end < len(text) and text[end - 1].isdigit() and text[end] == "%":
         end += 1
     return start, end
 
