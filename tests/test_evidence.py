@@ -95,6 +95,12 @@ def test_numbers_are_read_the_way_answers_write_them():
     ("Fares may change without notice.", False),
     ("Please verify with the airline before you travel.", False),
     ("I recommend checking the official site.", False),
+    ("Double-check with the provider before relying on these values.", False),
+    ("Check with the front desk before you arrive.", False),
+    ("Verify the rates directly with the hotel.", False),
+    ("Check-in opens in the main lobby.", True),      # a noun, not advice
+    ("Confirmed bookings cannot be moved.", True),
+    ("Checking accounts earn no interest.", True),
     ("It can change lanes automatically.", True),
     ("It may change colour in the sun and fade.", True),
     ("The data may have changed to 12 seats.", True),  # a value: checked

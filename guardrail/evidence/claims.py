@@ -33,17 +33,20 @@ _INTENT = re.compile(r"^\W*(?:(?:ok(?:ay)?|sure|alright|one moment)\W+)?(?:i'll|
 _SMALL_TALK = re.compile(r"^\W*(?:(?:very |a )?good|great|excellent|fair) question\W*$|"
                          r"^\W*(?:no problem|got it|understood|you're welcome)\W*$", re.I)
 _BECAUSE = re.compile(r",\s*(?:which|since|because|as)\b|\b(?:since|because)\b", re.I)
-_CAVEAT = re.compile(  # about the data's reliability, not about the world
+_CAVEAT = re.compile(  # about the data's reliability, not about the world; advice to check
     r"\b(?:could|may|might)\s+(?:be|have)\b[^.]*\b(?:out of date|outdated|inaccurate|"
     r"incomplete|changed)\b|\b(?:could|may|might) change(?: at any time| without notice)?"
     r"\W*$|\bsubject to change\b|\b(?:please|recommend|suggest|want to|be sure to)\s+"
-    r"(?:verify|verifying|check|checking|confirm|confirming|double-check)\b", re.I)
+    r"(?:verify|verifying|check|checking|confirm|confirming|double-check)\b|"
+    # or opens by telling the reader to check: "Double-check with the provider before ..."
+    r"^\W*(?:double[- ]check|re-?check|verify|confirm|check\s+(?:with|again|directly|"
+    r"before|availability))\b", re.I)
 
 
 def is_claim(sentence: str) -> bool:
     """Does the sentence say something the context could support or not?  Greetings,
-    hedges, offers and lead-ins ("Here is what I found:") do not; anything with a
-    number or a word outside the small talk vocabulary does."""
+    hedges, offers, advice to check and lead-ins ("Here is what I found:") do not;
+    anything with a number or a word outside the small talk vocabulary does."""
     text = sentence.strip()
     if not any(c.isalnum() for c in text):
         return False
