@@ -173,6 +173,20 @@ def test_an_hour_and_its_minutes_or_a_half_is_a_duration_and_an_hour_alone_is_no
         (75.0, "duration"), (30.0, "duration"), (90.0, "duration"), (3.0, "number")]
 
 
+def test_hours_and_minutes_in_words_are_one_duration_as_in_digits():
+    """Observed on a hand-written turn: "about an hour and ten minutes" for
+    ``expected_duration_min: 70`` read as the count ten, a value the result lacks."""
+    assert [(n.value, n.kind) for n in numbers(
+        "about an hour and ten minutes, two hours and forty-five minutes, "
+        "one hour 5 minutes, three hours and 35 minutes")] == [
+        (70.0, "duration"), (165.0, "duration"), (65.0, "duration"), (215.0, "duration")]
+    # hours in words alone stay a count, which the arithmetic reads ("the same eight hours")
+    assert [(n.value, n.kind) for n in numbers("for the same eight hours")] == [(8.0, "count")]
+    ev = ContextEvidence.build([json.dumps({"flight": {"expected_duration_min": 70}})], "")
+    assert not ev.features("The flight lasts about an hour and ten minutes.").missing_numbers
+    assert ev.features("The flight lasts about an hour and twenty minutes.").missing_numbers
+
+
 def test_a_date_before_a_colon_a_day_range_and_a_duration_in_seconds():
     assert [n.kind for n in numbers("Here's what's on at Frostline on Saturday, February 21:")] \
         == ["date"]

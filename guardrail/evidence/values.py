@@ -49,9 +49,14 @@ _TIME_WORD = re.compile(r"\b(noon|midday|midnight)\b", re.I)
 _RANGE_START = re.compile(r"\b(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*(?:to|until|till|and|-|–|—)\s*$",
                           re.I)
 _MONTH_BEFORE = re.compile(rf"\b{_MONTH}\s+$", re.I)
-_DURATION = re.compile(
-    r"\b(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h)\b"
-    r"(?:,?\s*(?:and\s+)?(\d+)\s*(?:minutes?|mins?)\b"
+_SAID = ("one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+         "fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty").split()
+# hours and minutes in words, as digits are read: "two hours and fifteen minutes"
+_SAID_N = rf"(?:(?:twenty|thirty|forty|fifty)[- ](?:{'|'.join(_SAID[:9])})|{'|'.join(_SAID)})"
+_DURATION = re.compile(  # hours in words only with their minutes: "eight hours" is a count
+    rf"\b(\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?|{_SAID_N}(?=\s+hours?,?\s+(?:and\s+)?"
+    rf"(?:\d+|{_SAID_N})\s+minutes?\b))\s*(?:hours?|hrs?|h)\b"
+    rf"(?:,?\s*(?:and\s+)?(\d+|{_SAID_N})\s*(?:minutes?|mins?)\b"
     r"(?:,?\s*(?:and\s+)?(\d{1,2})\s*(?:seconds?|secs?)\b)?)?", re.I)
 _RANGE_24 = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):[0-5]\d\s?[-–]\s?(([01]?\d|2[0-3]):([0-5]\d))"
                        r"(?![\d:])")
@@ -59,7 +64,8 @@ _RANGE_24 = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):[0-5]\d\s?[-–]\s?(([01]?\d
 _MIN_SEC = re.compile(r"\b(\d{1,4})\s*(?:minutes?|mins?|m)\b,?\s*(?:and\s+)?(\d{1,2})\s*"
                       r"(?:seconds?|secs?|s)\b", re.I)
 # "an hour" alone is often a rate ("$3 an hour"): only with its minutes, or halved
-_HOUR_WORDS = re.compile(r"\b(half an hour)\b|\ban hour and (?:(a half)|(\d+) minutes?)\b", re.I)
+_HOUR_WORDS = re.compile(rf"\b(half an hour)\b|\ban hour and (?:(a half)|(\d+|{_SAID_N}) minutes?)\b",
+                         re.I)
 Span = tuple[int, int]
 
 
@@ -118,13 +124,21 @@ def dates(text: str) -> list[tuple[int, int, tuple[int, int, int]]]:
 def durations(text: str) -> list[tuple[int, int, float]]:
     """(start, end, minutes) for "1 hour 33 minutes", "2 hours", "1.5 h", "an hour and 15
     minutes", "an hour and a half", "half an hour"."""
-    out = [(m.start(), m.end(), float(m[1].replace(",", "")) * 60 + int(m[2] or 0)
-            + int(m[3] or 0) / 60)
+    out = [(m.start(), m.end(), _said(m[1]) * 60 + _said(m[2] or "0") + int(m[3] or 0) / 60)
            for m in _DURATION.finditer(text)]
     out += [(m.start(), m.end(), int(m[1]) + int(m[2]) / 60) for m in _MIN_SEC.finditer(text)
             if not _inside(m.start(), [(a, b) for a, b, _ in out])]  # "2 hours 17 minutes"
-    return sorted(out + [(m.start(), m.end(), 30.0 if m[1] else 90.0 if m[2] else 60.0 + int(m[3]))
+    return sorted(out + [(m.start(), m.end(), 30.0 if m[1] else 90.0 if m[2] else 60.0 + _said(m[3]))
                          for m in _HOUR_WORDS.finditer(text)])
+
+
+def _said(value: str) -> float:
+    """A number of hours or minutes, in digits or words ("1,5", "forty-five")."""
+    if value[0].isdigit():
+        return float(value.replace(",", ""))
+    words = re.split(r"[- ]", value.lower())
+    return sum(float(_SAID.index(w) + 1) if _SAID.index(w) < 20 else 10.0 * (_SAID.index(w) - 17)
+               for w in words)
 
 
 def stored_times(text: str) -> set[float]:
