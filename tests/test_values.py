@@ -187,6 +187,37 @@ def test_hours_and_minutes_in_words_are_one_duration_as_in_digits():
     assert ev.features("The flight lasts about an hour and twenty minutes.").missing_numbers
 
 
+def test_the_days_of_a_month_in_a_list_are_dates():
+    """Observed: "five pickups: May 1, 8, 15, 22, and 30" read as May 1 and four numbers
+    the tool result (ISO dates) lacks.  A list ends with "and" or "or" a day, each day
+    after the one before; "On May 1, 8 people came" is a date and a count."""
+    assert [(n.kind, n.value) for n in numbers("pickups on May 1, 8, 15, 22, and 30.")] == [
+        ("date", 501.0), ("date", 508.0), ("date", 515.0), ("date", 522.0), ("date", 530.0)]
+    assert [n.kind for n in numbers("Open March 5th, 12th and 19th at 9 AM.")] == [
+        "date", "date", "date", "time"]
+    assert [n.kind for n in numbers("On May 1, 8 people came and 3 left.")] == [
+        "date", "number", "number"]
+    assert [n.kind for n in numbers("July 18, 12, and 30")] == ["date", "number", "number"]
+    pickups = json.dumps({"upcoming": [{"date": f"2024-05-{d:02d}"} for d in (1, 8, 15, 22, 30)]})
+    ev = ContextEvidence.build([pickups], "")
+    assert not ev.features("You have pickups on May 1, 8, 15, 22, and 30.").missing_numbers
+    assert ev.features("You have pickups on May 1, 8, 15, 22, and 29.").missing_numbers
+    # the days a list in the grounding writes bare stay numbers too: "the 13th"
+    ev = ContextEvidence.build(["Public nights run on Saturdays, December 6, 13 and 20."], "")
+    assert not ev.features("The later ones are on the 13th and 20th.").missing_numbers
+    assert ev.features("The later ones are on the 13th and 27th.").missing_numbers
+
+
+def test_both_sides_of_a_size_are_numbers():
+    """Observed: ``"evaporator": "4x14 ft"`` held 4 but not 14, so "a 4 by 14 foot
+    evaporator" lacked a value; a hex id is no size."""
+    assert [n.value for n in numbers("wood-fired, 4x14 ft; 1920X1080")] == [4, 14, 1920, 1080]
+    assert [n.value for n in numbers("id 0x7ff3")] == [0]
+    ev = ContextEvidence.build([json.dumps({"evaporator": "wood-fired, 4x14 ft"})], "")
+    assert not ev.features("It uses a wood-fired 4 by 14 foot evaporator.").missing_numbers
+    assert ev.features("It uses a wood-fired 4 by 16 foot evaporator.").missing_numbers
+
+
 def test_a_date_before_a_colon_a_day_range_and_a_duration_in_seconds():
     assert [n.kind for n in numbers("Here's what's on at Frostline on Saturday, February 21:")] \
         == ["date"]

@@ -105,6 +105,8 @@ class StoredValues:
         if _SPAN_KEY.search(text):  # ``elapsed: 06:52`` is 6 hours 52 minutes too
             nums |= {v for t in stored_times(text) for v in (t, t / 60)}
         nums |= {float(y) for y, _, _ in days if y}
+        nums |= {n.value % 100 for n in found if n.kind == "date"  # "December 6, 13 and 20":
+                 and text[n.start:n.end].isdigit()}  # "the 13th" is said of it too
         hour = _HOUR_OF_DAY.search(text)  # ``hour ending: 18`` is 6 PM
         hours = {int(hour[1]) % 24 * 60} if hour and int(hour[1]) <= 24 else set()
         parts = PARTS.split(text)  # read once for the keyed values below

@@ -38,6 +38,9 @@ _DAY_RANGE_END = re.compile(r"\s*(?:-|–|to|through|thru)\s*(\d{1,2})(?:st|nd|r
 _DAY_AND_END = re.compile(r"\s*(?:and|or|&)\s*(\d{1,2})(?:st|nd|rd|th)?(?=\s*(?:[,.;:)!?]|$)|"
                           r"\s+(?:at|in|on|when|for|with|from|and|but|before|after|only)\b)"
                           r"(?:,?\s+(?P<year>\d{4})\b)?")
+# more days of the month in a list: "May 1, 8, 15, 22, and 30" (ending "and"/"or" a day)
+_DAY_LIST = re.compile(r"(?:,\s*\d{1,2}(?:st|nd|rd|th)?\b){1,12},?\s*(?:and|or|&)\s*\d{1,2}"
+                       r"(?:st|nd|rd|th)?\b(?![:.,]\d|\s*(?:[AaPp]\.?[Mm]\b|%))")
 _DATE_MY = re.compile(rf"\b{_MONTH}\s+(?P<year>\d{{4}})\b", re.I)
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?")
 _TIME_12 = re.compile(r"\b(1[0-2]|0?[1-9])(?:[:.]([0-5]\d))?\s*([ap])\.?\s?m\b\.?", re.I)
@@ -118,6 +121,12 @@ def dates(text: str) -> list[tuple[int, int, tuple[int, int, int]]]:
                     (r := _DAY_AND_END.match(text, m.end())) and r[1] or 0) <= min(31, day + 7)):
                 out.append((r.start(1), r.end(), (int(r["year"] or 0), mon, int(r[1]))))
                 #            "November 8-9", "April 1 through 15", "July 18 and 19"
+            if rx is _DATE_MD and day and not m["year"] and (r := _DAY_LIST.match(text, m.end())):
+                listed = [(d.start() + r.start(), d.end() + r.start(), int(d[0]))
+                          for d in re.finditer(r"\d{1,2}", r[0])]
+                if all(a[2] < b[2] for a, b in zip([(0, 0, day)] + listed, listed)) \
+                        and listed[-1][2] <= 31:
+                    out += [(a, b, (0, mon, d)) for a, b, d in listed]
     return sorted(out)
 
 
@@ -170,8 +179,9 @@ def masked(text: str, spans: list[Span]) -> str:
     return "".join(chars)
 
 
-_NUMBER = re.compile(
-    r"(?<![\w.])(?P<sign>[-−])?[$€£¥]?(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+_NUMBER = re.compile(  # both sides of a size: "4x14 ft", "1920x1080" (not hex: "0x7ff3")
+    r"(?:(?<![\w.])|(?<=\d[xX])(?=\d+(?:\.\d+)?(?!\w)))"
+    r"(?P<sign>[-−])?[$€£¥]?(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
     r"(?:\s*(?P<scale>thousand|million|billion|trillion)\b|(?P<abbr>k|bn|mn)\b"
     r"|(?P<cap>(?-i:[MB]))\b)?"  # "$1.2B", "3.4M users": capitals only ("400m" is metres)
     r"(?P<pct>\s*%| percent| per cent)?",
