@@ -187,6 +187,17 @@ def test_hours_and_minutes_in_words_are_one_duration_as_in_digits():
     assert ev.features("The flight lasts about an hour and twenty minutes.").missing_numbers
 
 
+def test_a_list_of_times_takes_its_meridiem_and_seconds_stay_with_their_time():
+    """Observed: "open slots at 2:45, 3:00 and 3:30 PM" read 2:45 as a morning time, and
+    "clocked in at 10:19:05 AM" as 10:19:05 and a time "05 AM"."""
+    assert [(n.value, n.kind) for n in numbers("slots at 2:45, 3:00 and 3:30 PM")] == [
+        (885.0, "time"), (900.0, "time"), (930.0, "time")]
+    assert [n.value for n in numbers("at 11:30, 12:15 or 1:00 PM")] == [690.0, 735.0, 780.0]
+    assert [(round(n.value, 2), n.kind) for n in numbers("in at 2:19:05 PM, after")] == [
+        (859.08, "time")]
+    assert [n.value for n in numbers("at 10.30 am")] == [630.0]
+
+
 def test_the_days_of_a_month_in_a_list_are_dates():
     """Observed: "five pickups: May 1, 8, 15, 22, and 30" read as May 1 and four numbers
     the tool result (ISO dates) lacks.  A list ends with "and" or "or" a day, each day

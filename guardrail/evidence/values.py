@@ -43,14 +43,16 @@ _DAY_LIST = re.compile(r"(?:,\s*\d{1,2}(?:st|nd|rd|th)?\b){1,12},?\s*(?:and|or|&
                        r"(?:st|nd|rd|th)?\b(?![:.,]\d|\s*(?:[AaPp]\.?[Mm]\b|%))")
 _DATE_MY = re.compile(rf"\b{_MONTH}\s+(?P<year>\d{{4}})\b", re.I)
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?")
-_TIME_12 = re.compile(r"\b(1[0-2]|0?[1-9])(?:[:.]([0-5]\d))?\s*([ap])\.?\s?m\b\.?", re.I)
+_TIME_12 = re.compile(r"(?<![:\d])\b(1[0-2]|0?[1-9])(?:[:.]([0-5]\d)(?::([0-5]\d))?)?\s*([ap])\.?\s?m"
+                      r"\b\.?", re.I)  # "10:19:05 AM" whole, not "05 AM"
 _TIME_24 = re.compile(r"(?<![\d:.\-+])([01]?\d|2[0-3]):([0-5]\d)(?::([0-5]\d))?(?![\d:])")
 # minutes and seconds past any hour of a day ("52:06" for a run): one value, as "3:10" is
 _CLOCK_SPAN = re.compile(r"(?<![\d:.\-+])(2[4-9]|[3-9]\d|1\d\d):([0-5]\d)(?![\d:]|\.\d)")
 _TIME_WORD = re.compile(r"\b(noon|midday|midnight)\b", re.I)
 # the start of a range whose end carries the meridiem: "from 2:30 to 4:25 PM", "1-3 pm"
-_RANGE_START = re.compile(r"\b(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*(?:to|until|till|and|-|–|—)\s*$",
+_RANGE_START = re.compile(r"\b(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*(?:to|until|till|and|or|-|–|—)\s*$",
                           re.I)
+_LIST_START = re.compile(r"\b(1[0-2]|0?[1-9]):([0-5]\d),\s*$")  # "2:45, 3:00 and 3:30 PM"
 _MONTH_BEFORE = re.compile(rf"\b{_MONTH}\s+$", re.I)
 _SAID = ("one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
          "fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty").split()
@@ -76,8 +78,8 @@ def times(text: str) -> list[tuple[int, int, float]]:
     """(start, end, minutes after midnight) for each time of day in ``text``."""
     out: list[tuple[int, int, float]] = []
     for m in _TIME_12.finditer(text):
-        h = int(m[1]) % 12 + (12 if m[3].lower() == "p" else 0)
-        end = h * 60 + int(m[2] or 0)
+        h = int(m[1]) % 12 + (12 if m[4].lower() == "p" else 0)
+        end = h * 60 + int(m[2] or 0) + int(m[3] or 0) / 60
         out.append((m.start(), m.end(), end))
         if r := _RANGE_START.search(text, max(0, m.start() - 16), m.start()):
             if r.start() and text[r.start() - 1] in ":." or _MONTH_BEFORE.search(
@@ -85,8 +87,15 @@ def times(text: str) -> list[tuple[int, int, float]]:
                 continue  # a decimal ("2.5 to 3 pm") or a day ("December 6 until 9 AM")
             start = int(r[1]) % 12 * 60 + int(r[2] or 0)
             # the range's meridiem, unless that puts the start after the end ("11 to 1 PM")
-            start += 720 if m[3].lower() == "p" and start + 720 <= end else 0
+            start += 720 if m[4].lower() == "p" and start + 720 <= end else 0
             out.append((r.start(1), r.end(2) if r[2] else r.end(1), start))
+            while r[2] and (r := _LIST_START.search(text, max(0, r.start() - 8), r.start())):
+                earlier = int(r[1]) % 12 * 60 + int(r[2])  # a list's earlier times, each
+                earlier += 720 if m[4].lower() == "p" and earlier + 720 <= start else 0
+                if earlier >= start:  # before the next
+                    break
+                out.append((r.start(1), r.end(2), earlier))
+                start = earlier
     taken = [(s, e) for s, e, _ in out]
     for m in _TIME_24.finditer(text):  # with its seconds, if written: "3:17:14"
         if not _inside(m.start(), taken):
