@@ -196,6 +196,9 @@ def test_a_list_of_times_takes_its_meridiem_and_seconds_stay_with_their_time():
     assert [(round(n.value, 2), n.kind) for n in numbers("in at 2:19:05 PM, after")] == [
         (859.08, "time")]
     assert [n.value for n in numbers("at 10.30 am")] == [630.0]
+    # a range within one hour holds its end too: ``"window": "05:15-05:45"``
+    assert [n.value for n in numbers("window: 05:15-05:45")] == [315.0, 345.0]
+    assert [n.value for n in numbers("09:30-09:00")] == [570.0]  # no earlier end
 
 
 def test_the_days_of_a_month_in_a_list_are_dates():

@@ -43,8 +43,8 @@ _DAY_LIST = re.compile(r"(?:,\s*\d{1,2}(?:st|nd|rd|th)?\b){1,12},?\s*(?:and|or|&
                        r"(?:st|nd|rd|th)?\b(?![:.,]\d|\s*(?:[AaPp]\.?[Mm]\b|%))")
 _DATE_MY = re.compile(rf"\b{_MONTH}\s+(?P<year>\d{{4}})\b", re.I)
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?")
-_TIME_12 = re.compile(r"(?<![:\d])\b(1[0-2]|0?[1-9])(?:[:.]([0-5]\d)(?::([0-5]\d))?)?\s*([ap])\.?\s?m"
-                      r"\b\.?", re.I)  # "10:19:05 AM" whole, not "05 AM"
+_TIME_12 = re.compile(r"(?<![:\d])\b(1[0-2]|0?[1-9])(?:[:.]([0-5]\d)(?::([0-5]\d))?)?"
+                      r"\s*([ap])\.?\s?m\b\.?", re.I)  # "10:19:05 AM" whole, not "05 AM"
 _TIME_24 = re.compile(r"(?<![\d:.\-+])([01]?\d|2[0-3]):([0-5]\d)(?::([0-5]\d))?(?![\d:])")
 # minutes and seconds past any hour of a day ("52:06" for a run): one value, as "3:10" is
 _CLOCK_SPAN = re.compile(r"(?<![\d:.\-+])(2[4-9]|[3-9]\d|1\d\d):([0-5]\d)(?![\d:]|\.\d)")
@@ -63,14 +63,14 @@ _DURATION = re.compile(  # hours in words only with their minutes: "eight hours"
     rf"(?:\d+|{_SAID_N})\s+minutes?\b))\s*(?:hours?|hrs?|h)\b"
     rf"(?:,?\s*(?:and\s+)?(\d+|{_SAID_N})\s*(?:minutes?|mins?)\b"
     r"(?:,?\s*(?:and\s+)?(\d{1,2})\s*(?:seconds?|secs?)\b)?)?", re.I)
-_RANGE_24 = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):[0-5]\d\s?[-–]\s?(([01]?\d|2[0-3]):([0-5]\d))"
-                       r"(?![\d:])")
+_RANGE_24 = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)\s?[-–]\s?(?P<end>([01]?\d|2[0-3]):"
+                       r"([0-5]\d))(?![\d:])")
 # minutes with their seconds, one span: "17 minutes and 36 seconds", "4 min 8 s", "2m 05s"
 _MIN_SEC = re.compile(r"\b(\d{1,4})\s*(?:minutes?|mins?|m)\b,?\s*(?:and\s+)?(\d{1,2})\s*"
                       r"(?:seconds?|secs?|s)\b", re.I)
 # "an hour" alone is often a rate ("$3 an hour"): only with its minutes, or halved
-_HOUR_WORDS = re.compile(rf"\b(half an hour)\b|\ban hour and (?:(a half)|(\d+|{_SAID_N}) minutes?)\b",
-                         re.I)
+_HOUR_WORDS = re.compile(
+    rf"\b(half an hour)\b|\ban hour and (?:(a half)|(\d+|{_SAID_N}) minutes?)\b", re.I)
 Span = tuple[int, int]
 
 
@@ -101,9 +101,11 @@ def times(text: str) -> list[tuple[int, int, float]]:
         if not _inside(m.start(), taken):
             out.append((m.start(), m.end(), int(m[1]) * 60 + int(m[2]) + int(m[3] or 0) / 60))
     out += [(m.start(), m.end(), int(m[1]) * 60 + int(m[2])) for m in _CLOCK_SPAN.finditer(text)]
-    for m in _RANGE_24.finditer(text):  # "10:00-18:00": its end; a later hour, no zone
-        if int(m[3]) > int(m[1]) and not _inside(m.start(2), [(s, e) for s, e, _ in out]):
-            out.append((m.start(2), m.end(2), int(m[3]) * 60 + int(m[4])))
+    for m in _RANGE_24.finditer(text):  # "10:00-18:00", "05:15-05:45": its end, if later
+        end = int(m[4]) * 60 + int(m[5])  # (no zone: "+05:00")
+        if end > int(m[1]) * 60 + int(m[2]) and not _inside(
+                m.start("end"), [(s, e) for s, e, _ in out]):
+            out.append((m.start("end"), m.end("end"), end))
     for m in _TIME_WORD.finditer(text):
         out.append((m.start(), m.end(), 0 if m[1].lower() == "midnight" else 720))
     return sorted(out)
@@ -146,7 +148,8 @@ def durations(text: str) -> list[tuple[int, int, float]]:
            for m in _DURATION.finditer(text)]
     out += [(m.start(), m.end(), int(m[1]) + int(m[2]) / 60) for m in _MIN_SEC.finditer(text)
             if not _inside(m.start(), [(a, b) for a, b, _ in out])]  # "2 hours 17 minutes"
-    return sorted(out + [(m.start(), m.end(), 30.0 if m[1] else 90.0 if m[2] else 60.0 + _said(m[3]))
+    return sorted(out + [(m.start(), m.end(),
+                          30.0 if m[1] else 90.0 if m[2] else 60.0 + _said(m[3]))
                          for m in _HOUR_WORDS.finditer(text)])
 
 
