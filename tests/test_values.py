@@ -232,6 +232,23 @@ def test_both_sides_of_a_size_are_numbers():
     assert ev.features("It uses a wood-fired 4 by 16 foot evaporator.").missing_numbers
 
 
+def test_numbers_inside_codes_and_keys_are_matched_as_said():
+    """Observed on hand-written turns: "the women's 30–34 division" for ``"division":
+    "F30-34"``, "32% nitrox" for ``"gas": "EANx32"``, "60 cents per pound" for
+    ``"basic_60_cents_per_lb"``, "the past 72 hours" for ``rainfall_last_72h_mm``.  Such
+    numbers match a value as written; they are no operands, nor small counts ("three"
+    is no "V3"), nor the digits of a hex id."""
+    ev = ContextEvidence.build([json.dumps({
+        "division": "F30-34", "gas": "EANx32", "valuation": "basic_60_cents_per_lb",
+        "rainfall_last_72h_mm": 0.0, "grade": "V3", "tx": "a91f4400c2e7d8"})], "")
+    for said in ("She ran in the women's 30–34 division.", "The dive was on 32% nitrox.",
+                 "Cover is 60 cents per pound.", "No rain fell in the past 72 hours."):
+        assert not ev.features(said).missing_numbers, said
+    for wrong in ("She ran in the women's 35–39 division.", "The dive was on 36% nitrox.",
+                  "The problem was graded at three.", "It cost 4400 credits."):
+        assert ev.features(wrong).missing_numbers, wrong
+
+
 def test_a_date_before_a_colon_a_day_range_and_a_duration_in_seconds():
     assert [n.kind for n in numbers("Here's what's on at Frostline on Saturday, February 21:")] \
         == ["date"]

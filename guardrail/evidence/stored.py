@@ -19,7 +19,8 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Collection, Sequence
 
-from guardrail.evidence.values import ANY_VALUE, PARTS, Number, date_matches, numbers, stored_times
+from guardrail.evidence.values import (ANY_VALUE, PARTS, Number, date_matches, masked, numbers,
+                                       stored_times)
 
 # an hour of the day as a number (hourly prices, forecasts): the key's own word says so
 _HOUR_OF_DAY = re.compile(r"(?:^|>\s)(?:(?!per\b)[a-z]+[\s_])?hour(?:[\s_](?:ending|beginning|"
@@ -30,6 +31,10 @@ _SPAN_KEY = re.compile(r"(?:elapsed|duration|remaining|run ?time|(?:chip|net|gun
 # a call's) or ISO 8601 (``duration: PT1H2M5S``), said "21 minutes 48 seconds" or "21:48"
 _ZERO_HOUR = re.compile(r"(?<![\dT:])00:([0-5]\d):([0-5]\d)(?![\d:])")
 _ISO_SPAN = re.compile(r"\bPT(?=\d)(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?\b")
+# digits a code or a key writes after letters ("F30-34", "EANx32", "basic_60_cents_per_lb",
+# "last_72h"): numbers too, but not those of hashes and ids in hex digits
+_IN_CODE = re.compile(r"(?<=[A-Za-z_])\d+(?![\d.]*\d)(_?cents?(?![a-z]))?", re.I)  # no versions
+_HEX_ID = re.compile(r"\b[0-9a-f]*\d[0-9a-f-]{7,}\b", re.I)
 _CENTS_KEY = re.compile(r"(?:^|[\s_>])(?:cents|pence)(?:$|:|\s+per\b|\s+>)", re.I)
 # a span in seconds that answers write as minutes and seconds ("3:10" for ``leg_s: 190``)
 _SECONDS = re.compile(r"\b(?:time|leg|split|lap|elapsed|duration|finish|length)\s"
@@ -85,6 +90,8 @@ class StoredValues:
     ends: frozenset[int] = frozenset()  # the times they end (``ended``), read as stated
     intervals: frozenset[tuple[str, int]] = frozenset()  # how often they recur ("week", 8)
     dues: frozenset[tuple[int, int, int]] = frozenset()  # their dates one interval on (``due``)
+    coded: frozenset[float] = frozenset()  # numbers inside codes and keys ("F30-34"): matched
+    #                                        as said, never an operand of arithmetic
 
     @classmethod
     def of(cls, text: str, key: str = "") -> "StoredValues":
@@ -115,9 +122,12 @@ class StoredValues:
         lengths = {float(m[2]) * (60 if m[1][0] in "hH" else 1) for part in parts
                    if (m := _LENGTH.search(part))}
         intervals = {(m[1].lower(), int(m[2])) for part in parts if (m := _INTERVAL.search(part))}
+        coded = masked(text, [m.span() for m in _HEX_ID.finditer(text)])
         return cls(tuple(sorted(nums)), frozenset(stored_times(text) | hours), frozenset(days),
                    frozenset(), frozenset(clocks), frozenset(lengths), frozenset(),
-                   frozenset(intervals))
+                   frozenset(intervals), coded=frozenset(
+                       float(m[0][:len(m[0]) - len(m[1] or "")]) / (100 if m[1] else 1)
+                       for m in _IN_CODE.finditer(coded)))
 
     @classmethod
     def union(cls, parts: Sequence["StoredValues"], counts: frozenset[int] = frozenset()
@@ -129,7 +139,8 @@ class StoredValues:
                    frozenset().union(*(p.lengths for p in parts)),
                    frozenset().union(*(p.ends for p in parts)),
                    frozenset().union(*(p.intervals for p in parts)),
-                   frozenset().union(*(p.dues for p in parts)))
+                   frozenset().union(*(p.dues for p in parts)),
+                   frozenset().union(*(p.coded for p in parts)))
 
     @classmethod
     def record(cls, parts: Sequence["StoredValues"], texts: Sequence[str]) -> "StoredValues":
@@ -190,13 +201,16 @@ class StoredValues:
             return date_matches((v // 10000, v // 100 % 100, v % 100), self.dates | self.dues)
         if n.kind == "duration":  # minutes, hours, seconds or ms ("about 1.2 h": 4410388.1 ms)
             return any(_matches(Number(n.value * k, 0, 0, n.precision * k, n.hedged, False),
-                                self.numbers) for k in (1.0, 1 / 60, 60.0, 60000.0))
+                                self.numbers) for k in (1.0, 1 / 60, 60.0, 60000.0)) \
+                or n.value / 60 in self.coded  # "72 hours" for ``rainfall_last_72h_mm``
         if n.kind == "count" and int(n.value) in self.counts:
             return True
         # a negative value is written as its size ("down 10.2%" for ``-10.2``); a date's
         # year is no quantity said roughly ("more than 2,000 deliveries" is no 2025)
         return _matches(n, self.numbers, self._years) or n.value > 0 and _matches(
-            replace(n, value=-n.value), [c for c in self.numbers if c < 0])
+            replace(n, value=-n.value), [c for c in self.numbers if c < 0]) \
+            or n.kind == "number" and not n.hedged and n.value in self.coded and (
+                n.value >= 10 or not n.value.is_integer())  # not "three" for a "V3"
 
     @cached_property
     def _years(self) -> frozenset[float]:
