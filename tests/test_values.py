@@ -249,6 +249,21 @@ def test_numbers_inside_codes_and_keys_are_matched_as_said():
         assert ev.features(wrong).missing_numbers, wrong
 
 
+def test_a_day_said_by_its_ordinal_alone_is_a_day_of_any_month():
+    """Observed: "Those 5 orcas on the 23rd" and "On Wednesday the 17th" for ISO dates of
+    that day read as numbers the tool result lacks.  After "on the", "by the", ... or a
+    weekday only; a rank stays a number; a stored day number matches it too."""
+    assert [(n.kind, n.value) for n in numbers("They meet on the 6th, 13th and 20th.")] == [
+        ("date", 6.0), ("date", 13.0), ("date", 20.0)]
+    assert [n.kind for n in numbers("On Wednesday the 17th, she finished 3rd of 40.")] == [
+        "date", "number", "number"]
+    ev = ContextEvidence.build([json.dumps({"trips": [{"date": "2025-08-23", "orca": 5}]})], "")
+    assert not ev.features("Those 5 orcas on the 23rd were the only ones.").missing_numbers
+    assert ev.features("Those 5 orcas on the 24th were the only ones.").missing_numbers
+    ev = ContextEvidence.build([json.dumps({"renewal_day": 20})], "")
+    assert not ev.features("Renewals open on the 20th of each month.").missing_numbers
+
+
 def test_a_date_before_a_colon_a_day_range_and_a_duration_in_seconds():
     assert [n.kind for n in numbers("Here's what's on at Frostline on Saturday, February 21:")] \
         == ["date"]

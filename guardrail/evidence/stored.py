@@ -198,7 +198,8 @@ class StoredValues:
                 abs(n.value - t) <= 15 for t in self.times)
         if n.kind == "date":
             v = int(n.value)
-            return date_matches((v // 10000, v // 100 % 100, v % 100), self.dates | self.dues)
+            return date_matches((v // 10000, v // 100 % 100, v % 100), self.dates | self.dues) \
+                or v < 100 and float(v) in self.numbers  # "on the 20th" for ``renewal_day: 20``
         if n.kind == "duration":  # minutes, hours, seconds or ms ("about 1.2 h": 4410388.1 ms)
             return any(_matches(Number(n.value * k, 0, 0, n.precision * k, n.hedged, False),
                                 self.numbers) for k in (1.0, 1 / 60, 60.0, 60000.0)) \

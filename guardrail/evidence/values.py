@@ -41,6 +41,12 @@ _DAY_AND_END = re.compile(r"\s*(?:and|or|&)\s*(\d{1,2})(?:st|nd|rd|th)?(?=\s*(?:
 # more days of the month in a list: "May 1, 8, 15, 22, and 30" (ending "and"/"or" a day)
 _DAY_LIST = re.compile(r"(?:,\s*\d{1,2}(?:st|nd|rd|th)?\b){1,12},?\s*(?:and|or|&)\s*\d{1,2}"
                        r"(?:st|nd|rd|th)?\b(?![:.,]\d|\s*(?:[AaPp]\.?[Mm]\b|%))")
+# a day of the month by its ordinal alone, month 0 (any): "on the 23rd", "Wednesday the
+# 17th", "by the 6th, 13th and 20th" (a stored day number matches it too, stored.py)
+_TH = r"(?:st|nd|rd|th)\b"
+_ORDINAL_DAY = re.compile(rf"\b(?:(?:on|by|until|till|from|through|before|after|since) the|(?:mon|"
+                          rf"tues|wednes|thurs|fri|satur|sun)day,?(?: the)?)\s+(\d{{1,2}}){_TH}"
+                          rf"((?:,?\s+(?:and\s+|or\s+)?(?:the\s+)?\d{{1,2}}{_TH})*)", re.I)
 _DATE_MY = re.compile(rf"\b{_MONTH}\s+(?P<year>\d{{4}})\b", re.I)
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?")
 _TIME_12 = re.compile(r"(?<![:\d])\b(1[0-2]|0?[1-9])(?:[:.]([0-5]\d)(?::([0-5]\d))?)?"
@@ -138,6 +144,12 @@ def dates(text: str) -> list[tuple[int, int, tuple[int, int, int]]]:
                 if all(a[2] < b[2] for a, b in zip([(0, 0, day)] + listed, listed)) \
                         and listed[-1][2] <= 31:
                     out += [(a, b, (0, mon, d)) for a, b, d in listed]
+    for m in _ORDINAL_DAY.finditer(text):
+        days = [(m.start(1), m.end(1), int(m[1]))] + [
+            (d.start() + m.start(2), d.end() + m.start(2), int(d[0]))
+            for d in re.finditer(r"\d{1,2}", m[2] or "")]
+        out += [(a, b, (0, 0, d)) for a, b, d in days if 1 <= d <= 31
+                and not _inside(a, [(s, e) for s, e, _ in out])]
     return sorted(out)
 
 
@@ -174,8 +186,8 @@ def stored_dates(text: str) -> set[tuple[int, int, int]]:
 
 
 def date_matches(d: tuple[int, int, int], stored: set[tuple[int, int, int]]) -> bool:
-    y, mo, day = d
-    return any(mo == sm and (not day or not sd or day == sd) and (not y or not sy or y == sy)
+    y, mo, day = d  # month 0: a day said by its ordinal alone, of any month
+    return any(mo in (sm, 0) and (not day or not sd or day == sd) and (not y or not sy or y == sy)
                for sy, sm, sd in stored)
 
 
