@@ -512,6 +512,8 @@ def test_a_date_no_calendar_has_gives_no_next_date_and_no_error():
     ("Two beds on the nights of July 18 and 19, at $68 each.", (0, 7, 19)),
     ("Sales on April 26 and 27, about $74 a sale.", (0, 4, 27)),
     ("The gravity fell fastest between October 5 and 6, when it dropped 14 points.", (0, 10, 6)),
+    ("A weekend intensive on May 17 and 18 that costs $420.", (0, 5, 18)),  # observed
+    ("June 3 and 4 are booked.", (0, 6, 4)),
     # a count after "and" is no day: a noun follows, or it is no day a few days on
     ("On July 18 and 19 guests came.", None), ("On July 18 and 12, at noon.", None),
 ])

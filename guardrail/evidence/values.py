@@ -36,7 +36,8 @@ _DAY_RANGE_END = re.compile(r"\s*(?:-|–|to|through|thru)\s*(\d{1,2})(?:st|nd|r
 # a second day of the month after "and": "the nights of July 18 and 19", "April 26 and
 # 27, about" (a few days on, and no noun after it: "July 18 and 19 guests" is a count)
 _DAY_AND_END = re.compile(r"\s*(?:and|or|&)\s*(\d{1,2})(?:st|nd|rd|th)?(?=\s*(?:[,.;:)!?]|$)|"
-                          r"\s+(?:at|in|on|when|for|with|from|and|but|before|after|only)\b)"
+                          r"\s+(?:at|in|on|when|for|with|from|and|but|before|after|only|that|"
+                          r"which|is|are|was|were|will|so|to|while)\b)"
                           r"(?:,?\s+(?P<year>\d{4})\b)?")
 # more days of the month in a list: "May 1, 8, 15, 22, and 30" (ending "and"/"or" a day)
 _DAY_LIST = re.compile(r"(?:,\s*\d{1,2}(?:st|nd|rd|th)?\b){1,12},?\s*(?:and|or|&)\s*\d{1,2}"
