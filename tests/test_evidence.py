@@ -516,3 +516,12 @@ def test_a_missing_number_beside_a_detector_span_elsewhere_redacts_the_sentence(
                     det.token_probs, 0.5, 4, 6)
     a = judged(det, 0, len(text), judge, ev)
     assert decide(text, a, policy).released == text.replace("$48.50", "[x]")  # sign and all
+
+
+def test_a_state_said_as_what_it_is_not_rather_than_is_negated():
+    """Observed: "The carriage is open rather than covered." against ``covered: false``
+    read as saying it is covered."""
+    ev = ContextEvidence.build([json.dumps({"carriage": {"covered": False, "seats": 4}})], "")
+    assert ev.features("The carriage is open rather than covered.").field_changed is None
+    assert ev.features("The carriage is covered rather than open.").field_changed is not None
+    assert ev.features("The carriage is covered.").field_changed is not None

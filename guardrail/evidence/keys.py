@@ -193,11 +193,16 @@ def _clause_naming(sentence: str, key: Iterable[str], stem: Stem) -> list[str]:
     return parts[-best[1]] if best[0] > 0 else []
 
 
+_INSTEAD = re.compile(r"\b(?:rather than|instead of)$", re.I)
+
+
 def clause_negated(sentence: str, key: Iterable[str], stem: Stem) -> bool:
     """The clause of the sentence that names ``key`` is negated ("renews November 15 and
     is not set to auto-renew" for ``auto renew``)."""
     words = _clause_naming(sentence, key, stem)
-    return any(negates(words, i, False) for i in range(len(words)))
+    return any(negates(words, i, False) for i in range(len(words))) or any(
+        _INSTEAD.search(" ".join(words[max(0, i - 3):i])) for i, w in enumerate(words)
+        if any(has(k, {stem(w)}) for k in key))  # "open rather than covered"
 
 
 def clause_asks(sentence: str, key: Iterable[str], stem: Stem) -> bool:
