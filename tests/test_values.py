@@ -227,6 +227,7 @@ def test_both_sides_of_a_size_are_numbers():
     evaporator" lacked a value; a hex id is no size."""
     assert [n.value for n in numbers("wood-fired, 4x14 ft; 1920X1080")] == [4, 14, 1920, 1080]
     assert [n.value for n in numbers("id 0x7ff3")] == [0]
+    assert [n.value for n in numbers("clear bags, max 12x6x12 in")] == [12, 6, 12]
     ev = ContextEvidence.build([json.dumps({"evaporator": "wood-fired, 4x14 ft"})], "")
     assert not ev.features("It uses a wood-fired 4 by 14 foot evaporator.").missing_numbers
     assert ev.features("It uses a wood-fired 4 by 16 foot evaporator.").missing_numbers

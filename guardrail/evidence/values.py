@@ -205,7 +205,7 @@ def masked(text: str, spans: list[Span]) -> str:
 
 
 _NUMBER = re.compile(  # both sides of a size: "4x14 ft", "1920x1080" (not hex: "0x7ff3")
-    r"(?:(?<![\w.])|(?<=\d[xX])(?=\d+(?:\.\d+)?(?!\w)))"
+    r"(?:(?<![\w.])|(?<=\d[xX])(?=\d+(?:\.\d+)?(?:[xX]\d|(?!\w))))"
     r"(?P<sign>[-−])?[$€£¥]?(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
     r"(?:\s*(?P<scale>thousand|million|billion|trillion)\b|(?P<abbr>k|bn|mn)\b"
     r"|(?P<cap>(?-i:[MB]))\b)?"  # "$1.2B", "3.4M users": capitals only ("400m" is metres)
