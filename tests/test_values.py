@@ -241,12 +241,14 @@ def test_numbers_inside_codes_and_keys_are_matched_as_said():
     is no "V3"), nor the digits of a hex id."""
     ev = ContextEvidence.build([json.dumps({
         "division": "F30-34", "gas": "EANx32", "valuation": "basic_60_cents_per_lb",
-        "rainfall_last_72h_mm": 0.0, "grade": "V3", "tx": "a91f4400c2e7d8"})], "")
+        "rainfall_last_72h_mm": 0.0, "grade": "V3", "tx": "a91f4400c2e7d8",
+        "starts": "2023-11-01T10:35:00+03:00"})], "")
     for said in ("She ran in the women's 30–34 division.", "The dive was on 32% nitrox.",
                  "Cover is 60 cents per pound.", "No rain fell in the past 72 hours."):
         assert not ev.features(said).missing_numbers, said
     for wrong in ("She ran in the women's 35–39 division.", "The dive was on 36% nitrox.",
-                  "The problem was graded at three.", "It cost 4400 credits."):
+                  "The problem was graded at three.", "It cost 4400 credits.",
+                  "It has 10 bookings so far."):  # observed: the hour of "...T10:35"
         assert ev.features(wrong).missing_numbers, wrong
 
 

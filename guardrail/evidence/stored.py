@@ -33,7 +33,8 @@ _ZERO_HOUR = re.compile(r"(?<![\dT:])00:([0-5]\d):([0-5]\d)(?![\d:])")
 _ISO_SPAN = re.compile(r"\bPT(?=\d)(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?\b")
 # digits a code or a key writes after letters ("F30-34", "EANx32", "basic_60_cents_per_lb",
 # "last_72h"): numbers too, but not those of hashes and ids in hex digits
-_IN_CODE = re.compile(r"(?<=[A-Za-z_])\d+(?![\d.]*\d)(_?cents?(?![a-z]))?", re.I)  # no versions
+_IN_CODE = re.compile(r"(?<=[A-Za-z_])(?<!\d[Tt])\d+(?![\d.]*\d)(_?cents?(?![a-z]))?",
+                      re.I)  # not a version, nor the hour of an ISO time ("2023-11-01T10:35")
 _HEX_ID = re.compile(r"\b[0-9a-f]*\d[0-9a-f-]{7,}\b", re.I)
 _CENTS_KEY = re.compile(r"(?:^|[\s_>])(?:cents|pence)(?:$|:|\s+per\b|\s+>)", re.I)
 # a span in seconds that answers write as minutes and seconds ("3:10" for ``leg_s: 190``)
