@@ -143,6 +143,7 @@ def test_a_span_on_punctuation_alone_redacts_nothing_but_the_sentence():
     ("The total is $6,970.50 with tax.", "970", "The total is [x] with tax."),
     ("That covers 2,410 to 2,456 only.", "410", "That covers [x] to 2,456 only."),
     ("Occupancy was 87% last week.", "87", "Occupancy was [x] last week."),
+    ("The room is 40€ a night.", "40", "The room is [x] a night."),
     ("It is a 30-day rental window.", "30", "It is a [x] rental window."),
     ("It opened in 1950. Then it grew.", "1950", "It opened in [x]. Then it grew."),
     ("It costs $5, or 6 with fees.", "5", "It costs [x], or 6 with fees."),

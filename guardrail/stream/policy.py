@@ -203,8 +203,9 @@ def _word_bounds(text: str, start: int, end: int) -> tuple[int, int]:
         end += 1
     if start > 0 and text[start].isdigit() and unicodedata.category(text[start - 1]) == "Sc":
         start -= 1  # "$", "£", "₪"
-    if end < len(text) and text[end - 1].isdigit() and text[end] == "%":
-        end += 1
+    if end < len(text) and text[end - 1].isdigit() and (
+            text[end] == "%" or unicodedata.category(text[end]) == "Sc"):
+        end += 1  # "87%", "40€"
     return start, end
 
 
