@@ -525,3 +525,19 @@ def test_a_state_said_as_what_it_is_not_rather_than_is_negated():
     assert ev.features("The carriage is open rather than covered.").field_changed is None
     assert ev.features("The carriage is covered rather than open.").field_changed is not None
     assert ev.features("The carriage is covered.").field_changed is not None
+
+
+def test_a_total_with_its_unit_is_no_other_value_of_one_records_field():
+    """Observed: "Between them they're bringing 585 kg of apples" (four bookings named in
+    the sentence before) was read as giving the first booking's ``apples_kg: 120``
+    another value.  A total said as one ("between them", "in total", "overall") gives no
+    record's field a value, with its unit as without; one the records do not make is a
+    value the grounding lacks."""
+    ev = ContextEvidence.build([json.dumps({"press_day": "2024-10-05", "bookings": [
+        {"member": "R. Okafor", "apples_kg": 120, "status": "confirmed"},
+        {"member": "J. Lindqvist", "apples_kg": 95, "status": "confirmed"},
+        {"member": "M. Harcourt", "apples_kg": 210, "status": "cancelled"}]})], "")
+    f = ev.features("Between them they're bringing 585 kg of apples.",
+                    "Okafor and Lindqvist have confirmed. ")
+    assert f.field_changed is None and [n.value for n in f.missing_numbers] == [585.0]
+    assert ev.features("R. Okafor is bringing 150 kg of apples.").field_changed is not None
