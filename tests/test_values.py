@@ -260,6 +260,11 @@ def test_a_day_said_by_its_ordinal_alone_is_a_day_of_any_month():
         ("date", 6.0), ("date", 13.0), ("date", 20.0)]
     assert [n.kind for n in numbers("On Wednesday the 17th, she finished 3rd of 40.")] == [
         "date", "number", "number"]
+    assert [n.kind for n in numbers("It is on the 3rd floor, from the 2nd day on.")] == [
+        "number", "number"]  # an ordinal before its noun is no day of a month
+    ev = ContextEvidence.build([json.dumps({"office": {"floor": 3, "opens": "2025-03-04"}})], "")
+    assert not ev.features("The office is on the 3rd floor.").missing_numbers
+    assert ev.features("The office is on the 4th floor.").missing_numbers
     ev = ContextEvidence.build([json.dumps({"trips": [{"date": "2025-08-23", "orca": 5}]})], "")
     assert not ev.features("Those 5 orcas on the 23rd were the only ones.").missing_numbers
     assert ev.features("Those 5 orcas on the 24th were the only ones.").missing_numbers

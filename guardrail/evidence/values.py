@@ -47,7 +47,10 @@ _DAY_LIST = re.compile(r"(?:,\s*\d{1,2}(?:st|nd|rd|th)?\b){1,12},?\s*(?:and|or|&
 _TH = r"(?:st|nd|rd|th)\b"
 _ORDINAL_DAY = re.compile(rf"\b(?:(?:on|by|until|till|from|through|before|after|since) the|(?:mon|"
                           rf"tues|wednes|thurs|fri|satur|sun)day,?(?: the)?)\s+(\d{{1,2}}){_TH}"
-                          rf"((?:,?\s+(?:and\s+|or\s+)?(?:the\s+)?\d{{1,2}}{_TH})*)", re.I)
+                          rf"((?:,?\s+(?:and\s+|or\s+)?(?:the\s+)?\d{{1,2}}{_TH})*)"
+                          r"(?!\s+(?:floor|row|place|level|hole|round|lap|seed|tier|stage|step|gate|"
+                          r"platform|inning|period|game|leg|shelf|aisle|deck|day|week|month|year|"
+                          r"time|try|attempt|percentile)s?\b)", re.I)  # "on the 3rd floor": a number
 _DATE_MY = re.compile(rf"\b{_MONTH}\s+(?P<year>\d{{4}})\b", re.I)
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?")
 _TIME_12 = re.compile(r"(?<![:\d])\b(1[0-2]|0?[1-9])(?:[:.]([0-5]\d)(?::([0-5]\d))?)?"
