@@ -266,14 +266,10 @@ def test_a_redacted_amount_goes_whole_with_its_currency_sign(client, placeholder
     thousands separator and cents with it, never "$[unsupported].50" or "£[unsupported]"."""
     if placeholder:
         pytest.skip("needs the trained default model")
-    question = [{"role": "user", "content": "What do the two rooms cost?"}]
-    messages = [*question, {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "call_1", "type": "function", "function": {"name": "booking", "arguments": "{}"}}]},
-        {"role": "tool", "tool_call_id": "call_1", "content": ROOMS_TOOL}]
     answer = ["Booking KX-4471 is in Lisbon. ", "Together the two rooms come to $6,970.50. ",
               "Ana Ruiz pays £129 a night. "]
-    text, g, _ = stream_answer(client, messages, extra_body={
-        "fake": {"mode": "raw", "events": chat_events("".join(answer))}})
+    text, g = stream_tool_turn(client, "What do the two rooms cost?", "booking", ROOMS_TOOL,
+                               "".join(answer))
     total = g["sentences"][1]
     assert total["action"] == "redact"
     assert total["released"] == "Together the two rooms come to [unsupported]. "
