@@ -48,9 +48,10 @@ _TH = r"(?:st|nd|rd|th)\b"
 _ORDINAL_DAY = re.compile(rf"\b(?:(?:on|by|until|till|from|through|before|after|since) the|(?:mon|"
                           rf"tues|wednes|thurs|fri|satur|sun)day,?(?: the)?)\s+(\d{{1,2}}){_TH}"
                           rf"((?:,?\s+(?:and\s+|or\s+)?(?:the\s+)?\d{{1,2}}{_TH})*)"
-                          r"(?!\s+(?:floor|row|place|level|hole|round|lap|seed|tier|stage|step|gate|"
-                          r"platform|inning|period|game|leg|shelf|aisle|deck|day|week|month|year|"
-                          r"time|try|attempt|percentile)s?\b)", re.I)  # "on the 3rd floor": a number
+                          r"(?!\s+(?:floor|row|place|level|hole|round|lap|seed|tier|stage|"
+                          r"step|gate|platform|inning|period|game|leg|shelf|aisle|deck|day|"
+                          r"week|month|year|time|try|attempt|percentile)s?\b)",  # "3rd floor"
+                          re.I)
 _DATE_MY = re.compile(rf"\b{_MONTH}\s+(?P<year>\d{{4}})\b", re.I)
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?")
 _TIME_12 = re.compile(r"(?<![:\d])\b(1[0-2]|0?[1-9])(?:[:.]([0-5]\d)(?::([0-5]\d))?)?"
@@ -64,10 +65,17 @@ _RANGE_START = re.compile(r"\b(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*(?:to|until|till
                           re.I)
 _LIST_START = re.compile(r"\b(1[0-2]|0?[1-9]):([0-5]\d),\s*$")  # "2:45, 3:00 and 3:30 PM"
 _MONTH_BEFORE = re.compile(rf"\b{_MONTH}\s+$", re.I)
-_SAID = ("one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-         "fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty").split()
-# hours and minutes in words, as digits are read: "two hours and fifteen minutes"
-_SAID_N = rf"(?:(?:twenty|thirty|forty|fifty)[- ](?:{'|'.join(_SAID[:9])})|{'|'.join(_SAID)})"
+_WORD_NUMBERS = {w: float(i) for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen twenty".split()) if i >= 2}
+_TENS = {w: 10.0 * i for i, w in enumerate(
+    "twenty thirty forty fifty sixty seventy eighty ninety".split(), start=2)}
+_WORD_NUMBERS.update(_TENS, zero=0.0, hundred=100.0, dozen=12.0)
+_ONES = "one two three four five six seven eight nine".split()
+# hours and minutes in words, as digits are read: "two hours and fifteen minutes" (1-59)
+_SAID = ["one"] + [w for w, v in _WORD_NUMBERS.items()
+                 if w != "dozen" and (2 <= v <= 20 or v in (30, 40, 50))]
+_SAID_N = rf"(?:(?:twenty|thirty|forty|fifty)[- ](?:{'|'.join(_ONES)})|{'|'.join(_SAID)})"
 _DURATION = re.compile(  # hours in words only with their minutes: "eight hours" is a count
     rf"\b(\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?|{_SAID_N}(?=\s+hours?,?\s+(?:and\s+)?"
     rf"(?:\d+|{_SAID_N})\s+minutes?\b))\s*(?:hours?|hrs?|h)\b"
@@ -173,9 +181,8 @@ def _said(value: str) -> float:
     """A number of hours or minutes, in digits or words ("1,5", "forty-five")."""
     if value[0].isdigit():
         return float(value.replace(",", ""))
-    words = re.split(r"[- ]", value.lower())
-    return sum(float(_SAID.index(w) + 1) if _SAID.index(w) < 20 else 10.0 * (_SAID.index(w) - 17)
-               for w in words)
+    *tens, last = re.split(r"[- ]", value.lower())
+    return sum(_TENS[t] for t in tens) + (1.0 if last == "one" else _WORD_NUMBERS[last])
 
 
 def stored_times(text: str) -> set[float]:
@@ -216,19 +223,12 @@ _NUMBER = re.compile(  # both sides of a size: "4x14 ft", "1920x1080" (not hex: 
     re.I)
 _SCALES = {"thousand": 1e3, "k": 1e3, "million": 1e6, "mn": 1e6, "m": 1e6, "billion": 1e9,
            "bn": 1e9, "b": 1e9, "trillion": 1e12}
-_WORD_NUMBERS = {w: float(i) for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-    "fifteen sixteen seventeen eighteen nineteen twenty".split()) if i >= 2}
-_TENS = {w: 10.0 * i for i, w in enumerate(
-    "twenty thirty forty fifty sixty seventy eighty ninety".split(), start=2)}
-_WORD_NUMBERS.update(_TENS, zero=0.0, hundred=100.0, dozen=12.0)
 _FRACTION = re.compile(r"\s+(halves|thirds|quarters|fifths)\b", re.I)  # "three quarters"
 _AND_A_PART = re.compile(r"\s+and\s+a\s+(half|quarter)\b", re.I)
 _OF_YOU = re.compile(r" of (?:you|us)\b", re.I)  # "the five of you": a party's size
 _SPANNED = re.compile(r"-(?:second|minute|hour|day|night|week|month|year)s?\b", re.I)
 _HALVES = {"half": 0.5, "quarter": 0.25}
 _PARTS = {"halves": 2.0, "thirds": 3.0, "quarters": 4.0, "fifths": 5.0}
-_ONES = "one two three four five six seven eight nine".split()
 # "thirty-five" is 35, not the count five
 _NUMBER_WORD = re.compile(r"\b(?:(" + "|".join(_TENS) + r")[- ](" + "|".join(_ONES) + r")|("
                           + "|".join(_WORD_NUMBERS) + r"))\b", re.I)
