@@ -33,7 +33,7 @@ _ZERO_HOUR = re.compile(r"(?<![\dT:])00:([0-5]\d):([0-5]\d)(?![\d:])")
 _ISO_SPAN = re.compile(r"\bPT(?=\d)(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?\b")
 # digits a code or a key writes after letters ("F30-34", "EANx32", "basic_60_cents_per_lb",
 # "last_72h"): numbers too, but not those of hashes and ids in hex digits
-_IN_CODE = re.compile(r"(?<=[A-Za-z_])(?<!\d[Tt])\d+(?![\d.]*\d)(_?cents?(?![a-z]))?",
+_IN_CODE = re.compile(r"(?<=[A-Za-z_])(?<!\d[Tt])(\d+)(?![\d.]*\d)(_?cents?(?![a-z]))?",
                       re.I)  # not a version, nor the hour of an ISO time ("2023-11-01T10:35")
 _HEX_ID = re.compile(r"\b[0-9a-f]*\d[0-9a-f-]{7,}\b", re.I)
 _CENTS_KEY = re.compile(r"(?:^|[\s_>])(?:cents|pence)(?:$|:|\s+per\b|\s+>)", re.I)
@@ -127,7 +127,7 @@ class StoredValues:
         return cls(tuple(sorted(nums)), frozenset(stored_times(text) | hours), frozenset(days),
                    frozenset(), frozenset(clocks), frozenset(lengths), frozenset(),
                    frozenset(intervals), coded=frozenset(
-                       float(m[0][:len(m[0]) - len(m[1] or "")]) / (100 if m[1] else 1)
+                       float(m[1]) / (100 if m[2] else 1)
                        for m in _IN_CODE.finditer(coded)))
 
     @classmethod
