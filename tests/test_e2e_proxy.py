@@ -276,6 +276,20 @@ def test_a_redacted_amount_goes_whole_with_its_currency_sign(client, placeholder
     assert not re.search(r"[$£]\s?\[unsupported\]|\[unsupported\][.,]?\d|\d[.,]\[unsupported", text)
 
 
+def test_advice_to_check_passes_verbatim_without_a_check(client, placeholder):
+    """Through the server: a closing "Double-check with the provider ..." makes no claim;
+    it reaches the client as written and no check reads it (the generated holdout
+    family's default stopped 11 of them)."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    advice = "Double-check with the provider before relying on these values."
+    text, g = stream_tool_turn(client, "What do the two rooms cost?", "booking", ROOMS_TOOL,
+                               ROOMS_ANSWER[0] + advice)
+    last = g["sentences"][-1]
+    assert last["claim"] is False and last["checked"] is False and last["action"] == "release"
+    assert text.endswith(advice)
+
+
 def test_sdk_sees_upstream_errors_and_unreachable(client, detector):
     with pytest.raises(openai.RateLimitError, match="slow down"):
         client.chat.completions.create(model="fake-llm", messages=MESSAGES, extra_body={
