@@ -189,13 +189,17 @@ class Explanation:
                 "basis": self.basis, "grounding": self.grounding}
 
 
-BASES = ("value_changed", "other_record", "value_missing", "negation", "words")
+BASES = ("value_changed", "other_record", "value_missing", "value_worked_out", "negation",
+         "words")
 """What a flag rests on, strongest first: the grounding states one of the sentence's
 values otherwise (a field, its closest line, a yes/no said the other way round, values
 swapped between records); a value that only another record holds; a value the grounding
-does not hold at all (often one worked out from it: a total, a difference, a share); a
-negation its closest line does not share; none of these (the detector's probabilities
-and the words)."""
+does not hold at all; such a value in a sentence that says it worked it out ("in total",
+"comes to", "that leaves": arithmetic no rule reproduced); a negation its closest line
+does not share; none of these (the detector's probabilities and the words)."""
+REFINES = {"value_worked_out": "value_missing"}
+"""A basis that narrows another: where ``policy.by_basis`` names only the wider one, its
+action applies."""
 BASIS_KEYS = (*BASES, *(f"{form}.{b}" for form in ("structured", "prose") for b in BASES))
 """What ``policy.by_basis`` may name: a basis, or a basis in one form of grounding
 (``structured.value_missing``: only where the grounding is a tool result or a table)."""

@@ -230,10 +230,11 @@ ROOMS_ANSWER = ["Booking KX-4471 is in Lisbon. ", "Together the two rooms come t
 
 
 def test_a_flag_names_its_basis_and_the_policy_acts_on_it(client, placeholder, proxy):
-    """Through the server: each flag says what it rests on; with ``by_basis``
-    ``structured.value_missing: annotate`` (a request's policy) a total the tool result does not
-    hold reaches the client as written, marked, while a changed value is still
-    redacted; an unknown basis is a 400 that names it."""
+    """Through the server: each flag says what it rests on.  By default a total the
+    tool result does not hold, in a sentence that says it worked it out, reaches the
+    client as written, marked ``value_worked_out`` (unverifiable), while a changed value
+    is redacted; a request's ``by_basis: {}`` redacts the total too, and one naming only
+    ``structured.value_missing`` covers it; an unknown basis is a 400 that names it."""
     if placeholder:
         pytest.skip("needs the trained default model")
     question = [{"role": "user", "content": "What do the two rooms cost?"}]
@@ -244,16 +245,23 @@ def test_a_flag_names_its_basis_and_the_policy_acts_on_it(client, placeholder, p
     text, g, _ = stream_answer(client, messages, extra_body={"fake": fake})
     first, total, nights = g["sentences"]
     assert first["action"] == "release"
-    assert total["action"] == "redact" and "$697" not in text
-    assert total["explanation"]["basis"] == "value_missing"
-    assert nights["action"] == "redact" and nights["explanation"]["basis"] == "value_changed"
+    assert total["action"] == "annotate" and total["released"] == ROOMS_ANSWER[1]
+    assert total["explanation"]["basis"] == "value_worked_out"
+    assert total["explanation"]["kind"] == "unverifiable"
     assert total["explanation"]["grounding"] == "structured"
+    assert nights["action"] == "redact" and nights["explanation"]["basis"] == "value_changed"
+    assert text.startswith("".join(ROOMS_ANSWER[:2])) and "4 nights" not in text
+    assert g["policy"]["by_basis"] == {"structured.value_worked_out": "annotate"}
+    text, g, _ = stream_answer(client, messages, extra_body={"fake": fake, "guardrail": {
+        "policy": {"by_basis": {}}}})
+    first, total, nights = g["sentences"]
+    assert total["action"] == "redact" and "$697" not in text
+    assert g["policy"]["by_basis"] is None
     text, g, _ = stream_answer(client, messages, extra_body={"fake": fake, "guardrail": {
         "policy": {"by_basis": {"structured.value_missing": "annotate"}}}})
     first, total, nights = g["sentences"]
     assert total["action"] == "annotate" and total["released"] == ROOMS_ANSWER[1]
     assert nights["action"] == "redact" and "4 nights" not in text
-    assert text.startswith("".join(ROOMS_ANSWER[:2]))
     assert g["policy"]["by_basis"] == {"structured.value_missing": "annotate"}
     r = httpx.post(proxy.url + "/v1/chat/completions", json={
         "model": "fake-llm", "messages": messages, "stream": True,
@@ -269,7 +277,7 @@ def test_a_redacted_amount_goes_whole_with_its_currency_sign(client, placeholder
     answer = ["Booking KX-4471 is in Lisbon. ", "Together the two rooms come to $6,970.50. ",
               "Ana Ruiz pays £129 a night. "]
     text, g = stream_tool_turn(client, "What do the two rooms cost?", "booking", ROOMS_TOOL,
-                               "".join(answer))
+                               "".join(answer), REDACT_ALL)
     total = g["sentences"][1]
     assert total["action"] == "redact"
     assert total["released"] == "Together the two rooms come to [unsupported]. "
@@ -404,27 +412,38 @@ def last_sentence_stopped(client, question: str, tool: str, result: str,
     return bad
 
 
-def stream_tool_turn(client, question: str, tool: str, result: str, answer: str
-                     ) -> tuple[str, dict]:
-    """One turn grounded in a tool call's result, the upstream streaming ``answer``: what
-    the client received and the final guardrail object."""
+# every flag redacted: the default marks a value a sentence says it worked out and no
+# rule reproduces (test_a_flag_names_its_basis_and_the_policy_acts_on_it); tests of what
+# the rules catch ask for this policy
+REDACT_ALL = {"by_basis": {}}
+
+
+def stream_tool_turn(client, question: str, tool: str, result: str, answer: str,
+                     policy: dict | None = None) -> tuple[str, dict]:
+    """One turn grounded in a tool call's result, the upstream streaming ``answer``
+    (under the request's ``policy``, if any): what the client received and the final
+    guardrail object."""
     messages = [{"role": "user", "content": question},
                 {"role": "assistant", "content": None, "tool_calls": [
                     {"id": "call_1", "type": "function",
                      "function": {"name": tool, "arguments": "{}"}}]},
                 {"role": "tool", "tool_call_id": "call_1", "content": result}]
-    text, g, _ = stream_answer(client, messages, extra_body={"fake": {
-        "mode": "raw", "events": chat_events(answer)}})
+    body = {"fake": {"mode": "raw", "events": chat_events(answer)}}
+    if policy is not None:
+        body["guardrail"] = {"policy": policy}
+    text, g, _ = stream_answer(client, messages, extra_body=body)
     return text, g
 
 
 def verbatim_then_changed(client, question: str, tool: str, result: str, right: str,
                           old: str, new: str) -> tuple[str, dict]:
-    """Stream ``right``, which must reach the client verbatim, sentence by sentence; then
-    the same answer with ``old`` replaced by ``new``: what the client received of that."""
+    """Stream ``right``, which must reach the client verbatim, sentence by sentence, with
+    the default policy; then the same answer with ``old`` replaced by ``new`` under
+    ``REDACT_ALL``: what the client received of that."""
     text, g = stream_tool_turn(client, question, tool, result, right)
     assert text == right and all(s["released"] == s["original"] for s in g["sentences"])
-    return stream_tool_turn(client, question, tool, result, right.replace(old, new))
+    return stream_tool_turn(client, question, tool, result, right.replace(old, new),
+                            REDACT_ALL)
 
 
 FLIGHT_TOOL = json.dumps({"flight_no": "SK701", "airline": "SAS", "terminal": "5",
@@ -827,7 +846,7 @@ def test_an_itemised_bill_and_a_total_of_quantity_times_price_pass_and_changed_o
     text, g = stream_tool_turn(client, "What did the locksmith cost?", "job", bill, right)
     assert text == right
     text, g = stream_tool_turn(client, "What did the locksmith cost?", "job", bill,
-                               right.replace("$13.50", "$18.50"))
+                               right.replace("$13.50", "$18.50"), REDACT_ALL)
     assert "$18.50" not in text
 
 

@@ -278,14 +278,17 @@ def test_policy_acts_by_kind_of_flag():
 
 @pytest.mark.parametrize("sentence, basis", [
     ("The Eiffel Tower was completed in 1950.", "value_changed"),
-    ("Adult and child tickets together cost 41.2 euros.", "value_missing"),
+    ("An adult ticket costs 41.2 euros.", "value_missing"),
+    ("Adult and child tickets together cost 41.2 euros.", "value_worked_out"),
+    # its height field holds an operand, not the value it says it worked out
+    ("With its antennas, that brings the height to 338 m.", "value_worked_out"),
     ("The Eiffel Tower is not in Paris.", "negation"),
     ("It is located in Lyon next to a famous bakery.", "words"),
 ])
 def test_a_flag_says_what_it_rests_on(sentence, basis):
     """The explanation's basis, strongest evidence first: a value stated otherwise,
-    a value the grounding lacks (a wrong total here), a negation, else the model and
-    the words."""
+    a value the grounding lacks, one a sentence says it worked out (a wrong total here),
+    a negation, else the model and the words."""
     ev = ContextEvidence.build([json.dumps(TOOL)], "")
     judge = SentenceJudge({4: _head("p_max", 8.0)})
     a = judged(_detection(sentence, 0.95), 0, len(sentence), judge, ev)
@@ -310,14 +313,14 @@ def test_another_records_value_ranks_below_a_changed_one_above_a_missing_one():
 
 def test_policy_acts_by_basis_before_kind():
     """``policy.by_basis`` picks the action of a flag by what it rests on, before
-    ``by_kind``: a total the grounding does not hold is marked and sent as written,
+    ``by_kind``: a price the grounding does not hold is marked and sent as written,
     a changed year is still redacted, and a flag of neither basis follows its kind."""
     ev = ContextEvidence.build([json.dumps(TOOL)], "")
     judge = SentenceJudge({4: _head("p_max", 8.0)})
     policy = EffectivePolicy(Action.REDACT, None, True, "spans", "[x]", 0,
                              by_kind=(("contradicted", Action.BLOCK),),
                              by_basis=(("value_missing", Action.ANNOTATE),))
-    total = "Adult and child tickets together cost 41.2 euros."
+    total = "An adult ticket costs 41.2 euros."
     a = judged(_detection(total, 0.95), 0, len(total), judge, ev)
     assert a.explanation.kind == "contradicted"
     assert decide(total, a, policy) == Outcome(Action.ANNOTATE, total)
@@ -336,7 +339,7 @@ def test_policy_by_basis_can_name_the_form_of_the_grounding():
     tool = ContextEvidence.build([json.dumps(TOOL)], "")
     prose = ContextEvidence.build(["The Eiffel Tower is in Paris. Tickets are sold at the "
                                    "south pillar."], "")
-    total = "Adult and child tickets together cost 41.2 euros."
+    total = "An adult ticket costs 41.2 euros."
     on_tool = judged(_detection(total, 0.95), 0, len(total), judge, tool)
     on_prose = judged(_detection(total, 0.95), 0, len(total), judge, prose)
     assert on_tool.explanation.grounding == "structured"
@@ -351,6 +354,46 @@ def test_policy_by_basis_can_name_the_form_of_the_grounding():
                                      ("value_missing", Action.BLOCK)))
     assert decide(total, on_tool, both).action is Action.ANNOTATE
     assert decide(total, on_prose, both).action is Action.BLOCK
+
+
+def test_a_worked_out_value_no_rule_reproduces_is_unverifiable_and_marked_by_default():
+    """A sentence that says it worked a value out ("together", "comes to") and gives one
+    the tool result lacks rests on ``value_worked_out``: unverified arithmetic, not a
+    value stated otherwise, so ``unverifiable``.  The default policy sends it as written
+    and marks it against a tool result, and redacts it against prose and when the
+    operator sets ``by_basis`` to ``{}``; a plain value the tool result lacks is still
+    redacted."""
+    from dataclasses import replace
+
+    from guardrail.config import GuardrailConfig
+    from guardrail.stream.policy import resolve_policy
+
+    judge = SentenceJudge({4: _head("p_max", 8.0)})
+    tool = ContextEvidence.build([json.dumps(TOOL)], "")
+    prose = ContextEvidence.build(["The Eiffel Tower is in Paris. Tickets are sold at the "
+                                   "south pillar."], "")
+    total = "Adult and child tickets together cost 41.2 euros."
+    plain = "An adult ticket costs 41.2 euros."
+    a = judged(_detection(total, 0.95), 0, len(total), judge, tool)
+    assert a.flagged and a.explanation.basis == "value_worked_out"
+    assert a.explanation.kind == "unverifiable" and a.explanation.severity == "high"
+    b = judged(_detection(plain, 0.95), 0, len(plain), judge, tool)
+    assert b.explanation.basis == "value_missing" and b.explanation.kind == "contradicted"
+    c = judged(_detection(total, 0.95), 0, len(total), judge, prose)
+    assert c.explanation.basis == "value_worked_out" and c.explanation.grounding == "prose"
+    default = resolve_policy(GuardrailConfig())
+    assert decide(total, a, default) == Outcome(Action.ANNOTATE, total)
+    assert decide(plain, b, default).action is Action.REDACT
+    assert decide(total, c, default).action is Action.REDACT
+    cfg = GuardrailConfig.model_validate({"policy": {"by_basis": {}}})
+    assert decide(total, a, resolve_policy(cfg)).action is Action.REDACT
+    # naming only the basis it refines acts on it too; naming it comes first
+    wider = EffectivePolicy(Action.REDACT, None, True, "spans", "[x]", 0,
+                            by_basis=(("value_missing", Action.BLOCK),))
+    assert decide(total, a, wider).action is Action.BLOCK
+    both = replace(wider, by_basis=(("value_missing", Action.BLOCK),
+                                    ("structured.value_worked_out", Action.RELEASE)))
+    assert decide(total, a, both).action is Action.RELEASE
 
 
 def test_feature_vector_matches_the_feature_names():

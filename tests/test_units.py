@@ -107,6 +107,17 @@ def test_a_tool_result_converted_by_the_answer_is_supported_and_a_changed_unit_i
         assert explain(got, 0.5).kind == "contradicted", bad
 
 
+def test_a_hedged_conversion_carries_no_wrong_value_with_it():
+    """"about 1,109 feet" is within a hedge's 10 % of 330 m, and 338 m is exactly 1,109
+    feet: the wrong 338 is not found by way of the approximate conversion."""
+    ev = ContextEvidence.build([TOWER], "Tell me about the tower")
+    wrong = "The tower is 338 meters tall, which is about 1,109 feet."
+    got = ev.features(wrong)
+    assert [wrong[n.start:n.end] for n in got.missing_numbers] == ["338"]
+    assert not ev.features("The tower is 330 meters tall, which is about 1,083 feet."
+                           ).missing_numbers
+
+
 def test_a_prose_context_in_metres_supports_feet():
     ev = ContextEvidence.build(["The Eiffel Tower is 330 metres tall. It opened in 1889."])
     assert not ev.features("It is roughly 1,080 feet tall.").missing_numbers

@@ -3,12 +3,16 @@
     is_claim(sentence)   greetings, hedges, offers, lead-ins and advice to check make no
                          claim; anything with a number or a word outside the small talk
                          vocabulary does
+    works_out(sentence, at)  it says it worked the value at ``at`` out: a total, an
+                         average, what a sum comes to, what is left, a value said again
+                         in other units
 """
 
 from __future__ import annotations
 
 import re
 
+from guardrail.evidence.arithmetic import MEAN, SUM
 from guardrail.evidence.words import WORD, content_words
 
 META_WORDS = frozenset("""
@@ -67,3 +71,34 @@ def is_claim(sentence: str) -> bool:
     if text.endswith(":") and len(WORD.findall(text)) <= 6:
         return False  # a lead-in or heading: "From the tool response:"
     return True
+
+
+_WORKED = re.compile(
+    rf"{SUM.pattern}|{MEAN.pattern}|\b(?:adds? up|added up|adding up|remain\w*|still owed?|"
+    r"balance|saving|saves?|discount|respectively|left (?:over|to)|(?:is|are|was|were|has|"
+    r"have|had) (?:\w+ )?left)\b|[\d%] off\b|\bor (?:about|roughly|around|nearly|almost|"
+    r"just over|just under)\b|\((?:about|roughly)\b", re.I)
+# said before the value it works out: "comes to $697", "so you're owed $150"
+_LEADS = re.compile(
+    r"\b(?:comes? to|came to|coming to|works? out|worked out|amounts? to|that'?s|that is|"
+    r"which is|which comes|making|so|(?:that|which|this) leaves|leaving|"
+    r"bring(?:s|ing)?\b(?: in|[^.;]{0,40}?\bto))\b", re.I)
+# sentences joined in one: "Parts add up to $269, and labor is 3 hours" works out only its
+# first part's value
+_JOINED = re.compile(r";\s+|,\s+(?:and|but|while|whereas|although|though)\s+", re.I)
+
+
+def works_out(sentence: str, at: int = -1) -> bool:
+    """Does the sentence say that it worked the value at ``at`` (its start; -1: any)
+    out ("in total", "comes to", "so you're owed", "or about 907 kg")?  Only the part
+    of a joined sentence that holds the value counts, and a word that leads to a result
+    ("comes to", "so") only before it.  A value such a sentence gives that the grounding
+    lacks is most often arithmetic no rule reproduced, not a value changed: on the
+    65 hand-written sets of tool turns, 327 supported claims and 65 unsupported ones
+    (docs/model-card.md, "Worked-out values the rules cannot reproduce")."""
+    if at < 0:
+        return bool(_WORKED.search(sentence) or _LEADS.search(sentence))
+    cuts = [0, *(m.end() for m in _JOINED.finditer(sentence)), len(sentence) + 1]
+    start = max(c for c in cuts if c <= at)
+    part = sentence[start:min(c for c in cuts if c > at)]
+    return bool(_WORKED.search(part) or _LEADS.search(sentence, start, at))

@@ -26,6 +26,7 @@ from guardrail.evidence import listing as L
 from guardrail.evidence.arithmetic import derived
 from guardrail.evidence.carried import carried
 from guardrail.evidence.changed import changed
+from guardrail.evidence.claims import works_out
 from guardrail.evidence.fields import Fields
 from guardrail.evidence.group_states import field_check
 from guardrail.evidence.lexicon import CALENDAR
@@ -61,6 +62,7 @@ class SentenceEvidence:
     #                                      sort of one it states and the context lacks
     restated: bool = False    # one line holds its words and numbers in order (restated.py)
     swapped: bool = False     # 2+ values given to the wrong record it names (misplaced)
+    works_out: bool = False   # it says it worked a value out: "in total", "comes to", ...
 
 
 _DAYS = re.compile(r"\bdays?\b", re.I)
@@ -253,7 +255,10 @@ class ContextEvidence:
             columns, named = (self.fields.columns, self.fields.named_groups(distinct, neg)) \
                 if self.fields else ((), ())
             for _ in range(2):  # then from what the first pass worked out ("285 min, or 4 h 45")
-                anchored = [n for n in nums if n not in unread or n.start in worked]
+                # a value found only as a hedged conversion ("about 1,109 feet") is
+                # no operand: 10 % off, it would carry a wrong "338 meters" with it
+                anchored = [n for n in nums if n.start in worked or n not in unread and not (
+                    n.hedged and n.start in units.converted and not self._stated(n))]
                 anchored += self._exact(anchored)
                 found = {n.start for n in unread + elsewhere if n.start not in worked and (
                     derived(sentence, n, self.stored.numbers, times, nums, columns, records,
@@ -289,16 +294,22 @@ class ContextEvidence:
         missing_names = sum(1 for w in names if w.lower() not in self.lower
                             and stem(w) not in known)
         mismatch = best_i is not None and neg != self._negated[best_i]
-        check = field_check(self.fields, sentence, [n for n in nums if n.start not in worked],
+        # a value the sentence says it worked out ("that leaves 1,800 bushels") and the
+        # grounding lacks is no field's or line's value stated otherwise: its operands
+        # stand there, not it
+        unworked = {n.start for n in missing if works_out(sentence, n.start)}
+        check = field_check(self.fields, sentence, [n for n in nums if n.start not in worked
+                                                    and n.start not in unworked],
                             about, worked)  # a group's state: every record (group_states.py)
         line = self.lines[best_i] if best_i is not None else None
         return SentenceEvidence(
             len(nums), missing, len(words), found / len(stems) if stems else 1.0, best,
             line, len(names), missing_names, mismatch, self.stored.any, gap, check.changed,
             check.agreed, units.changed or (line if line and (best >= 0.5 and changed(
-                sentence, missing, line) or weekday_changed(sentence, self.stored.dates, before))
-                else None), self.restatements.line_of(sentence, neg) is not None,
-            where.misplaced >= 2)
+                sentence, [n for n in missing if n.start not in unworked], line)
+                or weekday_changed(sentence, self.stored.dates, before)) else None),
+            self.restatements.line_of(sentence, neg) is not None, where.misplaced >= 2,
+            bool(missing) and len(unworked) == len(missing))
 
 
 def _flat(text: str) -> str:

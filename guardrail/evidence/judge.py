@@ -83,9 +83,12 @@ def feature_vector(ev: SentenceEvidence, probs: Sequence[float], structured: boo
 
 
 def explain(ev: SentenceEvidence, prob: float, structured: bool = False) -> Explanation:
-    changed = bool(ev.missing_numbers) and ev.context_has_numbers or ev.record_gap > 0 \
-        or ev.field_changed is not None or ev.line_changed is not None or ev.swapped
-    about_it = ev.best_line_recall >= 0.5 and ev.word_precision >= 0.6
+    # a value the sentence says it worked out and no rule reproduces is unverified
+    # arithmetic, not a value the grounding states otherwise
+    lacks = bool(ev.missing_numbers) and ev.context_has_numbers and not ev.works_out
+    changed = lacks or ev.record_gap > 0 or ev.field_changed is not None \
+        or ev.line_changed is not None or ev.swapped
+    about_it = ev.best_line_recall >= 0.5 and ev.word_precision >= 0.6 and not ev.works_out
     kind: Kind = "contradicted" if changed or ev.negation_mismatch or about_it \
         else "unverifiable"
     severity: Severity = "high" if changed or prob >= 0.9 else \
@@ -101,7 +104,7 @@ def basis(ev: SentenceEvidence) -> str:
     if ev.record_gap > 0:
         return "other_record"
     if ev.missing_numbers:
-        return "value_missing"
+        return "value_worked_out" if ev.works_out else "value_missing"
     return "negation" if ev.negation_mismatch else "words"
 
 

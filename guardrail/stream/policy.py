@@ -22,7 +22,7 @@ from guardrail.errors import BadRequest
 from guardrail.evidence.features import ContextEvidence, SentenceEvidence
 from guardrail.evidence.judge import Explanation, SentenceJudge
 from guardrail.evidence.words import content_words
-from guardrail.types import Action, Detection, Grounding, Rewrite, Span
+from guardrail.types import REFINES, Action, Detection, Grounding, Rewrite, Span
 
 
 SEVERITY = (Action.RELEASE, Action.ANNOTATE, Action.REDACT, Action.REGENERATE, Action.BLOCK)
@@ -45,13 +45,15 @@ class EffectivePolicy:
 
     def action_for(self, why: Optional[Explanation]) -> Action:
         """The action for a flag explained by ``why``: by its basis in its form of
-        grounding, else by its basis, else by its kind."""
+        grounding, else by its basis, else by the basis it refines (``value_missing``
+        for ``value_worked_out``) in the same order, else by its kind."""
         if why is None:
             return self.action
         by_basis = dict(self.by_basis)
-        for key in (f"{why.grounding}.{why.basis}", why.basis):
-            if key in by_basis:
-                return by_basis[key]
+        for basis in (why.basis, REFINES.get(why.basis or "")):
+            for key in (f"{why.grounding}.{basis}", basis):
+                if basis and key in by_basis:
+                    return by_basis[key]
         return dict(self.by_kind).get(why.kind, self.action)
 
     def to_json(self) -> dict:
