@@ -69,6 +69,20 @@ def test_tables_prose_and_odd_json_render_deterministically():
     assert written_date("2024-03-01T14:30:00Z") == "March 1, 2024, 14:30 UTC"
     assert written_date("2024-03-01T14:30:15Z") == "March 1, 2024, 14:30:15 UTC"
     assert written_date("2024-02-30") is None
+    # a month: "last serviced in September 2024" for ``last_serviced: 2024-09``
+    assert written_date("2024-09") == "September 2024"
+    assert written_date("2024-13") is None and written_date("1200-10") is None
+    ev = ContextEvidence.build([json.dumps({"last_serviced": "2024-09", "running": True})])
+    assert not ev.features("It was last serviced in September 2024.").missing_numbers
+    assert ev.features("It was last serviced in October 2024.").field_changed
+    # a month stands for no day of it: the session on March 18 is still that record's
+    month = json.dumps({"month": "2025-03", "sessions": [
+        {"date": "2025-03-04", "tutor": "Hannah Cole", "paid": True},
+        {"date": "2025-03-11", "tutor": "Dev Patel", "paid": True},
+        {"date": "2025-03-18", "tutor": "Hannah Cole", "paid": False}]})
+    got = ContextEvidence.build([month]).features(
+        "The session on March 18 with Hannah Cole has been paid.")
+    assert got.field_changed is not None
 
 
 def test_numbers_are_read_the_way_answers_write_them():

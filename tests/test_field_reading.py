@@ -178,3 +178,65 @@ def test_a_key_word_in_the_sentence_gives_no_record_another_records_value():
     for bad, line in (("Night Ferry is fine for all ages.", "films 2 > rating age: 12+"),
                       ("Tin Soldiers is for all ages.", "films 3 > rating age: 6-11")):
         assert ev.features(bad).field_changed == line, bad
+
+
+FLIGHTS = json.dumps({"pilot": "Priya Raman", "flights": [
+    {"flight_no": 1, "date": "2025-03-11", "altitude_agl_m": 80, "images": 412},
+    {"flight_no": 2, "date": "2025-03-11", "altitude_agl_m": 80, "images": 388},
+    {"flight_no": 3, "date": "2025-03-11", "altitude_agl_m": 60, "images": 146},
+    {"flight_no": 4, "date": "2025-03-12", "altitude_agl_m": 60, "images": 300},
+    {"flight_no": 5, "date": "2025-03-12", "altitude_agl_m": 60, "images": 310}]})
+CLUB = json.dumps({"club": "Riverside RC", "erg_room_open": True, "water_closed": False,
+                   "shipment": {"id": "SH-4479", "customs_cleared": False}})
+LIFT = json.dumps({"building": {"name": "Harbour Point", "floors": 18},
+                   "lifts": [{"id": "E2", "result": "conditional pass"}]})
+SURVEY = json.dumps({"plan": {"altitude_agl_m": 120, "ground_sample_distance_cm": 8.0,
+                              "lines": 22},
+                     "airspace": {"class": "G", "distance_km": 19.5},
+                     "forecast": {"wind_mph": 18, "gusts_mph": 50}})
+
+
+@pytest.mark.parametrize("sentence, changed", [
+    # a list of dates with their weekdays is one clause, not one clause per comma
+    ("She flew five flights on Tuesday, March 11 and Wednesday, March 12, 2025.", False),
+    ("She flew five flights on Tuesday, March 14 and Wednesday, March 15, 2025.", True),
+])
+def test_a_list_of_dates_is_one_clause(sentence, changed):
+    ev = ContextEvidence.build([FLIGHTS])
+    assert (ev.features(sentence).field_changed is not None) is changed
+
+
+@pytest.mark.parametrize("sentence, changed", [
+    # the negation of another clause says nothing of this key
+    ("The erg room is open from 6:00 AM to 9:00 PM, and the water isn't closed.", False),
+    ("The erg room is closed today, and the water isn't closed.", True),
+    # waiting to clear: not cleared yet, so nothing said against ``customs cleared: false``
+    ("Only the Comté in SH-4479 is still waiting to clear customs.", False),
+    ("The Comté in SH-4479 has cleared customs.", True),
+])
+def test_a_yes_no_key_is_read_in_the_clauses_naming_it(sentence, changed):
+    ev = ContextEvidence.build([CLUB])
+    assert (ev.features(sentence).field_changed is not None) is changed
+
+
+@pytest.mark.parametrize("sentence, changed", [
+    # "level 9" picks a floor and "15 mm" measures: neither counts ``floors: 18``
+    ("E2 leaves the car 15 mm proud of the floor at level 9.", False),
+    ("The building has 12 floors.", True),
+])
+def test_which_one_or_a_measure_is_no_count_of_a_key(sentence, changed):
+    ev = ContextEvidence.build([LIFT])
+    assert (ev.features(sentence).field_changed is not None) is changed
+
+
+@pytest.mark.parametrize("sentence, changed", [
+    # 8 cm is the ground sample distance's value, not the airspace distance's
+    ("It flies at 120 m, which gives a ground sample distance of 8 cm per pixel.", False),
+    ("The nearest airport is at a distance of 12 km.", True),
+    # a second value in the unit of a field holding the first is still checked
+    ("Winds are at 18 mph, gusting to 38 mph.", True),
+])
+def test_a_value_held_in_its_unit_by_another_field_is_that_fields(sentence, changed):
+    ev = ContextEvidence.build([SURVEY])
+    got = ev.features(sentence)
+    assert ((got.field_changed or got.line_changed) is not None) is changed

@@ -181,6 +181,9 @@ def test_a_deep_key_path_is_a_field():
     # a number near it is not enough: an amount stands right before it
     ("The layover is 1 hour 23 minutes, and you won't need to change terminals.", set()),
     ("about 12.5 million won", {"KRW"}),
+    # pounds weighed are a mass, pounds paid sterling
+    ("It stands 124 cm tall, weighing about 26 pounds.", set()),
+    ("The heavier case is 30 pounds.", set()), ("It sold for 26 pounds.", {"GBP"}),
 ])
 def test_the_currencies_a_text_names(text, codes):
     assert mentioned(text) == codes

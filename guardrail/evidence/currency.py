@@ -60,6 +60,9 @@ _CODE = re.compile(r"^[A-Z]{3}$")
 
 
 _AMOUNT_BEFORE = re.compile(r"\d(?:\s?(?:million|billion|thousand|bn|m|k))?\s+$", re.I)
+# "weighing about 26 pounds": a mass, not sterling
+_WEIGHED = re.compile(r"\b(?:weigh\w*|weight|heav\w*|light(?:er|est)?|mass)\b[^.;,]{0,25}$",
+                      re.I)
 
 
 def mentioned(text: str) -> set[str]:
@@ -74,6 +77,8 @@ def mentioned(text: str) -> set[str]:
                 not _AMOUNT_BEFORE.search(text, 0, m.start()):
             continue  # "a real problem", "won the award", "23 minutes, and you won't":
             #           a currency only right after an amount ("869.30 rand")
+        if word.lower() in ("pound", "pounds") and _WEIGHED.search(text, 0, m.start()):
+            continue
         found |= CODES[word.lower()] if word.lower() in CODES else CODES.get(word, set())
     return found
 

@@ -7,6 +7,7 @@
     whole_after_of(sentence, n)  ``n`` is a whole ("four of the five"), not a part
     rate_over(sentence, n, f, keys)  a rate per a thing the record counts ("$28 per player")
     attributive(sentence, n)   a date before what it names ("your March 11 claim")
+    no_count_of(sentence, n, f)  ``n`` picks one ("level 9") or measures ("15 mm"): no count
     comparable(n, f)           ``n`` is of the field's sort (a share for a share)
 """
 
@@ -27,6 +28,11 @@ _TIME_KEY = re.compile(r"(?<![^\W_])(?:s|sec|secs|seconds?|ms|min|mins|minutes?|
                        r"days?|d|duration|time|eta|age|latency|elapsed|wait|uptime)(?![^\W_])",
                        re.I)
 _WHOLE_AFTER_OF = re.compile(r"\bof\s+(?:the|its|their|your|his|her|our|all)?\s*$", re.I)
+# nouns a number after them picks one of ("level 9", "bay 2", "mile 21")
+_WHICH = frozenset("level floor gate bay aisle row room platform track lane pier dock berth "
+                   "stall table seat court hole stage round lap heat leg flight route unit lot "
+                   "plot section zone block building hall ward bed terminal station stop mile "
+                   "page chapter step phase tier week day game".split())
 _ATTRIBUTIVE = re.compile(r"\b(?:your|the|this|that|its|their|his|her|our|my)\s+$", re.I)
 # a rate for each of some things: "$28 per player", "about $28 a player"
 _PER_THING = re.compile(r"\s?(?:per|a|an|each|every|for each|for every)\s+([A-Za-z]+)", re.I)
@@ -124,3 +130,20 @@ def comparable(n: Number, f: Field, sentence: str = "") -> bool:
     if values.dates or values.times:  # of a date-time only its year: "51 minutes after"
         return n.kind == "number" and n.value.is_integer() and 1000 <= n.value <= 2100
     return n.kind in ("number", "duration") and bool(values.numbers)
+
+
+def no_count_of(sentence: str, n: Number, f: Field) -> bool:
+    """``n`` is no count the field holds: it names which one after its noun ("level 9",
+    "round 1" for ``floors: 18``, ``rounds: 5``; not for ``level: 3``), or it measures
+    ("15 mm proud of the floor")."""
+    if n.kind != "number" or f.values.has(n):
+        return False
+    last = f.name.split()[-1]
+    if units.unit_after(sentence, n) is not None:
+        return f.unit is None and last.endswith("s") and bool(f.values.numbers) and all(
+            float(v).is_integer() for v in f.values.numbers)
+    label = re.search(r"([A-Za-z]+)\s?#?$", sentence[:n.start])
+    if not label or not n.value.is_integer():
+        return False
+    word = label[1].lower()
+    return last == word + "s" or word in _WHICH and last not in (word, word + "s")

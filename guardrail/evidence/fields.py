@@ -32,10 +32,10 @@ from guardrail.evidence.arithmetic import MEAN as _MEAN, SUM as _SUM, remainders
 from guardrail.evidence.totals import Group, by_key, columns_of, groups
 from guardrail.evidence.currency import mentioned, minor_units
 from guardrail.evidence.field import (Field, FieldCheck, attributive, comparable, keyed,
-                                     rate_over, states, whole_after_of)
-from guardrail.evidence.keys import (CLAUSE, WORDS, Stem, clause_asks, clause_negated, clauses,
-                                    echo, has, joined, key_stems, name_words, naming,
-                                    negated_words, own_paths, pairs, path_words)
+                                     no_count_of, rate_over, states, whole_after_of)
+from guardrail.evidence.keys import (WORDS, Stem, clauses, echo, flag_said, has, joined,
+                                    key_stems, name_words, naming, negated_words, own_paths,
+                                    pairs, path_words)
 from guardrail.evidence.lexicon import FLAGS, NULLS, OPPOSITES, REVERSE, STATE
 from guardrail.evidence.stored import StoredValues
 from guardrail.evidence.values import Number
@@ -310,20 +310,7 @@ class Fields:
         says nothing checkable about it.  ``new_handle``: the clause naming the field
         holds an identifier the grounding lacks."""
         if f.flag is not None:
-            if any(d not in sentence for d in re.findall(r"\d+", f.name)):
-                return None  # "open spaces" does not name ``open 24h``
-            parts = CLAUSE.split(sentence)
-            if len(parts) > 1:  # a clause names the whole key, or it is not said of it
-                #                 ("the pharmacy will be closed, although the store
-                #                 stays open" says nothing of ``store closed``)
-                whole = [c for c in parts if all(has(k, set().union(*naming(c, self.stem)[:2]))
-                                                  for k in f.key)]
-                if not whole:
-                    return None
-            if clause_asks(sentence, f.key, self.stem):
-                return None
-            by_prefix = any(has(k, negated) and not has(k, stems - negated) for k in f.key)
-            return f.flag != (by_prefix or clause_negated(sentence, f.key, self.stem))
+            return flag_said(f, sentence, stems, negated, self.stem)
         if _GLUED.fullmatch(f.value.strip()):  # "seat 8A" for ``seat: 14C``: as written
             said = {m[0].lower() for n in nums if (m := _GLUED.match(sentence, n.start))}
             return (f.value.strip().lower() in said) if said else None
@@ -359,8 +346,12 @@ class Fields:
             holders = [g for r in {f.record, -1} for g in
                        (self.fields[j] for j in self._of_record.get(r, ()))
                        if g is not f and any(g.values.has(n) for n in exact)]
-            if measured:  # "within the 70 to 260 lb range" beside ``weight lb: 196``
-                return None if any((g.key ^ f.key) & self._bounds for g in holders) else False
+            if measured:  # "within the 70 to 260 lb range" beside ``weight lb: 196``; "a
+                #   ground sample distance of 8 cm": that field's, not ``distance km``'s
+                return None if any((g.key ^ f.key) & self._bounds for g in holders) or all(
+                    any(g.unit is not None and g.unit.name == u.name and g.values.has(n)
+                        and set(f.key) < set(g.key) and all(has(k, stems) for k in g.key)
+                        for g in holders) for n, u in said) else False
             # a holder is named by its key or by its path's own words ("closes for
             # lunch from 1:30" names ``pharmacy lunch closure > start: 13:30``)
             return False if holders and all(n.kind in ("date", "time") and not n.hedged
@@ -383,14 +374,11 @@ class Fields:
             s in set(names) - self._held and s not in own for s in stems) else None
 
     def _quantity_of_other(self, sentence: str, n: Number, f: Field) -> bool:
-        """``n`` counts something the field is not: "64 francs", "120 rooms", "round 1"
-        is no train number, rating or ``rounds: 5``; "2 changes", "330 metres", "$25 per
+        """``n`` counts something the field is not: "64 francs", "120 rooms", "level 9"
+        is no train number, rating or ``floors: 18``; "2 changes", "330 metres", "$25 per
         person" and "$39,800 already committed" (money) may be the field's value."""
-        label = re.search(r"([A-Za-z]+)\s?#?$", sentence[:n.start])  # "round 1": which one,
-        if rate_over(sentence, n, f, self._by_key) or label and n.kind == "number" and \
-                n.value.is_integer() and not f.values.has(n) \
-                and f.name.split()[-1] == label[1].lower() + "s":
-            return True  # not how many (``rounds: 5``; "Node 16" may be ``node: >=18``), or a rate
+        if rate_over(sentence, n, f, self._by_key) or no_count_of(sentence, n, f):
+            return True  # a rate, or which one, not how many ("round 1" for ``rounds: 5``)
         m = re.match(r"\s?-?\s?([A-Za-z][A-Za-z'’]*)", sentence[n.end:])
         if not m or n.kind != "number" or any(c in "$€£¥" for c in
                                               sentence[max(0, n.start - 1):n.start + 1]):

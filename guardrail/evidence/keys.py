@@ -13,6 +13,7 @@ and a sentence's clauses (where what it says of a key stands).
     negated_words(words, stem)          the stems a negation governs
     clause_negated(sentence, key, stem) the clause naming a key is negated
     clause_asks(sentence, key, stem)    the clause naming a key asks for it ("still needs")
+    flag_said(field, sentence, ...)     a yes/no field said as it holds, otherwise, or not
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from __future__ import annotations
 import collections
 import functools
 import re
-from typing import Callable, Collection, Iterable, Sequence
+from typing import Callable, Collection, Iterable, Optional, Sequence
 
 from guardrail.evidence import units
 from guardrail.evidence.field import Field
@@ -36,7 +37,7 @@ _NEG_PREFIX = re.compile(r"^(?:un|non|in)(?=[a-z]{5})", re.I)
 _OUT_OF = re.compile(r"\bout of ([A-Za-z]+)", re.I)
 _JOINED = re.compile(r";\s+|,\s+(?:and|but|while|whereas|so)\s+(?=(?:\S+\s+){3})", re.I)
 _REQUIRED = re.compile(r"\b(?:needs?|must|ha(?:s|ve) to|(?:is|are|has|have) yet to|awaiting|"
-                       r"waiting (?:for|on)|still to be)\b", re.I)
+                       r"waiting (?:for|on|to)|still to be)\b", re.I)
 _SWITCHED = frozenset("turn turned turns switch switched switches shut set toggled".split())
 _STATE_VERBS = frozenset("is are was were be been being it's turned switched set shut stays stay "
                          "remains remain kept left goes went gone toggled".split())
@@ -135,11 +136,19 @@ def echo(path: str) -> bool:
 
 
 def clauses(sentence: str, stem: Stem) -> list[tuple[int, int, set[str]]]:
-    """The sentence's clauses: (start, end, the stems of their words)."""
+    """The sentence's clauses: (start, end, the stems of their words).  A part that
+    holds only a date, a weekday or a year continues the one before it: "on Tuesday,
+    March 11 and Wednesday, March 12, 2025" is one list of dates, not five clauses."""
     cuts = [(m.start(), m.end()) for m in CLAUSE.finditer(sentence)]
-    bounds = zip([0] + [e for _, e in cuts], [s for s, _ in cuts] + [len(sentence)])
-    return [(a, b, {stem(w) for w in WORDS.findall(sentence[a:b].replace("-", " "))
-                    if not w[0].isdigit()}) for a, b in bounds]
+    out: list[tuple[int, int, set[str]]] = []
+    for a, b in zip([0] + [e for _, e in cuts], [s for s, _ in cuts] + [len(sentence)]):
+        words = WORDS.findall(sentence[a:b].replace("-", " "))
+        if out and words and all(w[0].isdigit() or w.lower() in CALENDAR for w in words):
+            out[-1] = (out[-1][0], b, out[-1][2] | {stem(w) for w in words
+                                                     if not w[0].isdigit()})
+            continue
+        out.append((a, b, {stem(w) for w in words if not w[0].isdigit()}))
+    return out
 
 
 def joined(sentence: str, stem: Stem) -> list[set[str]]:
@@ -212,3 +221,25 @@ def clause_asks(sentence: str, key: Iterable[str], stem: Stem) -> bool:
     asked = _REQUIRED.search(" ".join(_clause_naming(sentence, key, stem)))
     return bool(asked) and not any(has(k, {stem(w) for w in WORDS.findall(asked[0])})
                                    for k in key)
+
+
+def flag_said(f: Field, sentence: str, stems: set[str], negated: set[str], stem: Stem
+              ) -> Optional[bool]:
+    """Whether the sentence (its ``naming`` stems and negated stems) says the yes/no
+    field ``f`` as the field holds it; None where it says nothing of it."""
+    if any(d not in sentence for d in re.findall(r"\d+", f.name)):
+        return None  # "open spaces" does not name ``open 24h``
+    parts = CLAUSE.split(sentence)
+    if len(parts) > 1:  # a clause names the whole key, or it is not said of it ("the
+        #                 pharmacy will be closed, although the store stays open" says
+        #                 nothing of ``store closed``), and only those clauses negate it
+        #                 ("the erg room is open ..., and the water isn't closed")
+        whole = [c for c in parts if all(has(k, set().union(*naming(c, stem)[:2]))
+                                          for k in f.key)]
+        if not whole:
+            return None
+        stems, negated, _ = naming(" ".join(whole), stem)
+    if clause_asks(sentence, f.key, stem):
+        return None
+    by_prefix = any(has(k, negated) and not has(k, stems - negated) for k in f.key)
+    return f.flag != (by_prefix or clause_negated(sentence, f.key, stem))

@@ -39,6 +39,7 @@ MONTHS = ("January", "February", "March", "April", "May", "June", "July", "Augus
           "September", "October", "November", "December")
 _ISO = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?"
                   r"(Z|[+-]\d{2}:?\d{2})?)?$")
+_YEAR_MONTH = re.compile(r"^((?:19|20)\d{2})-(0[1-9]|1[0-2])$")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 
@@ -76,7 +77,10 @@ def words_of_key(key: str) -> str:
 
 def written_date(text: str) -> Optional[str]:
     """``2024-03-01`` -> ``March 1, 2024``; with a time, ``March 1, 2024, 14:30 UTC``
-    (its seconds too, unless they are none: ``14:30:15``)."""
+    (its seconds too, unless they are none: ``14:30:15``); a month, ``2024-09`` ->
+    ``September 2024``."""
+    if m := _YEAR_MONTH.match(text.strip()):
+        return f"{MONTHS[int(m[2]) - 1]} {m[1]}"
     m = _ISO.match(text.strip())
     if not m:
         return None

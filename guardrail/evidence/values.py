@@ -197,8 +197,9 @@ def stored_dates(text: str) -> set[tuple[int, int, int]]:
 
 
 def date_matches(d: tuple[int, int, int], stored: set[tuple[int, int, int]]) -> bool:
-    y, mo, day = d  # month 0: a day said by its ordinal alone, of any month
-    return any(mo in (sm, 0) and (not day or not sd or day == sd) and (not y or not sy or y == sy)
+    y, mo, day = d  # month 0: a day said by its ordinal alone, of any month; a month
+    #                 stored without its day ("2025-03") holds no day of it
+    return any(mo in (sm, 0) and (not day or day == sd) and (not y or not sy or y == sy)
                for sy, sm, sd in stored)
 
 
