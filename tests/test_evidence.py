@@ -598,3 +598,30 @@ def test_a_total_with_its_unit_is_no_other_value_of_one_records_field():
                     "Okafor and Lindqvist have confirmed. ")
     assert f.field_changed is None and [n.value for n in f.missing_numbers] == [585.0]
     assert ev.features("R. Okafor is bringing 150 kg of apples.").field_changed is not None
+
+
+@pytest.mark.parametrize("sentence, value, worked", [
+    ("Together the two rooms come to $697.", "$697", True),
+    ("Parts add up to $269, and labor is 3 hours.", "$269", True),
+    ("Parts add up to $269, and labor is 3 hours.", "3 hours", False),  # its own part
+    ("Since you paid a $100 deposit, so you're owed $150.", "$150", True),
+    ("Your reserve is $47,000, so take the offer.", "$47,000", False),  # "so" after it
+    ("It leaves from Terminal 2.", "2", False),
+    ("R. Okafor is bringing 150 kg of apples.", "150", False),
+    ("In 2023 it launched 47 times, eight more than the year before.", "eight", True),
+    ("Maternity is 28 flat sheets short of par.", "28", True),
+    ("There are 87 days left before it expires.", "87", True),
+    ("Yellow should last for roughly 20 more pages.", "20", False),
+    ("It tops out at 533 m above sea level.", "533", False),
+    ("Dinner is served at 6:30 PM, so call ahead.", "6:30 PM", False),
+    ("Missing one would leave you at 75%.", "75%", True),
+    ("The order weighs 2,000 pounds, or roughly 907 kg.", "907", True),
+])
+def test_a_sentence_says_where_it_worked_a_value_out(sentence, value, worked):
+    """``works_out``: the part of the sentence holding the value says it was worked out,
+    by a word before it that leads to a result, one after it that compares, or a total
+    anywhere in its part."""
+    from guardrail.evidence.claims import works_out
+
+    at = sentence.index(value)
+    assert works_out(sentence, at, at + len(value)) is worked
