@@ -284,6 +284,32 @@ def test_a_redacted_amount_goes_whole_with_its_currency_sign(client, placeholder
     assert not re.search(r"[$£]\s?\[unsupported\]|\[unsupported\][.,]?\d|\d[.,]\[unsupported", text)
 
 
+ORDER_TOOL = json.dumps({"order_id": "A-1042", "status": "shipped", "items": [
+    {"sku": "KB-201", "name": "Mechanical keyboard", "qty": 1, "price_eur": 129.9},
+    {"sku": "MS-88", "name": "Wireless mouse", "qty": 2, "price_eur": 60.0}],
+    "total_eur": 249.9})
+
+
+def test_a_total_the_tool_states_otherwise_is_redacted_by_default(client, placeholder):
+    """Through the server, default policy: "The total came to 429 EUR." against
+    ``total_eur: 249.9`` says the tool's total otherwise and is redacted (the demo's
+    example); the same wrong sum said of the items together is marked, not redacted."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    head = "Order A-1042 has shipped. "
+    text, g = stream_tool_turn(client, "What is the status of order A-1042?", "get_order",
+                               ORDER_TOOL, head + "The total came to 429 EUR.")
+    total = g["sentences"][1]
+    assert total["action"] == "redact" and "429" not in text
+    assert total["explanation"]["basis"] == "value_missing"
+    items = "The keyboard and the two mice together come to 289.90 EUR."
+    text, g = stream_tool_turn(client, "What is the status of order A-1042?", "get_order",
+                               ORDER_TOOL, head + items)
+    summed = g["sentences"][1]
+    assert summed["action"] == "annotate" and text == head + items
+    assert summed["explanation"]["basis"] == "value_worked_out"
+
+
 def test_advice_to_check_passes_verbatim_without_a_check(client, placeholder):
     """Through the server: a closing "Double-check with the provider ..." makes no claim;
     it reaches the client as written and no check reads it (the generated holdout

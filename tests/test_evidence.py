@@ -600,6 +600,24 @@ def test_a_total_with_its_unit_is_no_other_value_of_one_records_field():
     assert ev.features("R. Okafor is bringing 150 kg of apples.").field_changed is not None
 
 
+def test_a_total_the_grounding_holds_as_a_key_is_that_fields_value():
+    """"The total came to 429 EUR" against ``total_eur: 249.9`` says the total field
+    otherwise: no worked-out value, still redacted by default; "Together the items come
+    to" a wrong sum is worked out (no key ``together``)."""
+    from guardrail.evidence.claims import works_out
+    from guardrail.evidence.judge import basis
+
+    said = "The total came to 429 EUR."
+    at = said.index("429")
+    assert works_out(said, at, at + 3) and not works_out(said, at, at + 3, {"total"})
+    order = json.dumps({"order_id": "A-1042", "items": [
+        {"sku": "KB-201", "qty": 1, "price_eur": 129.9},
+        {"sku": "MS-88", "qty": 2, "price_eur": 60.0}], "total_eur": 249.9})
+    ev = ContextEvidence.build([order])
+    assert basis(ev.features(said)) == "value_missing"
+    assert basis(ev.features("Together the items come to €289.90.")) == "value_worked_out"
+
+
 @pytest.mark.parametrize("sentence, value, worked", [
     ("Together the two rooms come to $697.", "$697", True),
     ("Parts add up to $269, and labor is 3 hours.", "$269", True),

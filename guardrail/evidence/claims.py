@@ -11,9 +11,10 @@
 from __future__ import annotations
 
 import re
+from typing import Collection
 
 from guardrail.evidence.arithmetic import MEAN, SUM
-from guardrail.evidence.words import WORD, content_words
+from guardrail.evidence.words import WORD, content_words, stem
 
 META_WORDS = frozenset("""
 here found find information info result results detail details help helps helpful know look
@@ -99,19 +100,25 @@ _TRAILS = re.compile(
 _JOINED = re.compile(r";\s+|,\s+(?:and|but|while|whereas|although|though)\s+", re.I)
 
 
-def works_out(sentence: str, at: int = -1, end: int = -1) -> bool:
+def works_out(sentence: str, at: int = -1, end: int = -1, keys: Collection[str] = ()) -> bool:
     """Does the sentence say that it worked the value at ``at:end`` (-1: any) out ("in
     total", "comes to", "so you're owed", "or about 907 kg", "eight more than")?  Only
     the part of a joined sentence that holds the value counts, a word that leads to a
     result ("comes to", "so") only before it, and a comparison only right after it.  A
     value such a sentence gives that the grounding lacks is most often arithmetic no
     rule reproduced, not a value changed: over the 69 hand-written sets of tool turns,
-    394 supported claims and 69 unsupported ones (``scripts/claim_bases.py``;
-    docs/model-card.md, "Worked-out values the rules cannot reproduce")."""
-    if at < 0:
-        return bool(_WORKED.search(sentence) or _LEADS.search(sentence))
-    cuts = [0, *(m.end() for m in _JOINED.finditer(sentence)), len(sentence) + 1]
-    start = max(c for c in cuts if c <= at)
-    stop = min(c for c in cuts if c > at)
-    return bool(_WORKED.search(sentence[start:stop]) or _LEADS.search(sentence, start, at)
+    383 supported claims and 66 unsupported ones (``scripts/claim_bases.py``;
+    docs/model-card.md, "Worked-out values the rules cannot reproduce").  A part that
+    names a total, an average or what remains that the grounding holds as a key
+    (``keys``: its keys' stems) says that field's value, worked out or not: "The total
+    came to 429 EUR" for ``total_eur: 249.9`` is a value changed."""
+    start, stop = 0, len(sentence)
+    if at >= 0:
+        cuts = [0, *(m.end() for m in _JOINED.finditer(sentence)), len(sentence) + 1]
+        start = max(c for c in cuts if c <= at)
+        stop = min(c for c in cuts if c > at)
+    worded = [m[0] for m in _WORKED.finditer(sentence, start, stop)]
+    if any(w.isalpha() and stem(w.lower()) in keys for w in worded):
+        return False
+    return bool(worded or _LEADS.search(sentence, start, at if at >= 0 else stop)
                 or end >= 0 and _TRAILS.match(sentence[:stop], end))

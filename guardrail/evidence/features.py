@@ -96,6 +96,8 @@ class ContextEvidence:
         per_line = [StoredValues.of(x) for x in lines]  # parsed once
         self._records = records if records is not None else [-1] * len(lines)
         self.fields = Fields(lines, self._records, stem, STOPWORDS) if structured else None
+        self._key_stems = frozenset().union(*(f.key for f in self.fields.fields)) \
+            if self.fields else frozenset()  # "total" names ``total eur``: works_out
         for i, held in (self.fields.minor if self.fields else {}).items():  # Stripe's cents
             per_line[i] = StoredValues.union([per_line[i], held])
         self._postings: dict[str, list[int]] = {}
@@ -297,7 +299,8 @@ class ContextEvidence:
         # a value the sentence says it worked out ("that leaves 1,800 bushels") and the
         # grounding lacks is no field's or line's value stated otherwise: its operands
         # stand there, not it
-        unworked = {n.start for n in missing if works_out(sentence, n.start, n.end)}
+        keys = self._key_stems
+        unworked = {n.start for n in missing if works_out(sentence, n.start, n.end, keys)}
         check = field_check(self.fields, sentence, [n for n in nums if n.start not in worked
                                                     and n.start not in unworked],
                             about, worked)  # a group's state: every record (group_states.py)

@@ -27,6 +27,7 @@ const VERB = { release: "Released", annotate: "Annotated", redact: "Redacted",
 const BASIS = { value_changed: "the grounding states a value otherwise",
                 other_record: "a value of another record",
                 value_missing: "a value the grounding does not hold",
+                value_worked_out: "a value it says it worked out that no rule reproduces",
                 negation: "a negation the grounding does not share",
                 words: "the model and the words" };
 const fmt = (x, digits = 2) => (typeof x === "number" ? x.toFixed(digits) : "–");
