@@ -13,10 +13,11 @@ sentence decided by its own head, as `guardrail judge eval --layers 4` decides):
 1. supported and unsupported sentences stopped, by the basis their explanation gives;
 2. the AUROC of the detector's highest token probability among the sentences whose basis
    would be ``value_missing``, and over all claims;
-3. kept and stopped as shipped, and with the ``value_missing`` or the ``other_record``
-   flags against tool results released (what ``policy.by_basis:
-   {structured.value_missing: annotate}`` or ``{structured.other_record: annotate}``
-   sends verbatim);
+3. kept and stopped with every flag stopped (``policy.by_basis: {}``), as shipped (the
+   ``value_worked_out`` flags against tool results released, marked), and with the
+   ``value_missing`` (and so ``value_worked_out``) or the ``other_record`` flags
+   against tool results released (what ``{structured.value_missing: annotate}`` or
+   ``{structured.other_record: annotate}`` sends verbatim);
 4. ``scripts/missing_values.py``'s generic search for worked-out values over all the sets.
 The detector's probabilities are cached in ROWS_CACHE (default runs/rows-hw4.json): the
 first run scores the sets (about 20 minutes on 2 cores), later ones read them.
@@ -33,6 +34,7 @@ import missing_values
 from guardrail.commands.judge import _rows
 from guardrail.evidence.features import ContextEvidence
 from guardrail.evidence.judge import SentenceJudge, basis
+from guardrail.types import REFINES
 from guardrail.model import Detector
 
 P = Path("docs/model-card/paraphrases")
@@ -66,7 +68,7 @@ def main() -> None:
     judge = SentenceJudge.from_json(det.meta["judge"])
     examples = {d["id"]: d for p in sets for d in map(json.loads, open(p, encoding="utf-8"))}
     evidence: dict[str, ContextEvidence] = {}
-    by_basis, tally = collections.Counter(), collections.Counter()
+    by_basis, tally, every = collections.Counter(), collections.Counter(), collections.Counter()
     released = {b: collections.Counter() for b in ("value_missing", "other_record")}
     missing_gold, missing_p, all_gold, all_p = [], [], [], []
     for r in _rows(det, sets, [4], None, "", cache):
@@ -79,9 +81,13 @@ def main() -> None:
         why = basis(evidence[d["id"]].features(r.sentence, d["response"][:start]))
         structured = evidence[d["id"]].structured
         _, flagged = judge.decide(r.x, 4, structured)
-        tally[(r.gold, flagged)] += 1
+        every[(r.gold, flagged)] += 1
+        # the shipped default marks a structured value_worked_out flag (types.REFINES:
+        # releasing value_missing releases it too)
+        tally[(r.gold, flagged and not (structured and why == "value_worked_out"))] += 1
         for b, t in released.items():
-            t[(r.gold, flagged and not (structured and why == b))] += 1
+            t[(r.gold, flagged and not (structured and (
+                why == b or why == "value_worked_out" and REFINES.get(why) == b)))] += 1
         if flagged:
             by_basis[(why, r.gold)] += 1
         all_gold.append(r.gold)
@@ -94,7 +100,8 @@ def main() -> None:
         print(f"  {b:14s} {by_basis[(b, False)]:4d} / {by_basis[(b, True)]:4d}")
     print(f"AUROC of p_max: value_missing {auroc(missing_gold, missing_p):.3f} "
           f"({len(missing_gold)} claims), all {auroc(all_gold, all_p):.3f} ({len(all_gold)})")
-    for name, t in (("shipped", tally), *((f"{b} released", t) for b, t in released.items())):
+    for name, t in (("every flag stopped (by_basis {})", every), ("shipped", tally),
+                    *((f"{b} released", t) for b, t in released.items())):
         kept = t[(False, False)] / (t[(False, False)] + t[(False, True)])
         stopped = t[(True, True)] / (t[(True, True)] + t[(True, False)])
         print(f"{name}: kept {kept:.3f}, stopped {stopped:.3f}")
