@@ -3,7 +3,7 @@
     is_claim(sentence)   greetings, hedges, offers, lead-ins and advice to check make no
                          claim; anything with a number or a word outside the small talk
                          vocabulary does
-    works_out(sentence, at)  it says it worked the value at ``at`` out: a total, an
+    works_out(sentence, at, end)  it says it worked the value at ``at:end`` out: a total, an
                          average, what a sum comes to, what is left, a value said again
                          in other units
 """
@@ -100,8 +100,8 @@ _TRAILS = re.compile(
 _JOINED = re.compile(r";\s+|,\s+(?:and|but|while|whereas|although|though)\s+", re.I)
 
 
-def works_out(sentence: str, at: int = -1, end: int = -1, keys: Collection[str] = ()) -> bool:
-    """Does the sentence say that it worked the value at ``at:end`` (-1: any) out ("in
+def works_out(sentence: str, at: int, end: int, keys: Collection[str] = ()) -> bool:
+    """Does the sentence say that it worked the value at ``at:end`` out ("in
     total", "comes to", "so you're owed", "or about 907 kg", "eight more than")?  Only
     the part of a joined sentence that holds the value counts, a word that leads to a
     result ("comes to", "so") only before it, and a comparison only right after it.  A
@@ -112,13 +112,11 @@ def works_out(sentence: str, at: int = -1, end: int = -1, keys: Collection[str] 
     names a total, an average or what remains that the grounding holds as a key
     (``keys``: its keys' stems) says that field's value, worked out or not: "The total
     came to 429 EUR" for ``total_eur: 249.9`` is a value changed."""
-    start, stop = 0, len(sentence)
-    if at >= 0:
-        cuts = [0, *(m.end() for m in _JOINED.finditer(sentence)), len(sentence) + 1]
-        start = max(c for c in cuts if c <= at)
-        stop = min(c for c in cuts if c > at)
+    cuts = [0, *(m.end() for m in _JOINED.finditer(sentence)), len(sentence) + 1]
+    start = max(c for c in cuts if c <= at)
+    stop = min(c for c in cuts if c > at)
     worded = [m[0] for m in _WORKED.finditer(sentence, start, stop)]
     if any(w.isalpha() and stem(w.lower()) in keys for w in worded):
         return False
-    return bool(worded or _LEADS.search(sentence, start, at if at >= 0 else stop)
-                or end >= 0 and _TRAILS.match(sentence[:stop], end))
+    return bool(worded or _LEADS.search(sentence, start, at)
+                or _TRAILS.match(sentence[:stop], end))

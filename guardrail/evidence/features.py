@@ -299,8 +299,8 @@ class ContextEvidence:
         # a value the sentence says it worked out ("that leaves 1,800 bushels") and the
         # grounding lacks is no field's or line's value stated otherwise: its operands
         # stand there, not it
-        keys = self._key_stems
-        unworked = {n.start for n in missing if works_out(sentence, n.start, n.end, keys)}
+        unworked = {n.start for n in missing
+                    if works_out(sentence, n.start, n.end, self._key_stems)}
         check = field_check(self.fields, sentence, [n for n in nums if n.start not in worked
                                                     and n.start not in unworked],
                             about, worked)  # a group's state: every record (group_states.py)
