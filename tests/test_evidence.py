@@ -634,6 +634,10 @@ def test_a_total_the_grounding_holds_as_a_key_is_that_fields_value():
     ("Dinner is served at 6:30 PM, so call ahead.", "6:30 PM", False),
     ("Missing one would leave you at 75%.", "75%", True),
     ("The order weighs 2,000 pounds, or roughly 907 kg.", "907", True),
+    ("It eased from 18.4 bar to 17.0 bar, a drop of 1.4 bar.", "1.4", True),
+    ("Sales rose 12%, an increase of $4,300 on May.", "$4,300", True),
+    ("There is a gap of 3 metres between the posts.", "3", False),
+    ("Its fall of snow was 30 cm.", "30", False),
 ])
 def test_a_sentence_says_where_it_worked_a_value_out(sentence, value, worked):
     """``works_out``: the part of the sentence holding the value says it was worked out,

@@ -236,3 +236,47 @@ def test_a_range_converted_from_a_tool_result_is_found_and_a_wrong_bound_is_not(
     assert not ok.missing_numbers
     bad = ev.features("Ambient temperatures were 36 to 41 °C, or 92 to 106 °F.")
     assert [n.value for n in bad.missing_numbers] == [92.0]
+
+
+INVERTER = "\n".join(["inverter_id: INV-12", "dc_input_voltage_v: 1184", "igbt_temp_c: 91.4",
+                      "line_current_a: 12.5", "inlet_pressure_bar: 9.5"])
+
+
+@pytest.mark.parametrize("text, unit", [
+    ("at 1,184 V", "v"), ("about 1.2 kV", "kv"), ("a 230-volt socket", "v"), ("12.5 amps", "a"),
+    ("9.5 bar", "bar"), ("about 138 psi", "psi"), ("a 50 Hz grid", "hz"), ("2.4 GHz", "ghz"),
+    ("won 3 v the visitors", None),  # a lower-case letter alone is no unit in prose
+])
+def test_electrical_units_pressure_and_frequency(text, unit):
+    assert unit_of(text) == unit
+
+
+def test_a_key_names_volts_or_amps_only_where_it_says_what_it_measures():
+    assert key_unit("dc input voltage v").name == "v"
+    assert key_unit("line current a").name == "a"
+    assert key_unit("grade a") is None and key_unit("form v") is None
+
+
+def test_a_value_in_a_unit_the_grounding_holds_is_not_vouched_for_by_a_number_merely_near():
+    """"roughly 11.8 kV" is within a hedge's 10 % of the 12 of ``INV-12``; it is a voltage,
+    and the grounding's voltage is 1,184 V: it is no value the grounding holds."""
+    ev = ContextEvidence.build([INVERTER])
+    wrong = ev.features("The DC input is still live, at roughly 11.8 kV.")
+    assert [n.value for n in wrong.missing_numbers] == [11.8]
+    for ok in ("The DC input is at about 1.2 kV.", "The DC input is at 1,184 V.",
+               "The DC input reads roughly 1,180 volts.", "The inlet is at 9.5 bar, about 138 psi.",
+               "The line draws about 12 amps."):
+        assert not ev.features(ok).missing_numbers, ok
+    assert ev.features("The DC input is at 1,350 V.").line_changed == "dc_input_voltage_v: 1184"
+
+
+
+def test_a_wrong_total_and_its_conversion_do_not_vouch_for_each_other():
+    """"2,200 pounds, or roughly 998 kg": 998 kg is 2,200 lb, and 2,200 is within a hedge's
+    10 % of the 2,150 cents of a price; neither is a weight the grounding holds."""
+    lines = [{"product": p, "bag_weight_lb": w, "bags": b, "unit_price_cents": c}
+             for p, w, b, c in (("Senior pellet", 50, 20, 2495), ("Alfalfa cubes", 50, 12, 2150),
+                                ("Beet pulp", 40, 8, 1875), ("Flax", 20, 3, 4150))]
+    ev = ContextEvidence.build([json.dumps({"order_id": "ORD-77215", "lines": lines})])
+    wrong = ev.features("All together the order weighs 2,200 pounds, or roughly 998 kg.")
+    assert [n.value for n in wrong.missing_numbers] == [2200.0, 998.0]

@@ -85,7 +85,8 @@ _LEADS = re.compile(
     r"which is|which comes|making|so|(?:that|which|this) leaves|leaving|leaves? (?:you|us|"
     r"them|it|her|him)|means?|makes? it|puts? (?:\w+ ){0,2}at|(?:takes?|took|knocks?|"
     r"knocked) (?:\w+ )?off|(?:drops?|dropped|dropping|falls?|fell) to|"
-    r"bring(?:s|ing)?\b(?: in|[^.;]{0,40}?\bto))\b", re.I)
+    r"bring(?:s|ing)?\b(?: in|[^.;]{0,40}?\bto)|an? (?:\w+ )?(?:drop|rise|fall|increase|"
+    r"decrease|gain|loss|difference|change|jump|dip|swing) of)\b", re.I)
 # said right after the value it works out: "eight more than", "28 flat sheets short",
 # "0.13 seconds back", "87 days left"
 _TRAILS = re.compile(

@@ -238,7 +238,8 @@ class ContextEvidence:
         neg = any(w.lower() in NEGATIONS for w in WORD.findall(sentence))
         where = self._where.about(sentence, stems, nums, before)
         about, gap = where.records, self._where.gap(where)
-        unread = [n for n in nums if not (n.start in units.converted or self._stated(n)
+        unread = [n for n in nums if not (n.start in units.converted or self._stated(
+            replace(n, hedged=False) if n.start in units.unmatched else n)
                                           or self._verbatim(sentence[:n.end], n)
                                           or self.labels.has(sentence, n))]  # worked out?
         # a value the grounding states only in records the sentence is not about may be

@@ -74,6 +74,19 @@ _ROWS = (  # dimension, name, base factor, spellings (lower case; "|" between th
     ("power", "w", 1.0, "w|watt"),
     ("power", "kw", 1e3, "kw|kilowatt"),
     ("power", "hp", 745.6998716, "hp|horsepower"),
+    ("voltage", "mv", 1e-3, "mv|millivolt"),
+    ("voltage", "v", 1.0, "v|volt"),
+    ("voltage", "kv", 1e3, "kv|kilovolt"),
+    ("current", "ma", 1e-3, "ma|milliamp|milliampere"),
+    ("current", "a", 1.0, "amp|amps|ampere"),
+    ("frequency", "hz", 1.0, "hz|hertz"),
+    ("frequency", "khz", 1e3, "khz|kilohertz"),
+    ("frequency", "mhz", 1e6, "mhz|megahertz"),
+    ("frequency", "ghz", 1e9, "ghz|gigahertz"),
+    ("pressure", "kpa", 1.0, "kpa|kilopascal"),
+    ("pressure", "hpa", 0.1, "hpa|hectopascal|mbar|millibar"),
+    ("pressure", "bar", 100.0, "bar"),
+    ("pressure", "psi", 6.894757, "psi"),
     ("energy", "kwh", 1.0, "kwh|kilowatt-hour|kilowatt-hours|kilowatt hour"),
     ("energy", "wh", 1e-3, "wh|watt-hour|watt hour"),
     ("time", "ms", 1e-3, "ms|millisecond"),
@@ -131,9 +144,10 @@ _LETTER_AFTER_DIGIT = re.compile(r"\d(?=\s?-?\s?[^\W\d_]|\s?[°º])")  # where a
 _WORDY = re.compile(r"[a-z]{2,}")
 # letters that are units only in a key ("height_m", "high_c"), never after a number in prose
 _KEY_ONLY = {"c": "°c", "f": "°f", "t": "tonne", "m": "m", "l": "l", "w": "w", "g": "g",
-             "s": "sec", "h": "hr"}
+             "s": "sec", "h": "hr", "v": "v", "a": "amp"}
 _TEMPERATURE = re.compile(r"\b(temp|temperature|high|low|max|min|feels|dew|air|water|avg|mean)\b")
 _NOT_METRES = re.compile(r"\b(time|duration|runtime|delay|wait|eta|age|interval)\b")
+_ELECTRIC = {"v": re.compile(r"\bvolt"), "a": re.compile(r"\b(current|amps?|amperage)\b")}
 
 
 def unit_after(text: str, n: Number) -> Optional[Unit]:
@@ -148,7 +162,8 @@ def unit_after(text: str, n: Number) -> Optional[Unit]:
         if not m:
             return None
     word = m[1].lower().replace("-", " ")
-    if len(word) == 1 and (word not in ("m", "g") or text[m.start(1) - 1:m.start(1)] == "-"):
+    if len(word) == 1 and (word not in ("m", "g") or text[m.start(1) - 1:m.start(1)] == "-") \
+            and m[1] != "V":  # "230 V" is a voltage
         return None  # "5 l" or "a 3-g" are rare; "in", "t", "c" are other words in prose
     return UNITS.get(word)
 
@@ -195,7 +210,8 @@ def _segment_unit(segment: str, last: bool) -> Optional[Unit]:
             if n == 1 and tail in _KEY_ONLY and last:
                 rest = " ".join(words[:-1])
                 if tail in "cf" and not _TEMPERATURE.search(rest) or \
-                        tail == "m" and _NOT_METRES.search(rest):
+                        tail == "m" and _NOT_METRES.search(rest) or \
+                        tail in _ELECTRIC and not _ELECTRIC[tail].search(rest):
                     return None
                 return UNITS[_KEY_ONLY[tail]]
             if (unit := UNITS.get(tail)) is not None and (_WORDY.search(tail) or n == 1) \
@@ -227,6 +243,9 @@ class UnitCheck:
     converted: frozenset[int] = frozenset()   # starts of values found in another unit
     changed: Optional[str] = None             # the line stating its number in another unit
     changed_at: frozenset[int] = frozenset()  # starts of values given another unit
+    # starts of values in a unit whose dimension the grounding holds, none of its values
+    # close: no number merely near ("roughly 11.8 kV" for ``INV-12``) vouches for them
+    unmatched: frozenset[int] = frozenset()
 
 
 class Quantities:
@@ -260,7 +279,7 @@ class Quantities:
         in units of the same dimension only, none of them the sentence's, is changed."""
         if not self.found:
             return UnitCheck()
-        converted, changed, changed_at = set(), None, set()
+        converted, changed, changed_at, unmatched = set(), None, set(), set()
         for n in nums:
             unit = unit_after(sentence, n)
             if unit is None:
@@ -270,10 +289,13 @@ class Quantities:
                 if not stated(n) or not any(u.name == unit.name for _, u, _ in same):
                     converted.add(n.start)
                 continue
+            if same:
+                unmatched.add(n.start)
             equal = [(u, i) for v, u, i in self.found if abs(v - n.value) <= n.precision]
             plain = not unit.ambiguous or bool(_A_MASS_OF.match(sentence, n.end))
             if plain and equal and stated(n) and all(
                     u.dim == unit.dim and u.name != unit.name for u, _ in equal):
                 changed = changed or self.lines[equal[0][1]]
                 changed_at.add(n.start)
-        return UnitCheck(frozenset(converted), changed, frozenset(changed_at))
+        return UnitCheck(frozenset(converted), changed, frozenset(changed_at),
+                         frozenset(unmatched))
