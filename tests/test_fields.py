@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from guardrail.evidence.currency import mentioned
+from guardrail.evidence.currency import coded, mentioned
 from guardrail.evidence.features import ContextEvidence
 from guardrail.evidence.fields import pairs
 from guardrail.evidence.judge import explain
@@ -164,6 +164,48 @@ def test_an_amount_in_another_currency_is_contradicted(context, before, sentence
 ])
 def test_an_amount_in_its_own_currency_is_not_changed(context, before, sentence):
     assert ContextEvidence.build([context]).features(sentence, before).field_changed is None
+
+
+PARTS = json.dumps({"shop": "Ribbon & Roller Restorations",
+                    "query": "parts compatible with Smith-Corona Sterling (1950s)",
+                    "results": [
+                        {"part": "Platen, recovered", "qty": 2, "price_cents": 8900,
+                         "compatible": ["Sterling", "Clipper"]},
+                        {"part": "Feed roller set (4)", "qty": 0, "price_cents": 3400},
+                        {"part": "Drawband, braided", "qty": 14, "price_cents": 650},
+                        {"part": "Ribbon, black cotton", "qty": 40, "price_cents": 950}]})
+
+
+@pytest.mark.parametrize("value, key, codes", [
+    ("GBP", "ccy", {"GBP"}), ("€", "symbol", {"EUR"}), ("R$ 12.50", "price", {"BRL"}),
+    ("869.3 rand", "paid", {"ZAR"}), ("pound sterling", "currency", {"GBP"}),
+    # a currency's name among other words, or alone under another key, codes none
+    ("parts compatible with Smith-Corona Sterling (1950s)", "query", set()),
+    ("Sterling", "compatible", set()), ("pound sterling", "name", set()),
+])
+def test_the_currencies_a_tool_results_value_codes(value, key, codes):
+    assert coded(value, key) == codes
+
+
+def test_a_name_that_is_a_currency_word_gives_no_record_a_currency():
+    """``query: ... Smith-Corona Sterling`` and ``compatible: Sterling`` name a typewriter,
+    not sterling: a price in dollars changes no field."""
+    ev = ContextEvidence.build([PARTS])
+    assert ev.features("New black cotton ribbons are $9.50 each, with 40 available."
+                       ).field_changed is None
+    assert ev.features("Braided drawbands are $6.50, and there are 14 on hand."
+                       ).field_changed is None
+
+
+def test_the_name_of_the_whole_result_names_no_record_that_shares_its_words():
+    """"Ribbon & Roller Restorations" is the shop: its words are no other record's part
+    ("Feed roller set", "Ribbon, black cotton") given to the platen."""
+    ev = ContextEvidence.build([PARTS])
+    said = "Ribbon & Roller Restorations has 2 recovered platens in stock at $89 each."
+    assert ev.features(said).field_changed is None
+    # another record's count given to the platen is still another record's
+    assert ev.features("Ribbon & Roller Restorations has 14 recovered platens in stock."
+                       ).field_changed is not None
 
 
 def test_a_deep_key_path_is_a_field():

@@ -2,6 +2,7 @@
 
     mentioned("It was for 869.30 rand.")  -> {"ZAR"}
     mentioned("charged: amt: 869.3; ccy: BRL") -> {"BRL"}
+    coded("BRL", "ccy") -> {"BRL"}          what a tool result's value codes
     minor_units(fields)                          amounts a tool writes in cents (Stripe)
 
 A tool result codes a currency (``"ccy": "BRL"``, ``R$ 12.50``); an answer names it
@@ -57,6 +58,7 @@ _FIND = re.compile(r"(?<![A-Za-z])(?:" + "|".join(re.escape(n) for n in _WORDED)
                    + r")(?![A-Za-z'’])|" + "|".join(re.escape(s) for s in _SYMBOLS), re.I)
 # a three-letter code counts only in capitals ("try", "cop", "won" are words too)
 _CODE = re.compile(r"^[A-Z]{3}$")
+_CURRENCY_KEY = re.compile(r"curr|ccy|money|denominat", re.I)
 
 
 _AMOUNT_BEFORE = re.compile(r"\d(?:\s?(?:million|billion|thousand|bn|m|k))?\s+$", re.I)
@@ -81,6 +83,19 @@ def mentioned(text: str) -> set[str]:
             continue
         found |= CODES[word.lower()] if word.lower() in CODES else CODES.get(word, set())
     return found
+
+def coded(value: str, key: str = "") -> set[str]:
+    """The currencies a tool result's value codes: a code or symbol alone (``GBP``, ``€``),
+    a name alone under a currency key (``currency: pound sterling``), or one beside an
+    amount (``R$ 12.50``, ``869.3 rand``); a name among other words or under another key
+    ("parts for a Smith-Corona Sterling", ``compatible: Sterling``) codes none."""
+    alone = value.strip()
+    if _FIND.fullmatch(alone) and (_CODE.match(alone) or not alone[0].isalpha()
+                                   or _CURRENCY_KEY.search(key)):
+        return mentioned(alone)
+    return set().union(*(mentioned(m[0]) for m in _FIND.finditer(value) if re.match(
+        r"\s?\d", value[m.end():]) or re.search(r"\d\s?$", value[:m.start()])))
+
 
 # an amount under these keys is in minor units where its record's currency is a
 # lower-case code, as Stripe writes them; an upper-case code ("USD") keeps major units

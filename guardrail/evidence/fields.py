@@ -30,13 +30,14 @@ from typing import Collection, Optional, Sequence
 from guardrail.evidence import units
 from guardrail.evidence.arithmetic import MEAN as _MEAN, SUM as _SUM, remainders
 from guardrail.evidence.totals import Group, by_key, columns_of, groups
-from guardrail.evidence.currency import mentioned, minor_units
+from guardrail.evidence.currency import coded, mentioned, minor_units
 from guardrail.evidence.field import (Field, FieldCheck, attributive, comparable, keyed,
                                      no_count_of, rate_over, states, whole_after_of)
 from guardrail.evidence.keys import (WORDS, Stem, clauses, echo, flag_said, has, joined,
                                     key_stems, name_words, naming, negated_words, own_paths,
                                     pairs, path_words)
 from guardrail.evidence.lexicon import FLAGS, NULLS, OPPOSITES, REVERSE, STATE
+from guardrail.evidence.records import blanked, whole_names
 from guardrail.evidence.stored import StoredValues
 from guardrail.evidence.values import Number
 
@@ -68,7 +69,8 @@ class Fields:
         for i, line in enumerate(lines):
             found += [(k, v, i, records[i]) for k, v in pairs(line)]
         # (line, record, codes) of every value naming a currency, read once per grounding
-        self._currencies = [(i, r, c) for _, v, i, r in found if (c := mentioned(v))]
+        self._currencies = [(i, r, c) for k, v, i, r in found if (c := coded(v, k))]
+        self._whole = whole_names(lines, records)
         per_record: dict[tuple[str, int], int] = {}
         for k, _, _, r in found:
             k = k.rsplit(" > ", 1)[-1].lower()
@@ -216,11 +218,13 @@ class Fields:
             # of several sentences joined in one, those that name something only the
             # record holds: "the sink was fixed, and the ant request was cancelled" gives
             # the sink no other state (a list, "navy, teal and graphite", is one)
+            # ("Ribbon & Roller Restorations has ...": the shop's name, no record's part)
+            plain = blanked(sentence, self._whole) or sentence
             mine = self.words_of(about) - self.words_of(set(self._record_words) - about)
-            own = [st for st in joined(sentence, self.stem) if st & mine]
-            line = self._swapped((set().union(*own) if own else stems) - negated_words(
-                words, self.stem), about, {w.lower() for w in words}) or self._swapped_value(
-                nums, about)
+            own = [st for st in joined(plain, self.stem) if st & mine]
+            line = self._swapped((set().union(*own) if own else naming(plain, self.stem)[0])
+                                 - negated_words(words, self.stem), about,
+                                 {w.lower() for w in words}) or self._swapped_value(nums, about)
         line = line or self._currency(sentence, about) or self._opposite(
             [m[3].lower() for m in STATE.finditer(sentence) if not (m[1] or m[2])], said, about)
         return FieldCheck(line, agreed and line is None)

@@ -63,6 +63,25 @@ def numbered(lines: Sequence[str], first: int, rows: bool = False) -> tuple[list
     return out, following
 
 
+def whole_names(lines: Sequence[str], records: Sequence[int]) -> list[str]:
+    """The names of the whole result, outside every record (``shop: Ribbon & Roller
+    Restorations``), in lower case, longest first: said in full, their words name no
+    record that shares one ("Feed roller set", "Ribbon, black cotton")."""
+    return sorted({v.strip().lower() for i, line in enumerate(lines) if records[i] == -1
+                   for _, v in pairs(line) if len(WORD.findall(v)) >= 2
+                   and not any(c.isdigit() for c in v)}, key=len, reverse=True)
+
+
+def blanked(sentence: str, names: Sequence[str]) -> Optional[str]:
+    """``sentence`` with each of ``names`` it says blanked out (None: it says none)."""
+    lower, out = sentence.lower(), None
+    for name in names:
+        while (at := lower.find(name)) >= 0:
+            out = (out or sentence)[:at] + " " * len(name) + (out or sentence)[at + len(name):]
+            lower = lower[:at] + " " * len(name) + lower[at + len(name):]
+    return out
+
+
 class About(NamedTuple):
     records: Optional[set[int]]  # None: the grounding has fewer than two, or nothing tells
     values: list[set[int]]       # the records holding each of its names and values
@@ -79,6 +98,7 @@ class Records:
         self.lines, self.records, self.postings, self.values = lines, records, postings, values
         self._holding: dict[Number, frozenset[int]] = {}  # a value's records, read once
         self._labels = _label_keys(lines, records)
+        self._whole = whole_names(lines, records)
 
     def hits(self, stems: Sequence[str], nums: Sequence[Number],
              named: Sequence[set[int]] = ()) -> tuple[list[set[int]], dict[int, float]]:
@@ -119,6 +139,8 @@ class Records:
         "It ..." sentences); all those it names by one key, each its own."""
         if len(self.values.keys() - {-1}) < 2:
             return About(None, [])
+        if masked := blanked(sentence, self._whole):
+            sentence, stems = masked, [stem(w) for w in content_words(masked)]
         nums = [n for n in nums if n.kind != "count"]  # counts belong to no record
         own = _names(sentence)
         by_text = self._by_text(sentence)
