@@ -448,6 +448,19 @@ def test_a_yes_no_field_is_read_in_the_clause_that_names_its_whole_key():
         == "holiday closures 1 > store closed: false"
 
 
+def test_a_one_word_yes_no_key_inside_an_object_the_sentence_does_not_name_says_nothing():
+    """``freeze > active: false`` is the freeze's state: "an active plan" says nothing of
+    it; "the freeze is active" does."""
+    member = json.dumps({"member": "Tobias Ferreira", "plan": "Adult Monthly Unlimited",
+                         "status": "active", "monthly_fee_cents": 8900,
+                         "freeze": {"active": False, "months_used_this_year": 0}})
+    ev = ContextEvidence.build([member])
+    assert ev.features("Tobias has an active Adult Monthly Unlimited plan at $89.00 a month."
+                       ).field_changed is None
+    assert ev.features("His membership freeze is active right now.").field_changed \
+        == "freeze > active: false"
+
+
 def test_weekdays_in_the_plural_are_no_rival_names():
     gallery = json.dumps({"gallery": "Halvorsen Contemporary",
                           "hours": {"tue_sun": "10:00-18:00", "mon": "closed"}})

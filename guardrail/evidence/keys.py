@@ -223,12 +223,23 @@ def clause_asks(sentence: str, key: Iterable[str], stem: Stem) -> bool:
                                    for k in key)
 
 
+def _unnamed_parent(f: Field, stems: set[str], stem: Stem) -> bool:
+    """``f`` sits in an object of its record that the sentence does not name (``freeze >
+    active``, ``returns ashes > communal``; not ``results 2 > open``, a record)."""
+    parent = f.path.rsplit(" > ", 2)[-2] if " > " in f.path else ""
+    if not parent or parent[-1].isdigit():
+        return False
+    return not any(has(stem(w), stems) for w in WORDS.findall(parent) if len(w) > 2)
+
+
 def flag_said(f: Field, sentence: str, stems: set[str], negated: set[str], stem: Stem
               ) -> Optional[bool]:
     """Whether the sentence (its ``naming`` stems and negated stems) says the yes/no
     field ``f`` as the field holds it; None where it says nothing of it."""
     if any(d not in sentence for d in re.findall(r"\d+", f.name)):
         return None  # "open spaces" does not name ``open 24h``
+    if len(f.key) == 1 and _unnamed_parent(f, stems | negated, stem):
+        return None  # "an active plan" says nothing of ``freeze > active``
     parts = CLAUSE.split(sentence)
     if len(parts) > 1:  # a clause names the whole key, or it is not said of it ("the
         #                 pharmacy will be closed, although the store stays open" says
