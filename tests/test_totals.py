@@ -357,3 +357,16 @@ def test_how_far_apart_a_value_it_states_and_one_of_its_records_are():
                                    "seats_sold": 106, "seats_left": 12}]})
     # a level, not a difference: 120 less the 106 sold is 14, but 12 are left
     assert missing(seats, "The 4:20 PM IMAX show is down to 14 seats.") == [14.0]
+
+
+def test_an_objects_amounts_added_up_are_its_total():
+    """A quote's charges (``charges > base cents`` and three more) add up to the price
+    the answer quotes; one sum per object, so chance seldom gives one."""
+    quote = json.dumps({"quote_id": "CQ-2025-4471", "passengers": 48, "charges": {
+        "base_cents": 265000, "mileage_cents": 89280, "driver_lodging_cents": 16500,
+        "fuel_surcharge_cents": 12400, "gratuity_included": False}, "deposit_pct": 25})
+    assert missing(quote, "Bluewater has quoted you $3,831.80 for the round trip.") == []
+    assert missing(quote, "Bluewater has quoted you $3,381.80 for the round trip.") == [3381.8]
+    # two amounts are no object's total: one of them and another number may make it
+    two = json.dumps({"charges": {"base_cents": 265000, "fuel_cents": 12400}, "seats": 56})
+    assert missing(two, "The quote is $2,774.00.") == [2774.0]

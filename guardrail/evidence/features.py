@@ -36,6 +36,7 @@ from guardrail.evidence.stored import StoredValues
 from guardrail.evidence.values import Number, numbers
 from guardrail.evidence.render import render
 from guardrail.evidence.spans import Labels, Tallies, days_between
+from guardrail.evidence.totals import object_sums, rarely
 from guardrail.evidence.units import Quantities
 from guardrail.evidence.weekdays import weekday_changed
 from guardrail.evidence.words import NEGATIONS, STOPWORDS, WORD, content_words, stem
@@ -98,6 +99,7 @@ class ContextEvidence:
         self.fields = Fields(lines, self._records, stem, STOPWORDS) if structured else None
         self._key_stems = frozenset().union(*(f.key for f in self.fields.fields)) \
             if self.fields else frozenset()  # "total" names ``total eur``: works_out
+        self._sums = object_sums(self.fields.fields) if self.fields else ()
         for i, held in (self.fields.minor if self.fields else {}).items():  # Stripe's cents
             per_line[i] = StoredValues.union([per_line[i], held])
         self._postings: dict[str, list[int]] = {}
@@ -267,6 +269,7 @@ class ContextEvidence:
                     derived(sentence, n, self.stored.numbers, times, nums, columns, records,
                             left, anchored, named)
                     or carried(sentence, n, nums, before)
+                    or rarely(n, self._sums)  # an object's amounts added up
                     or n.kind == "date" and self._dated(n, about)
                     or days_between(sentence, n, nums, self._record_dates(about))
                     or len(self.stored.dates) <= 4 and days_between(  # a stay: "seven

@@ -164,6 +164,23 @@ def by_key(fields: Sequence) -> tuple[Numeric, Shared]:
     return numeric, shared
 
 
+def object_sums(fields: Sequence) -> tuple[float, ...]:
+    """The sum of each object's amounts in one unit (``charges > base cents``, ``mileage
+    cents``, ``driver lodging cents``: a quote's total, $3,831.80), three of them or more,
+    in the key's unit and, for cents, in whole units: one sum per object, so chance seldom
+    gives one."""
+    by_object: dict[tuple[str, str], list[float]] = {}
+    for f in fields:
+        parent, _, key = f.path.rpartition(" > ")
+        unit = "cents" if names_cents(key) else getattr(units.key_unit(key), "name", None)
+        nums = [m.value for m in numbers(f.value) if m.kind == "number"]
+        if unit and f.flag is None and not f.listed and not f.values.dates and len(nums) == 1:
+            by_object.setdefault((f"{f.record}|{parent}", unit), []).append(nums[0])
+    sums = [(sum(v), unit) for (_, unit), v in by_object.items() if len(v) >= 3]
+    return tuple(t / 100 if unit == "cents" else t for t, unit in sums) + tuple(
+        t for t, unit in sums if unit == "cents")
+
+
 _QUANTITY = frozenset({"qty", "quantity", "units", "count", "pieces", "pcs", "sold", "present",
                        "ordered", "stock"})
 _EACH = frozenset({"each", "unit", "per", "apiece", "price"})
