@@ -461,6 +461,22 @@ def test_a_one_word_yes_no_key_inside_an_object_the_sentence_does_not_name_says_
         == "freeze > active: false"
 
 
+def test_a_value_followed_by_a_word_of_its_keys_path_may_be_that_fields():
+    """"above the 0.5% tolerance": ``tolerances pct > pvy: 0.5``, named by its parent, states
+    0.5; the lot's own 0.9% is no other value of it."""
+    seed = json.dumps({"program": "Seed Potato Certification",
+                       "tolerances_pct": {"pvy": 0.5, "leafroll": 0.5, "blackleg": 0.25},
+                       "lots": [{"lot": "KM-24-03", "variety": "Red Norland", "inspections": [
+                           {"n": 1, "pvy_pct": 0.31}, {"n": 2, "pvy_pct": 0.9}]},
+                                {"lot": "KM-24-04", "variety": "Russet Burbank", "inspections": [
+                           {"n": 1, "pvy_pct": 0.12}, {"n": 2, "pvy_pct": 0.19}]}]})
+    ev = ContextEvidence.build([seed])
+    assert ev.features("The Red Norland lot was rejected after PVY reached 0.9% on its second "
+                       "inspection, above the 0.5% tolerance.").field_changed is None
+    assert ev.features("The PVY tolerance is 0.75%.").field_changed \
+        == "tolerances pct > pvy: 0.5"
+
+
 def test_weekdays_in_the_plural_are_no_rival_names():
     gallery = json.dumps({"gallery": "Halvorsen Contemporary",
                           "hours": {"tue_sun": "10:00-18:00", "mon": "closed"}})

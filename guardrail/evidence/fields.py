@@ -389,4 +389,5 @@ class Fields:
             return False
         w = m[1].lower()
         return not (w in self.stopwords or w in ("per", "times") or units.unit_after(sentence, n)
-                    or mentioned(w) or any(has(k, {self.stem(w)}) for k in f.key))
+                    or mentioned(w) or any(has(k, {self.stem(w)}) for k in f.key | self._path(
+                        f.path)))  # "the 0.5% tolerance" for ``tolerances pct > pvy``
