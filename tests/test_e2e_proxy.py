@@ -251,7 +251,8 @@ def test_a_flag_names_its_basis_and_the_policy_acts_on_it(client, placeholder, p
     assert total["explanation"]["grounding"] == "structured"
     assert nights["action"] == "redact" and nights["explanation"]["basis"] == "value_changed"
     assert text.startswith("".join(ROOMS_ANSWER[:2])) and "4 nights" not in text
-    assert g["policy"]["by_basis"] == {"structured.value_worked_out": "annotate"}
+    assert g["policy"]["by_basis"] == {"structured.value_worked_out": "annotate",
+                                       "structured.other_record": "annotate"}
     text, g, _ = stream_answer(client, messages, extra_body={"fake": fake, "guardrail": {
         "policy": {"by_basis": {}}}})
     first, total, nights = g["sentences"]

@@ -311,6 +311,29 @@ def test_a_flag_says_what_it_rests_on(sentence, basis):
     assert basis in BASES and a.explanation.grounding == "structured"
 
 
+def test_another_records_value_against_a_tool_result_is_marked_by_default():
+    """A flag resting on ``other_record`` (a value found only in another record than the
+    one the sentence seems to be about) falls mostly on correct sentences: the default
+    policy marks it against a tool result and redacts it against prose; ``by_basis: {}``
+    redacts it."""
+    from dataclasses import replace
+
+    from guardrail.config import GuardrailConfig
+    from guardrail.stream.policy import resolve_policy
+
+    judge = SentenceJudge({4: _head("p_max", 8.0)})
+    tool = ContextEvidence.build([json.dumps(TOOL)], "")
+    plain = "An adult ticket costs 41.2 euros."
+    flagged = judged(_detection(plain, 0.95), 0, len(plain), judge, tool)
+    on_tool = replace(flagged, explanation=replace(flagged.explanation, basis="other_record"))
+    on_prose = replace(on_tool, explanation=replace(on_tool.explanation, grounding="prose"))
+    default = resolve_policy(GuardrailConfig())
+    assert decide(plain, on_tool, default) == Outcome(Action.ANNOTATE, plain)
+    assert decide(plain, on_prose, default).action is Action.REDACT
+    cfg = GuardrailConfig.model_validate({"policy": {"by_basis": {}}})
+    assert decide(plain, on_tool, resolve_policy(cfg)).action is Action.REDACT
+
+
 def test_another_records_value_ranks_below_a_changed_one_above_a_missing_one():
     from dataclasses import replace
 

@@ -86,14 +86,17 @@ class PolicyConfig(Section):
     """Text that replaces redacted content."""
     by_kind: dict[Literal["contradicted", "unverifiable"], Action] = {}
     """Another action per kind of flag, e.g. ``{"unverifiable": "annotate"}``."""
-    by_basis: ByBasis = {"structured.value_worked_out": Action.ANNOTATE}
+    by_basis: ByBasis = {"structured.value_worked_out": Action.ANNOTATE,
+                         "structured.other_record": Action.ANNOTATE}
     """Another action per basis of a flag (``guardrail.types.BASIS_KEYS``), before
-    ``by_kind``.  The default marks, and does not redact, a value that a sentence says it
-    worked out of a tool result ("in total", "comes to", "that leaves") and that no rule
-    reproduces: on hand-written tool turns four such flags in five fall on correct
-    arithmetic.  Setting ``by_basis`` replaces the whole mapping; ``{}`` redacts them
-    too, ``{"structured.value_missing": "annotate"}`` marks every value a tool result
-    lacks."""
+    ``by_kind``.  The default marks, and does not redact, two flags against tool results
+    that mostly fall on correct sentences: a value that a sentence says it worked out
+    ("in total", "comes to", "that leaves") and that no rule reproduces (four such flags
+    in five fall on correct arithmetic), and a value found only in another record than
+    the one the sentence seems to be about (nine in ten fall on correct sentences; a
+    record given another record's value of a field it names is ``value_changed``).
+    Setting ``by_basis`` replaces the whole mapping; ``{}`` redacts them too,
+    ``{"structured.value_missing": "annotate"}`` marks every value a tool result lacks."""
     regenerate: RegenerateConfig = RegenerateConfig()
     """Settings of the ``regenerate`` action."""
 
