@@ -477,6 +477,18 @@ def test_a_value_followed_by_a_word_of_its_keys_path_may_be_that_fields():
         == "tolerances pct > pvy: 0.5"
 
 
+def test_an_amount_is_no_year_of_a_date_field():
+    """``prices as of`` holds a date-time: "$1,467" and "1,416" are amounts, no years of it;
+    a date is still compared."""
+    fuel = json.dumps({"prices_as_of": "2025-07-18T06:30:00-04:00", "results": [
+        {"name": "Shipwright Cove", "diesel_usd_gal": 4.72},
+        {"name": "Ellery Marina", "diesel_usd_gal": 4.89}]})
+    ev = ContextEvidence.build([fuel])
+    assert ev.features("At those prices, 300 gallons would run $1,416 at Shipwright Cove and "
+                       "$1,467 at Ellery Marina.").field_changed is None
+    assert ev.features("Prices as of July 2023.").field_changed is not None
+
+
 def test_weekdays_in_the_plural_are_no_rival_names():
     gallery = json.dumps({"gallery": "Halvorsen Contemporary",
                           "hours": {"tue_sun": "10:00-18:00", "mon": "closed"}})

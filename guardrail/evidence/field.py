@@ -127,8 +127,11 @@ def comparable(n: Number, f: Field, sentence: str = "") -> bool:
         return bool(values.times)
     if n.kind == "date":
         return bool(values.dates)
-    if values.dates or values.times:  # of a date-time only its year: "51 minutes after"
-        return n.kind == "number" and n.value.is_integer() and 1000 <= n.value <= 2100
+    if values.dates or values.times:  # of a date-time only its year: "51 minutes after";
+        #                               "$1,467" is no year
+        written = sentence[max(0, n.start - 1):n.end]
+        return n.kind == "number" and n.value.is_integer() and 1000 <= n.value <= 2100 \
+            and not (sentence and ("," in written or any(c in "$€£¥" for c in written)))
     return n.kind in ("number", "duration") and bool(values.numbers)
 
 
