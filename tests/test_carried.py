@@ -65,3 +65,13 @@ def test_a_share_the_sentence_states_of_an_amount_said_before():
     said = "If you qualify for the 15% resident discount, it would come to {}."
     assert missing(golf, said.format("$306"), before) == []
     assert missing(golf, said.format("$316"), before) == [316.0]
+
+
+def test_a_word_that_describes_a_value_stands_between_it_and_what_it_counts():
+    """"leaves 128.2 certified acres": acres, like the 154.5 acres said before it, less
+    the 26.3 acres this sentence states."""
+    before = "Five seed lots were entered this season, covering 154.5 acres in all. "
+    said = "That takes 26.3 acres out of certification and leaves 128.2 certified acres."
+    assert carried(said, numbers(said)[1], numbers(said), before)
+    wrong = said.replace("128.2", "182.2")
+    assert not carried(wrong, numbers(wrong)[1], numbers(wrong), before)

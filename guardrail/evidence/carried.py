@@ -30,6 +30,7 @@ CUE = re.compile(r"\b(?:total|totals|totalling|totaling|subtotal|comes? to|bring
                  r"altogether|so)\b", re.I)
 _RATE_AFTER = re.compile(r"\s*(?:each|apiece|per\b|an?\s+(?!total\b))", re.I)
 _RATE_BEFORE = re.compile(r"\bat\s+$", re.I)
+_SECOND = re.compile(r"\s*[A-Za-z]+\s+([A-Za-z]+)")
 RECENT = 8
 """The latest amounts of the answer so far that are tried (2^8 sums of some of them)."""
 
@@ -54,11 +55,12 @@ def carried(sentence: str, n: Number, said: Sequence[Number], before: str) -> bo
     15% resident discount would bring it to $306").  Shares and sums of one amount are
     tried first, then sums of two, and so on, while the results tried stay under the
     bound."""
-    sort = sort_of(sentence, n)
-    if n.kind != "number" or n.percent or n.hedged or n.value <= 0 or not sort \
+    if n.kind != "number" or n.percent or n.hedged or n.value <= 0 \
             or not before or not CUE.search(sentence):
         return False
-    earlier = _amounts(before, sort)
+    # what it counts, or past a word that describes it ("128.2 certified acres")
+    sorts = [sort_of(sentence, n), *(m[1].lower() for m in [_SECOND.match(sentence, n.end)] if m)]
+    sort, earlier = next(((s, e) for s in sorts if s and (e := _amounts(before, s))), ("", ()))
     if not earlier:
         return False
     stated = {m.value for m in said if m.start != n.start and not m.percent
