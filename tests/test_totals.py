@@ -370,3 +370,18 @@ def test_an_objects_amounts_added_up_are_its_total():
     # two amounts are no object's total: one of them and another number may make it
     two = json.dumps({"charges": {"base_cents": 265000, "fuel_cents": 12400}, "seats": 56})
     assert missing(two, "The quote is $2,774.00.") == [2774.0]
+
+
+def test_a_rounded_total_in_a_unit_is_tried_against_the_keys_in_that_unit():
+    """"about 1.13 million gallons": the runs' ``water gal`` add up to 1,126,000; the keys
+    without a unit (guns) are not tried beside it, so chance does not bar the total, and
+    no run's own value of the key is said otherwise."""
+    snow = json.dumps({"resort": "Tamarack Crest", "runs": [
+        {"trail": t, "guns": {"fan": f, "tower": w}, "water_gal": g, "depth_gain_in": d}
+        for t, f, w, g, d in (("Lower Spruce", 4, 6, 412000, 9), ("Kestrel Bowl", 6, 0, 298000, 7),
+                              ("Mill Pond", 0, 8, 355000, 10), ("Chairlift 3", 2, 0, 61000, 3))]})
+    ev = ContextEvidence.build([snow])
+    got = ev.features("The crew used about 1.13 million gallons of water.")
+    assert not got.missing_numbers and got.field_changed is None
+    wrong = ev.features("The crew used about 1.31 million gallons of water.")
+    assert wrong.missing_numbers

@@ -345,8 +345,11 @@ class Fields:
             # "until October 17 to add a course" with the drop deadline's date
             exact = [replace(n, precision=0.0) for n in mine]
             if not any(h.has(n) for n in exact for h in held):
-                # over several records ("together they logged 22.5 hours"): a total, unit or not
-                return None if _OVER_RECORDS.search(sentence) else False
+                # over several records ("together they logged 22.5 hours", "used about 1.13
+                # million gallons" of ``water gal`` 412000, 298000, ...): a total, unit or not
+                return None if _OVER_RECORDS.search(sentence) or any(
+                    c.key == f.path.rsplit(" > ", 1)[-1] and abs(sum(c.values) - n.value)
+                    <= n.precision for c in self.columns for n in mine) else False
             holders = [g for r in {f.record, -1} for g in
                        (self.fields[j] for j in self._of_record.get(r, ()))
                        if g is not f and any(g.values.has(n) for n in exact)]

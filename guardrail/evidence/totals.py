@@ -247,6 +247,9 @@ def totalled(sentence: str, n: Number, columns: Sequence[Column],
     if n.kind not in ("number", "count", "duration") or n.percent or n.value <= 0:
         return False
     columns = [c for c in columns if _scale(sentence, n, c)]  # no other dimension is tried
+    said = units.unit_after(sentence, n)  # "1.13 million gallons": the keys in a volume,
+    of_dim = [c for c in columns if said and getattr(units.key_unit(c.key), "dim", "") == said.dim]
+    columns = of_dim or columns  # where there are some, are those it totals
     width = _width(n)
     named = [g for g in named if not counted or g.size in counted or g.size in parts]
     if named and len(named) * width <= CHANCE * n.value and any(
