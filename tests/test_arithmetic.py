@@ -556,3 +556,15 @@ def test_a_price_a_head_times_a_keys_total_over_the_records():
     assert missing(ev, "At $4.10 a head, the work so far comes to $5,908.10.") == []
     assert missing(ev, "At $4.10 a head, the work so far comes to $5,980.10.") == [5980.1]
     assert missing(ev, "So far the work comes to $5,908.10.") == [5908.1]
+
+
+def test_a_records_share_to_digits_chance_seldom_hits_needs_no_word():
+    """"Red maple came in at 92.5%": 111 alive of 120 planted, a share of two values of its
+    row; with few values in the row, one of a dozen ratios seldom lands on three digits
+    by chance.  "80%" has two: it still needs a word ("about", "of")."""
+    trees = ("species,planted_2024,alive_2025,avg_height_ft,replacement_cost_usd\n"
+             "Red maple,120,111,9.5,310\nGinkgo,64,63,8.0,365\nEastern redbud,45,36,6.5,275\n")
+    ev = ContextEvidence.build([trees])
+    assert not ev.features("Red maple came in at 92.5%.").missing_numbers
+    assert ev.features("Red maple came in at 93.5%.").missing_numbers
+    assert ev.features("Eastern redbud came in at 80%.").missing_numbers

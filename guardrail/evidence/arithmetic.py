@@ -29,8 +29,8 @@ from typing import Collection, Optional, Sequence
 from guardrail.evidence import units
 from guardrail.evidence.listing import enumerated
 from guardrail.evidence.totals import (CHANCE, Column, Group, across, apart_from, by_key,
-                                       columns_of, counted_of, key_total, share_of, totalled,
-                                       within_record)
+                                       columns_of, counted_of, key_total, rarely, share_of,
+                                       totalled, within_record)
 from guardrail.evidence.spans import minutes_of, per_span, timed
 from guardrail.evidence.priced import priced
 from guardrail.evidence.values import (CURRENCY_SIGNS, Number, numbers, partitive, sort_of,
@@ -198,7 +198,8 @@ def derived(sentence: str, n: Number, values: Sequence[float],
         #            of one it states and a value of its record ("1,108 errors, about 83%";
         #            "roughly 3.5% of its 4,680 sessions")
         #            or, said as a share ("about", "of"), of two values of its record that
-        #            it leaves unsaid ("using 81% of its CPU limit": 1620 of 2000)
+        #            it leaves unsaid ("using 81% of its CPU limit": 1620 of 2000), or, with
+        #            no such word, to digits chance seldom hits ("came in at 92.5%": 111/120)
         return any(_close(100 * a / b, n) for a, b in itertools.permutations(operands, 2)) \
             or any(_close(100 * a / total, n) for c in columns for a in operands
                    if a in c.values and (total := sum(c.values)) > a) \
@@ -209,6 +210,8 @@ def derived(sentence: str, n: Number, values: Sequence[float],
             or (n.hedged or _OF.match(sentence, n.end)) and any(
                 _close(100 * a / b, n) for rec in records if len(rec) <= _RECORD_VALUES
                 for a in rec for b in rec if 0 < a < b) \
+            or any(rarely(n, [100 * a / b for a in rec for b in rec if 0 < a < b])
+                   for rec in records if len(rec) <= _RECORD_VALUES) \
             or bool(_CHANGE.search(sentence)) and (  # "$1,620.77 against $1,500: about 8%
                 #   over"; "412 ms, about 37% over the SLO" (300 ms in its record)
                 any(_close(100 * abs(a - b) / b, n) for a, b in itertools.permutations(operands, 2))
