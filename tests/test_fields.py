@@ -814,3 +814,17 @@ def test_a_state_said_of_a_group_of_records_is_read_against_every_record():
     assert changed("Owen Ruiz passed his grading on May 17.") is not None
     assert changed("Owen Ruiz and Aarav Mehta both passed.") is not None
     assert changed("Eli Brandt did not pass.") is not None
+
+
+def test_a_row_says_something_negated_only_in_a_field_the_sentence_names():
+    """A table row reads "...; drought tolerant: no": a sentence about the row's survival
+    rate negates nothing the row says, and one saying the species is drought tolerant
+    does; a part with no key ("no shorts") or a count of 0 under a key it names counts."""
+    trees = ("species,planted,alive,drought_tolerant\nRed maple,120,111,no\n"
+             "Ginkgo,64,63,yes\n")
+    ev = ContextEvidence.build([trees])
+    assert not ev.features("Red maple came in at 111 of 120.").negation_mismatch
+    assert ev.features("Red maple is drought tolerant.").negation_mismatch
+    ev = ContextEvidence.build(["flavor,tubs_in_freezer,contains_nuts\nPistachio,0,yes\n"
+                                "Mango,3,no\n"])
+    assert not ev.features("Pistachio has no tubs left in the freezer.").negation_mismatch

@@ -33,7 +33,7 @@ from guardrail.evidence.lexicon import CALENDAR
 from guardrail.evidence.records import Records, numbered
 from guardrail.evidence.restated import Restatements
 from guardrail.evidence.stored import StoredValues
-from guardrail.evidence.values import Number, numbers
+from guardrail.evidence.values import PARTS, Number, numbers
 from guardrail.evidence.render import render
 from guardrail.evidence.spans import Labels, Tallies, days_between
 from guardrail.evidence.totals import object_sums, rarely
@@ -201,6 +201,19 @@ class ContextEvidence:
         rest = self.fields.remainders if self.fields else {}
         return [v for r, v in rest.items() if about is None or r in about or r == -1]
 
+    def _said_negated(self, i: int, sentence: str) -> bool:
+        """Line ``i`` says something negated: of a row of fields ("species: Red maple;
+        ...; drought tolerant: no"), only a field whose key the sentence names counts,
+        and so does a count of 0 under such a key ("tubs in freezer: 0")."""
+        parts = PARTS.split(self.lines[i]) if self.structured else ()
+        if len(parts) < 2:
+            return self._negated[i]
+        stems = {stem(w) for w in content_words(sentence.replace("-", " "))}
+        return any((any(w.lower() in NEGATIONS for w in WORD.findall(value))
+                    or value.strip() in ("0", "0.0")) and (not key or {
+                        stem(w) for w in content_words(key)} & stems)  # "no shorts": said
+                   for key, _, value in (p.rpartition(": ") for p in parts))
+
     def _stated(self, n: Number) -> bool:
         return self.stored.has(n) or self.asked.has(n)
 
@@ -299,7 +312,7 @@ class ContextEvidence:
                  and not re.search(r"\d\s?$", sentence[max(0, m.start() - 2):m.start()])]
         missing_names = sum(1 for w in names if w.lower() not in self.lower
                             and stem(w) not in known)
-        mismatch = best_i is not None and neg != self._negated[best_i]
+        mismatch = best_i is not None and neg != self._said_negated(best_i, sentence)
         # a value the sentence says it worked out ("that leaves 1,800 bushels") and the
         # grounding lacks is no field's or line's value stated otherwise: its operands
         # stand there, not it
