@@ -828,3 +828,18 @@ def test_a_row_says_something_negated_only_in_a_field_the_sentence_names():
     ev = ContextEvidence.build(["flavor,tubs_in_freezer,contains_nuts\nPistachio,0,yes\n"
                                 "Mango,3,no\n"])
     assert not ev.features("Pistachio has no tubs left in the freezer.").negation_mismatch
+
+
+def test_a_state_with_a_note_said_as_its_opposite_is_contradicted():
+    """``trail_Eagle Chute: closed (snowmaking in progress)``: "Eagle Chute is open" says the
+    opposite of the state before the note; the trail the sentence names is the one read,
+    so another closed trail is not taken for it."""
+    report = "\n".join(["resort: Whitepine Summit", "trails_open: 38",
+                        "trail_Eagle Chute: closed (snowmaking in progress)",
+                        "trail_Birch Meander: open, groomed",
+                        "trail_Upper Cirque: closed (insufficient cover)"])
+    ev = ContextEvidence.build([report])
+    assert ev.features("Eagle Chute is open today.").field_changed \
+        == "trail_Eagle Chute: closed (snowmaking in progress)"
+    assert ev.features("Birch Meander is open and groomed.").field_changed is None
+    assert ev.features("Eagle Chute is closed while snowmaking runs.").field_changed is None

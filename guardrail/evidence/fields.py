@@ -53,6 +53,7 @@ _NAME_ID = re.compile(r"[A-Za-z][A-Za-z\d]*(?:[-_/][A-Za-z\d]+)*[-_/]\d+")
 _ITEMS = re.compile(r",\s*(?:and\s+|or\s+)?")
 _BOUNDS = ("min", "max", "minimum", "maximum", "limit", "range", "threshold", "target", "cap",
            "low", "high", "lower", "upper", "floor", "ceiling", "warn", "warning", "window")
+_NOTED = re.compile(r"([A-Za-z]+)\s*[(,;]")
 _COMPARED = re.compile(r"\b(?:above|below|under|over|beyond|short of|more than|less than)"
                        r"\s+(?:its|your|their|his|her)\b", re.I)  # "6 kg above its ..."
 
@@ -122,8 +123,10 @@ class Fields:
             self._by_key.setdefault((r, k.lower()), []).append(j)
             self._of_record.setdefault(r, []).append(j)
             for item in items if FLAGS.get(v.lower()) is None else ():
-                if not any(c.isdigit() for c in item) and len(item.split()) <= 3:
-                    for w in {stem(w) for w in WORDS.findall(item)} - stopwords:
+                noted = _NOTED.match(item)  # a state with a note: "closed (snowmaking ...)"
+                if noted or not any(c.isdigit() for c in item) and len(item.split()) <= 3:
+                    words = WORDS.findall(noted[1] if noted else item)
+                    for w in {stem(w) for w in words} - stopwords:
                         if len(w) >= 4:
                             self._by_value.setdefault(w, []).append(j)
         self._record_values = {r: StoredValues.union(v) for r, v in by_record.items()}
@@ -242,8 +245,10 @@ class Fields:
                     continue
                 for j in self._by_value.get(self.stem(value), ()):
                     f = self.fields[j]
-                    if f.value.lower().replace(" ", "_") == value and not f.listed and (
-                            about is None or f.record in about):
+                    noted = _NOTED.match(f.value)  # and the sentence names its key
+                    if (f.value.lower().replace(" ", "_") == value or noted and noted[1].lower() ==
+                            value and len(f.key & set(map(self.stem, said))) >= min(2, len(f.key))
+                            ) and not f.listed and (about is None or f.record in about):
                         return self.lines[f.line]
         return None
 
@@ -345,8 +350,7 @@ class Fields:
             # "until October 17 to add a course" with the drop deadline's date
             exact = [replace(n, precision=0.0) for n in mine]
             if not any(h.has(n) for n in exact for h in held):
-                # over several records ("together they logged 22.5 hours", "used about 1.13
-                # million gallons" of ``water gal`` 412000, 298000, ...): a total, unit or not
+                # over several records ("together they logged 22.5 hours"): a total, unit or not
                 return None if _OVER_RECORDS.search(sentence) or any(
                     c.key == f.path.rsplit(" > ", 1)[-1] and abs(sum(c.values) - n.value)
                     <= n.precision for c in self.columns for n in mine) else False
