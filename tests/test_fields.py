@@ -843,3 +843,14 @@ def test_a_state_with_a_note_said_as_its_opposite_is_contradicted():
         == "trail_Eagle Chute: closed (snowmaking in progress)"
     assert ev.features("Birch Meander is open and groomed.").field_changed is None
     assert ev.features("Eagle Chute is closed while snowmaking runs.").field_changed is None
+
+
+def test_a_value_in_the_unit_of_the_field_whose_longer_key_the_sentence_names_more_of():
+    """"the 38-second course time" names ``standard course time s`` (course, time) more
+    than ``runs > time s``: 38 is its value, not another run time."""
+    trial = json.dumps({"class": "Grade 5 Jumping", "standard_course_time_s": 38.0, "runs": [
+        {"place": 1, "dog": "Zephyr", "time_s": 33.41}, {"place": 2, "dog": "Pip", "time_s": 34.02},
+        {"place": 3, "dog": "Rocket", "time_s": 35.87}]})
+    ev = ContextEvidence.build([trial])
+    assert ev.features("All three rounds beat the 38-second course time.").field_changed is None
+    assert ev.features("Zephyr's time was 38 seconds.").field_changed is not None

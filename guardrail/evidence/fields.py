@@ -357,11 +357,11 @@ class Fields:
             holders = [g for r in {f.record, -1} for g in
                        (self.fields[j] for j in self._of_record.get(r, ()))
                        if g is not f and any(g.values.has(n) for n in exact)]
-            if measured:  # "within the 70 to 260 lb range" beside ``weight lb: 196``; "a
-                #   ground sample distance of 8 cm": that field's, not ``distance km``'s
+            if measured:  # "within the 70 to 260 lb range" beside ``weight lb: 196``; "the
+                #   38-second course time": the field more of whose longer key it names
                 return None if any((g.key ^ f.key) & self._bounds for g in holders) or all(
-                    any(g.unit is not None and g.unit.name == u.name and g.values.has(n)
-                        and set(f.key) < set(g.key) and all(has(k, stems) for k in g.key)
+                    any(g.unit is not None and g.unit.name == u.name and g.values.has(n) and set(
+                        f.key) < set(g.key) and sum(has(k, stems) for k in g.key) > len(f.key)
                         for g in holders) for n, u in said) else False
             # a holder is named by its key or by its path's own words ("closes for
             # lunch from 1:30" names ``pharmacy lunch closure > start: 13:30``)
