@@ -84,6 +84,7 @@ def mentioned(text: str) -> set[str]:
         found |= CODES[word.lower()] if word.lower() in CODES else CODES.get(word, set())
     return found
 
+
 def coded(value: str, key: str = "") -> set[str]:
     """The currencies a tool result's value codes: a code or symbol alone (``GBP``, ``€``),
     a name alone under a currency key (``currency: pound sterling``), or one beside an

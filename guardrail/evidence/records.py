@@ -73,13 +73,13 @@ def whole_names(lines: Sequence[str], records: Sequence[int]) -> list[str]:
 
 
 def blanked(sentence: str, names: Sequence[str]) -> Optional[str]:
-    """``sentence`` with each of ``names`` it says blanked out (None: it says none)."""
-    lower, out = sentence.lower(), None
+    """``sentence`` with each of ``names`` it says, as whole words, blanked out (None: it
+    says none)."""
+    out = sentence
     for name in names:
-        while (at := lower.find(name)) >= 0:
-            out = (out or sentence)[:at] + " " * len(name) + (out or sentence)[at + len(name):]
-            lower = lower[:at] + " " * len(name) + lower[at + len(name):]
-    return out
+        out = re.sub(rf"(?<!\w){re.escape(name)}(?!\w)", lambda m: " " * len(m[0]), out,
+                     flags=re.I)
+    return out if out != sentence else None
 
 
 class About(NamedTuple):
