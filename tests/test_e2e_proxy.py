@@ -311,6 +311,34 @@ def test_a_total_the_tool_states_otherwise_is_redacted_by_default(client, placeh
     assert summed["explanation"]["basis"] == "value_worked_out"
 
 
+def test_a_value_beside_the_quantities_it_is_worked_from_is_marked_by_default(client,
+                                                                             placeholder):
+    """Through the server, default policy: a price the tool result lacks, in a sentence that
+    states the prices it holds beside it (its operands, no cue word), rests on
+    ``value_worked_out`` and is sent as written, marked; the same price beside a date alone
+    is a value missing and redacted; with ``by_basis: {}`` both are redacted."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    tickets = json.dumps({"show": "Harbour Lights", "date": "2025-08-14",
+                          "prices": {"adult_usd": 30, "child_usd": 20}, "seats_left": 12})
+    head = "Harbour Lights has 12 seats left. "
+    worked = "Two adult tickets at $30 and one child ticket at $20 are $85 for the three of you."
+    text, g = stream_tool_turn(client, "What would three tickets cost?", "tickets", tickets,
+                               head + worked)
+    marked = g["sentences"][1]
+    assert marked["action"] == "annotate" and text == head + worked, marked
+    assert marked["explanation"]["basis"] == "value_worked_out"
+    text, g = stream_tool_turn(client, "What would three tickets cost?", "tickets", tickets,
+                               head + worked, REDACT_ALL)
+    assert g["sentences"][1]["action"] == "redact" and "$85" not in text
+    dated = "The show on August 14 costs $85 a ticket."
+    text, g = stream_tool_turn(client, "What would three tickets cost?", "tickets", tickets,
+                               head + dated)
+    plain = g["sentences"][1]
+    assert plain["action"] == "redact" and "$85" not in text, plain
+    assert plain["explanation"]["basis"] == "value_missing"
+
+
 def test_advice_to_check_passes_verbatim_without_a_check(client, placeholder):
     """Through the server: a closing "Double-check with the provider ..." makes no claim;
     it reaches the client as written and no check reads it (the generated holdout

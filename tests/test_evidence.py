@@ -311,6 +311,26 @@ def test_a_flag_says_what_it_rests_on(sentence, basis):
     assert basis in BASES and a.explanation.grounding == "structured"
 
 
+def test_a_value_beside_the_quantities_a_tool_result_holds_is_worked_out():
+    """Against a tool result, a value it lacks in a sentence that states quantities it
+    holds (the operands, "$30", "$20") rests on ``value_worked_out``: over the older
+    hand-written sets such flags fell on correct sentences 253 times in 299.  A date or
+    time beside it names which record and counts for nothing; against prose nothing
+    changes."""
+    from guardrail.evidence.judge import basis
+
+    tickets = json.dumps({"show": "Harbour Lights", "date": "2025-08-14",
+                          "prices": {"adult_usd": 30, "child_usd": 20}, "seats_left": 12})
+    ev = ContextEvidence.build([tickets], "")
+    worked = ev.features("Two adult tickets at $30 and one child ticket at $20 are $85.")
+    assert worked.works_out and basis(worked) == "value_worked_out"
+    dated = ev.features("The show on August 14 costs $85 a ticket.")
+    assert not dated.works_out and basis(dated) == "value_missing"
+    prose = ContextEvidence.build(["Adult tickets cost $30 and child tickets $20."], "")
+    said = prose.features("Two adult tickets at $30 and one child ticket at $20 are $85.")
+    assert basis(said) == "value_missing"
+
+
 def test_another_records_value_against_a_tool_result_is_marked_by_default():
     """A flag resting on ``other_record`` (a value found only in another record than the
     one the sentence seems to be about) falls mostly on correct sentences: the default

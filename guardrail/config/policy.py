@@ -91,8 +91,9 @@ class PolicyConfig(Section):
     """Another action per basis of a flag (``guardrail.types.BASIS_KEYS``), before
     ``by_kind``.  The default marks, and does not redact, two flags against tool results
     that mostly fall on correct sentences: a value that a sentence says it worked out
-    ("in total", "comes to", "that leaves") and that no rule reproduces (four such flags
-    in five fall on correct arithmetic), and a value found only in another record than
+    ("in total", "comes to", "that leaves") or states beside quantities the result holds
+    (its operands), and that no rule reproduces (four such flags in five fall on correct
+    arithmetic), and a value found only in another record than
     the one the sentence seems to be about (nine in ten fall on correct sentences; a
     record given another record's value of a field it names is ``value_changed``).
     Setting ``by_basis`` replaces the whole mapping; ``{}`` redacts them too,

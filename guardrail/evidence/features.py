@@ -63,7 +63,9 @@ class SentenceEvidence:
     #                                      sort of one it states and the context lacks
     restated: bool = False    # one line holds its words and numbers in order (restated.py)
     swapped: bool = False     # 2+ values given to the wrong record it names (misplaced)
-    works_out: bool = False   # it says it worked a value out: "in total", "comes to", ...
+    works_out: bool = False   # it says it worked a value out: "in total", "comes to", ...,
+    #                           or, against a tool result, states quantities it holds beside
+    #                           it (its operands; a date or time names which record)
 
 
 _DAYS = re.compile(r"\bdays?\b", re.I)
@@ -329,7 +331,8 @@ class ContextEvidence:
                 sentence, [n for n in missing if n.start not in unworked], line)
                 or weekday_changed(sentence, self.stored.dates, before)) else None),
             self.restatements.line_of(sentence, neg) is not None, where.misplaced >= 2,
-            bool(missing) and len(unworked) == len(missing))
+            bool(missing) and (len(unworked) == len(missing) or self.structured and any(
+                n.kind not in ("date", "time") and n not in missing for n in nums)))
 
 
 def _flat(text: str) -> str:
