@@ -2,7 +2,7 @@
 values the rules cannot reproduce").
 
     .venv/bin/python scripts/claim_bases.py dump OUT.json [SET.jsonl ...]
-    .venv/bin/python scripts/claim_bases.py counts OUT.json
+    .venv/bin/python scripts/claim_bases.py counts OUT.json [--every]
     .venv/bin/python scripts/claim_bases.py compare BEFORE.json AFTER.json
 
 ``dump`` reads every `turns*.jsonl` of docs/model-card/paraphrases (or the sets named:
@@ -10,9 +10,9 @@ any span-labelled JSONL with ``context``, ``question``, ``response`` and ``sente
 with the evidence of the checkout on PYTHONPATH (an older one too: run it with
 PYTHONPATH at a worktree) and writes, per claim, its label and ``judge.basis`` of its
 evidence, whether or not the judge would flag it.  ``counts`` tallies value_changed,
-value_missing and value_worked_out by label, hand-written sets (ids ``turns-*`` and
-``paraphrases-*``) apart from the others; ``compare`` prints the claims whose basis
-moved.  Runs no model.
+value_missing and value_worked_out (``--every``: every basis) by label, hand-written
+sets (ids ``turns-*`` and ``paraphrases-*``) apart from the others; ``compare`` prints
+the claims whose basis moved.  Runs no model.
 """
 
 import collections
@@ -45,10 +45,10 @@ def _family(key: str) -> str:
     return "hand-written" if key.startswith(("turns", "paraphrases")) else "other"
 
 
-def counts(path: str) -> None:
+def counts(path: str, every: bool = False) -> None:
     c = collections.Counter()
     for key, (label, b) in json.load(open(path, encoding="utf-8")).items():
-        if b in VALUES:
+        if every or b in VALUES:
             c[(_family(key), b, "supported" if label == "supported" else "unsupported")] += 1
     for (family, b, label), n in sorted(c.items()):
         print(f"{family:13s} {b:17s} {label:12s} {n}")
@@ -71,7 +71,7 @@ if __name__ == "__main__":
     if verb == "dump":
         dump(args[0], args[1:])
     elif verb == "counts":
-        counts(args[0])
+        counts(args[0], "--every" in args[1:])
     elif verb == "compare" and len(args) == 2:
         compare(*args)
     else:

@@ -69,6 +69,7 @@ class SentenceEvidence:
 
 
 _DAYS = re.compile(r"\bdays?\b", re.I)
+_IN_HANDLE = re.compile(r"[A-Za-z][-_#]?\d")  # the digits of "TRL-88213", "B42": no quantity
 _ACRONYM = re.compile(r"^[A-Z]{2,5}$")
 _VERSION = re.compile(r"([A-Za-z][A-Za-z+#]*)\s+v?(\d+\.\d+)$")
 
@@ -332,7 +333,9 @@ class ContextEvidence:
                 or weekday_changed(sentence, self.stored.dates, before)) else None),
             self.restatements.line_of(sentence, neg) is not None, where.misplaced >= 2,
             bool(missing) and (len(unworked) == len(missing) or self.structured and any(
-                n.kind not in ("date", "time") and n not in missing for n in nums)))
+                n.kind not in ("date", "time") and n not in missing
+                and not _IN_HANDLE.search(sentence, max(0, n.start - 2), n.start + 1)
+                for n in nums)))
 
 
 def _flat(text: str) -> str:
