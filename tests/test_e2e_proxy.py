@@ -339,6 +339,36 @@ def test_a_value_beside_the_quantities_it_is_worked_from_is_marked_by_default(cl
     assert plain["explanation"]["basis"] == "value_missing"
 
 
+TRAIL_TOOL = json.dumps([
+    {"title": "Harrowdown Ridge Loop | Refillready", "snippet": "Harrowdown Ridge Loop — Trail "
+     "id: TR22123 · Region: Mardale Uplands · Start town: Elsinby · Parking fee: 2050 VND · "
+     "Length (km): 15.9 · Ascent (m): 1178 · Moving time: 255",
+     "url": "https://refillready.health/harrowdown-ridge-loop"},
+    {"title": "Harrowdown Ridge Loop | Gigstub", "snippet": "Harrowdown Ridge Loop — Dogs "
+     "welcome: yes · Circular: no · Sights: a ruined chapel, a waterfall, a heather moor · "
+     "Footfall change (%): -4.3 · Surveyed on: 2025-05-27 · Trail rating: 4.5",
+     "url": "https://gigstub.live/harrowdown-ridge-loop"}])
+
+
+def test_another_records_value_is_marked_by_default_against_a_tool_result(client,
+                                                                          placeholder):
+    """Through the server: a correct sentence flagged on ``other_record`` (its start town
+    stands in the first search result, its record read as the second) is sent as written
+    and marked by default; ``by_basis: {}`` redacts it."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    answer = ("Walkers on the Harrowdown Ridge Loop are down 4.3% on last season. "
+              "It sets off from Elsinby.")
+    text, g = stream_tool_turn(client, "How hard is the Harrowdown Ridge Loop?", "search",
+                               TRAIL_TOOL, answer)
+    start = g["sentences"][-1]
+    assert start["explanation"] and start["explanation"]["basis"] == "other_record", start
+    assert start["action"] == "annotate" and text == answer
+    text, g = stream_tool_turn(client, "How hard is the Harrowdown Ridge Loop?", "search",
+                               TRAIL_TOOL, answer, REDACT_ALL)
+    assert g["sentences"][-1]["action"] == "redact" and "Elsinby" not in text
+
+
 def test_advice_to_check_passes_verbatim_without_a_check(client, placeholder):
     """Through the server: a closing "Double-check with the provider ..." makes no claim;
     it reaches the client as written and no check reads it (the generated holdout
