@@ -280,3 +280,19 @@ def test_a_wrong_total_and_its_conversion_do_not_vouch_for_each_other():
     ev = ContextEvidence.build([json.dumps({"order_id": "ORD-77215", "lines": lines})])
     wrong = ev.features("All together the order weighs 2,200 pounds, or roughly 998 kg.")
     assert [n.value for n in wrong.missing_numbers] == [2200.0, 998.0]
+
+
+def test_a_keys_total_given_in_another_unit_of_its_dimension_is_a_unit_changed():
+    """The rounds' ``waste tonnes`` add up to 331.6: "about 332 kilograms" gives that total's
+    digits in kilograms, a changed unit, not arithmetic no rule reproduces; "about 332
+    tonnes" is the total, and a total in kilograms converted (331,600 kg) is no change."""
+    rounds = json.dumps({"council": "Ashbury Vale", "rounds": [
+        {"round_id": f"AV-{i}", "waste_tonnes": t, "households": h}
+        for i, (t, h) in enumerate([(84.6, 1420), (79.1, 1385), (92.3, 1510), (75.6, 1290)])]})
+    ev = ContextEvidence.build([rounds])
+    wrong = ev.features("General waste came to about 332 kilograms across the four rounds.")
+    assert wrong.line_changed == "rounds 1 > waste tonnes: 84.6"
+    assert explain(wrong, 0.5).kind == "contradicted"
+    for ok in ("General waste came to about 332 tonnes across the four rounds.",
+               "General waste came to 331,600 kilograms across the four rounds."):
+        assert ev.features(ok).line_changed is None, ok
