@@ -93,9 +93,9 @@ class PolicyConfig(Section):
     that mostly fall on correct sentences: a value that a sentence says it worked out
     ("in total", "comes to", "that leaves") or states beside quantities the result holds
     (its operands), and that no rule reproduces (four such flags in five fall on correct
-    arithmetic), and a value found only in another record than
-    the one the sentence seems to be about (nine in ten fall on correct sentences; a
-    record given another record's value of a field it names is ``value_changed``).
+    arithmetic), and a value found only in another record than the one the sentence
+    seems to be about (nine in ten fall on correct sentences; a record given another
+    record's value of a field it names is ``value_changed``).
     Setting ``by_basis`` replaces the whole mapping; ``{}`` redacts them too,
     ``{"structured.value_missing": "annotate"}`` marks every value a tool result lacks."""
     regenerate: RegenerateConfig = RegenerateConfig()
