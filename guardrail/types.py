@@ -195,7 +195,8 @@ BASES = ("value_changed", "other_record", "value_missing", "value_worked_out", "
 values otherwise (a field, its closest line, a yes/no said the other way round, values
 swapped between records); a value that only another record holds; a value the grounding
 does not hold at all; such a value in a sentence that says it worked it out ("in total",
-"comes to", "that leaves": arithmetic no rule reproduced); a negation its closest line
+"comes to", "that leaves") or, against a tool result, states quantities the result holds
+beside it (its operands): arithmetic no rule reproduced; a negation its closest line
 does not share; none of these (the detector's probabilities and the words)."""
 REFINES = {"value_worked_out": "value_missing"}
 """A basis that narrows another: where ``policy.by_basis`` names only the wider one, its
