@@ -683,6 +683,11 @@ def test_a_total_the_grounding_holds_as_a_key_is_that_fields_value():
     ("Sales rose 12%, an increase of $4,300 on May.", "$4,300", True),
     ("There is a gap of 3 metres between the posts.", "3", False),
     ("Its fall of snow was 30 cm.", "30", False),
+    ("Her winning margin over second place was 5.5 points.", "5.5", True),
+    ("She won by a winning margin of 2 lengths.", "2", True),
+    ("The margin is 5 cm on each side.", "5", False),
+    ("Ravi is second on 98.3, which puts Ana 44.3 points clear.", "44.3", True),
+    ("The path stays 2 metres clear of the hedge.", "2", True),
 ])
 def test_a_sentence_says_where_it_worked_a_value_out(sentence, value, worked):
     """``works_out``: the part of the sentence holding the value says it was worked out,

@@ -854,3 +854,31 @@ def test_a_value_in_the_unit_of_the_field_whose_longer_key_the_sentence_names_mo
     ev = ContextEvidence.build([trial])
     assert ev.features("All three rounds beat the 38-second course time.").field_changed is None
     assert ev.features("Zephyr's time was 38 seconds.").field_changed is not None
+
+
+def test_a_country_said_by_its_adjective_is_the_country():
+    """"a Norwegian-flagged ship" states ``flag: Norway``; "a Danish-flagged ship" does
+    not."""
+    ship = json.dumps({"vessel": {"name": "MV Polar Tern", "flag": "Norway", "crew": 41},
+                       "fault": "F2"})
+    ev = ContextEvidence.build([ship])
+    assert ev.features("The MV Polar Tern, a Norwegian-flagged ship, has the F2 fault."
+                       ).field_changed is None
+    assert ev.features("The MV Polar Tern, a Danish-flagged ship, has the F2 fault."
+                       ).field_changed == "vessel > flag: Norway"
+
+
+def test_a_number_sign_is_no_negation():
+    """"Symphony No. 5" and "Marsh Well No. 3" in a grounding negate nothing, and a
+    line of key-value text is not cut at "No." either."""
+    recital = json.dumps({"organist": "Ines Marr", "program": [
+        {"order": 1, "work": "Prelude in B minor"},
+        {"order": 2, "work": "Symphony No. 5: Toccata"}]})
+    ev = ContextEvidence.build([recital])
+    assert not ev.features("She closes with the Toccata from the Fifth Symphony."
+                           ).negation_mismatch
+    assert ev.features("She does not play the Toccata from the Fifth Symphony."
+                       ).negation_mismatch
+    sample = "sample_id: LAB-7\nsource: Marsh Well No. 3\nph: 7.4\n"  # one line, not two
+    assert not ContextEvidence.build([sample]).features(
+        "The sample from Marsh Well No. 3 has a pH of 7.4.").negation_mismatch

@@ -248,3 +248,14 @@ def test_an_elapsed_time_written_as_a_clock_or_in_iso_8601_is_a_span():
         assert not ev.features(ok).missing_numbers, ok
     for bad in ("Knife skills runs 4 minutes 31 seconds.", "Stock basics runs 1 hour 20 minutes."):
         assert ev.features(bad).missing_numbers, bad
+
+
+def test_about_so_many_weeks_between_two_dates_it_states():
+    """Fifty-one days are "about seven weeks"; not seven weeks said flatly, nor "about
+    nine weeks"."""
+    permit = json.dumps({"permit": "TP-88", "window_start": "2025-10-15",
+                         "window_end": "2025-12-05"})
+    said = "Planting runs from Wednesday, October 15 through Friday, December 5, "
+    assert missing(permit, said + "a window of about seven weeks.") == []
+    assert missing(permit, said + "a window of seven weeks.") == [7.0]
+    assert missing(permit, said + "a window of about nine weeks.") == [9.0]

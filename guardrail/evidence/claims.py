@@ -86,13 +86,16 @@ _LEADS = re.compile(
     r"them|it|her|him)|means?|makes? it|puts? (?:\w+ ){0,2}at|(?:takes?|took|knocks?|"
     r"knocked) (?:\w+ )?off|(?:drops?|dropped|dropping|falls?|fell) to|"
     r"bring(?:s|ing)?\b(?: in|[^.;]{0,40}?\bto)|an? (?:\w+ )?(?:drop|rise|fall|increase|"
-    r"decrease|gain|loss|difference|change|jump|dip|swing) of)\b", re.I)
+    r"decrease|gain|loss|difference|change|jump|dip|swing) of|"
+    r"(?:winning margin|margin (?:over|between) \w+(?: \w+){0,3}?) (?:was|is|of|at))\b",
+    re.I)
 # said right after the value it works out: "eight more than", "28 flat sheets short",
-# "0.13 seconds back", "87 days left"
+# "0.13 seconds back", "87 days left", "44.3 points clear"
 _TRAILS = re.compile(
     r"\s*(?:[\w$%'’-][\w$%.'’-]*\s+){0,3}?(?:"
     r"(?:more|less|fewer|higher|lower|longer|shorter|later|earlier|older|younger|cheaper|"
-    r"bigger|smaller)\s+than\b|(?:short|behind|ahead|back|left|remaining|to go|to spare)\b|"
+    r"bigger|smaller)\s+than\b|(?:short|behind|ahead|back|left|remaining|to go|to spare|"
+    r"clear)\b|"
     r"(?:over|under|above|below)(?=\s*(?:[.,;:!?)]|$|(?:the |its |your |their )?(?:target|"
     r"budget|limit|par|goal|minimum|maximum|cap|threshold|plan|forecast|estimate|expected)"
     r"\b)))", re.I)

@@ -39,7 +39,7 @@ from guardrail.evidence.spans import Labels, Tallies, days_between
 from guardrail.evidence.totals import object_sums, rarely
 from guardrail.evidence.units import Quantities, key_unit, unit_after
 from guardrail.evidence.weekdays import weekday_changed
-from guardrail.evidence.words import NEGATIONS, STOPWORDS, WORD, content_words, stem
+from guardrail.evidence.words import STOPWORDS, WORD, content_words, negated, stem
 
 @dataclass(frozen=True)
 class SentenceEvidence:
@@ -92,7 +92,7 @@ class ContextEvidence:
         self.lines, self.structured = lines, structured
         self._memo: dict[str, frozenset[str]] = {}  # shared by every copy of the index
         self._line_stems = [frozenset(stem(w) for w in content_words(x)) for x in lines]
-        self._negated = [any(w.lower() in NEGATIONS for w in WORD.findall(x)) for x in lines]
+        self._negated = [negated(x) for x in lines]
         self.stems = frozenset().union(*self._line_stems) if lines else frozenset()
         text = "\n".join(lines)
         self.lower = text.lower()
@@ -212,7 +212,7 @@ class ContextEvidence:
         if len(parts) < 2:
             return self._negated[i]
         stems = {stem(w) for w in content_words(sentence.replace("-", " "))}
-        return any((any(w.lower() in NEGATIONS for w in WORD.findall(value))
+        return any((negated(value)
                     or value.strip() in ("0", "0.0")) and (not key or {
                         stem(w) for w in content_words(key)} & stems)  # "no shorts": said
                    for key, _, value in (p.rpartition(": ") for p in parts))
@@ -267,7 +267,7 @@ class ContextEvidence:
         words = content_words(sentence)
         stems = [stem(w) for w in words]
         distinct = set(stems)
-        neg = any(w.lower() in NEGATIONS for w in WORD.findall(sentence))
+        neg = negated(sentence)
         where = self._where.about(sentence, stems, nums, before)
         about, gap = where.records, self._where.gap(where)
         unread = [n for n in nums if not (n.start in units.converted or self._stated(
@@ -361,7 +361,8 @@ def _units(text: str) -> list[str]:
     """Prose cut into sentence-sized units (lines, then sentence ends)."""
     out = []
     for line in text.split("\n"):
-        for piece in re.split(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])", line):
+        for piece in re.split(r"(?<=[.!?])\s+(?=[A-Z\"'(])|(?<=[.!?])(?<![Nn]o\.)\s+(?=\d)",
+                              line):  # "Well No. 3" is one
             if piece.strip():
                 out.append(piece.strip())
     return out

@@ -25,8 +25,9 @@ from typing import Callable, Collection, Iterable, Optional, Sequence
 
 from guardrail.evidence import units
 from guardrail.evidence.field import Field
-from guardrail.evidence.lexicon import (CALENDAR, GENERIC, IDENTITY, NEGATIONS, NOT_NAMING,
-                                        OPPOSITES, PHRASES, SAME, TITLES, UNITS, ZONES)
+from guardrail.evidence.lexicon import (CALENDAR, DEMONYMS, GENERIC, IDENTITY, NEGATIONS,
+                                        NOT_NAMING, OPPOSITES, PHRASES, SAME, TITLES, UNITS,
+                                        ZONES)
 from guardrail.evidence.values import PARTS
 
 # a key, or a path of keys ("a > b > key", each up to 60 characters): deep JSON paths
@@ -170,7 +171,7 @@ def naming(text: str, stem: Stem) -> tuple[set[str], set[str], list[str]]:
         lambda m: m[1].replace(" ", "_"), text.lower()))
     for w in said:
         negated |= {stem(k) for k in OPPOSITES.get(w, "").split("_") if len(k) > 2}
-        stems |= {stem(k) for k in SAME.get(w, "").split("_") if len(k) > 2}
+        stems |= {stem(k) for k in (SAME.get(w) or DEMONYMS.get(w, "")).split("_") if len(k) > 2}
     return stems, negated, said
 
 

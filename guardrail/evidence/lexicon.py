@@ -3,6 +3,7 @@
     GENERIC, IDENTITY, UNITS    key words that do not name a field's content
     FLAGS, NULLS                yes/no and empty values
     OPPOSITES, SAME, REVERSE    a state in other words ("closed" for ``open: false``)
+    DEMONYMS                    a country's adjective ("Norwegian" for ``flag: Norway``)
     STATE                       what a sentence says something is ("is currently closed")
 """
 
@@ -53,3 +54,21 @@ REVERSE = {"open": "closed", "online": "offline", "active": "inactive", "enabled
 """A state said where the record holds its opposite ("open" for ``state: closed``)."""
 SAME = {"available": "in_stock", "on_time": "punctual", "punctual": "on_time",
         "working": "operational", "operational": "working", "currently": "now"}
+_COUNTRIES = """
+norwegian norway swedish sweden danish denmark finnish finland icelandic iceland
+german germany french france spanish spain portuguese portugal italian italy
+dutch netherlands_holland belgian belgium swiss switzerland austrian austria polish poland
+czech czechia greek greece turkish turkey_turkiye irish ireland scottish scotland
+welsh wales english england british kingdom_britain american america_states canadian canada
+mexican mexico brazilian brazil argentine argentina argentinian argentina chilean chile
+peruvian peru colombian colombia japanese japan chinese china korean korea indian india
+pakistani pakistan thai thailand vietnamese vietnam indonesian indonesia
+filipino philippines malaysian malaysia singaporean singapore australian australia
+egyptian egypt moroccan morocco nigerian nigeria kenyan kenya ethiopian ethiopia
+israeli israel iranian iran iraqi iraq saudi saudi_arabia emirati emirates russian russia
+ukrainian ukraine hungarian hungary romanian romania croatian croatia estonian estonia
+latvian latvia lithuanian lithuania panamanian panama liberian liberia maltese malta
+cypriot cyprus bahamian bahamas zealander zealand
+""".split()
+DEMONYMS = dict(zip(_COUNTRIES[::2], _COUNTRIES[1::2]))
+"""A country's adjective and the words of its name ("Norwegian-flagged" names ``Norway``)."""

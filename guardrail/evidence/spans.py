@@ -44,6 +44,7 @@ _AGED = re.compile(r"\b(?:age of|aged|at)\s+$", re.I)
 _YEARS_AFTER = re.compile(r"[\s-]years?[\s-]old\b", re.I)
 _A_SPAN = re.compile(r"\b(?:a|one)\s+(day|week|fortnight|month|year)\b", re.I)
 _DAYS_IN = {"day": 1, "night": 1, "week": 7, "fortnight": 14}
+_ABOUT = re.compile(r"\b(?:about|around|roughly|nearly|almost|some)\s+$", re.I)
 MAX_DATES = 12
 """More dates than this to pair, and a day count is no evidence of which two it spans."""
 
@@ -136,7 +137,7 @@ def days_between(sentence: str, n: Number, said: Sequence[Number],
     unit = _DAYS_AFTER.match(sentence, n.end) if n.kind in ("number", "count") else None
     if unit is None or not n.value.is_integer() or n.value < 1:
         return False
-    days = n.value * _DAYS_IN[unit[1].lower().rstrip("s")]
+    days = n.value * (per := _DAYS_IN[unit[1].lower().rstrip("s")])
     years = {y for y, _, _ in dates if y}
     theirs = {d for d in (_day(x, 0) for x in dates) if d}
     if not theirs or len(theirs) > MAX_DATES:
@@ -146,9 +147,11 @@ def days_between(sentence: str, n: Number, said: Sequence[Number],
     mine = {d for x in stated for y in (years or {0}) if (d := _day(x, y))}
     spans = [(a, b) for a in mine for b in theirs | mine] if mine else \
         itertools.combinations(theirs, 2)
-    # the days of a range it states, both ends counted ("the five days from October 7
-    # to October 11")
-    return any(abs((a - b).days) == days for a, b in spans) or any(
+    # about so many weeks ("a window of about seven weeks" for 51 days); the days of a
+    # range it states, both ends counted ("the five days from October 7 to October 11")
+    loose = per == 7 and _ABOUT.search(sentence, max(0, n.start - 12), n.start)
+    return any(abs((a - b).days) == days or loose and round(abs((a - b).days) / 7) == n.value
+               for a, b in spans) or any(
         abs((a - b).days) + 1 == days for a, b in itertools.combinations(mine, 2))
 
 
