@@ -259,3 +259,14 @@ def test_about_so_many_weeks_between_two_dates_it_states():
     assert missing(permit, said + "a window of about seven weeks.") == []
     assert missing(permit, said + "a window of seven weeks.") == [7.0]
     assert missing(permit, said + "a window of about nine weeks.") == [9.0]
+
+
+def test_a_value_per_a_key_of_its_record():
+    """"about 145 tonnes per hectare" is a record's tonnes over its hectares; another
+    number per hectare is not, nor is the quotient without "per"."""
+    fields = ("plot,hectares,tonnes,crew\nNorth Flat,12.5,1820,4\n"
+              "Ridge,6.4,1350,3\nCreek Bend,15.2,2210,5\n")
+    said = "Per hectare, Ridge led with roughly 211 tonnes, compared with about "
+    assert missing(fields, said + "145 at Creek Bend.") == []
+    assert missing(fields, said + "160 at Creek Bend.") == [160.0]
+    assert missing(fields, "Ridge brought in roughly 211 tonnes.") == [211.0]

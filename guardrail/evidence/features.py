@@ -30,6 +30,7 @@ from guardrail.evidence.claims import works_out
 from guardrail.evidence.fields import Fields
 from guardrail.evidence.group_states import field_check
 from guardrail.evidence.lexicon import CALENDAR
+from guardrail.evidence.ratios import per_key
 from guardrail.evidence.records import Records, numbered
 from guardrail.evidence.restated import Restatements
 from guardrail.evidence.stored import StoredValues
@@ -300,6 +301,7 @@ class ContextEvidence:
                             left, anchored, named)
                     or carried(sentence, n, nums, before)
                     or rarely(n, self._sums)  # an object's amounts added up
+                    or self.structured and per_key(sentence, n, self.lines, self._records, about)
                     or n.kind == "date" and self._dated(n, about)
                     or days_between(sentence, n, nums, self._record_dates(about))
                     or len(self.stored.dates) <= 4 and days_between(  # a stay: "seven

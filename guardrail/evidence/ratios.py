@@ -1,0 +1,57 @@
+"""A value per a key of its record: "about 145 barrels per acre" where a record holds
+``barrels: 2210`` and ``acres: 15.2``.
+
+    per_key(sentence, n, lines, records, about)   ``n`` is one of a record's numbers
+                                                  over the value of the key the
+                                                  sentence says "per"
+
+Only the records the sentence is about are read (all of them when it is about none, up
+to ``_RECORDS``), only keys the sentence names after "per", and the quotient must be
+``n`` to its written digits, so a changed rate seldom passes by chance.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Optional, Sequence
+
+from guardrail.evidence.keys import pairs
+from guardrail.evidence.stored import StoredValues
+from guardrail.evidence.values import Number
+from guardrail.evidence.words import WORD, stem
+
+_PER = re.compile(r"\bper\s+([A-Za-z]+)", re.I)
+_RECORDS = 15  # records whose quotients are tried, at most
+Table = dict[int, list[tuple[frozenset[str], tuple[float, ...]]]]
+
+
+@functools.lru_cache(maxsize=8)
+def _table(lines: tuple[str, ...], records: tuple[int, ...]) -> Table:
+    """Each record's keys (as stems) with the numbers of their values."""
+    out: Table = {}
+    for line, r in zip(lines, records):
+        if r != -1:
+            out.setdefault(r, []).extend(
+                (frozenset(stem(w) for w in WORD.findall(k)), values)
+                for k, v in pairs(line) if (values := StoredValues.of(v).numbers))
+    return out
+
+
+def per_key(sentence: str, n: Number, lines: Sequence[str], records: Sequence[int],
+            about: Optional[set[int]]) -> bool:
+    """``n`` is a number of a record over that record's value of a key the sentence
+    says the value is per ("Per acre, Mill Brook led with roughly 211 barrels" for
+    ``barrels: 1350`` and ``acres: 6.4``)."""
+    per = {stem(m[1]) for m in _PER.finditer(sentence)}
+    if not per or n.kind in ("date", "time"):
+        return False
+    table = _table(tuple(lines), tuple(records))
+    chosen = [fs for r, fs in table.items() if not about or r in about]
+    if len(chosen) > _RECORDS:
+        return False
+    tolerance = max(n.precision, 1e-9)
+    return any(abs(v / a - n.value) <= tolerance
+               for fs in chosen
+               for a in (x for key, xs in fs if key & per for x in xs if x)
+               for key, vs in fs if not key & per for v in vs)
