@@ -866,6 +866,14 @@ def test_a_country_said_by_its_adjective_is_the_country():
                        ).field_changed is None
     assert ev.features("The MV Polar Tern, a Danish-flagged ship, has the F2 fault."
                        ).field_changed == "vessel > flag: Norway"
+    # "American" names the United States, and no ``state`` key
+    ship = json.dumps({"vessel": {"name": "MV Sea Lark", "flag": "United States",
+                                  "state": "docked"}})
+    ev = ContextEvidence.build([ship])
+    assert ev.features("The MV Sea Lark, an American-flagged ship, is docked."
+                       ).field_changed is None
+    assert ev.features("The MV Sea Lark, an American-flagged ship, is under way."
+                       ).field_changed is None
 
 
 def test_a_number_sign_is_no_negation():

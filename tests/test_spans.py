@@ -270,3 +270,5 @@ def test_a_value_per_a_key_of_its_record():
     assert missing(fields, said + "145 at Creek Bend.") == []
     assert missing(fields, said + "160 at Creek Bend.") == [160.0]
     assert missing(fields, "Ridge brought in roughly 211 tonnes.") == [211.0]
+    dated = fields.replace("crew", "sown").replace(",4\n", ",2024-03-01\n")  # no year / ha
+    assert missing(dated, "Per hectare, North Flat's sowing comes to about 162.") == [162.0]

@@ -59,7 +59,7 @@ norwegian norway swedish sweden danish denmark finnish finland icelandic iceland
 german germany french france spanish spain portuguese portugal italian italy
 dutch netherlands_holland belgian belgium swiss switzerland austrian austria polish poland
 czech czechia greek greece turkish turkey_turkiye irish ireland scottish scotland
-welsh wales english england british kingdom_britain american america_states canadian canada
+welsh wales english england british kingdom_britain american america_usa_united canadian canada
 mexican mexico brazilian brazil argentine argentina argentinian argentina chilean chile
 peruvian peru colombian colombia japanese japan chinese china korean korea indian india
 pakistani pakistan thai thailand vietnamese vietnam indonesian indonesia

@@ -23,6 +23,7 @@ from guardrail.evidence.words import WORD, stem
 
 _PER = re.compile(r"\bper\s+([A-Za-z]+)", re.I)
 _RECORDS = 15  # records whose quotients are tried, at most
+_AMOUNT = re.compile(r"[-+]?[$€£¥]?\d[\d,]*(?:\.\d+)?%?")
 Table = dict[int, list[tuple[frozenset[str], tuple[float, ...]]]]
 
 
@@ -32,9 +33,9 @@ def _table(lines: tuple[str, ...], records: tuple[int, ...]) -> Table:
     out: Table = {}
     for line, r in zip(lines, records):
         if r != -1:
-            out.setdefault(r, []).extend(
-                (frozenset(stem(w) for w in WORD.findall(k)), values)
-                for k, v in pairs(line) if (values := StoredValues.of(v).numbers))
+            out.setdefault(r, []).extend(  # plain amounts: no date's year, no code's digits
+                (frozenset(stem(w) for w in WORD.findall(k)), StoredValues.of(v).numbers)
+                for k, v in pairs(line) if _AMOUNT.fullmatch(v.strip()))
     return out
 
 
