@@ -688,6 +688,8 @@ def test_a_total_the_grounding_holds_as_a_key_is_that_fields_value():
     ("The margin is 5 cm on each side.", "5", False),
     ("Ravi is second on 98.3, which puts Ana 44.3 points clear.", "44.3", True),
     ("The path stays 2 metres clear of the hedge.", "2", True),
+    ("The press has run 465 hours since then.", "465", True),
+    ("The press has run 465 hours since 2019.", "465", False),
 ])
 def test_a_sentence_says_where_it_worked_a_value_out(sentence, value, worked):
     """``works_out``: the part of the sentence holding the value says it was worked out,

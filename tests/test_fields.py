@@ -890,3 +890,15 @@ def test_a_number_sign_is_no_negation():
     sample = "sample_id: LAB-7\nsource: Marsh Well No. 3\nph: 7.4\n"  # one line, not two
     assert not ContextEvidence.build([sample]).features(
         "The sample from Marsh Well No. 3 has a pH of 7.4.").negation_mismatch
+
+
+def test_a_zero_under_a_named_key_agrees_with_no_and_with_zero():
+    """``open_balance_cents: 0`` on a line of its own: "no open balance" and "an open
+    balance of $0" both agree with it; "no open balance" against 1250 cents does not, nor
+    does a negation of a key the sentence does not name."""
+    account = json.dumps({"member": "R. Vance", "open_balance_cents": 0,
+                          "autopay": True, "late_fees_cents": 1250})
+    ev = ContextEvidence.build([account])
+    assert not ev.features("Her account has no open balance.").negation_mismatch
+    assert not ev.features("Her account has an open balance of $0.").negation_mismatch
+    assert ev.features("Her account has no late fees.").negation_mismatch

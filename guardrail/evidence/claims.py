@@ -90,12 +90,12 @@ _LEADS = re.compile(
     r"(?:winning margin|margin (?:over|between) \w+(?: \w+){0,3}?) (?:was|is|of|at))\b",
     re.I)
 # said right after the value it works out: "eight more than", "28 flat sheets short",
-# "0.13 seconds back", "87 days left", "44.3 points clear"
+# "0.13 seconds back", "87 days left", "44.3 points clear", "465 hours since then"
 _TRAILS = re.compile(
     r"\s*(?:[\w$%'’-][\w$%.'’-]*\s+){0,3}?(?:"
     r"(?:more|less|fewer|higher|lower|longer|shorter|later|earlier|older|younger|cheaper|"
     r"bigger|smaller)\s+than\b|(?:short|behind|ahead|back|left|remaining|to go|to spare|"
-    r"clear)\b|"
+    r"clear|since (?:then|that|the last|last))\b|"
     r"(?:over|under|above|below)(?=\s*(?:[.,;:!?)]|$|(?:the |its |your |their )?(?:target|"
     r"budget|limit|par|goal|minimum|maximum|cap|threshold|plan|forecast|estimate|expected)"
     r"\b)))", re.I)

@@ -40,7 +40,8 @@ from guardrail.evidence.spans import Labels, Tallies, days_between
 from guardrail.evidence.totals import object_sums, rarely
 from guardrail.evidence.units import Quantities, key_unit, unit_after
 from guardrail.evidence.weekdays import weekday_changed
-from guardrail.evidence.words import STOPWORDS, WORD, content_words, negated, stem
+from guardrail.evidence.words import (STOPWORDS, WORD, content_words, negated, prose_units,
+                                      stem)
 
 @dataclass(frozen=True)
 class SentenceEvidence:
@@ -206,15 +207,15 @@ class ContextEvidence:
         return [v for r, v in rest.items() if about is None or r in about or r == -1]
 
     def _said_negated(self, i: int, sentence: str) -> bool:
-        """Line ``i`` says something negated: of a row of fields ("species: Red maple;
-        ...; drought tolerant: no"), only a field whose key the sentence names counts,
-        and so does a count of 0 under such a key ("tubs in freezer: 0")."""
+        """Line ``i`` says something negated: of a row ("species: Red maple; ...; drought
+        tolerant: no"), only a field whose key the sentence names; a 0 under such a key
+        ("tubs: 0", a row or a line) agrees with "no tubs" and with "0 tubs" alike."""
         parts = PARTS.split(self.lines[i]) if self.structured else ()
-        if len(parts) < 2:
-            return self._negated[i]
+        if len(parts) < 2 and not (parts and _zero(parts[0].rpartition(": ")[2])):
+            return self._negated[i]  # a row, or one ``key: 0``
         stems = {stem(w) for w in content_words(sentence.replace("-", " "))}
         return any((negated(value)
-                    or value.strip() in ("0", "0.0")) and (not key or {
+                    or _zero(value) and negated(sentence)) and (not key or {
                         stem(w) for w in content_words(key)} & stems)  # "no shorts": said
                    for key, _, value in (p.rpartition(": ") for p in parts))
 
@@ -355,19 +356,12 @@ class ContextEvidence:
                 for n in nums)))
 
 
+def _zero(value: str) -> bool:
+    return value.strip() in ("0", "0.0")
+
+
 def _flat(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.lower()))
-
-
-def _units(text: str) -> list[str]:
-    """Prose cut into sentence-sized units (lines, then sentence ends)."""
-    out = []
-    for line in text.split("\n"):
-        for piece in re.split(r"(?<=[.!?])\s+(?=[A-Z\"'(])|(?<=[.!?])(?<![Nn]o\.)\s+(?=\d)",
-                              line):  # "Well No. 3" is one
-            if piece.strip():
-                out.append(piece.strip())
-    return out
 
 
 @functools.lru_cache(maxsize=8)
@@ -393,7 +387,7 @@ def _indexed(documents: tuple[str, ...]) -> ContextEvidence:
         structured |= L.is_key_value(doc)
         counts |= L.counts(doc)
         for block in blocks or [doc]:
-            units = _units(block)
+            units = prose_units(block)
             lines += units
             records += [next_record if blocks else -1] * len(units)
             next_record += 1 if blocks else 0

@@ -2,6 +2,8 @@
 
     stem("changes") == stem("changed") == "chang"
     content_words(text)   its words that say something: no stopwords, no numbers
+    negated(text)         it holds a negation ("No. 5" is none)
+    prose_units(text)     prose cut into sentence-sized units
 """
 
 from __future__ import annotations
@@ -48,3 +50,14 @@ def stem(word: str) -> str:
 def content_words(text: str) -> list[str]:
     return [w for w in WORD.findall(text)
             if not w[0].isdigit() and w.lower().replace("’", "'") not in STOPWORDS]
+
+
+def prose_units(text: str) -> list[str]:
+    """Prose cut into sentence-sized units (lines, then sentence ends)."""
+    out = []
+    for line in text.split("\n"):
+        for piece in re.split(r"(?<=[.!?])\s+(?=[A-Z\"'(])|(?<=[.!?])(?<![Nn]o\.)\s+(?=\d)",
+                              line):  # "Well No. 3" is one
+            if piece.strip():
+                out.append(piece.strip())
+    return out
