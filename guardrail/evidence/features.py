@@ -212,7 +212,7 @@ class ContextEvidence:
         ("tubs: 0", a row or a line) agrees with "no tubs" and with "0 tubs" alike."""
         parts = PARTS.split(self.lines[i]) if self.structured else ()
         if len(parts) < 2 and not (parts and _zero(parts[0].rpartition(": ")[2])):
-            return self._negated[i]  # a row, or one ``key: 0``
+            return self._negated[i]  # neither a row nor one ``key: 0``: as written
         stems = {stem(w) for w in content_words(sentence.replace("-", " "))}
         return any((negated(value)
                     or _zero(value) and negated(sentence)) and (not key or {
