@@ -30,7 +30,7 @@ from guardrail.evidence.claims import works_out
 from guardrail.evidence.fields import Fields
 from guardrail.evidence.group_states import field_check
 from guardrail.evidence.lexicon import CALENDAR
-from guardrail.evidence.ratios import per_key
+from guardrail.evidence.ratios import per_key, table
 from guardrail.evidence.records import Records, numbered
 from guardrail.evidence.restated import Restatements
 from guardrail.evidence.stored import StoredValues
@@ -105,6 +105,7 @@ class ContextEvidence:
         self._key_stems = frozenset().union(*(f.key for f in self.fields.fields)) \
             if self.fields else frozenset()  # "total" names ``total eur``: works_out
         self._sums = object_sums(self.fields.fields) if self.fields else ()
+        self._amounts = table(lines, self._records) if structured else {}  # per a key
         for i, held in (self.fields.minor if self.fields else {}).items():  # Stripe's cents
             per_line[i] = StoredValues.union([per_line[i], held])
         self._postings: dict[str, list[int]] = {}
@@ -302,7 +303,7 @@ class ContextEvidence:
                             left, anchored, named)
                     or carried(sentence, n, nums, before)
                     or rarely(n, self._sums)  # an object's amounts added up
-                    or self.structured and per_key(sentence, n, self.lines, self._records, about)
+                    or per_key(sentence, n, self._amounts, about)
                     or n.kind == "date" and self._dated(n, about)
                     or days_between(sentence, n, nums, self._record_dates(about))
                     or len(self.stored.dates) <= 4 and days_between(  # a stay: "seven

@@ -1,9 +1,9 @@
 """A value per a key of its record: "about 145 barrels per acre" where a record holds
 ``barrels: 2210`` and ``acres: 15.2``.
 
-    per_key(sentence, n, lines, records, about)   ``n`` is one of a record's numbers
-                                                  over the value of the key the
-                                                  sentence says "per"
+    table(lines, records)               each record's keys and amounts, read once
+    per_key(sentence, n, table, about)  ``n`` is one of a record's numbers over the
+                                        value of the key the sentence says "per"
 
 Only the records the sentence is about are read (all of them when it is about none, up
 to ``_RECORDS``), only keys the sentence names after "per", and the quotient must be
@@ -12,7 +12,6 @@ to ``_RECORDS``), only keys the sentence names after "per", and the quotient mus
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import Optional, Sequence
 
@@ -27,8 +26,7 @@ _AMOUNT = re.compile(r"[-+]?[$€£¥]?\d[\d,]*(?:\.\d+)?%?")
 Table = dict[int, list[tuple[frozenset[str], tuple[float, ...]]]]
 
 
-@functools.lru_cache(maxsize=8)
-def _table(lines: tuple[str, ...], records: tuple[int, ...]) -> Table:
+def table(lines: Sequence[str], records: Sequence[int]) -> Table:
     """Each record's keys (as stems) with the numbers of their values."""
     out: Table = {}
     for line, r in zip(lines, records):
@@ -39,16 +37,14 @@ def _table(lines: tuple[str, ...], records: tuple[int, ...]) -> Table:
     return out
 
 
-def per_key(sentence: str, n: Number, lines: Sequence[str], records: Sequence[int],
-            about: Optional[set[int]]) -> bool:
+def per_key(sentence: str, n: Number, amounts: Table, about: Optional[set[int]]) -> bool:
     """``n`` is a number of a record over that record's value of a key the sentence
     says the value is per ("Per acre, Mill Brook led with roughly 211 barrels" for
     ``barrels: 1350`` and ``acres: 6.4``)."""
     per = {stem(m[1]) for m in _PER.finditer(sentence)}
     if not per or n.kind in ("date", "time"):
         return False
-    table = _table(tuple(lines), tuple(records))
-    chosen = [fs for r, fs in table.items() if not about or r in about]
+    chosen = [fs for r, fs in amounts.items() if not about or r in about]
     if len(chosen) > _RECORDS:
         return False
     tolerance = max(n.precision, 1e-9)

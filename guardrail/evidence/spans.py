@@ -44,6 +44,8 @@ _AGED = re.compile(r"\b(?:age of|aged|at)\s+$", re.I)
 _YEARS_AFTER = re.compile(r"[\s-]years?[\s-]old\b", re.I)
 _A_SPAN = re.compile(r"\b(?:a|one)\s+(day|week|fortnight|month|year)\b", re.I)
 _DAYS_IN = {"day": 1, "night": 1, "week": 7, "fortnight": 14}
+# approximately so many, not a bound: a count in words is read exact (values.py), and
+# values' hedges hold "over" and "under" too
 _ABOUT = re.compile(r"\b(?:about|around|roughly|nearly|almost|some)\s+$", re.I)
 MAX_DATES = 12
 """More dates than this to pair, and a day count is no evidence of which two it spans."""
