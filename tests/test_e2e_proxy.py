@@ -1067,3 +1067,22 @@ def test_a_next_due_date_and_a_groups_total_counted_as_a_part_pass_and_changed_o
     text, g = verbatim_then_changed(client, "Which claims were denied?", "pet_claims", claims,
                                     right, "$340.30", "$430.30")
     assert "$430.30" not in text, g["sentences"]
+
+
+def test_a_rate_per_a_key_of_its_record_passes_and_a_wrong_one_is_marked(client, placeholder):
+    """Through the server, default policy: "about 145 tonnes per hectare" where the plot
+    holds 2,210 tonnes on 15.2 hectares is sent as written; "about 160", beside the
+    right 211, rests on a value worked out and is marked (the default for that basis)."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    plots = ("plot,hectares,tonnes\nNorth Flat,12.5,1820\nRidge,6.4,1350\n"
+             "Creek Bend,15.2,2210\n")
+    head = "Three plots were harvested. "
+    right = "Per hectare, Ridge led with roughly 211 tonnes, compared with about 145 at Creek Bend."
+    text, g = stream_tool_turn(client, "Which plot yielded best?", "plots", plots, head + right)
+    assert text == head + right, g["sentences"]
+    wrong = right.replace("145", "160")
+    text, g = stream_tool_turn(client, "Which plot yielded best?", "plots", plots, head + wrong)
+    flagged = g["sentences"][1]
+    assert flagged["action"] == "annotate", g["sentences"]
+    assert flagged["explanation"]["basis"] == "value_worked_out"
