@@ -902,3 +902,48 @@ def test_a_zero_under_a_named_key_agrees_with_no_and_with_zero():
     assert not ev.features("Her account has no open balance.").negation_mismatch
     assert not ev.features("Her account has an open balance of $0.").negation_mismatch
     assert ev.features("Her account has no late fees.").negation_mismatch
+
+
+PRINT_JOB = json.dumps({"job": "PB-114", "cost_per_page_cents": 18,
+                        "boxes": [{"box": 1, "pages": 412}, {"box": 2, "pages": 1144}]})
+
+
+def test_money_is_no_value_of_a_count_whose_key_names_no_money():
+    ev = ContextEvidence.build([PRINT_JOB])
+    # "page" names ``pages``; $280.08 is what the pages cost, not how many there are
+    assert ev.features("At 18 cents a page, the full batch will cost $280.08.",
+                       ).field_changed is None
+    assert ev.features("At 18 cents a page, box 1 comes to $74.16.").field_changed is None
+    # a count said as a count is still compared
+    assert ev.features("Box 1 holds 420 pages.").field_changed == "boxes 1 > pages: 412"
+
+
+TICKETS = json.dumps({"site": "Kettle Peak", "tickets": [
+    {"id": "T-1", "opened": "2025-02-03", "status": "open"},
+    {"id": "T-2", "opened": "2025-02-11", "status": "open"}]})
+
+
+def test_the_date_a_statement_holds_as_of_is_no_fields_date():
+    ev = ContextEvidence.build([TICKETS])
+    assert ev.features("T-1 is still open as of March 1, 2025.").field_changed is None
+    assert ev.features("As of Saturday, March 1, ticket T-1 is still open.",
+                       ).field_changed is None
+    # the date the field holds, said otherwise, is still a changed value
+    assert ev.features("T-1 was opened on March 1, 2025.").field_changed is not None
+
+
+TYRES = json.dumps({"facility": "Redmoor", "pickups": [
+    {"name": "Bayswater", "passenger": 120, "van": 18, "truck": 0, "agricultural": 0},
+    {"name": "Dandenong Haulage", "passenger": 0, "van": 0, "truck": 22, "agricultural": 0},
+    {"name": "Lilydale Farm", "passenger": 0, "van": 4, "truck": 0, "agricultural": 3}]})
+
+
+def test_a_keys_total_over_the_records_is_no_other_records_value():
+    ev = ContextEvidence.build([TYRES])
+    # 22 is Dandenong's, but 3 agricultural tyres is the total over every pickup
+    said = "Most were car tyres, 120 in all, with 22 van tyres, 22 truck tyres and 3 " \
+           "agricultural tyres."
+    assert ev.features(said).field_changed is None
+    # another record's value that is no total is still given to the wrong record
+    assert ev.features("Dandenong Haulage dropped off 22 truck tyres and 4 van tyres.",
+                       ).field_changed == "pickups 2 > van: 0"

@@ -24,6 +24,25 @@ from guardrail.evidence.values import Number, numbers
 
 _SHARE = re.compile(r"(?<![^\W_])(?:pct|percent|percentage|probability|share)(?![^\W_])|%",
                     re.I)  # "deposit_pct" too
+# what a key holding money says: "price", "cost usd", "amount cents", "rent", "balance"
+_MONEY_KEY = re.compile(
+    r"(?<![a-z])(?:price|cost|fee|amount|total|subtotal|balance|rent|revenue|budget|paid|"
+    r"payments?|pay|charges?|value|spend|spent|sales?|income|salary|wages?|tips?|deposit|"
+    r"refund|credit|debit|tax|discount|invoice|bill|premium|payout|fares?|earnings?|profit|"
+    r"cash|fund|donations?|bid|estimate|quote|worth|owed|owing|due|rates?|fine|penalty|"
+    r"surcharge|margin|loan|interest|payroll|gross|net|msrp|retail|wholesale|"
+    r"award|prize|grant|stipend|allowance|reimburs\w*|outstanding|money|currency|ccy|"
+    r"usd|eur|gbp|cad|aud|nzd|jpy|chf|sek|nok|dkk|inr|brl|mxn|zar|cents?|pence|penny|"
+    r"dollars?|euros?|pounds?|gst|vat|committed|forecast|invested|raised|pledged|"
+    r"collected|billed|charged|earned|savings|capex|opex|arr|mrr|gmv|tuition|dues|rebate|"
+    r"subsid\w*|bonus|reward|jackpot|stake|wager|payable|receivable|ebitda)s?(?![a-z])",
+    re.I)
+# the time a statement holds at ("as of Friday, March 1", "as at 8:30 AM"), and the keys
+# that hold such a time
+_AS_OF = re.compile(r"\bas\s+(?:of|at)\s+(?:[A-Z][a-z]+day,?\s+)?$", re.I)
+_AS_OF_KEY = re.compile(r"as[\s_]+(?:of|at)|updated|snapshot|generated|report|retrieved|"
+                        r"fetched|current|checked", re.I)
+_MINOR_AFTER = re.compile(r"\s?(?:cents?|pence|p)\b")  # "18 cents", "86p"
 _TIME_KEY = re.compile(r"(?<![^\W_])(?:s|sec|secs|seconds?|ms|min|mins|minutes?|h|hr|hrs|hours?|"
                        r"days?|d|duration|time|eta|age|latency|elapsed|wait|uptime)(?![^\W_])",
                        re.I)
@@ -113,16 +132,25 @@ def comparable(n: Number, f: Field, sentence: str = "") -> bool:
     """A value of the sentence's sort and the field's: a time for a time, a share for a
     share ("20%" is no ``down payment: 85000``, "$130,200" no ``probability pct: 70``), a
     quantity in the field's dimension ("8 minutes" is no ``capacity lb: 30``) and money
-    for no quantity in units ("$117" is no ``crossing minutes: 95``)."""
+    for no quantity in units ("$117" is no ``crossing minutes: 95``) nor for a count whose
+    key names no money ("$280.08" is no ``pages: 412``)."""
     values = f.values
+    money = sentence and n.kind == "number" and not n.percent and (
+        any(c in "$€£¥" for c in sentence[max(0, n.start - 1):n.end])
+        or bool(_MINOR_AFTER.match(sentence, n.end)))
     if sentence and n.kind == "number" and not n.percent and f.unit is not None:
         said = units.unit_after(sentence, n)
-        if said is not None and said.dim != f.unit.dim or any(
-                c in "$€£¥" for c in sentence[max(0, n.start - 1):n.end]):
+        if said is not None and said.dim != f.unit.dim or money:
             return False
+    if money and not _MONEY_KEY.search(f.path.replace("_", " ")) \
+            and not any(c in "$€£¥" for c in f.value):
+        return False
     if n.kind == "number" and (n.percent or _SHARE.search(f.path)):
         return n.percent and (bool(_SHARE.search(f.path)) or "%" in f.value or all(
             abs(v) <= 1 for v in values.numbers))
+    if n.kind in ("time", "date") and sentence and _AS_OF.search(
+            sentence, max(0, n.start - 40), n.start) and not _AS_OF_KEY.search(f.path):
+        return False  # "six open tickets as of March 1": when it holds, no ``opened`` date
     if n.kind == "time":
         return bool(values.times)
     if n.kind == "date":

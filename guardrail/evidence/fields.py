@@ -289,11 +289,10 @@ class Fields:
         return None
 
     def _swapped_value(self, nums: Sequence[Number], about: set[int]) -> Optional[str]:
-        """The line of a field of the record the sentence is about that the sentence
-        gives another record's number of, without naming the field ("Paper Kites came
-        out in 1987." where this film's release year is 1974 and another's is 1987): the
-        number stands in no field of this record, and only in fields of other records
-        that this record has too."""
+        """The line of a field of the record the sentence is about that the sentence gives
+        another record's number of, without naming the field ("Paper Kites came out in
+        1987." where this film's release year is 1974 and another's is 1987): the number
+        stands in no field of this record, only in fields of other records it has too."""
         for n in nums:  # a time or date often says which record ("the 5 PM reading")
             if n.kind in ("count", "time", "date") or n.hedged or any(
                     r in self._record_values and self._record_values[r].has(n)
@@ -303,11 +302,12 @@ class Fields:
                        if f.record not in about and not f.listed and f.values.has(n)]
             mine = [self.fields[k] for f in holders for r in about
                     for k in self._by_key.get((r, f.name), ())]
-            if holders and mine and len({f.name for f in holders}) == 1:
-                # "the biggest being $82.40 ... and $64.18": several records' values
-                if any(m.start != n.start and g.values.has(m) for m in nums
-                       for g in mine + holders):
-                    continue
+            # "the biggest being $82.40 ... and $64.18": several records' values; "3
+            # agricultural tyres" in all: the key's total over the records
+            if holders and mine and len({f.name for f in holders}) == 1 and not any(
+                    m.start != n.start and g.values.has(m) for m in nums for g in mine + holders
+            ) and not any(c.key == holders[0].name and abs(sum(c.values) - n.value)
+                          <= n.precision for c in self.columns):
                 return self.lines[mine[0].line]
         return None
 
