@@ -296,3 +296,19 @@ def test_a_keys_total_given_in_another_unit_of_its_dimension_is_a_unit_changed()
     for ok in ("General waste came to about 332 tonnes across the four rounds.",
                "General waste came to 331,600 kilograms across the four rounds."):
         assert ev.features(ok).line_changed is None, ok
+
+
+def test_a_concentration_or_a_rate_is_neither_of_its_units():
+    said = "with 9.1 mg/L of dissolved oxygen, 3 kg per day of feed and 5 kg of flour"
+    assert [unit_after(said, n) and unit_after(said, n).name for n in numbers(said)] \
+        == [None, None, "kg"]
+    assert key_unit("dissolved_oxygen_mg_l") is None
+    assert key_unit("flow_rate_l_per_s") is None
+    assert key_unit("weight_kg").name == "kg"
+    raceway = "water_temp_c: 11.8\ndissolved_oxygen_mg_l: 9.1\nflow_rate_l_per_s: 85"
+    ev = ContextEvidence.build([raceway])
+    ok = ev.features("The water is 11.8 °C with 9.1 mg/L of dissolved oxygen and a flow of "
+                     "85 litres per second.")
+    assert ok.field_changed is None and not ok.missing_numbers
+    wrong = ev.features("There is 7.4 mg/L of dissolved oxygen.")
+    assert [n.value for n in wrong.missing_numbers] == [7.4] and not wrong.field_agreed

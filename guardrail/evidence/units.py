@@ -162,6 +162,8 @@ def unit_after(text: str, n: Number) -> Optional[Unit]:
         if not m:
             return None
     word = m[1].lower().replace("-", " ")
+    if _OVER.match(text, m.end()):
+        return None  # "9.1 mg/L", "3 kg per day": a concentration or a rate, not the mass
     if len(word) == 1 and (word not in ("m", "g") or text[m.start(1) - 1:m.start(1)] == "-") \
             and m[1] != "V":  # "230 V" is a voltage
         return None  # "5 l" or "a 3-g" are rare; "in", "t", "c" are other words in prose
@@ -177,6 +179,7 @@ def key_unit(key: str) -> Optional[Unit]:
                  if (u := _segment_unit(s.strip(), last=i == 0)) is not None), None)
 
 
+_OVER = re.compile(r"/\s?[A-Za-zµ]|\s+per\s+(?:cubic\s+|square\s+)?[a-zµ]{1,3}\b", re.I)
 # "2.5 pounds of clay": a mass, not the currency "pounds" may be
 _A_MASS_OF = re.compile(r"\s*(?:pounds?|lbs?\.?)\s+of\s+(?!the\b|your\b|his\b|her\b)", re.I)
 _PER_TIME = {"day", "week", "month", "year", "night", "hour", "minute", "second", "shift",
@@ -200,10 +203,14 @@ def _segment_unit(segment: str, last: bool) -> Optional[Unit]:
         #                 an amount for each of some things ("clay kg per student") is its own
         i = words.index("per")
         each = words[i + 1] if i + 1 < len(words) else ""
-        if not each or each[0].isdigit() or UNITS.get(each) is not None \
+        if not each or each[0].isdigit() or UNITS.get(each) is not None or each in _KEY_ONLY \
                 or each.rstrip("s") in _PER_TIME or i == 0:
             return None
         words = words[:i]
+    if len(words) > 2 and all(len(w) <= 3 and (w in UNITS or w in _KEY_ONLY)
+                              for w in words[-2:]) and " ".join(words[-2:]) not in UNITS \
+            and UNITS[_KEY_ONLY.get(words[-2], words[-2])].dim != "time":
+        return None  # "dissolved oxygen mg l": milligrams per litre, neither unit
     for n in (3, 2, 1):
         if len(words) > n:
             tail = " ".join(words[-n:])
