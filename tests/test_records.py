@@ -228,3 +228,21 @@ def test_what_a_sentence_says_a_thing_is_not_names_no_record():
     assert lab.features(said.format("Threads of Faith, not Eastern Trade Routes")
                         ).record_gap == 0.0
     assert lab.features(said.format("Eastern Trade Routes")).record_gap > 0.0
+
+
+RIDE = {"ride": {"name": "Sky Viper"}, "checks": [
+    {"date": "2025-06-02", "max_wind_mph": 14, "weather_closure": False},
+    {"date": "2025-06-05", "max_wind_mph": 41, "weather_closure": True},
+    {"date": "2025-06-06", "max_wind_mph": 22, "weather_closure": False}]}
+
+
+def test_a_pronoun_whose_sentence_dates_one_record_is_about_that_record():
+    ev = ContextEvidence.build([json.dumps(RIDE)], "")
+    before = "Sky Viper opened on two of the three days from Monday, June 2 to Friday, June 6. "
+    ok = ev.features("It stayed closed for weather on Thursday, June 5, when wind reached "
+                     "41 mph.", before)
+    assert ok.field_changed is None and ok.record_gap == 0.0
+    # the day after's wind, said of June 5, is still another record's value
+    wrong = ev.features("It stayed closed for weather on Thursday, June 5, when wind reached "
+                        "22 mph.", before)
+    assert wrong.field_changed is not None or wrong.record_gap > 0.0

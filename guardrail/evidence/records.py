@@ -152,9 +152,11 @@ class Records:
         if len(named | ids) >= 2:
             return About(named | ids, values, True, self._misplaced(sentence, nums, by_stem))
         _, hits = self.hits(stems, nums, by_text)  # every content word, the first too
+        # its dates ("It stayed closed on Thursday, June 5") say which record
+        dated = self.hits((), [n for n in nums if n.kind == "date"])[0]
         for prev in _recent_sentences(before) \
-                if not _singles_out(tagged) and self._refers(sentence, own, stems, values) \
-                else ():
+                if not _singles_out(tagged) and self._refers(sentence, own, stems, values,
+                                                             dated) else ():
             _, before_hits = self.hits(_words(prev), [n for n in numbers(prev)
                                                       if n.kind != "count"],
                                        self._by_text(prev))
@@ -256,7 +258,7 @@ class Records:
         return by_key[key], stems_of[key]
 
     def _refers(self, sentence: str, own: Sequence[str], stems: Sequence[str],
-                values: list[set[int]]) -> bool:
+                values: list[set[int]], dated: list[set[int]] = ()) -> bool:
         """"It ...", "Its ...", "That's ..." and "The hotel ..." speak of the one named
         before them, unless the names after a possessive or a demonstrative ("Her Dell
         monitor (IT-MN-01477) ...", "This copy of The Velvet Semaphore ...") or the
@@ -265,8 +267,9 @@ class Records:
         names the value, "That partition ..." is the one named before it."""
         if _DEMONSTRATIVE_START.match(sentence):
             return not _singles_out(self.hits(stems, ())[0])
-        if _PRONOUN_START.match(sentence):
-            return not (_POSSESSIVE_START.match(sentence) and _singles_out(self.hits(own, ())[0]))
+        if _PRONOUN_START.match(sentence):  # unless a date of its own names one record
+            return not (_POSSESSIVE_START.match(sentence) and _singles_out(self.hits(own, ())[0])
+                        or _singles_out(dated))
         return bool(_GENERIC_START.match(sentence)) and not values \
             and not _singles_out(self.hits(stems, ())[0])
 
