@@ -947,3 +947,28 @@ def test_a_keys_total_over_the_records_is_no_other_records_value():
     # another record's value that is no total is still given to the wrong record
     assert ev.features("Dandenong Haulage dropped off 22 truck tyres and 4 van tyres.",
                        ).field_changed == "pickups 2 > van: 0"
+
+
+def test_a_count_word_that_is_the_fields_value_states_it():
+    tunnel = json.dumps({"tunnel": "T2", "slot_hours": 4, "slots": [
+        {"date": "2025-09-15", "status": "open"}, {"date": "2025-09-16", "status": "open"}]})
+    ev = ContextEvidence.build([tunnel])
+    # "four-hour" is ``slot hours``; "two" counts the slots and "2" names the tunnel
+    ok = ev.features("Tunnel 2 has two open four-hour slots.")
+    assert ok.field_changed is None and ok.field_agreed
+    assert ev.features("Tunnel 2 has two open 6-hour slots.").field_changed == "slot hours: 4"
+
+
+BIRD = json.dumps({"ring": "NW72218", "encounters": [
+    {"date": "2023-05-03", "site": "Kilnsea", "mass_g": 13.6},
+    {"date": "2023-09-09", "site": "Grand-Lieu, France", "mass_g": 15.1},
+    {"date": "2024-06-21", "site": "Kilnsea", "mass_g": 13.9}]})
+
+
+def test_both_ends_of_a_keys_range_over_the_records_are_no_other_records_values():
+    ev = ContextEvidence.build([BIRD])
+    before = "It was retrapped at Kilnsea on June 21, 2024, weighing 13.9 grams. "
+    ok = ev.features("Its weight ranged from 13.6 to 15.1 grams.", before)
+    assert ok.field_changed is None
+    # one end only is another record's value given to this one
+    assert ev.features("Its weight was 15.1 grams.", before).field_changed is not None

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import Collection, Optional
+from typing import Collection, Optional, Sequence
 
 from guardrail.evidence import units
 from guardrail.evidence.stored import StoredValues
@@ -117,6 +117,22 @@ def rate_over(sentence: str, n: Number, f: Field, keys: Collection[tuple[int, st
         and not re.search(r"\bper\b", f.name)
 
 
+def over_records(n: Number, nums: Sequence[Number], columns: Sequence, key: str) -> bool:
+    """``n`` speaks of ``key`` over all the records (``columns``: each key's numbers, one
+    per record): their total ("3 agricultural tyres" in all), or one end of their range
+    with the other end said too ("ranged from 13.6 to 15.1 grams")."""
+    for c in columns:
+        if c.key == key and c.values:
+            if abs(sum(c.values) - n.value) <= n.precision:
+                return True
+            ends = {min(c.values), max(c.values)}
+            if any(abs(e - n.value) <= n.precision for e in ends) and any(
+                    m.start != n.start and abs(e - m.value) <= m.precision
+                    for m in nums for e in ends if abs(e - n.value) > n.precision):
+                return True
+    return False
+
+
 def whole_after_of(sentence: str, n: Number) -> bool:
     """``n`` is the whole a part is said of ("Four of the five checks passed")."""
     return n.kind in ("number", "count") and bool(_WHOLE_AFTER_OF.search(sentence, 0, n.start))
@@ -135,6 +151,8 @@ def comparable(n: Number, f: Field, sentence: str = "") -> bool:
     for no quantity in units ("$117" is no ``crossing minutes: 95``) nor for a count whose
     key names no money ("$280.08" is no ``pages: 412``)."""
     values = f.values
+    if n.kind == "count":  # "four-hour slots" for ``slot hours: 4``; else a count of things
+        return values.has(n)
     money = sentence and n.kind == "number" and not n.percent and (
         any(c in "$€£¥" for c in sentence[max(0, n.start - 1):n.end])
         or bool(_MINOR_AFTER.match(sentence, n.end)))

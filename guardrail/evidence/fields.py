@@ -32,7 +32,8 @@ from guardrail.evidence.arithmetic import MEAN as _MEAN, SUM as _SUM, remainders
 from guardrail.evidence.totals import Group, by_key, columns_of, groups
 from guardrail.evidence.currency import coded, mentioned, minor_units
 from guardrail.evidence.field import (Field, FieldCheck, attributive, comparable, keyed,
-                                     no_count_of, rate_over, states, whole_after_of)
+                                     no_count_of, over_records, rate_over, states,
+                                     whole_after_of)
 from guardrail.evidence.keys import (WORDS, Stem, clauses, echo, flag_said, has, joined,
                                     key_stems, name_words, naming, negated_words, own_paths,
                                     pairs, path_words)
@@ -303,11 +304,10 @@ class Fields:
             mine = [self.fields[k] for f in holders for r in about
                     for k in self._by_key.get((r, f.name), ())]
             # "the biggest being $82.40 ... and $64.18": several records' values; "3
-            # agricultural tyres" in all: the key's total over the records
+            # agricultural tyres" in all, "from 13.6 to 15.1 g": over the records
             if holders and mine and len({f.name for f in holders}) == 1 and not any(
                     m.start != n.start and g.values.has(m) for m in nums for g in mine + holders
-            ) and not any(c.key == holders[0].name and abs(sum(c.values) - n.value)
-                          <= n.precision for c in self.columns):
+            ) and not over_records(n, nums, self.columns, holders[0].name):
                 return self.lines[mine[0].line]
         return None
 
