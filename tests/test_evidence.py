@@ -629,6 +629,23 @@ def test_a_state_said_as_what_it_is_not_rather_than_is_negated():
     assert ev.features("The carriage is covered.").field_changed is not None
 
 
+def test_a_state_said_lost_or_lacking_is_negated():
+    """Observed: "TGHU 310945-6 has lost its power connection, so it isn't reporting any
+    temperatures." against ``power_connected: false`` read as saying it is connected."""
+    ev = ContextEvidence.build([json.dumps({"units": [
+        {"container": "TGHU 310945-6", "power_connected": False, "setpoint_c": 5.0},
+        {"container": "MSKU 604211-3", "power_connected": True, "setpoint_c": 13.3}]})], "")
+    for said in ("TGHU 310945-6 has lost its power connection, so it isn't reporting.",
+                 "TGHU 310945-6 is without a power connection."):
+        assert ev.features(said).field_changed is None, said
+    assert ev.features("TGHU 310945-6 has its power connection.").field_changed is not None
+    assert ev.features("MSKU 604211-3 has lost its power connection.").field_changed \
+        is not None
+    # a key that itself says lost
+    well = ContextEvidence.build([json.dumps({"well": "GW-2", "lost_circulation_zone": True})])
+    assert well.features("The well has a lost-circulation zone.").field_changed is None
+
+
 def test_a_total_with_its_unit_is_no_other_value_of_one_records_field():
     """Observed: "Between them they're bringing 585 kg of apples" (four bookings named in
     the sentence before) was read as giving the first booking's ``apples_kg: 120``

@@ -204,6 +204,9 @@ def _clause_naming(sentence: str, key: Iterable[str], stem: Stem) -> list[str]:
 
 
 _INSTEAD = re.compile(r"\b(?:rather than|instead of)$", re.I)
+# a verb that says the thing is gone: "has lost its power connection", "lacks a permit"
+_LOST = re.compile(r"\b(?:lost|lose|loses|losing|lacks?|lacking|without)"
+                   r"(?:\s+(?:its|their|his|her|the|a|an|any|all))?$", re.I)
 
 
 def clause_negated(sentence: str, key: Iterable[str], stem: Stem) -> bool:
@@ -211,8 +214,11 @@ def clause_negated(sentence: str, key: Iterable[str], stem: Stem) -> bool:
     is not set to auto-renew" for ``auto renew``)."""
     words = _clause_naming(sentence, key, stem)
     return any(negates(words, i, False) for i in range(len(words))) or any(
-        _INSTEAD.search(" ".join(words[max(0, i - 3):i])) for i, w in enumerate(words)
-        if any(has(k, {stem(w)}) for k in key))  # "open rather than covered"
+        _INSTEAD.search(before := " ".join(words[max(0, i - 3):i])) or (
+            lost := _LOST.search(before)) and not any(has(k, {stem(lost[0].split()[0])})
+                                                      for k in key)  # ``lost circulation``
+        for i, w in enumerate(words) if any(has(k, {stem(w)}) for k in key))  # "open rather
+    #                                                    than covered", "lost its power"
 
 
 def clause_asks(sentence: str, key: Iterable[str], stem: Stem) -> bool:
