@@ -972,3 +972,29 @@ def test_both_ends_of_a_keys_range_over_the_records_are_no_other_records_values(
     assert ok.field_changed is None
     # one end only is another record's value given to this one
     assert ev.features("Its weight was 15.1 grams.", before).field_changed is not None
+
+
+INK = json.dumps({"request": "RFQ-0419", "quantity_kg": 40, "quotes": [
+    {"supplier": "Harrowgate Inks", "min_order_kg": 20, "lead_time_days": 5},
+    {"supplier": "Nordbrand Farben", "min_order_kg": 50, "lead_time_days": 12}]})
+
+
+def test_a_keys_min_or_max_before_other_words_is_a_bound_the_sentence_must_name():
+    ev = ContextEvidence.build([INK])
+    # "the 40 kg order" is the request's quantity, not any quote's minimum order
+    assert ev.features("Two suppliers quoted on the 40 kg order.").field_changed is None
+    assert ev.features("Harrowgate Inks has a minimum order of 25 kg.").field_changed \
+        == "quotes 1 > min order kg: 20"
+    assert ev.features("Harrowgate Inks has a min order of 20 kg.").field_agreed
+
+
+def test_a_key_that_is_a_number_is_named_only_where_the_sentence_says_it():
+    spec = json.dumps({"spec": {"fill_min_ml": {"500": 497, "1000": 994}}, "batches": [
+        {"batch": "B-03", "size_ml": 500, "fill_avg_ml": 495.8, "result": "fail"},
+        {"batch": "B-04", "size_ml": 1000, "fill_avg_ml": 998.7, "result": "pass"}]})
+    ev = ContextEvidence.build([spec])
+    # the 500 ml minimum, said without its key's 500: nothing of the 1000 ml one
+    assert ev.features("B-03 averaged 495.8 ml against the 497 ml minimum.").field_changed \
+        is None
+    assert ev.features("The 1000 ml minimum fill is 990 ml.").field_changed \
+        == "spec > fill min ml > 1000: 994"

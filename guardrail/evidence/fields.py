@@ -316,10 +316,10 @@ class Fields:
                  new_handle: bool = False, mine: frozenset[str] | set[str] = frozenset()
                  ) -> Optional[bool]:
         """True: the sentence states the field's value; False: another value; None: it
-        says nothing checkable about it.  ``new_handle``: the clause naming the field
-        holds an identifier the grounding lacks."""
-        if f.flag is not None:
-            return flag_said(f, sentence, stems, negated, self.stem)
+        says nothing checkable about it (``fill min ml > 1000`` where it does not say
+        1000).  ``new_handle``: the clause naming the field holds an unknown identifier."""
+        if f.flag is not None or f.name.isdigit() and f.name not in sentence:
+            return flag_said(f, sentence, stems, negated, self.stem) if f.flag is not None else None
         if _GLUED.fullmatch(f.value.strip()):  # "seat 8A" for ``seat: 14C``: as written
             said = {m[0].lower() for n in nums if (m := _GLUED.match(sentence, n.start))}
             return (f.value.strip().lower() in said) if said else None

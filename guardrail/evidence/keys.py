@@ -62,6 +62,9 @@ def pairs(line: str) -> list[tuple[str, str]]:
     return out
 
 
+_BOUND = {"min": "minimu", "max": "maximu"}
+
+
 def key_stems(key: str, stem: Stem, stopwords: frozenset[str]) -> frozenset[str]:
     """The stems naming a field: its own key's, or where that is generic ("amount") its
     parent's ("order total > amount" -> order, total); none for a key naming a record."""
@@ -72,7 +75,8 @@ def key_stems(key: str, stem: Stem, stopwords: frozenset[str]) -> frozenset[str]
         found = frozenset(stem(w) for w in words if len(w) > 1 and not w[0].isdigit()
                           and w.lower() not in GENERIC and w.lower() not in UNITS
                           and w.lower() not in units.UNITS
-                          and w.lower() not in stopwords)
+                          and w.lower() not in stopwords) | {  # "min order kg": a bound,
+            _BOUND[w.lower()] for w in words[:-1] if w.lower() in _BOUND}  # not minutes
         if found:
             return found
     return frozenset()
@@ -172,6 +176,7 @@ def naming(text: str, stem: Stem) -> tuple[set[str], set[str], list[str]]:
     for w in said:
         negated |= {stem(k) for k in OPPOSITES.get(w, "").split("_") if len(k) > 2}
         stems |= {stem(k) for k in (SAME.get(w) or DEMONYMS.get(w, "")).split("_") if len(k) > 2}
+        stems |= {_BOUND[w]} if w in _BOUND else set()  # "the min order" names a minimum
     return stems, negated, said
 
 
