@@ -998,3 +998,33 @@ def test_a_key_that_is_a_number_is_named_only_where_the_sentence_says_it():
         is None
     assert ev.features("The 1000 ml minimum fill is 990 ml.").field_changed \
         == "spec > fill min ml > 1000: 994"
+
+
+def test_two_capitals_are_no_rival_name_for_a_fields_value():
+    boxes = json.dumps({"customer": {"account": "PB-CUST-40917", "name": "Greenhalgh Legal"},
+                        "boxes": [{"box": 1184, "status": "active"},
+                                  {"box": 517, "status": "closed"}]})
+    ev = ContextEvidence.build([boxes])
+    # "PO" is an abbreviation, not an account the grounding lacks
+    assert ev.features("Greenhalgh Legal has two PO boxes on the account, one still open."
+                       ).field_changed is None
+    assert ev.features("The account is held by Harrowgate Legal.").field_changed is not None
+
+
+def test_a_key_that_says_out_of_is_said_by_out_of():
+    kilns = json.dumps({"kilns": [{"kiln": "K1", "max_temp_c": 1300, "out_of_service": False},
+                                  {"kiln": "Raku", "max_temp_c": 1000, "out_of_service": True}]})
+    ev = ContextEvidence.build([kilns])
+    assert ev.features("The Raku kiln tops out at 1,000°C and is out of service anyway."
+                       ).field_changed is None
+    assert ev.features("K1 is out of service.").field_changed is not None
+
+
+def test_a_value_said_not_to_be_this_records_is_no_other_records_value_given_to_it():
+    waitlist = json.dumps({"applicants": [
+        {"id": "WL-2291", "deposit_paid_cents": 2500},
+        {"id": "WL-2304", "deposit_paid_cents": 2500},
+        {"id": "WL-2417", "deposit_paid_cents": 0}]})
+    ev = ContextEvidence.build([waitlist])
+    assert ev.features("WL-2417 hasn't paid the $25 deposit yet.").field_changed is None
+    assert ev.features("WL-2417 has paid the $25 deposit.").field_changed is not None

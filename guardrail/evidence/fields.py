@@ -34,7 +34,7 @@ from guardrail.evidence.currency import coded, mentioned, minor_units
 from guardrail.evidence.field import (Field, FieldCheck, attributive, comparable, keyed,
                                      no_count_of, over_records, rate_over, states,
                                      whole_after_of)
-from guardrail.evidence.keys import (WORDS, Stem, clauses, echo, flag_said, has, joined,
+from guardrail.evidence.keys import (WORDS, Stem, clauses, denied, echo, flag_said, has, joined,
                                     key_stems, name_words, naming, negated_words, own_paths,
                                     pairs, path_words)
 from guardrail.evidence.lexicon import FLAGS, NULLS, OPPOSITES, REVERSE, STATE
@@ -221,14 +221,14 @@ class Fields:
         if line is None and about is not None:
             # of several sentences joined in one, those that name something only the
             # record holds: "the sink was fixed, and the ant request was cancelled" gives
-            # the sink no other state (a list, "navy, teal and graphite", is one)
-            # ("Ribbon & Roller Restorations has ...": the shop's name, no record's part)
+            # the sink no other state (a list, "navy, teal and graphite", is one; "Ribbon &
+            # Roller Restorations has ...": the shop's name, no record's part)
             plain = blanked(sentence, self._whole) or sentence
             mine = self.words_of(about) - self.words_of(set(self._record_words) - about)
             own = [st for st in joined(plain, self.stem) if st & mine]
             line = self._swapped((set().union(*own) if own else naming(plain, self.stem)[0])
-                                 - negated_words(words, self.stem), about,
-                                 {w.lower() for w in words}) or self._swapped_value(nums, about)
+                                 - negated_words(words, self.stem), about, {w.lower() for w in
+                                 words}) or self._swapped_value(sentence, nums, about)
         line = line or self._currency(sentence, about) or self._opposite(
             [m[3].lower() for m in STATE.finditer(sentence) if not (m[1] or m[2])], said, about)
         return FieldCheck(line, agreed and line is None)
@@ -289,15 +289,15 @@ class Fields:
                     return self.lines[mine[0].line]
         return None
 
-    def _swapped_value(self, nums: Sequence[Number], about: set[int]) -> Optional[str]:
-        """The line of a field of the record the sentence is about that the sentence gives
-        another record's number of, without naming the field ("Paper Kites came out in
-        1987." where this film's release year is 1974 and another's is 1987): the number
-        stands in no field of this record, only in fields of other records it has too."""
+    def _swapped_value(self, sentence: str, nums: Sequence[Number], about: set[int]
+                       ) -> Optional[str]:
+        """The line of a field of the record it is about given another record's number,
+        unnamed ("Paper Kites came out in 1987." where this film's year is 1974 and
+        another's 1987): the number stands in no field of this record, only in others'."""
         for n in nums:  # a time or date often says which record ("the 5 PM reading")
-            if n.kind in ("count", "time", "date") or n.hedged or any(
-                    r in self._record_values and self._record_values[r].has(n)
-                    for r in about | {-1}):
+            if n.kind in ("count", "time", "date") or n.hedged or denied(sentence, n.start) \
+                    or any(r in self._record_values and self._record_values[r].has(n)
+                           for r in about | {-1}):
                 continue
             holders = [f for f in self.fields
                        if f.record not in about and not f.listed and f.values.has(n)]

@@ -87,7 +87,8 @@ def name_words(sentence: str, stem: Stem, ignored: Collection[str]) -> list[tupl
     the first word (unless a capitalised word follows it: "Noa Kapoor is ..."), nor a
     month or a day, nor a title before a name ("Judge Alvarado"), nor a time zone ("6:00
     PM Central", "Pacific time"), nor a unit after a number ("9:33 AM", "150 kW"), nor
-    a stem of ``ignored`` (stopwords; a key's word: "SSO" for ``sso_provider``)."""
+    a stem of ``ignored`` (stopwords; a key's word: "SSO" for ``sso_provider``), nor two
+    capitals ("PO boxes", "an ID")."""
     out = []
     found = list(WORDS.finditer(sentence.replace("-", " ")))
     for i, m in enumerate(found):
@@ -98,7 +99,8 @@ def name_words(sentence: str, stem: Stem, ignored: Collection[str]) -> list[tupl
                 or lower in TITLES and after[:1].isupper() \
                 or lower in ZONES and (after.lower() == "time" or re.search(
                     r"(?:\d|[AP]M)\s?$", sentence[:m.start()], re.I)) \
-                or re.search(r"\d\s?$", sentence[max(0, m.start() - 2):m.start()]):
+                or re.search(r"\d\s?$", sentence[max(0, m.start() - 2):m.start()]) \
+                or len(w) <= 2 and w.isupper():  # "PO boxes", "an ID": no name
             continue
         if (s := stem(w)) not in ignored:
             out.append((s, m.start()))
@@ -226,6 +228,14 @@ def clause_negated(sentence: str, key: Iterable[str], stem: Stem) -> bool:
     #                                                    than covered", "lost its power"
 
 
+def denied(sentence: str, at: int) -> bool:
+    """The clause up to ``at`` is negated: "haven't paid the $25 deposit" states no
+    record's $25."""
+    start = max((m.end() for m in CLAUSE.finditer(sentence, 0, at)), default=0)
+    words = WORDS.findall(sentence[start:at])
+    return any(negates(words, i) for i in range(len(words)))
+
+
 def clause_asks(sentence: str, key: Iterable[str], stem: Stem) -> bool:
     """The clause naming ``key`` asks for what it names, so it says nothing of whether
     it holds now: "still needs its loan agreement signed", "they'll need to be on the
@@ -264,5 +274,7 @@ def flag_said(f: Field, sentence: str, stems: set[str], negated: set[str], stem:
         stems, negated, _ = naming(" ".join(whole), stem)
     if clause_asks(sentence, f.key, stem):
         return None
+    if "out of" in f.name:  # ``out of service``: "out of service" says it, no opposite
+        negated = negated - {stem(w) for w in _OUT_OF.findall(sentence)}
     by_prefix = any(has(k, negated) and not has(k, stems - negated) for k in f.key)
     return f.flag != (by_prefix or clause_negated(sentence, f.key, stem))
