@@ -1086,3 +1086,30 @@ def test_a_rate_per_a_key_of_its_record_passes_and_a_wrong_one_is_marked(client,
     flagged = g["sentences"][1]
     assert flagged["action"] == "annotate", g["sentences"]
     assert flagged["explanation"]["basis"] == "value_worked_out"
+
+
+def test_a_concentration_and_a_pronouns_own_date_are_read_as_written(client, placeholder):
+    """Through the server, default policy: "9.1 mg/L of dissolved oxygen" is the value of
+    ``dissolved_oxygen_mg_l`` (no milligrams against litres), and "It ... on Thursday,
+    June 5" speaks of June 5's check, not the day the sentence before named; each is sent
+    as written (6422bf2 redacted the second as another record's value given to June 2).
+    Another day's wind said of June 5 is still stopped."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    raceway = ("raceway: R-03\nwater_temp_c: 11.8\ndissolved_oxygen_mg_l: 9.1\n"
+               "flow_rate_l_per_s: 85\n")
+    right = "The water is at 11.8 °C with 9.1 mg/L of dissolved oxygen."
+    text, g = stream_tool_turn(client, "How is raceway R-03?", "raceway", raceway, right)
+    assert text == right, g["sentences"]
+    checks = json.dumps({"ride": "Sky Viper", "checks": [
+        {"date": "2025-06-02", "max_wind_mph": 14, "weather_closure": False},
+        {"date": "2025-06-05", "max_wind_mph": 41, "weather_closure": True},
+        {"date": "2025-06-06", "max_wind_mph": 22, "weather_closure": False}]})
+    answer = ("Sky Viper opened on two of the three days from Monday, June 2 to Friday, "
+              "June 6. It stayed closed for weather on Thursday, June 5, when wind reached "
+              "41 mph.")
+    text, g = verbatim_then_changed(client, "Did Sky Viper close?", "ride_checks", checks,
+                                    answer, "41 mph", "22 mph")
+    wrong = g["sentences"][1]
+    assert wrong["action"] == "redact" and wrong["released"] != wrong["original"], wrong
+    assert wrong["explanation"]["kind"] == "contradicted", wrong
