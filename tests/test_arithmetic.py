@@ -568,3 +568,14 @@ def test_a_records_share_to_digits_chance_seldom_hits_needs_no_word():
     assert not ev.features("Red maple came in at 92.5%.").missing_numbers
     assert ev.features("Red maple came in at 93.5%.").missing_numbers
     assert ev.features("Eastern redbud came in at 80%.").missing_numbers
+
+
+def test_a_difference_said_with_a_comparative_adjective():
+    ev = ContextEvidence.build([json.dumps({"huts": [
+        {"hut": "Sea Holly", "price_gbp": 420, "distance_to_car_park_m": 290},
+        {"hut": "Marram", "price_gbp": 390, "distance_to_car_park_m": 350}]})])
+    said = "Sea Holly costs £420 and sits at 290 meters, 60 meters closer to the car park."
+    assert missing(ev, said) == []
+    assert missing(ev, said.replace("60", "70")) == [70.0]  # no such difference
+    assert missing(ev, "Sea Holly costs £420 and sits at 290 meters, 60 meters from the "
+                       "car park.") == [60.0]  # no word announces a difference

@@ -1028,3 +1028,38 @@ def test_a_value_said_not_to_be_this_records_is_no_other_records_value_given_to_
     ev = ContextEvidence.build([waitlist])
     assert ev.features("WL-2417 hasn't paid the $25 deposit yet.").field_changed is None
     assert ev.features("WL-2417 has paid the $25 deposit.").field_changed is not None
+
+
+def test_out_of_service_says_an_operational_or_working_key_the_other_way_round():
+    vessel = json.dumps({"vessel": "CS Ocean Mender", "status": "transit",
+                         "rov_operational": True, "weather_hold": False})
+    ev = ContextEvidence.build([vessel])
+    assert ev.features("Its ROV is currently listed as out of service."
+                       ).field_changed == "rov operational: true"
+    assert ev.features("Its ROV is operational.").field_changed is None
+    pumps = json.dumps({"pumps": [{"pump": "P1", "working": False}, {"pump": "P2",
+                                                                      "working": True}]})
+    ev = ContextEvidence.build([pumps])
+    assert ev.features("P1 is out of order.").field_changed is None
+    assert ev.features("P2 is out of order.").field_changed is not None
+
+
+def test_a_word_two_values_share_states_neither():
+    items = json.dumps({"items": [
+        {"item_id": "PM-8124", "description": "Sony headphones",
+         "found_at": "2025-07-09T16:20:00", "found_on": "MV Solent Star"},
+        {"item_id": "PM-8142", "description": "GoPro Hero 11",
+         "found_at": "2025-07-13T14:30:00", "found_on": "MV Portmere Belle"}]})
+    ev = ContextEvidence.build([items])
+    # "MV" of both ships' names says nothing of which one: the GoPro's is the other one
+    assert ev.features("The GoPro was found at 2:30 PM on July 13, aboard the MV Solent "
+                       "Star.").field_changed == "items 2 > found on: MV Portmere Belle"
+    assert ev.features("The GoPro was found at 2:30 PM on July 13, aboard the MV Portmere "
+                       "Belle.").field_changed is None
+    # a value whose words all stand in the other's ("Target" in "Above Target") keeps them
+    domains = json.dumps({"domains": [{"domain": "People", "weight_pct": 42,
+                                       "rating": "Above Target"},
+                                      {"domain": "Process", "weight_pct": 50, "rating": "Target"}]})
+    ev = ContextEvidence.build([domains])
+    assert ev.features("In Process, at 50% of the exam, you were rated at Target."
+                       ).field_changed is None

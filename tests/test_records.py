@@ -246,3 +246,48 @@ def test_a_pronoun_whose_sentence_dates_one_record_is_about_that_record():
     wrong = ev.features("It stayed closed for weather on Thursday, June 5, when wind reached "
                         "22 mph.", before)
     assert wrong.field_changed is not None or wrong.record_gap > 0.0
+
+
+def test_a_nested_record_stands_in_the_record_it_is_nested_in():
+    lines = [x.text for x in render(json.dumps(
+        {"a": {"items": [{"x": 1, "y": [{"z": 2}, {"z": 3}], "w": 7}, {"x": 4}]}})).lines]
+    assert numbered(lines, 0)[2] == {1: 0, 2: 0}  # the y records stand in items 1
+
+
+MACHINES = {"network": "Metrolink South", "machines": [
+    {"tvm_id": "TVM-0412", "stop": "St Peter's Square", "in_service": True, "open_faults": []},
+    {"tvm_id": "TVM-0618", "stop": "Cornbrook", "in_service": True, "open_faults": [
+        {"code": "E502", "desc": "card reader offline",
+         "reported": "2025-11-18T22:40:00+00:00"}]},
+    {"tvm_id": "TVM-0619", "stop": "Cornbrook", "in_service": False, "open_faults": []}]}
+
+
+def test_a_sentence_about_a_nested_record_reads_the_fields_of_the_record_it_stands_in():
+    ev = ContextEvidence.build([json.dumps(MACHINES)], "")
+    # about the fault (its words and time), and so about the machine, which is in service
+    said = ev.features("TVM-0618 at Cornbrook is out of service because its card reader went "
+                       "offline at 10:40 PM on November 18.")
+    assert said.field_changed == "machines 2 > in service: true"
+    kept = ev.features("TVM-0618 at Cornbrook is still in service, although its card reader "
+                       "went offline at 10:40 PM on November 18.")
+    assert kept.field_changed is None
+
+
+GRID = """| Slot | Day | Start | End | Program | Presenter |
+|---|---|---|---|---|---|
+| 1 | Monday | 19:00 | 21:00 | Folk Roots | Declan Fry |
+| 2 | Wednesday | 20:00 | 22:00 | Basement Jazz | Otis Kamara |
+| 3 | Thursday | 13:00 | 14:00 | Council Matters | Ruth Ellery |
+"""
+
+
+def test_a_row_given_another_rows_weekday_is_changed():
+    ev = ContextEvidence.build([GRID], "")
+    moved = ev.features("Basement Jazz, hosted by Otis Kamara, goes to air on Thursday from "
+                        "8:00 PM to 10:00 PM.")
+    assert moved.field_changed is not None and "Wednesday" in moved.field_changed
+    for kept in ("Basement Jazz, hosted by Otis Kamara, goes to air on Wednesday from 8:00 PM "
+                 "to 10:00 PM.",
+                 "Basement Jazz does not go to air on Thursday.",  # negated
+                 "Basement Jazz airs on Wednesday, and Council Matters on Thursday."):  # both
+        assert ev.features(kept).field_changed is None, kept

@@ -45,7 +45,9 @@ _DIFFERENCE = re.compile(r"\b(?:left|remaining|remain|remains|still|unused|spare
                          r"less|difference|apart|longer|shorter|higher|lower|older|younger|"
                          r"cheaper|dearer|gap|short of|up from|down from|below|above|under|"
                          r"available|down|up|drop|dropped|rise|rose|fell|increase|decrease|"
-                         r"leaves|leaving|faster|slower|away|over(?=\s*(?:[.,;:!?)]|$|"
+                         r"leaves|leaving|faster|slower|away|closer|nearer|farther|colder|"
+                         r"warmer|hotter|cooler|heavier|lighter|bigger|smaller|larger|wider|"
+                         r"narrower|deeper|shallower|taller|over(?=\s*(?:[.,;:!?)]|$|"
                          r"budget|the (?:budget|limit|cap|target))))\b", re.I)
 # how far apart two values are, said of where one stands against the other
 _APART = re.compile(rf"{_DIFFERENCE.pattern}|\b(?:short|behind|ahead|to spare|to go)\b",

@@ -31,7 +31,7 @@ from guardrail.evidence.fields import Fields
 from guardrail.evidence.group_states import field_check
 from guardrail.evidence.lexicon import CALENDAR
 from guardrail.evidence.ratios import per_key, table
-from guardrail.evidence.records import Records, numbered
+from guardrail.evidence.records import Records, enclosing, numbered
 from guardrail.evidence.restated import Restatements
 from guardrail.evidence.stored import StoredValues
 from guardrail.evidence.values import PARTS, Number, numbers
@@ -65,9 +65,8 @@ class SentenceEvidence:
     #                                      sort of one it states and the context lacks
     restated: bool = False    # one line holds its words and numbers in order (restated.py)
     swapped: bool = False     # 2+ values given to the wrong record it names (misplaced)
-    works_out: bool = False   # it says it worked a value out: "in total", "comes to", ...,
-    #                           or, against a tool result, states quantities it holds beside
-    #                           it (its operands; a date or time names which record)
+    works_out: bool = False   # it says it worked a value out ("in total", "comes to"), or
+    #                  states beside it quantities a tool result holds (a date names a record)
 
 
 _DAYS = re.compile(r"\bdays?\b", re.I)
@@ -90,7 +89,8 @@ class ContextEvidence:
     it found only in other records is its ``record_gap``."""
 
     def __init__(self, lines: list[str], question: str, structured: bool,
-                 records: Optional[list[int]] = None, counts: frozenset[int] = frozenset()):
+                 records: Optional[list[int]] = None, counts: frozenset[int] = frozenset(),
+                 parents: Optional[dict[int, int]] = None):
         self.lines, self.structured = lines, structured
         self._memo: dict[str, frozenset[str]] = {}  # shared by every copy of the index
         self._line_stems = [frozenset(stem(w) for w in content_words(x)) for x in lines]
@@ -101,6 +101,7 @@ class ContextEvidence:
         self._flat = f" {_flat(text)} "
         per_line = [StoredValues.of(x) for x in lines]  # parsed once
         self._records = records if records is not None else [-1] * len(lines)
+        self._parents = parents or {}  # a nested record's enclosing one (records.numbered)
         self.fields = Fields(lines, self._records, stem, STOPWORDS) if structured else None
         self._key_stems = frozenset().union(*(f.key for f in self.fields.fields)) \
             if self.fields else frozenset()  # "total" names ``total eur``: works_out
@@ -341,11 +342,13 @@ class ContextEvidence:
                     if works_out(sentence, n.start, n.end, self._key_stems)}
         check = field_check(self.fields, sentence, [n for n in nums if n.start not in worked
                                                     and n.start not in unworked],
-                            about, worked)  # a group's state: every record (group_states.py)
+                            about and enclosing(about, self._parents),
+                            worked)  # a group's state: every record (group_states.py)
         line = self.lines[best_i] if best_i is not None else None
         return SentenceEvidence(
             len(nums), missing, len(words), found / len(stems) if stems else 1.0, best,
-            line, len(names), missing_names, mismatch, self.stored.any, gap, check.changed,
+            line, len(names), missing_names, mismatch, self.stored.any, gap,
+            check.changed or self._where.day_changed(sentence, about),
             check.agreed, units.changed or self._rescaled(sentence, missing) or (
                 line if line and (best >= 0.5 and changed(
                 sentence, [n for n in missing if n.start not in unworked], line)
@@ -370,13 +373,15 @@ def _indexed(documents: tuple[str, ...]) -> ContextEvidence:
     lines: list[str] = []
     records: list[int] = []
     counts: set[int] = set()
+    parents: dict[int, int] = {}
     structured, next_record = False, 0
     for doc in documents:
         r = render(doc)
         if r.structured:
             structured = True
-            of_line, next_record = numbered([x.text for x in r.lines], next_record,
-                                            r.format in ("markdown-table", "csv"))
+            of_line, next_record, nested = numbered([x.text for x in r.lines], next_record,
+                                                    r.format in ("markdown-table", "csv"))
+            parents.update(nested)
             lines += [x.text for x in r.lines]
             records += of_line
             keys = [x.text.split(": ", 1)[0] if ": " in x.text else None for x in r.lines]
@@ -392,4 +397,4 @@ def _indexed(documents: tuple[str, ...]) -> ContextEvidence:
             lines += units
             records += [next_record if blocks else -1] * len(units)
             next_record += 1 if blocks else 0
-    return ContextEvidence(lines, "", structured, records, frozenset(counts))
+    return ContextEvidence(lines, "", structured, records, frozenset(counts), parents)

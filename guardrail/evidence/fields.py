@@ -282,9 +282,9 @@ class Fields:
                     continue  # -1: the whole; a value: all its words, not its key's ("ages")
                 mine = [self.fields[k] for r in about
                         for k in self._by_key.get((r, f.name), ())]
-                # a list ("comes in navy and graphite" for crimson and graphite): one of
-                # this record's items and another record's item that this record lacks
-                states = any(w in stems for g in mine for w in g.words)
+                # a list: one of its own items; else words beyond those both share ("MV ...")
+                states = any(w in stems for g in mine
+                             for w in (g.words if f.listed else g.words - f.words or g.words))
                 if mine and (states if f.listed and mine[0].listed else not states):
                     return self.lines[mine[0].line]
         return None

@@ -38,13 +38,14 @@ NEGATIONS = frozenset("not no never none without isn't wasn't aren't weren't doe
                       "lacking excludes excluded off neither nor nobody nothing".split())
 # a yes/no key's value in other words: its word negated (``open: false`` -> "closed") or
 # said another way (``in stock: true`` -> "available"); a phrase counts as one word
-PHRASES = re.compile(r"\b(sold out|out of stock|on time)\b", re.I)
+PHRASES = re.compile(r"\b(sold out|out of stock|on time|out of service|out of order)\b", re.I)
 OPPOSITES = {"closed": "open", "shut": "open", "offline": "online", "inactive": "active",
              "deactivated": "active", "suspended": "active", "disabled": "enabled",
              "unpaid": "paid", "overdue": "paid", "private": "public", "optional": "required",
              "excluded": "included", "expired": "valid", "delayed": "on_time",
              "sold_out": "in_stock", "out_of_stock": "in_stock", "unavailable": "available",
-             "faulty": "working", "broken": "working", "unlocked": "locked"}
+             "faulty": "working", "broken": "working", "unlocked": "locked",
+             "out_of_service": "operational_working", "out_of_order": "operational_working"}
 # what a sentence says something is: "is currently closed" (negated: "hasn't been closed")
 STATE = re.compile(r"(?:(\bnot|\bnever|n't)\s+(?:\w+\s+)?)?\b(?:is|are|was|were|remains?|"
                     r"stays?|be|been|shows? as|marked(?: as)?)\s+(?:(not|never)\s+)?(?:(?:"

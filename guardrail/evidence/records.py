@@ -1,6 +1,7 @@
 """Which records of a tool result a sentence speaks of.
 
-    numbered(lines, first)       the record of each rendered line (-1: outside any)
+    numbered(lines, first)       the record of each rendered line (-1: outside any), and
+                                 the record each nested one stands in (``enclosing``)
     Records(lines, records, postings, values).about(sentence, stems, nums, before)
                                  -> About: the records it is about, where its names and
                                     values stand, and whether it names several together
@@ -16,9 +17,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import NamedTuple, Optional, Sequence
+from typing import Collection, NamedTuple, Optional, Sequence
 
-from guardrail.evidence.keys import CLAUSE, pairs
+from guardrail.evidence.keys import CLAUSE, denied, pairs
 from guardrail.evidence.stored import StoredValues
 from guardrail.evidence.values import Number, numbers
 from guardrail.evidence.weekdays import weekday
@@ -37,19 +38,24 @@ _POSSESSIVE_START = re.compile(r"^\W*(?i:its|their|his|her|she|he|this|that|thes
 _DEMONSTRATIVE_START = re.compile(r"^\W*(?i:that|this)(?:'s|’s|\s+(?:is|means|leaves|puts))\b")
 _GENERIC_START = re.compile(r"^\W*[Tt]he [a-z]+\b")  # "The hotel ...", "The company ..."
 _WEEKDAY = re.compile(r"\b(Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b")
+_DAY_VALUE = re.compile(r"(mon|tue|wed|thu|fri|sat|sun)(?:[a-z]*day|s|\.)?", re.I)
 _VERSUS = re.compile(r"\S?\s*(?:to|vs\.?|versus|against|than)\s*[-+−$€£]?", re.I)
 _KEYED = re.compile(r"\b([A-Za-z]{3,})\s+#?(\d+)\b(?![.,:]\d)")
 
 
-def numbered(lines: Sequence[str], first: int, rows: bool = False) -> tuple[list[int], int]:
-    """The record of each rendered line, records numbered from ``first``, and the next
-    free number.  A record opens at its head (``rooms 2 of 3:``) and holds the lines
-    under its path (``rooms 2 > name: Birch``), records nested in it included; a line
-    past its last (``approver: ...`` after the array) is outside it.  ``rows``: a
-    markdown table, whose rows of three cells or more are records of their own."""
+def numbered(lines: Sequence[str], first: int, rows: bool = False
+             ) -> tuple[list[int], int, dict[int, int]]:
+    """The record of each rendered line, records numbered from ``first``, the next free
+    number, and the record each nested record stands in.  A record opens at its head
+    (``rooms 2 of 3:``) and holds the lines under its path (``rooms 2 > name: Birch``)
+    up to a record nested in it (``machines 5 > open faults 1 of 1:``, whose record
+    stands in ``machines 5``'s); a line past its last (``approver: ...`` after the
+    array) is outside it.  ``rows``: a markdown table, whose rows of three cells or more
+    are records of their own."""
     out: list[int] = []
     current, following = -1, first
     opened: list[tuple[str, int]] = []  # the records a line stands in, innermost last
+    parents: dict[int, int] = {}
     for text in lines:
         head = _HEAD.match(text)
         while opened and not text.startswith((opened[-1][0] + " > ", opened[-1][0] + ": ")):
@@ -58,9 +64,22 @@ def numbered(lines: Sequence[str], first: int, rows: bool = False) -> tuple[list
         if head or rows and text.count("; ") >= 2:
             current, following = following, following + 1
             if head:
+                if opened:
+                    parents[current] = opened[-1][1]
                 opened.append((head[1], current))
         out.append(current)
-    return out, following
+    return out, following, parents
+
+
+def enclosing(records: Collection[int], parents: dict[int, int]) -> set[int]:
+    """``records`` and every record they are nested in: a sentence about a machine's
+    open fault speaks of the machine too ("TVM-0618 is out of service because its card
+    reader went offline" names the fault's words and the machine's ``in service``)."""
+    out = set(records)
+    for r in records:
+        while (r := parents.get(r, -1)) != -1 and r not in out:
+            out.add(r)
+    return out
 
 
 def whole_names(lines: Sequence[str], records: Sequence[int]) -> list[str]:
@@ -99,6 +118,11 @@ class Records:
         self._holding: dict[Number, frozenset[int]] = {}  # a value's records, read once
         self._labels = _label_keys(lines, records)
         self._whole = whole_names(lines, records)
+        self._days: dict[int, list[tuple[str, str, int]]] = {}  # (key, "wed", line)
+        for i, line in enumerate(lines):
+            for k, v in pairs(line) if records[i] >= 0 else ():
+                if day := _DAY_VALUE.fullmatch(v.strip()):
+                    self._days.setdefault(records[i], []).append((k, day[1][:3].lower(), i))
 
     def hits(self, stems: Sequence[str], nums: Sequence[Number],
              named: Sequence[set[int]] = ()) -> tuple[list[set[int]], dict[int, float]]:
@@ -169,6 +193,23 @@ class Records:
             return About(ids or None, values)     # nothing tells
         top = max(hits.values())
         return About({r for r, h in hits.items() if h >= top - 1e-9} | ids, values)
+
+    def day_changed(self, sentence: str, about: Optional[set[int]]) -> Optional[str]:
+        """The line of the weekday that the one record the sentence is about holds, where
+        the sentence names, not negated, only another record's weekday of that key
+        ("Basement Jazz goes to air on Thursday" for its row's ``day: Wednesday``, where
+        Thursday is another show's day)."""
+        if not about or len(about) != 1 or not (mine := self._days.get(next(iter(about)))):
+            return None
+        said = {m[1][:3].lower() for m in _WEEKDAY.finditer(sentence)
+                if not denied(sentence, m.start())}
+        if not said or said & {day for _, day, _ in mine}:
+            return None
+        for key, _, line in mine:
+            if said & {d for r, held in self._days.items() if r not in about
+                       for k, d, _ in held if k == key}:
+                return self.lines[line]
+        return None
 
     @staticmethod
     def gap(about: About) -> float:
