@@ -1063,3 +1063,30 @@ def test_a_word_two_values_share_states_neither():
     ev = ContextEvidence.build([domains])
     assert ev.features("In Process, at 50% of the exam, you were rated at Target."
                        ).field_changed is None
+
+
+def test_what_is_left_of_a_whole_in_its_record_is_no_other_records_value():
+    courses = json.dumps({"courses": [
+        {"code": "ASL-101", "level": "ASL 1", "day": "Monday", "enrolled": 15, "capacity": 18},
+        {"code": "ASL-102", "level": "ASL 2", "day": "Tuesday", "enrolled": 9, "capacity": 16},
+        {"code": "ASL-201", "level": "ASL 3", "day": "Thursday", "enrolled": 4, "capacity": 12},
+        {"code": "ASL-FAM", "level": "Family Signing", "day": "Sunday", "enrolled": 6,
+         "capacity": 10}]})
+    ev = ContextEvidence.build([courses])
+    # 10 places less 6 enrolled, though ASL 3 has 4 enrolled
+    assert ev.features("The Family Signing course on Sundays has 4 places left."
+                       ).field_changed is None
+    assert ev.features("The Family Signing course on Sundays has 15 students."
+                       ).field_changed is not None  # ASL 1's
+
+
+def test_another_records_value_of_another_sort_is_not_given_to_this_one():
+    machines = json.dumps({"machines": [
+        {"machine_id": "W3", "type": "washer", "capacity_lb": 40, "price_cents": 650},
+        {"machine_id": "D1", "type": "dryer", "capacity_lb": 30, "minutes_per_coin": 8}]})
+    ev = ContextEvidence.build([machines])
+    # 40 minutes is no W3's 40 pounds
+    assert ev.features("Dryer D1 gives 8 minutes per quarter, so a 40-minute dry takes five "
+                       "quarters.").field_changed is None
+    assert ev.features("Dryer D1 takes 40 pounds.").field_changed is not None
+

@@ -292,15 +292,15 @@ class Fields:
     def _swapped_value(self, sentence: str, nums: Sequence[Number], about: set[int]
                        ) -> Optional[str]:
         """The line of a field of the record it is about given another record's number,
-        unnamed ("Paper Kites came out in 1987." where this film's year is 1974 and
-        another's 1987): the number stands in no field of this record, only in others'."""
+        unnamed ("Paper Kites came out in 1987." where its year is 1974, another's 1987):
+        in others' fields, not this record's nor left of a whole in it ("4 places left")."""
         for n in nums:  # a time or date often says which record ("the 5 PM reading")
             if n.kind in ("count", "time", "date") or n.hedged or denied(sentence, n.start) \
                     or any(r in self._record_values and self._record_values[r].has(n)
-                           for r in about | {-1}):
+                           or n.value in self.remainders.get(r, ()) for r in about | {-1}):
                 continue
-            holders = [f for f in self.fields
-                       if f.record not in about and not f.listed and f.values.has(n)]
+            holders = [f for f in self.fields if f.record not in about and not f.listed
+                       and f.values.has(n) and comparable(n, f, sentence)]  # "40-minute"
             mine = [self.fields[k] for f in holders for r in about
                     for k in self._by_key.get((r, f.name), ())]
             # "the biggest being $82.40 ... and $64.18": several records' values; "3
