@@ -17,21 +17,10 @@ import json
 import sys
 from collections import Counter
 
-from guardrail.stream.segmenter import SentenceSegmenter
-from guardrail.testing.script import split_pieces
+from guardrail.train.labelling import LABELS, cut
 
-LABELS = ("supported", "contradicted", "unverifiable")
 KEYS = {"id", "source_id", "dataset", "context", "question", "response", "sentences",
         "spans", "hallucinated", "has_spans"}
-
-
-def cut(response: str) -> list[tuple[int, int]]:
-    """The (start, end) of each sentence, as the proxy cuts the streamed ``response``."""
-    seg = SentenceSegmenter()
-    out = []
-    for piece in split_pieces(response):
-        out += seg.feed(piece)
-    return [(s.start, s.end) for s in out + seg.flush() if s.text.strip()]
 
 
 def sentences_of(response: str) -> list[str]:

@@ -1,4 +1,5 @@
-"""Commands: `guardrail data toolctx | longctx | fetch` — build and fetch data sets."""
+"""Commands: `guardrail data toolctx | longctx | fetch | label` — build, fetch and label data
+sets."""
 
 from __future__ import annotations
 
@@ -122,3 +123,91 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
         typer.echo(json.dumps(manifest, indent=2))
+
+    @data_app.command("label")
+    def label_cmd(
+        src: Path = typer.Argument(..., help="JSONL: one answer a line, ``context`` (text or a "
+                                   "JSON value, e.g. a tool result), ``response``, optional "
+                                   "``question`` and ``id``; with --check, a labelled file."),
+        out: Optional[Path] = typer.Option(None, "--out", help="The file to label (JSONL)."),
+        dataset: str = typer.Option("mine", help="The rows' data set name (reports group by it)."),
+        prefill: bool = typer.Option(False, help="Label each sentence with what the proxy "
+                                     "decides (the configured model and judge), so that a "
+                                     "person corrects its mistakes; else every sentence is "
+                                     "``supported``."),
+        config: Optional[Path] = typer.Option(None, help="Proxy config for --prefill."),
+        check: bool = typer.Option(False, "--check", help="Check a labelled file instead."),
+    ) -> None:
+        """Cut answers into the sentences the proxy checks, to label them (supported,
+        contradicted, unverifiable) for `judge fit`, `judge eval` and `bench verdicts`."""
+        from guardrail.train import labelling
+
+        try:
+            rows = [json.loads(line) for line in src.read_text(encoding="utf-8").splitlines()
+                    if line.strip()]
+        except (OSError, ValueError) as exc:
+            raise typer.BadParameter(f"{src}: {exc}") from exc
+        if check:
+            bad = [f"line {i}: {p}" for i, row in enumerate(rows, 1)
+                   for p in labelling.problems(row)]
+            counts: dict[str, int] = {}
+            for row in rows:
+                for sent in row.get("sentences") or ():
+                    counts[sent.get("label")] = counts.get(sent.get("label"), 0) + 1
+            typer.echo("\n".join(bad) or json.dumps({"rows": len(rows), "sentences": counts}))
+            raise typer.Exit(1 if bad else 0)
+        if out is None:
+            raise typer.BadParameter("give --out (or --check)")
+        try:
+            verdicts = _proxy_labels(rows, config) if prefill else [None] * len(rows)
+            labelled = [labelling.template(row, n, dataset, verdict)
+                        for n, (row, verdict) in enumerate(zip(rows, verdicts), 1)]
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from exc
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in labelled),
+                       encoding="utf-8")
+        flagged = sum(s["label"] != "supported" for r in labelled for s in r["sentences"])
+        typer.echo(json.dumps({"out": str(out), "rows": len(labelled), "sentences": sum(
+            len(r["sentences"]) for r in labelled), "labelled_unsupported": flagged}))
+
+
+def _proxy_labels(rows: list[dict], config: Optional[Path]) -> list[list[str]]:
+    """Each row's sentences labelled as the proxy decides them: the kind of the flag
+    (contradicted / unverifiable) where it stops the sentence, else supported."""
+    import asyncio
+
+    from guardrail.commands.proxy import _settings, config_or_exit
+    from guardrail.engine.build import load_local_verifier
+    from guardrail.stream.pipeline import guarded_completion
+    from guardrail.train.labelling import cut
+
+    cfg = config_or_exit(config, {})
+
+    async def run() -> list[list[str]]:
+        verifier = load_local_verifier(cfg)
+        out = []
+        try:
+            for n, row in enumerate(rows, 1):
+                context = row.get("context")
+                if not isinstance(row.get("response"), str) or context is None:
+                    raise ValueError(f"row {n}: 'context' and 'response' are needed")
+                docs = [context if isinstance(context, str) else json.dumps(context)]
+                completion = {"choices": [{"index": 0, "message": {
+                    "role": "assistant", "content": row["response"]}}]}
+                result = await guarded_completion(
+                    completion, _settings(cfg, verifier, docs, row.get("question") or ""),
+                    verifier)
+                said = {s["original"].strip(): s for s in result.report.to_json()["sentences"]}
+                labels = []
+                for a, b in cut(row["response"]):
+                    s = said.get(row["response"][a:b].strip()) or {}
+                    why = s.get("explanation") or {}
+                    flagged = s.get("action") in ("redact", "regenerate", "block") \
+                        and why.get("kind")  # stopped; an annotated sentence went out as is
+                    labels.append(why["kind"] if flagged else "supported")
+                out.append(labels)
+        finally:
+            await verifier.aclose()
+        return out
+    return asyncio.run(run())

@@ -185,30 +185,36 @@ def check(
 
 async def _check(cfg, docs: list[str], question: str, answer: str):
     from guardrail.engine.build import load_local_verifier
-    from guardrail.stream.answer import GuardSettings
     from guardrail.stream.pipeline import guarded_completion
-    from guardrail.stream.policy import resolve_policy
-    from guardrail.types import Grounding
 
     if not answer.strip():
         raise typer.BadParameter("the answer is empty")
-    from guardrail.evidence.judge import SentenceJudge
-
     verifier = load_local_verifier(cfg)
+    try:
+        completion = {"choices": [{"index": 0, "message": {"role": "assistant",
+                                                           "content": answer}}]}
+        return await guarded_completion(completion, _settings(cfg, verifier, docs, question),
+                                        verifier)
+    finally:
+        await verifier.aclose()
+
+
+def _settings(cfg, verifier, docs: list[str], question: str):
+    """How one answer is guarded, as the proxy guards it with ``cfg`` (`guardrail check`,
+    `guardrail data label --prefill`)."""
+    from guardrail.evidence.judge import SentenceJudge
+    from guardrail.stream.answer import GuardSettings
+    from guardrail.stream.policy import resolve_policy
+    from guardrail.types import Grounding
+
     params = verifier.info().judge if cfg.verification.sentence_judge else None
     keeps = verifier.info().keeps_answer
     budget, step = cfg.scheduler.left_context(keeps)
-    try:
-        settings = GuardSettings(Grounding(tuple(docs), question), resolve_policy(cfg),
-                                 cfg.verification, stream_id="check",
-                                 judge=SentenceJudge.from_json(params) if params else None,
-                                 left_context_chars=budget, left_context_step_chars=step,
-                                 final_by_sentence=keeps)
-        completion = {"choices": [{"index": 0, "message": {"role": "assistant",
-                                                           "content": answer}}]}
-        return await guarded_completion(completion, settings, verifier)
-    finally:
-        await verifier.aclose()
+    return GuardSettings(Grounding(tuple(docs), question), resolve_policy(cfg),
+                         cfg.verification, stream_id="check",
+                         judge=SentenceJudge.from_json(params) if params else None,
+                         left_context_chars=budget, left_context_step_chars=step,
+                         final_by_sentence=keeps)
 
 
 def verdict_table(report: dict):

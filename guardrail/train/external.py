@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
+from guardrail.train.labelling import spans_of
+
 EXAMPLE_FIELDS = ("id", "context", "question", "response", "spans", "hallucinated",
                   "has_spans", "source_id", "dataset")
 PASSAGES = "passages.jsonl"
@@ -210,4 +212,7 @@ def read_fetched(path: str | Path) -> Iterator[tuple[dict, Optional[str]]]:
                 row = json.loads(line)
                 fields = {k: row[k] for k in EXAMPLE_FIELDS}
                 fields["spans"] = tuple((int(s), int(e)) for s, e in fields["spans"])
+                if not fields["spans"] and row.get("sentences"):  # labelled sentence by
+                    fields["spans"] = spans_of(row["sentences"])  # sentence (labelling.py)
+                    fields["hallucinated"] = bool(fields["spans"])
                 yield fields, row.get("kind")

@@ -1,0 +1,82 @@
+"""`guardrail data label` (guardrail/train/labelling.py): answers of one's own tools cut
+into the sentences the proxy checks, labelled, and read back by the commands that
+measure and fit the judge, with the real detector and judge."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from guardrail.cli import app
+from guardrail.train.data import load_any
+from guardrail.train.labelling import cut, problems, spans_of, template
+
+runner = CliRunner()
+TOWER = {"name": "Eiffel Tower", "completed": 1889, "height_m": 330}
+ANSWER = "The Eiffel Tower was completed in 1889. It is 330 meters tall. It was completed in 1950."
+
+
+def _write(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def test_a_template_holds_each_sentence_the_proxy_checks_labelled_supported():
+    row = template({"context": TOWER, "question": "When?", "response": ANSWER}, 1, "mine")
+    assert [(s["text"], s["label"]) for s in row["sentences"]] == [
+        ("The Eiffel Tower was completed in 1889. ", "supported"),
+        ("It is 330 meters tall. ", "supported"), ("It was completed in 1950.", "supported")]
+    assert [(s["start"], s["end"]) for s in row["sentences"]] == cut(ANSWER)
+    assert json.loads(row["context"]) == TOWER and row["id"] == "mine/1"
+    assert row["spans"] == [] and problems(row) == []
+    for bad in ({"context": TOWER}, {"context": TOWER, "response": "  "}, {"response": ANSWER}):
+        try:
+            template(bad, 2, "mine")
+        except ValueError as exc:
+            assert "row 2" in str(exc)
+        else:
+            raise AssertionError(f"{bad} was accepted")
+
+
+def test_labels_give_the_spans_the_loader_reads(tmp_path):
+    row = template({"id": "t1", "context": TOWER, "response": ANSWER}, 1, "mine")
+    row["sentences"][2]["label"] = "contradicted"
+    assert spans_of(row["sentences"]) == ((63, 88),)
+    path = tmp_path / "mine.jsonl"
+    _write(path, [row, template({"context": TOWER, "response": "It is 330 meters tall."}, 2,
+                                "mine")])
+    first, second = load_any(path)
+    assert first.spans == ((63, 88),) and first.hallucinated and first.has_spans
+    assert ANSWER[63:88] == "It was completed in 1950."
+    assert second.spans == () and not second.hallucinated
+
+
+def test_a_wrong_label_or_an_edited_answer_is_reported():
+    row = template({"context": TOWER, "response": ANSWER}, 1, "mine")
+    row["sentences"][0]["label"] = "wrong"
+    row["response"] = row["response"].replace("1889", "1887")
+    found = problems(row)
+    assert any("label 'wrong'" in p for p in found)
+    assert any("sentence 0: the response at" in p for p in found)
+
+
+def test_the_command_prefills_the_proxys_verdicts_and_the_judge_reads_them(tmp_path):
+    src, out = tmp_path / "answers.jsonl", tmp_path / "to_label.jsonl"
+    _write(src, [{"id": "t1", "context": TOWER, "question": "Tell me about it.",
+                  "response": ANSWER}])
+    r = runner.invoke(app, ["data", "label", str(src), "--out", str(out), "--prefill"])
+    assert r.exit_code == 0, r.output
+    row = json.loads(out.read_text())
+    assert [s["label"] for s in row["sentences"]] == ["supported", "supported", "contradicted"]
+    assert runner.invoke(app, ["data", "label", str(out), "--check"]).exit_code == 0
+    r = runner.invoke(app, ["judge", "eval", "--layers", "4", "--data", str(out),
+                            "--out", str(tmp_path / "eval.json")])
+    assert r.exit_code == 0, r.output
+    got = json.loads((tmp_path / "eval.json").read_text())["layers"]["4"]["mine"]
+    assert (got["sentences"], got["unsupported"], got["unsupported_stopped"]) == (3, 1, 1.0)
+    row["sentences"][0]["label"] = "maybe"
+    _write(out, [row])
+    r = runner.invoke(app, ["data", "label", str(out), "--check"])
+    assert r.exit_code == 1 and "line 1: sentence 0: label 'maybe'" in r.output
+    r = runner.invoke(app, ["data", "label", str(src)])  # no --out
+    assert r.exit_code != 0 and "--out" in r.output
