@@ -29,7 +29,8 @@ def test_a_template_holds_each_sentence_the_proxy_checks_labelled_supported():
     assert [(s["start"], s["end"]) for s in row["sentences"]] == cut(ANSWER)
     assert json.loads(row["context"]) == TOWER and row["id"] == "mine/1"
     assert row["spans"] == [] and problems(row) == []
-    for bad in ({"context": TOWER}, {"context": TOWER, "response": "  "}, {"response": ANSWER}):
+    for bad in ({"context": TOWER}, {"context": TOWER, "response": "  "}, {"response": ANSWER},
+                {"context": "", "response": ANSWER}, {"context": TOWER, "response": 3}):
         try:
             template(bad, 2, "mine")
         except ValueError as exc:

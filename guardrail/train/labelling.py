@@ -42,9 +42,8 @@ def template(row: dict[str, Any], n: int, dataset: str,
     ``id``) as a row to label: each sentence of the response with its text and a label,
     ``supported`` unless ``labels`` (one per sentence) says otherwise.  Its
     ``source_id`` (what a split by source keeps together) is the row's, else its id."""
-    for key in ("context", "response"):
-        if not isinstance(row.get(key), (str, dict, list)) or key == "response" and (
-                not isinstance(row[key], str) or not row[key].strip()):
+    for key, kinds in (("context", (str, dict, list)), ("response", (str,))):
+        if not isinstance(row.get(key), kinds) or not row[key] or not str(row[key]).strip():
             raise ValueError(f"row {n}: {key!r} is missing or empty")
     context = row["context"] if isinstance(row["context"], str) else json.dumps(row["context"])
     response = row["response"]
