@@ -1113,3 +1113,37 @@ def test_a_concentration_and_a_pronouns_own_date_are_read_as_written(client, pla
     wrong = g["sentences"][1]
     assert wrong["action"] == "redact" and wrong["released"] != wrong["original"], wrong
     assert wrong["explanation"]["kind"] == "contradicted", wrong
+
+
+def test_a_nested_records_machine_and_a_rows_weekday_are_read_as_the_tool_writes_them(
+        client, placeholder):
+    """Through the server: a sentence about a machine's open fault (a record nested in the
+    machine's) speaks of the machine too, so "out of service" for ``in_service: true`` is
+    stopped, and a show given another row's weekday is stopped; the right answers go out
+    verbatim (1b0b347 sent both changed sentences as written)."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    machines = json.dumps({"network": "Metrolink South", "machines": [
+        {"tvm_id": "TVM-0412", "stop": "St Peter's Square", "in_service": True,
+         "open_faults": []},
+        {"tvm_id": "TVM-0618", "stop": "Cornbrook", "in_service": True, "open_faults": [
+            {"code": "E502", "desc": "card reader offline",
+             "reported": "2025-11-18T22:40:00+00:00"}]},
+        {"tvm_id": "TVM-0619", "stop": "Cornbrook", "in_service": False, "open_faults": []}]})
+    right = ("TVM-0618 at Cornbrook is still in service, although its card reader went "
+             "offline at 10:40 PM on November 18.")
+    text, g = verbatim_then_changed(client, "Which machines have problems?", "machines",
+                                    machines, right, "is still in service, although",
+                                    "is out of service because")
+    wrong = g["sentences"][0]
+    assert wrong["action"] == "redact" and wrong["explanation"]["basis"] == "value_changed"
+    grid = ("| Slot | Day | Start | End | Program | Presenter |\n|---|---|---|---|---|---|\n"
+            "| 1 | Monday | 19:00 | 21:00 | Folk Roots | Declan Fry |\n"
+            "| 2 | Wednesday | 20:00 | 22:00 | Basement Jazz | Otis Kamara |\n"
+            "| 3 | Thursday | 13:00 | 14:00 | Council Matters | Ruth Ellery |")
+    right = ("Basement Jazz, hosted by Otis Kamara, goes to air on Wednesday from 8:00 PM "
+             "to 10:00 PM.")
+    text, g = verbatim_then_changed(client, "When is the jazz show?", "grid", grid, right,
+                                    "Wednesday", "Thursday")
+    wrong = g["sentences"][0]
+    assert wrong["action"] == "redact" and "Wednesday" in wrong["explanation"]["evidence"], wrong
