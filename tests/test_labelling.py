@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from guardrail.cli import app
 from guardrail.train.data import load_any
-from guardrail.train.labelling import cut, problems, spans_of, template
+from guardrail.train.labelling import cut, documents, problems, spans_of, template
 
 runner = CliRunner()
 TOWER = {"name": "Eiffel Tower", "completed": 1889, "height_m": 330}
@@ -81,3 +81,19 @@ def test_the_command_prefills_the_proxys_verdicts_and_the_judge_reads_them(tmp_p
     assert r.exit_code == 1 and "line 1: sentence 0: label 'maybe'" in r.output
     r = runner.invoke(app, ["data", "label", str(src)])  # no --out
     assert r.exit_code != 0 and "--out" in r.output
+
+
+def test_a_list_of_passages_is_a_list_of_documents(tmp_path):
+    passages = ["The museum opens at 9 AM.", "It closes at 5 PM on weekdays."]
+    assert documents(passages) == passages
+    assert documents([{"a": 1}]) == ['[{"a": 1}]'] and documents("x") == ["x"]
+    row = template({"context": passages, "response": "It closes at 8 PM."}, 1, "rag")
+    assert row["context"] == "The museum opens at 9 AM.\n\nIt closes at 5 PM on weekdays."
+    src, out = tmp_path / "rag.jsonl", tmp_path / "rag_label.jsonl"
+    _write(src, [{"context": passages, "response": "The museum opens at 9 AM. "
+                  "It closes at 8 PM."}])
+    r = runner.invoke(app, ["data", "label", str(src), "--out", str(out), "--prefill",
+                            "--dataset", "rag"])
+    assert r.exit_code == 0, r.output
+    labels = [s["label"] for s in json.loads(out.read_text())["sentences"]]
+    assert labels[0] == "supported" and labels[1] != "supported", labels

@@ -126,8 +126,9 @@ def register(app: typer.Typer) -> None:
 
     @data_app.command("label")
     def label_cmd(
-        src: Path = typer.Argument(..., help="JSONL: one answer a line, ``context`` (text or a "
-                                   "JSON value, e.g. a tool result), ``response``, optional "
+        src: Path = typer.Argument(..., help="JSONL: one answer a line, ``context`` (text, a "
+                                   "list of passages, or a JSON value such as a tool "
+                                   "result), ``response``, optional "
                                    "``question`` and ``id``; with --check, a labelled file."),
         out: Optional[Path] = typer.Option(None, "--out", help="The file to label (JSONL)."),
         dataset: str = typer.Option("mine", help="The rows' data set name (reports group by it)."),
@@ -180,7 +181,7 @@ def _proxy_labels(rows: list[dict], config: Optional[Path]) -> list[list[str]]:
     from guardrail.commands.proxy import _settings, config_or_exit
     from guardrail.engine.build import load_local_verifier
     from guardrail.stream.pipeline import guarded_completion
-    from guardrail.train.labelling import cut
+    from guardrail.train.labelling import cut, documents
 
     cfg = config_or_exit(config, {})
 
@@ -192,7 +193,7 @@ def _proxy_labels(rows: list[dict], config: Optional[Path]) -> list[list[str]]:
                 context = row.get("context")
                 if not isinstance(row.get("response"), str) or context is None:
                     raise ValueError(f"row {n}: 'context' and 'response' are needed")
-                docs = [context if isinstance(context, str) else json.dumps(context)]
+                docs = documents(context)
                 completion = {"choices": [{"index": 0, "message": {
                     "role": "assistant", "content": row["response"]}}]}
                 result = await guarded_completion(

@@ -3,6 +3,7 @@ command that reads labelled data (`judge fit`, `judge eval`, `eval`, `bench verd
 
     cut(response)              (start, end) of each sentence, as the proxy cuts the stream
     template(row, n, dataset)  one row to label: every sentence with its text and a label
+    documents(context)         a row's grounding as the proxy's documents
     spans_of(sentences)        the unsupported character ranges its labels give
     problems(row)              what is wrong with a labelled row (nothing: [])
 
@@ -38,14 +39,14 @@ def cut(response: str) -> list[tuple[int, int]]:
 
 def template(row: dict[str, Any], n: int, dataset: str,
              labels: Optional[Sequence[str]] = None) -> dict[str, Any]:
-    """``row`` (``context``: text or a JSON value; ``response``; optional ``question``,
-    ``id``) as a row to label: each sentence of the response with its text and a label,
-    ``supported`` unless ``labels`` (one per sentence) says otherwise.  Its
+    """``row`` (``context``: text, a list of texts or a JSON value; ``response``; optional
+    ``question``, ``id``) as a row to label: each sentence of the response with its text
+    and a label, ``supported`` unless ``labels`` (one per sentence) says otherwise.  Its
     ``source_id`` (what a split by source keeps together) is the row's, else its id."""
     for key, kinds in (("context", (str, dict, list)), ("response", (str,))):
         if not isinstance(row.get(key), kinds) or not row[key] or not str(row[key]).strip():
             raise ValueError(f"row {n}: {key!r} is missing or empty")
-    context = row["context"] if isinstance(row["context"], str) else json.dumps(row["context"])
+    context = "\n\n".join(documents(row["context"]))
     response = row["response"]
     bounds = cut(response)
     labels = list(labels) if labels is not None else ["supported"] * len(bounds)
@@ -58,6 +59,14 @@ def template(row: dict[str, Any], n: int, dataset: str,
             "sentences": [{"start": a, "end": b, "text": response[a:b], "label": label}
                           for (a, b), label in zip(bounds, labels)],
             "spans": [], "hallucinated": False, "has_spans": True}
+
+
+def documents(context: Any) -> list[str]:
+    """A row's grounding as the proxy's documents: a text; a list of texts (RAG passages,
+    one document each); any other JSON value (a tool result) written as JSON."""
+    if isinstance(context, list) and context and all(isinstance(d, str) for d in context):
+        return list(context)
+    return [context if isinstance(context, str) else json.dumps(context)]
 
 
 def spans_of(sentences: Sequence[dict[str, Any]]) -> tuple[tuple[int, int], ...]:
