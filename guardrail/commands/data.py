@@ -178,9 +178,8 @@ def _proxy_labels(rows: list[dict], config: Optional[Path]) -> list[list[str]]:
     (contradicted / unverifiable) where it stops the sentence, else supported."""
     import asyncio
 
-    from guardrail.commands.proxy import _settings, config_or_exit
+    from guardrail.commands.proxy import config_or_exit, guard
     from guardrail.engine.build import load_local_verifier
-    from guardrail.stream.pipeline import guarded_completion
     from guardrail.train.labelling import cut, documents
 
     cfg = config_or_exit(config, {})
@@ -193,12 +192,8 @@ def _proxy_labels(rows: list[dict], config: Optional[Path]) -> list[list[str]]:
                 context = row.get("context")
                 if not isinstance(row.get("response"), str) or context is None:
                     raise ValueError(f"row {n}: 'context' and 'response' are needed")
-                docs = documents(context)
-                completion = {"choices": [{"index": 0, "message": {
-                    "role": "assistant", "content": row["response"]}}]}
-                result = await guarded_completion(
-                    completion, _settings(cfg, verifier, docs, row.get("question") or ""),
-                    verifier)
+                result = await guard(cfg, verifier, documents(context),
+                                     row.get("question") or "", row["response"])
                 said = {s["original"].strip(): s for s in result.report.to_json()["sentences"]}
                 labels = []
                 for a, b in cut(row["response"]):

@@ -185,23 +185,29 @@ def check(
 
 async def _check(cfg, docs: list[str], question: str, answer: str):
     from guardrail.engine.build import load_local_verifier
-    from guardrail.stream.pipeline import guarded_completion
 
     if not answer.strip():
         raise typer.BadParameter("the answer is empty")
     verifier = load_local_verifier(cfg)
     try:
-        completion = {"choices": [{"index": 0, "message": {"role": "assistant",
-                                                           "content": answer}}]}
-        return await guarded_completion(completion, _settings(cfg, verifier, docs, question),
-                                        verifier)
+        return await guard(cfg, verifier, docs, question, answer)
     finally:
         await verifier.aclose()
 
 
+async def guard(cfg, verifier, docs: list[str], question: str, answer: str):
+    """One whole answer guarded as the proxy guards it with ``cfg``, by ``verifier``
+    (`guardrail check`, `guardrail data label --prefill`)."""
+    from guardrail.stream.pipeline import guarded_completion
+
+    completion = {"choices": [{"index": 0, "message": {"role": "assistant",
+                                                       "content": answer}}]}
+    return await guarded_completion(completion, _settings(cfg, verifier, docs, question),
+                                    verifier)
+
+
 def _settings(cfg, verifier, docs: list[str], question: str):
-    """How one answer is guarded, as the proxy guards it with ``cfg`` (`guardrail check`,
-    `guardrail data label --prefill`)."""
+    """How one answer is guarded, as the proxy guards it with ``cfg``."""
     from guardrail.evidence.judge import SentenceJudge
     from guardrail.stream.answer import GuardSettings
     from guardrail.stream.policy import resolve_policy
