@@ -366,3 +366,26 @@ def test_with_a_shortlist_a_sentence_still_scores_alone_as_within_the_whole_answ
     plain = fresh._query_sequence(ctx, fresh.context_states(ctx), q, r, (0, len(r)), 0, cuts, 1)
     assert fresh.meta["pcw"].get("shortlist") is None
     assert np.abs(fresh.forward([plain], 4)[0] - dets[2].token_probs).max() > 1e-4
+
+
+def test_eval_by_sentence_reads_an_answer_as_the_proxys_checks_read_it(blocks):
+    """`guardrail eval --by-sentence`: each sentence a block choosing its own windows, so
+    the whole answer scores as a stream's last check on its kept answer so far; read
+    whole, one block chooses for every sentence.  A cross-encoder reads as before."""
+    from guardrail.model import Detector
+    from guardrail.train.data import Example
+    from guardrail.train.evaluate import detect_all
+
+    blocks.top_windows = 1
+    text = "".join(SENTENCES)
+    ex = Example("x", CONTEXT, QUESTION, text, (), False, True, "x", "t")
+    read = detect_all(blocks, [ex], progress=False, by_sentence=True)[0][0]
+    whole = detect_all(blocks, [ex], progress=False)[0][0]
+    stream = PcwDetector.from_pretrained(None, device="cpu")
+    stream.answer, stream.top_windows = "sentences", 1
+    last = [_check(stream, n, None) for n in range(3)][2]
+    np.testing.assert_allclose(read.token_probs, last.token_probs, atol=2e-5)
+    assert np.abs(np.subtract(read.token_probs, whole.token_probs)).max() > 1e-3
+    cross = Detector.from_pretrained(None)
+    a, b = (detect_all(cross, [ex], progress=False, by_sentence=s)[0][0] for s in (True, False))
+    assert a.token_probs == b.token_probs

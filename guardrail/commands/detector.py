@@ -322,6 +322,11 @@ def register(app: typer.Typer) -> None:
                                              "all and topk on a `guardrail data longctx` set "
                                              "and print one table by length and depth."),
         progress: bool = typer.Option(True),
+        by_sentence: bool = typer.Option(False, "--by-sentence", help="Read each sentence "
+                                         "of an answer as a block of its own, as the proxy "
+                                         "reads answers with a model that keeps the answer "
+                                         "so far (`pcw`: each sentence chooses its own "
+                                         "context windows); other models read as before."),
         dtype: str = typer.Option("float32", help="The weights: float32 (the model card's "
                                   "numbers) | bfloat16 | auto (as `detector.dtype` serves)."),
     ) -> None:
@@ -371,15 +376,17 @@ def register(app: typer.Typer) -> None:
             text = longctx_eval.format_compare(result)
         elif fields_by:
             result = longctx_eval.evaluate_by(det, examples, fields, fields_by, exit_layer=exit_layer,
-                                         selector=selector, progress=progress)
+                                         selector=selector, progress=progress,
+                                         by_sentence=by_sentence)
             text = longctx_eval.format_by(result, fields_by)
         else:
             result = evaluate(det, examples, exit_layer=exit_layer, selector=selector,
-                              progress=progress)
+                              progress=progress, by_sentence=by_sentence)
             text = format_report(result)
         result.update(data=str(data), split=split, model=det.name,
                       dtype=str(next(det.model.parameters()).dtype).removeprefix("torch."),
                       windows="compare" if compare_windows else windows,
+                      by_sentence=by_sentence,
                       top_k=ks if windows in ("topk", "blocks", "own") or compare_windows else None)
         typer.echo(text)
         if out:

@@ -18,8 +18,14 @@ from guardrail.types import Detection
 
 def detect_all(det: Detector, examples: Sequence[Example], *, exit_layer: Optional[int] = None,
                chunk: int = 16, selector: Optional[WindowSelector] = None,
-               progress: bool = True) -> tuple[list[Detection], float]:
-    """Detections for every example, and the seconds the checking took."""
+               progress: bool = True, by_sentence: bool = False
+               ) -> tuple[list[Detection], float]:
+    """Detections for every example, and the seconds the checking took.
+
+    ``by_sentence``: each sentence of an answer (cut as the proxy cuts it) is a block of
+    its own, as the proxy's checks and its final pass read it with a model that keeps
+    the answer so far: a PCW model's blocks then choose their context windows each.
+    Other models read the answer as before."""
     out: list[Detection] = []
     start = time.perf_counter()
     with tqdm(total=len(examples), desc=f"eval@{det.model.resolve(exit_layer)}",
@@ -27,10 +33,16 @@ def detect_all(det: Detector, examples: Sequence[Example], *, exit_layer: Option
         for i in range(0, len(examples), chunk):
             part = examples[i:i + chunk]
             out.extend(det.detect_batch(
-                [DetectInput(ex.context, ex.question, ex.response) for ex in part],
+                [DetectInput(ex.context, ex.question, ex.response,
+                             blocks=_starts(ex.response) if by_sentence else ())
+                 for ex in part],
                 exit_layer=exit_layer, selector=selector))
             bar.update(len(part))
     return out, time.perf_counter() - start
+
+
+def _starts(response: str) -> tuple[int, ...]:
+    return tuple(s for s, _ in metrics.sentence_bounds(response) if s > 0)
 
 
 def rethreshold(d: Detection, threshold: float) -> Detection:
@@ -40,9 +52,10 @@ def rethreshold(d: Detection, threshold: float) -> Detection:
 
 
 def evaluate(det: Detector, examples: Sequence[Example], *, exit_layer: Optional[int] = None,
-             selector: Optional[WindowSelector] = None, progress: bool = True) -> dict:
+             selector: Optional[WindowSelector] = None, progress: bool = True,
+             by_sentence: bool = False) -> dict:
     detections, seconds = detect_all(det, examples, exit_layer=exit_layer, selector=selector,
-                                     progress=progress)
+                                     progress=progress, by_sentence=by_sentence)
     result = metrics.evaluate(list(examples), detections, seconds)
     result["exit_layer"] = det.model.resolve(exit_layer)
     result["threshold"] = det.threshold_for(exit_layer)

@@ -67,13 +67,14 @@ def groups(examples: Sequence[Example], fields: dict[str, dict], by: Sequence[st
 
 
 def evaluate_by(det, examples: Sequence[Example], fields: dict[str, dict], by: Sequence[str], *,
-                exit_layer: Optional[int] = None, selector=None, progress: bool = True) -> dict:
+                exit_layer: Optional[int] = None, selector=None, progress: bool = True,
+                by_sentence: bool = False) -> dict:
     """:func:`guardrail.train.evaluate.evaluate` plus ``by_<fields>``: metrics per group."""
     from guardrail.train.evaluate import detect_all
 
     cells = groups(examples, fields, by)
     detections, seconds = detect_all(det, examples, exit_layer=exit_layer, selector=selector,
-                                     progress=progress)
+                                     progress=progress, by_sentence=by_sentence)
     result = metrics.evaluate(list(examples), detections, seconds)
     result["exit_layer"] = det.model.resolve(exit_layer)
     result["threshold"] = det.threshold_for(exit_layer)
@@ -87,7 +88,7 @@ def evaluate_by(det, examples: Sequence[Example], fields: dict[str, dict], by: S
     short = evidence_only(examples, fields)
     if short:  # the same items with their own passages alone: the short-context reference
         dets, secs = detect_all(det, short, exit_layer=exit_layer, selector=selector,
-                                progress=False)
+                                progress=False, by_sentence=by_sentence)
         result["evidence_only"] = metrics.evaluate(short, dets, secs)
         result["evidence_only"].pop("by_dataset", None)
     return result
