@@ -389,3 +389,23 @@ def test_eval_by_sentence_reads_an_answer_as_the_proxys_checks_read_it(blocks):
     cross = Detector.from_pretrained(None)
     a, b = (detect_all(cross, [ex], progress=False, by_sentence=s)[0][0] for s in (True, False))
     assert a.token_probs == b.token_probs
+
+
+def test_the_judges_full_depth_rows_read_the_answer_as_the_final_pass_does(blocks):
+    """`judge fit`/`judge eval` at full depth: a PCW answer read a block per sentence, as
+    the proxy's final pass reads it (`stream.final` by sentence), not as one block."""
+    from guardrail.train.data import Example
+    from guardrail.train.evaluate import detect_all
+    from guardrail.train.judge import score
+
+    blocks.top_windows = 1
+    text = "".join(SENTENCES)
+    ex = Example("x", CONTEXT, QUESTION, text, (), False, True, "x", "t")
+    rows = score(blocks, [ex])
+    read, whole = (detect_all(blocks, [ex], progress=False, by_sentence=s)[0][0]
+                   for s in (True, False))
+    assert len(rows) == 3
+    for row in rows:
+        np.testing.assert_allclose(row.probs, read.probs_in(row.start, row.end), atol=2e-5)
+    assert any(np.abs(np.subtract(row.probs, whole.probs_in(row.start, row.end))).max() > 1e-3
+               for row in rows)

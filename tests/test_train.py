@@ -219,3 +219,16 @@ def test_eval_reads_the_weights_in_float32_unless_told(tiny_ragtruth, tmp_path):
     run("eval", "--data", str(tiny_ragtruth), "--limit", "4", "--out", str(out), "--no-progress",
         "--dtype", "bfloat16")
     assert json.loads(out.read_text())["dtype"] == "bfloat16"
+
+
+def test_eval_reads_a_pcw_answer_by_sentence_unless_told(tiny_ragtruth, tmp_path):
+    """As the proxy reads it: a model that keeps the answer so far reads a block per
+    sentence; ``--whole-answer`` reads it as one block (the older number)."""
+    out = tmp_path / "eval.json"
+    runs = {}
+    for model, extra in (("default", ()), ("pcw", ()), ("pcw", ("--whole-answer",))):
+        run("eval", "--data", str(tiny_ragtruth), "--limit", "4", "--out", str(out),
+            "--no-progress", "--model", f"guardrail/models/{model}", *extra)
+        runs[(model, extra)] = json.loads(out.read_text())
+    assert not runs[("default", ())]["by_sentence"]
+    assert runs[("pcw", ())]["by_sentence"] and not runs[("pcw", ("--whole-answer",))]["by_sentence"]

@@ -322,11 +322,12 @@ def register(app: typer.Typer) -> None:
                                              "all and topk on a `guardrail data longctx` set "
                                              "and print one table by length and depth."),
         progress: bool = typer.Option(True),
-        by_sentence: bool = typer.Option(False, "--by-sentence", help="Read each sentence "
-                                         "of an answer as a block of its own, as the proxy "
-                                         "reads answers with a model that keeps the answer "
-                                         "so far (`pcw`: each sentence chooses its own "
-                                         "context windows); other models read as before."),
+        by_sentence: Optional[bool] = typer.Option(
+            None, "--by-sentence/--whole-answer", help="Read each sentence of an answer as "
+            "a block of its own, as the proxy reads answers with a model that keeps the "
+            "answer so far (`pcw`: each sentence chooses its own context windows), or the "
+            "whole answer as one block (how `guardrail eval` read before 2026-11-30). "
+            "Default: by sentence for such a model; others read the same either way."),
         dtype: str = typer.Option("float32", help="The weights: float32 (the model card's "
                                   "numbers) | bfloat16 | auto (as `detector.dtype` serves)."),
     ) -> None:
@@ -354,6 +355,8 @@ def register(app: typer.Typer) -> None:
         if any(f not in ("depth", "length") for f in fields_by):
             raise typer.BadParameter("--by must name depth and/or length")
         det = Detector.from_pretrained(model, dtype=model_dtype(dtype, None))
+        if by_sentence is None:
+            by_sentence = bool(getattr(det, "answer_blocks", False))
         examples = load_any(data, format)
         if split != "all":
             sp = det.meta.get("training", {}).get("split", {"dev_fraction": 0.2, "seed": 13})

@@ -62,8 +62,9 @@ class Scored:
 def score(detector, examples: Sequence[Example], layer: Optional[int] = None, *,
           progress: bool = False, batch: int = 16, selector=None) -> list[Scored]:
     """The detector's probabilities for every sentence of the span-labelled examples, at
-    ``layer`` (None: full depth, over the whole answer; else in-flight, up to each
-    sentence's end, the sentence's start given as the proxy gives it).  ``selector``:
+    ``layer`` (None: full depth, over the whole answer, each sentence a block as the
+    proxy's final pass reads it with a model that keeps the answer; else in-flight, up
+    to each sentence's end, the sentence's start given as the proxy gives it).  ``selector``:
     the windows of a long context each check reads (default: every window, the
     detector's own)."""
     from guardrail.model.detector import DetectInput
@@ -73,13 +74,17 @@ def score(detector, examples: Sequence[Example], layer: Optional[int] = None, *,
             for s, e in sentence_bounds(ex.response)]
     out: list[Scored] = []
     if layer is None or layer >= detector.n_layers:
-        todo = sorted({i for i, *_ in jobs})
+        blocks: dict[int, list[int]] = {}
+        for i, _, s, _ in jobs:
+            blocks.setdefault(i, []).extend([s] if s > 0 else [])
+        todo = sorted(blocks)
         whole = {}
         for k in range(0, len(todo), batch):
             part = todo[k:k + batch]
-            dets = detector.detect_batch([DetectInput(examples[i].context, examples[i].question,
-                                                      examples[i].response) for i in part],
-                                         selector=selector)
+            dets = detector.detect_batch([DetectInput(
+                examples[i].context, examples[i].question, examples[i].response,
+                blocks=tuple(blocks[i])) for i in part],
+                selector=selector)
             whole.update(zip(part, dets))
         return [Scored(i, s, e, depth, tuple(whole[i].probs_in(s, e))) for i, _, s, e in jobs]
     for k in range(0, len(jobs), batch):
