@@ -231,4 +231,5 @@ def test_eval_reads_a_pcw_answer_by_sentence_unless_told(tiny_ragtruth, tmp_path
             "--no-progress", "--model", f"guardrail/models/{model}", *extra)
         runs[(model, extra)] = json.loads(out.read_text())
     assert not runs[("default", ())]["by_sentence"]
-    assert runs[("pcw", ())]["by_sentence"] and not runs[("pcw", ("--whole-answer",))]["by_sentence"]
+    assert runs[("pcw", ())]["by_sentence"]
+    assert not runs[("pcw", ("--whole-answer",))]["by_sentence"]
