@@ -409,3 +409,19 @@ def test_the_judges_full_depth_rows_read_the_answer_as_the_final_pass_does(block
         np.testing.assert_allclose(row.probs, read.probs_in(row.start, row.end), atol=2e-5)
     assert any(np.abs(np.subtract(row.probs, whole.probs_in(row.start, row.end))).max() > 1e-3
                for row in rows)
+
+
+def test_calibration_reads_a_pcw_answer_as_the_proxy_does(blocks, monkeypatch):
+    """`guardrail calibrate` chooses a PCW model's thresholds on the read that serves."""
+    import guardrail.train.evaluate as ev
+    from guardrail.model import Detector
+    from guardrail.train.data import Example
+
+    seen, real = [], ev.detect_all
+    monkeypatch.setattr(ev, "detect_all",
+                        lambda *a, **k: seen.append(k.get("by_sentence")) or real(*a, **k))
+    text = "".join(SENTENCES)
+    ex = Example("x", CONTEXT, QUESTION, text, ((41, 63),), True, True, "x", "t")
+    ev.calibrate(blocks, [ex], [4], progress=False)
+    ev.calibrate(Detector.from_pretrained(None), [ex], [2], progress=False)
+    assert seen == [True, False]

@@ -389,7 +389,7 @@ def register(app: typer.Typer) -> None:
         result.update(data=str(data), split=split, model=det.name,
                       dtype=str(next(det.model.parameters()).dtype).removeprefix("torch."),
                       windows="compare" if compare_windows else windows,
-                      by_sentence=by_sentence,
+                      by_sentence=by_sentence and not compare_windows,  # compare: whole
                       top_k=ks if windows in ("topk", "blocks", "own") or compare_windows else None)
         typer.echo(text)
         if out:

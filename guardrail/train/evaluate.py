@@ -92,7 +92,8 @@ def calibrate(det: Detector, examples: Sequence[Example], layers: Sequence[int],
               ) -> dict[int, tuple[float, float]]:
     """Best F1 threshold per exit layer on ``examples``: {layer: (t, f1)}, F1 counted per
     example or per sentence (``unit``) over all of them or as the mean over sources
-    (``pool``, see :func:`metrics.best_threshold`).
+    (``pool``, see :func:`metrics.best_threshold`).  A model that keeps the answer so
+    far reads each answer a block per sentence, as the proxy reads it.
 
     Empty when there is nothing to calibrate on (the thresholds then stay as they are).
     """
@@ -100,6 +101,7 @@ def calibrate(det: Detector, examples: Sequence[Example], layers: Sequence[int],
     if not examples:
         return found
     for layer in layers:
-        detections, _ = detect_all(det, examples, exit_layer=layer, progress=progress)
+        detections, _ = detect_all(det, examples, exit_layer=layer, progress=progress,
+                                   by_sentence=bool(getattr(det, "answer_blocks", False)))
         found[layer] = metrics.best_threshold(list(examples), detections, unit, pool)
     return found
