@@ -337,7 +337,7 @@ def register(app: typer.Typer) -> None:
         from guardrail.model.windows import make_selector
         from guardrail.train import longctx_eval
         from guardrail.train.data import load_any, split_by_source
-        from guardrail.train.evaluate import evaluate
+        from guardrail.train.evaluate import evaluate, reads_by_sentence
         from guardrail.train.scores import format_report
 
         if split not in ("all", "dev", "train"):
@@ -356,7 +356,7 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter("--by must name depth and/or length")
         det = Detector.from_pretrained(model, dtype=model_dtype(dtype, None))
         if by_sentence is None:
-            by_sentence = bool(getattr(det, "answer_blocks", False))
+            by_sentence = reads_by_sentence(det)
         examples = load_any(data, format)
         if split != "all":
             sp = det.meta.get("training", {}).get("split", {"dev_fraction": 0.2, "seed": 13})

@@ -41,6 +41,12 @@ def detect_all(det: Detector, examples: Sequence[Example], *, exit_layer: Option
     return out, time.perf_counter() - start
 
 
+def reads_by_sentence(det: Detector) -> bool:
+    """Whether the proxy reads ``det``'s answers a block per sentence (a model that keeps
+    the answer so far): how `guardrail eval` and `guardrail calibrate` read them too."""
+    return bool(getattr(det, "answer_blocks", False))
+
+
 def _starts(response: str) -> tuple[int, ...]:
     return tuple(s for s, _ in metrics.sentence_bounds(response) if s > 0)
 
@@ -102,6 +108,6 @@ def calibrate(det: Detector, examples: Sequence[Example], layers: Sequence[int],
         return found
     for layer in layers:
         detections, _ = detect_all(det, examples, exit_layer=layer, progress=progress,
-                                   by_sentence=bool(getattr(det, "answer_blocks", False)))
+                                   by_sentence=reads_by_sentence(det))
         found[layer] = metrics.best_threshold(list(examples), detections, unit, pool)
     return found
