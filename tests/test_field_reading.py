@@ -137,6 +137,21 @@ def test_a_count_of_the_records_holding_a_yes_no_keys_yes_is_checked():
     assert _changed(towers, "Five of the eight towers have passed.") is None
 
 
+def test_a_count_whose_whole_follows_a_possessive_is_checked():
+    """"Five of last week's nine logged walks are still unpaid" where four of the nine
+    records hold ``paid: false`` (turns-co/12): a possessive between "of" and the whole
+    ("last week's", "the club's") is still a part of a whole."""
+    walkers = "Hannah Hannah Tom Aisha Tom Tom Hannah Aisha Aisha".split()
+    paid = (True, True, True, False, True, True, False, False, False)
+    walks = json.dumps({"walks": [
+        {"walk_id": f"W-{1040 + i}", "walker": w, "fee_cents": 1500, "paid": p}
+        for i, (w, p) in enumerate(zip(walkers, paid), 1)]})
+    assert _changed(walks, "Four of last week's nine logged walks are still unpaid.") is None
+    assert _changed(walks, "Five of last week's nine logged walks are unpaid.") is not None
+    assert _changed(walks, "Six of the agency's nine walks are paid.") is not None
+    assert _changed(walks, "Five of the agency's nine walks are paid.") is None
+
+
 def test_a_yes_no_key_of_several_things_is_read_for_the_one_the_sentence_names():
     """"The UV clarifier is running normally" where ``uv_clarifier > running`` is false
     and the pump's and the aerator's are true (turns-ba/4): the sentence names the

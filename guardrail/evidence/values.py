@@ -355,8 +355,10 @@ _PARTITIVE = re.compile(r"\b(\d+|" + "|".join(w for w, v in _WORD_NUMBERS.items(
 
 
 _SMALL = r"(\d+|" + "|".join(w for w, v in _WORD_NUMBERS.items() if 1 <= v <= 20) + r")"
+# "Five of the six towers", "two of last week's nine walks", "3 of the club's 4 boats"
 _PART_OF = re.compile(rf"\b{_SMALL}\s+of\s+(?:(?:the|its|their|your|his|her|our|these|"
-                      rf"those|all)\s+)?{_SMALL}\b", re.I)
+                      rf"those|all)\s+)?(?:(?:[A-Za-z-]+\s+)?[A-Za-z-]+['’]s\s+)?"
+                      rf"{_SMALL}\b", re.I)
 
 
 def partitive(text: str, before: int) -> list[int]:
