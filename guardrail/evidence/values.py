@@ -355,7 +355,6 @@ _PARTITIVE = re.compile(r"\b(\d+|" + "|".join(w for w, v in _WORD_NUMBERS.items(
 
 
 _SMALL = r"(\d+|" + "|".join(w for w, v in _WORD_NUMBERS.items() if 1 <= v <= 20) + r")"
-# "Five of the six towers", "two of last week's nine walks", "3 of the club's 4 boats"
 _PART_OF = re.compile(rf"\b{_SMALL}\s+of\s+(?:(?:the|its|their|your|his|her|our|these|"
                       rf"those|all)\s+)?(?:(?:[A-Za-z-]+\s+)?[A-Za-z-]+['’]s\s+)?"
                       rf"{_SMALL}\b", re.I)
@@ -369,8 +368,8 @@ def partitive(text: str, before: int) -> list[int]:
 
 
 def parts_of(text: str) -> list[tuple[int, int, int]]:
-    """Each part of a whole that ``text`` counts, both in digits or words ("Five of the
-    six towers", "2 of 3 replicas"): (part, whole, where the whole ends)."""
+    """Each part of a whole that ``text`` counts, in digits or words ("2 of 3 replicas",
+    "Five of the six towers", "two of last week's nine"): (part, whole, its end)."""
     return [(_count(m[1]), _count(m[2]), m.end()) for m in _PART_OF.finditer(text)]
 
 
