@@ -135,6 +135,41 @@ def test_each_block_of_a_query_reads_the_windows_it_attends_to_most(top):
     torch.testing.assert_close(every, plain, atol=1e-5, rtol=1e-5)
 
 
+def test_a_sharpened_read_weighs_the_chosen_windows_by_their_mass_to_a_power(monkeypatch):
+    """``_read_top(sharpen=g)`` (``scripts/window_sharpen.py``; not served): the masked
+    softmax over the concatenation with each chosen window's keys raised by g - 1 times
+    the token's log-sum-exp over that window, less what keeps the context's total mass
+    against the query's own keys; the windows chosen are those of the plain read."""
+    import functools
+
+    from guardrail.model import attention
+
+    torch.manual_seed(4)
+    H, n_windows, size, n, top, g = 4, 6, 8, 5, 3, 2.5
+    q = torch.randn(1, H, n, 16)
+    ck, cv = torch.randn(H, n_windows * size, 16), torch.randn(H, n_windows * size, 16)
+    k_q, v_q = torch.randn(1, H, n, 16), torch.randn(1, H, n, 16)
+    real = torch.ones(1, n, dtype=torch.bool)
+    blocks = ((0, 3), (3, 5))
+    plain = cached_attention(q, k_q, v_q, real, [[(ck, cv)]],
+                             windows=[TopWindows(n_windows, top, blocks)])
+    monkeypatch.setattr(attention, "_read_top",
+                        functools.partial(attention._read_top, sharpen=g))
+    got = cached_attention(q, k_q, v_q, real, [[(ck, cv)]],
+                           windows=[TopWindows(n_windows, top, blocks)])
+    keep = _top_window_keep(q, ck, n_windows, top, blocks)          # [H, n, N]
+    ctx = q[0] @ ck.transpose(-1, -2) / 4
+    lse = ctx.view(H, n, n_windows, size).logsumexp(-1)             # [H, n, W]
+    read = lse.masked_fill(~keep.view(H, n, n_windows, size)[..., 0], float("-inf"))
+    kept_total = (g * read).logsumexp(-1) - read.logsumexp(-1)      # [H, n]
+    bias = ((g - 1) * lse - kept_total[..., None]).repeat_interleave(size, -1)
+    scores = torch.cat([ctx + bias, q[0] @ k_q[0].transpose(-1, -2) / 4], -1)
+    mask = torch.cat([keep, torch.ones(H, n, n, dtype=torch.bool)], -1)
+    want = scores.masked_fill(~mask, float("-inf")).softmax(-1) @ torch.cat([cv, v_q[0]], 1)
+    torch.testing.assert_close(got, want.unsqueeze(0), atol=1e-5, rtol=1e-5)
+    assert (got - plain).abs().max() > 1e-2  # not the plain read
+
+
 def _shortlist_keep(q, ck, n_windows, top, short):
     """Written out: block ``j`` (``short[j] = (start, end, windows)``) reads the ``top``
     of its shortlisted windows that its tokens give the most mass, the softmax over

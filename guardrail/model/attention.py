@@ -169,13 +169,15 @@ def top_window_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 
 
 def _read_top(o: torch.Tensor, lse: torch.Tensor, pick: TopWindows,
-              allowed: Optional[Sequence[torch.Tensor]] = None
+              allowed: Optional[Sequence[torch.Tensor]] = None, sharpen: float = 1.0
               ) -> tuple[torch.Tensor, torch.Tensor]:
     """From each window's attention (``o`` ``[H, W, n, d]``, ``lse`` ``[H, W, n]``), what
     each block reads: the windows its tokens give the most mass (each token's softmax
     over windows of its log-sum-exp there, summed over the block's tokens and the
     heads), merged by log-sum-exp; ``allowed[j]``: the windows block ``j`` may choose
-    from (default: all).  ``[H, n, d]`` float32 and ``[H, n]``."""
+    from (default: all).  ``[H, n, d]`` float32 and ``[H, n]``.  ``sharpen`` (not
+    served; ``scripts/window_sharpen.py``): each token weighs the chosen windows by
+    their mass raised to it, with the same total against its own keys."""
     lse = lse.float()
     mass = lse.softmax(1).sum(0)                                # [W, n]
     H, _, n, d = o.shape
@@ -188,7 +190,9 @@ def _read_top(o: torch.Tensor, lse: torch.Tensor, pick: TopWindows,
         chosen = score.topk(pick.top).indices
         o_b, lse_b = o[:, chosen, a:b].float(), lse[:, chosen, a:b]
         total[:, a:b] = lse_b.logsumexp(1)
-        out[:, a:b] = (o_b * torch.exp(lse_b - total[:, a:b].unsqueeze(1)).unsqueeze(-1)).sum(1)
+        weight = torch.exp(lse_b - total[:, a:b].unsqueeze(1)) if sharpen == 1.0 \
+            else (sharpen * lse_b).softmax(1)
+        out[:, a:b] = (o_b * weight.unsqueeze(-1)).sum(1)
     return out, total
 
 
