@@ -62,11 +62,13 @@ def _offset(rows: list[dict], d: float) -> list[dict]:
 
 def _cell(rows: list[dict], cell: str, threshold: float) -> tuple[float, int, int, float]:
     """Recall, supported answers flagged, supported answers, AUROC."""
-    bad = [r["score"] for r in rows if r["cell"] == cell and r["y"]]
-    good = [r["score"] for r in rows if r["cell"] == cell and not r["y"]]
-    auroc = sum((a > b) + 0.5 * (a == b) for a in bad for b in good) / (len(bad) * len(good))
+    from guardrail.train.scores import auroc
+
+    mine = [r for r in rows if r["cell"] == cell]
+    bad = [r["score"] for r in mine if r["y"]]
+    good = [r["score"] for r in mine if not r["y"]]
     return (sum(s >= threshold for s in bad) / len(bad), sum(s >= threshold for s in good),
-            len(good), auroc)
+            len(good), auroc([r["y"] for r in mine], [r["score"] for r in mine]))
 
 
 def _long_cells(rows: list[dict]) -> list[str]:
