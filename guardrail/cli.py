@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import typer
 
-from guardrail.commands import bench, data, detector, judge, proxy
+from guardrail.commands import bench, data, detector, judge, long_context, proxy
 from guardrail.errors import GuardrailError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Streaming hallucination guardrail for OpenAI-compatible LLM servers.")
 
-for module in (proxy, detector, judge, data, bench):
+for module in (proxy, detector, long_context, judge, data, bench):
     module.register(app)
 
 

@@ -20,34 +20,33 @@ their evidence-only items recall, and applies it to the files named.  Runs no mo
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import math
 
 
-def dump(data: str, out: str, model: str, sharpen: float) -> None:
-    from guardrail.model import attention
+def dump(data: str, out: str, model: str, sharpen: float, layer: int | None) -> None:
     from guardrail.model.detector import Detector
     from guardrail.train.data import load_any
     from guardrail.train.evaluate import detect_all
     from guardrail.train.longctx_eval import evidence_only, read_fields
 
-    if sharpen != 1.0:
-        attention._read_top = functools.partial(attention._read_top, sharpen=sharpen)
     det = Detector.from_pretrained(model)
+    det.sharpen, det.long_offset = sharpen, {}  # raw scores: offsets are fitted on them
+    layer = det.model.resolve(layer)
     fields = read_fields(data)
     examples = load_any(data)
     rows = []
     for cell, part in (("long", examples), ("ev", evidence_only(examples, fields))):
-        detections, _ = detect_all(det, part, progress=False, by_sentence=True)
+        detections, _ = detect_all(det, part, exit_layer=layer, progress=False,
+                                   by_sentence=True)
         for ex, d in zip(part, detections):
             f = fields[ex.id]
             rows.append({"id": ex.id, "y": int(ex.hallucinated),
                          "cell": f"{f['length']}/{f['depth']:g}" if cell == "long" else cell,
                          "score": float(max(d.token_probs, default=0.0))})
     with open(out, "w", encoding="utf-8") as f:
-        json.dump({"data": data, "model": model, "sharpen": sharpen,
-                   "threshold": det.threshold_for(None), "rows": rows}, f, indent=0)
+        json.dump({"data": data, "model": model, "sharpen": sharpen, "layer": layer,
+                   "threshold": det.threshold_for(layer), "rows": rows}, f, indent=0)
 
 
 def _logit(p: float) -> float:
@@ -108,13 +107,14 @@ def main() -> None:
     d.add_argument("out")
     d.add_argument("--model", default="pcw")
     d.add_argument("--sharpen", type=float, default=1.0)
+    d.add_argument("--exit-layer", type=int, default=None)
     t = sub.add_parser("table")
     t.add_argument("runs", nargs="+")
     t.add_argument("--offset", type=float, default=0.0)
     t.add_argument("--fit")
     a = ap.parse_args()
     if a.cmd == "dump":
-        dump(a.data, a.out, a.model, a.sharpen)
+        dump(a.data, a.out, a.model, a.sharpen, a.exit_layer)
     else:
         offset = fit(a.fit) if a.fit else a.offset
         if a.fit:

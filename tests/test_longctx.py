@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -258,3 +259,68 @@ def test_a_calibration_split_set_holds_no_dev_item_nor_dev_document(sources):
     rt = load_any(DATA / "ragtruth_qa_test_subset")
     _fit, calib, _dev = split_for_training(rt, *SPLIT)
     assert {ex.id for ex in items} == {ex.id for ex in calib}
+
+
+def _scored(cell: str, hallucinated: list[float], supported: list[float]):
+    from guardrail.train.long_offset import Scored
+
+    return ([Scored(f"h{i}", cell, True, s) for i, s in enumerate(hallucinated)]
+            + [Scored(f"s{i}", cell, False, s) for i, s in enumerate(supported)])
+
+
+def test_the_long_offset_is_the_smallest_step_that_brings_long_recall_to_the_passages():
+    """Passages alone flag both hallucinated answers (threshold 0.5); beside the long
+    context one scores 0.3, whose logit needs 0.85 more: the fit is 0.9, averaged over
+    every cell of every set, and fails clearly when nothing can be fitted."""
+    from guardrail.train.long_offset import cell_ratios, fit_offset
+
+    rows = _scored("ev", [0.9, 0.6], [0.1]) + _scored("8192/0", [0.9, 0.3], [0.2])
+    assert cell_ratios(rows, 0.5, 0.0) == {"8192/0": 0.5}
+    assert fit_offset([rows], 0.5) == 0.9
+    assert cell_ratios(rows, 0.5, 0.9) == {"8192/0": 1.0}
+    easy = _scored("ev", [0.9, 0.1], []) + _scored("8192/1", [0.95, 0.7], [])
+    assert cell_ratios(easy, 0.5, 0.0) == {"8192/1": 2.0} and fit_offset([easy], 0.5) == 0.0
+    assert fit_offset([rows, easy], 0.5) == 0.0  # on average (0.5 + 2.0) / 2 >= 1
+    with pytest.raises(ValueError, match="passages alone flag"):
+        fit_offset([_scored("ev", [0.1], []) + _scored("8192/0", [0.9], [])], 0.5)
+    with pytest.raises(ValueError, match="no offset"):
+        fit_offset([_scored("ev", [0.9], []) + _scored("8192/0", [1e-9], [])], 0.5)
+
+
+@needs_data
+def test_calibrate_long_fits_and_writes_the_offset_a_check_then_applies(tmp_path):
+    """`guardrail calibrate-long` on a set built from the calibration split: the offset
+    it writes is the fit over the raw scores it reports, the model loads with it and
+    its sharper read, and a check over more windows than it reads is moved by it."""
+    import shutil
+
+    from guardrail.model import Detector
+    from guardrail.model.detector import SHIPPED_MODELS
+    from guardrail.train.evaluate import detect_all
+    from guardrail.train.long_offset import Scored, fit_offset, shifted
+
+    runner = CliRunner()
+    lc, model, report = tmp_path / "lc", tmp_path / "pcw", tmp_path / "fit.json"
+    res = runner.invoke(app, ["data", "longctx", "--out", str(lc), "--lengths", "1536",
+                              "--depths", "0.5", "--n-per-cell", "6", "--seed", "2",
+                              "--split", "calib", "--model", "pcw", "--source-dir", str(DATA)])
+    assert res.exit_code == 0, res.output
+    shutil.copytree(SHIPPED_MODELS["pcw"], model)
+    res = runner.invoke(app, ["calibrate-long", "--model", str(model), "--data", str(lc),
+                              "--sharpen", "2", "--layers", "4", "--out", str(report)])
+    assert res.exit_code == 0, res.output
+    fitted = json.loads(report.read_text())["layers"]["4"]
+    rows = [Scored(**r) for r in fitted["sets"][str(lc)]["scores"]]
+    assert {r.cell for r in rows} == {"1536/0.5", "ev"} and len(rows) == 12
+    det = Detector.from_pretrained(model, device="cpu")
+    offset = fit_offset([rows], det.threshold_for(4))
+    assert det.sharpen == 2.0 and det.long_offset == {"4": offset} and offset > 0
+    for ex in load_any(lc):
+        (got,), _ = detect_all(det, [ex], exit_layer=4, progress=False, by_sentence=True)
+        raw = next(r.score for r in rows if r.id == ex.id and r.cell != "ev")
+        assert got.windows_total > det.top_windows
+        assert max(got.token_probs) == pytest.approx(shifted(raw, offset), abs=1e-4)
+    res = runner.invoke(app, ["calibrate-long", "--model", str(SHIPPED_MODELS["default"]),
+                              "--data", str(lc)])
+    assert res.exit_code == 2 and "not a `pcw` model" in " ".join(re.sub("[│╭╮╰╯─]", " ",
+                                                                          res.output).split())

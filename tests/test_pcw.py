@@ -135,15 +135,11 @@ def test_each_block_of_a_query_reads_the_windows_it_attends_to_most(top):
     torch.testing.assert_close(every, plain, atol=1e-5, rtol=1e-5)
 
 
-def test_a_sharpened_read_weighs_the_chosen_windows_by_their_mass_to_a_power(monkeypatch):
-    """``_read_top(sharpen=g)`` (``scripts/window_sharpen.py``; not served): the masked
-    softmax over the concatenation with each chosen window's keys raised by g - 1 times
-    the token's log-sum-exp over that window, less what keeps the context's total mass
-    against the query's own keys; the windows chosen are those of the plain read."""
-    import functools
-
-    from guardrail.model import attention
-
+def test_a_sharpened_read_weighs_the_chosen_windows_by_their_mass_to_a_power():
+    """``TopWindows(sharpen=g)``: the masked softmax over the concatenation with each
+    chosen window's keys raised by g - 1 times the token's log-sum-exp over that window,
+    less what keeps the context's total mass against the query's own keys; the windows
+    chosen are those of the plain read."""
     torch.manual_seed(4)
     H, n_windows, size, n, top, g = 4, 6, 8, 5, 3, 2.5
     q = torch.randn(1, H, n, 16)
@@ -153,10 +149,8 @@ def test_a_sharpened_read_weighs_the_chosen_windows_by_their_mass_to_a_power(mon
     blocks = ((0, 3), (3, 5))
     plain = cached_attention(q, k_q, v_q, real, [[(ck, cv)]],
                              windows=[TopWindows(n_windows, top, blocks)])
-    monkeypatch.setattr(attention, "_read_top",
-                        functools.partial(attention._read_top, sharpen=g))
     got = cached_attention(q, k_q, v_q, real, [[(ck, cv)]],
-                           windows=[TopWindows(n_windows, top, blocks)])
+                           windows=[TopWindows(n_windows, top, blocks, sharpen=g)])
     keep = _top_window_keep(q, ck, n_windows, top, blocks)          # [H, n, N]
     ctx = q[0] @ ck.transpose(-1, -2) / 4
     lse = ctx.view(H, n, n_windows, size).logsumexp(-1)             # [H, n, W]
@@ -335,6 +329,39 @@ def test_saved_pcw_model_loads_as_pcw(pcw, tmp_path):
     (tmp_path / "guardrail.json").write_text(meta)
     with pytest.raises(ModelLoadError, match="ring"):
         Detector.from_pretrained(tmp_path, device="cpu")
+
+
+def test_a_check_that_chooses_its_windows_reads_them_sharpened_and_offset(tmp_path):
+    """``pcw.sharpen`` and ``pcw.long_offset`` in ``guardrail.json``: a check over more
+    windows than it reads weighs the chosen ones by their mass to that power, and its
+    hallucination logit at a layer with an offset is moved by it; a check that reads its
+    whole context, or at a layer without an offset, is not.  Both are saved and loaded."""
+    base = PcwDetector.from_pretrained(None, device="cpu")
+    base.top_windows = 2
+    long_ctx, short_ctx = FILLER * 20 + PARIS + FILLER * 20, PARIS
+    base.sharpen, base.long_offset = 2.0, {"4": 1.5}
+    base.save_pretrained(tmp_path)
+    det = Detector.from_pretrained(tmp_path, device="cpu")
+    assert (det.sharpen, det.long_offset, det.top_windows) == (2.0, {"4": 1.5}, 2)
+    plain = PcwDetector.from_pretrained(None, device="cpu")
+    plain.top_windows = 2
+
+    def probs(d, context, layer):
+        return d.forward(list(d.prepare(DetectInput(context, QUESTION, ANSWER)).sequences),
+                         layer)[0]
+
+    def logit(p):
+        return np.log(p) - np.log1p(-p)
+
+    np.testing.assert_allclose(probs(det, short_ctx, 4), probs(plain, short_ctx, 4), atol=2e-5)
+    plain.sharpen = 2.0  # the same read, without the offset
+    sharp = probs(plain, long_ctx, 4)
+    np.testing.assert_allclose(logit(probs(det, long_ctx, 4)), logit(sharp) + 1.5, atol=1e-3)
+    np.testing.assert_allclose(probs(det, long_ctx, 2), probs(plain, long_ctx, 2), atol=2e-5)
+    plain.sharpen = 1.0
+    assert np.abs(probs(plain, long_ctx, 4) - sharp).max() > 1e-3  # sharpened is not plain
+    with pytest.raises(ModelLoadError, match="sharpen 0.5"):
+        det.sharpen = 0.5
 
 
 def test_modernbert_is_refused_with_a_clear_error(tmp_path):

@@ -10,8 +10,9 @@ from typing import Optional
 import typer
 
 from guardrail.commands.training_data import (CROP_HELP, DATA_HELP, DEFAULT_KINDS, DEVICE_HELP,
-                                              KINDS_HELP, WORKERS_HELP, calib_cap, capped,
-                                              default_workers, labelled_examples,
+                                              KINDS_HELP, LAYERS_HELP, WORKERS_HELP, calib_cap,
+                                              capped, default_workers, labelled_examples,
+                                              layers_of,
                                               load_span_data, parse_kinds, split_for_training,
                                               summary, training_device, training_passages)
 
@@ -232,8 +233,7 @@ def register(app: typer.Typer) -> None:
         split: str = typer.Option("calib", help="calib: the calibration split recorded in "
                                   "the model's training metadata (never its dev split) | "
                                   "all: every example of --data (your own labelled data)."),
-        layers: Optional[str] = typer.Option(None, help="Comma-separated exit layers "
-                                             "(default: every exit and full depth)."),
+        layers: Optional[str] = typer.Option(None, help=LAYERS_HELP),
         pool: str = typer.Option("all", help="all: the best F1 over every example together "
                                  "(the largest data set sets the threshold) | source: the "
                                  "best mean of each source's F1 (a toolctx family counts "
@@ -270,12 +270,7 @@ def register(app: typer.Typer) -> None:
             examples = capped(examples, max_per_dataset, cap_seed)
         if unit == "sentence" and not any(ex.has_spans for ex in examples):
             raise typer.BadParameter("--unit sentence needs span-labelled data")
-        try:
-            asked = ([int(x) for x in layers.split(",") if x.strip()] if layers
-                     else [*det.model.exit_layers, det.n_layers])
-            wanted = sorted({det.model.resolve(layer) for layer in asked})
-        except ValueError as exc:
-            raise typer.BadParameter(str(exc), param_hint="--layers") from exc
+        wanted = layers_of(det, layers)
         found = calibrate(det, examples, wanted, progress=progress, unit=unit, pool=pool)
         meta_path = model / GUARDRAIL_CONFIG
         meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}

@@ -22,6 +22,20 @@ DEVICE_HELP = ("auto (CUDA when there is a GPU, with bf16 autocast; else CPU) | 
 WORKERS_HELP = "Processes that tokenize and window the examples before training."
 
 
+LAYERS_HELP = "Comma-separated exit layers (default: every exit and full depth)."
+
+
+def layers_of(det, layers) -> list[int]:
+    """The exit layers a ``--layers`` option names (default: every exit and full depth),
+    resolved and sorted; a clear error for a layer the model has no head at."""
+    try:
+        asked = ([int(x) for x in layers.split(",") if x.strip()] if layers
+                 else [*det.model.exit_layers, det.n_layers])
+        return sorted({det.model.resolve(layer) for layer in asked})
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--layers") from exc
+
+
 def default_workers() -> int:
     import os
 

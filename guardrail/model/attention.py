@@ -108,13 +108,16 @@ class TopWindows:
     attended to most in the layer before (one object per forward counts the layers and
     holds them), so the deeper layers of a check over many windows cost about
     ``shortlist / count`` of scoring them all.  Chosen at the first layer, the shortlist
-    loses the ranking (docs/context-states.md)."""
+    loses the ranking (docs/context-states.md).  ``sharpen``: each token weighs the
+    windows its block chose by their attention mass raised to this power (1: the mass
+    itself), the total against its own keys unchanged."""
 
     count: int
     top: int
     blocks: tuple[tuple[int, int], ...] = ()
     shortlist: int = 0
     shortlist_from: int = SHORTLIST_FROM  # the first layer that reads only the shortlist
+    sharpen: float = 1.0
     short: dict = field(default_factory=dict, repr=False)  # block -> its shortlisted windows
     layers: list = field(default_factory=list, repr=False)  # one entry per layer read
 
@@ -169,15 +172,15 @@ def top_window_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 
 
 def _read_top(o: torch.Tensor, lse: torch.Tensor, pick: TopWindows,
-              allowed: Optional[Sequence[torch.Tensor]] = None, sharpen: float = 1.0
+              allowed: Optional[Sequence[torch.Tensor]] = None
               ) -> tuple[torch.Tensor, torch.Tensor]:
     """From each window's attention (``o`` ``[H, W, n, d]``, ``lse`` ``[H, W, n]``), what
     each block reads: the windows its tokens give the most mass (each token's softmax
     over windows of its log-sum-exp there, summed over the block's tokens and the
     heads), merged by log-sum-exp; ``allowed[j]``: the windows block ``j`` may choose
-    from (default: all).  ``[H, n, d]`` float32 and ``[H, n]``.  ``sharpen`` (not
-    served; ``scripts/window_sharpen.py``): each token weighs the chosen windows by
-    their mass raised to it, with the same total against its own keys."""
+    from (default: all).  ``[H, n, d]`` float32 and ``[H, n]``.  With ``pick.sharpen``
+    g, each token weighs the chosen windows by their mass to the power g: the softmax
+    of g times its log-sum-exps there, with the same total against its own keys."""
     lse = lse.float()
     mass = lse.softmax(1).sum(0)                                # [W, n]
     H, _, n, d = o.shape
@@ -190,8 +193,8 @@ def _read_top(o: torch.Tensor, lse: torch.Tensor, pick: TopWindows,
         chosen = score.topk(pick.top).indices
         o_b, lse_b = o[:, chosen, a:b].float(), lse[:, chosen, a:b]
         total[:, a:b] = lse_b.logsumexp(1)
-        weight = torch.exp(lse_b - total[:, a:b].unsqueeze(1)) if sharpen == 1.0 \
-            else (sharpen * lse_b).softmax(1)
+        weight = torch.exp(lse_b - total[:, a:b].unsqueeze(1)) if pick.sharpen == 1.0 \
+            else (pick.sharpen * lse_b).softmax(1)
         out[:, a:b] = (o_b * weight.unsqueeze(-1)).sum(1)
     return out, total
 

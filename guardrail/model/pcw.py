@@ -91,6 +91,8 @@ class PcwDetector(Detector, attention="pcw"):
         self.shortlist = int(geometry.get("shortlist", 0))
         if "shortlist_from" in geometry:
             self.meta["pcw"]["shortlist_from"] = int(geometry["shortlist_from"])
+        self.sharpen = float(geometry.get("sharpen", 1.0))
+        self.long_offset = {str(k): float(v) for k, v in geometry.get("long_offset", {}).items()}
         self.states = StateCache(state_bytes)
         self.prefixes = StateCache(prefix_bytes)  # answers so far (answer blocks only)
         self.state_dtype: Optional[torch.dtype] = None  # None: the model's dtype
@@ -167,6 +169,30 @@ class PcwDetector(Detector, attention="pcw"):
     def shortlist_from(self) -> int:
         """The first layer that reads only the shortlist."""
         return self.meta["pcw"].get("shortlist_from", SHORTLIST_FROM)
+
+    @property
+    def sharpen(self) -> float:
+        """The power each token raises the chosen windows' attention mass to, to weigh
+        them (1: the mass itself; ``attention.TopWindows``)."""
+        return self.meta["pcw"].get("sharpen", 1.0)
+
+    @sharpen.setter
+    def sharpen(self, g: float) -> None:
+        if not 1.0 <= g <= 16.0:
+            raise ModelLoadError(f"pcw sharpen {g}: between 1 (the mass itself) and 16")
+        self.meta["pcw"].pop("sharpen", None)
+        self.meta["pcw"].update({"sharpen": float(g)} if g != 1.0 else {})
+
+    @property
+    def long_offset(self) -> dict[str, float]:
+        """Per layer, what is added to the hallucination logit of a check that reads
+        fewer windows than its context holds (fitted on long calibration sets)."""
+        return self.meta["pcw"].get("long_offset", {})
+
+    @long_offset.setter
+    def long_offset(self, by_layer: dict[str, float]) -> None:
+        self.meta["pcw"].pop("long_offset", None)
+        self.meta["pcw"].update({"long_offset": by_layer} if any(by_layer.values()) else {})
 
     def answer_stats(self):
         """The kept answers' ``StateStats`` (hits: reused), or None without answer blocks."""

@@ -261,7 +261,7 @@ def _layers(det, seqs: Sequence[QuerySequence], segments: Sequence[Optional[np.n
     loop = det.model.loop
     varlen = hidden.device.type == "cuda" and varlen_kernel() is not None
     windows = [TopWindows(s.states.n_windows, det.top_windows, block_ranges(seg),
-                          det.shortlist, det.shortlist_from)
+                          det.shortlist, det.shortlist_from, det.sharpen)
                for s, seg in zip(seqs, segments)]
     n = real.sum(1).tolist() if keeping else []  # real tokens per row, read once
     kv: dict[int, list] = {b: [] for b in keeping}
@@ -275,9 +275,12 @@ def _layers(det, seqs: Sequence[QuerySequence], segments: Sequence[Optional[np.n
                                   contexts=parts, self_mask=self_mask, windows=windows)
         for b in keeping:
             kv[b].append((k[b, :, :n[b]].clone(), v[b, :, :n[b]].clone()))
-    logits = loop.head(hidden) if layer == det.n_layers \
-        else det.model.exits[str(layer)](hidden)
-    probs = torch.softmax(logits.float(), -1)[..., det.hallucinated_label].cpu().numpy()
+    logits = (loop.head(hidden) if layer == det.n_layers
+              else det.model.exits[str(layer)](hidden)).float()
+    if offset := det.long_offset.get(str(layer), 0.0):  # checks that chose their windows
+        rows = [b for b, w in enumerate(windows) if w.selects]
+        logits[rows, :, det.hallucinated_label] += offset
+    probs = torch.softmax(logits, -1)[..., det.hallucinated_label].cpu().numpy()
     for b in keeping:
         handed[b][layer] = hidden[b, :n[b]].clone()
     return probs, {b: (kv[b], handed[b]) for b in keeping}
