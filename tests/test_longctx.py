@@ -268,10 +268,11 @@ def _scored(cell: str, hallucinated: list[float], supported: list[float]):
             + [Scored(f"s{i}", cell, False, s) for i, s in enumerate(supported)])
 
 
-def test_the_long_offset_is_the_smallest_step_that_brings_long_recall_to_the_passages():
+def test_the_long_offset_is_the_smallest_step_that_brings_every_cell_to_the_gate():
     """Passages alone flag both hallucinated answers (threshold 0.5); beside the long
-    context one scores 0.3, whose logit needs 0.85 more: the fit is 0.9, averaged over
-    every cell of every set, and fails clearly when nothing can be fitted."""
+    context one scores 0.3, whose logit needs 0.85 more: the fit is 0.9.  Every cell of
+    every set must reach 0.9x (issue 13's gate), so a set that needs nothing does not
+    lower it; and the fit fails clearly when nothing can be fitted."""
     from guardrail.train.long_offset import cell_ratios, fit_offset
 
     rows = _scored("ev", [0.9, 0.6], [0.1]) + _scored("8192/0", [0.9, 0.3], [0.2])
@@ -280,7 +281,9 @@ def test_the_long_offset_is_the_smallest_step_that_brings_long_recall_to_the_pas
     assert cell_ratios(rows, 0.5, 0.9) == {"8192/0": 1.0}
     easy = _scored("ev", [0.9, 0.1], []) + _scored("8192/1", [0.95, 0.7], [])
     assert cell_ratios(easy, 0.5, 0.0) == {"8192/1": 2.0} and fit_offset([easy], 0.5) == 0.0
-    assert fit_offset([rows, easy], 0.5) == 0.0  # on average (0.5 + 2.0) / 2 >= 1
+    assert fit_offset([rows, easy], 0.5) == 0.9
+    tenths = _scored("ev", [0.9] * 10, []) + _scored("8192/0", [0.9] * 9 + [0.1], [])
+    assert fit_offset([tenths], 0.5) == 0.0  # 9 of 10 is the gate's 0.9
     with pytest.raises(ValueError, match="passages alone flag"):
         fit_offset([_scored("ev", [0.1], []) + _scored("8192/0", [0.9], [])], 0.5)
     with pytest.raises(ValueError, match="no offset"):
@@ -320,6 +323,15 @@ def test_calibrate_long_fits_and_writes_the_offset_a_check_then_applies(tmp_path
         raw = next(r.score for r in rows if r.id == ex.id and r.cell != "ev")
         assert got.windows_total > det.top_windows
         assert max(got.token_probs) == pytest.approx(shifted(raw, offset), abs=1e-4)
+    again = tmp_path / "again"  # refitted from the report's scores, no model run
+    shutil.copytree(SHIPPED_MODELS["pcw"], again)
+    res = runner.invoke(app, ["calibrate-long", "--model", str(again), "--sharpen", "2",
+                              "--layers", "4", "--scores", str(report)])
+    assert res.exit_code == 0, res.output
+    assert Detector.from_pretrained(again, device="cpu").long_offset == {"4": offset}
+    res = runner.invoke(app, ["calibrate-long", "--model", str(again), "--layers", "4",
+                              "--sharpen", "3", "--scores", str(report)])
+    assert res.exit_code == 2 and "sharpen 2" in res.output
     res = runner.invoke(app, ["calibrate-long", "--model", str(SHIPPED_MODELS["default"]),
                               "--data", str(lc)])
     assert res.exit_code == 2 and "not a `pcw` model" in " ".join(re.sub("[│╭╮╰╯─]", " ",
