@@ -317,7 +317,9 @@ def test_calibrate_long_fits_and_writes_the_offset_a_check_then_applies(tmp_path
     assert {r.cell for r in rows} == {"1536/0.5", "ev"} and len(rows) == 12
     det = Detector.from_pretrained(model, device="cpu")
     offset = fit_offset([rows], det.threshold_for(4))
-    assert det.sharpen == 2.0 and det.long_offset == {"4": offset} and offset > 0
+    shipped = Detector.from_pretrained("pcw", device="cpu")
+    assert det.sharpen == 2.0 and offset > 0  # the other layers' offsets kept, same read
+    assert det.long_offset == {**shipped.long_offset, "4": offset}
     for ex in load_any(lc):
         (got,), _ = detect_all(det, [ex], exit_layer=4, progress=False, by_sentence=True)
         raw = next(r.score for r in rows if r.id == ex.id and r.cell != "ev")
@@ -328,7 +330,7 @@ def test_calibrate_long_fits_and_writes_the_offset_a_check_then_applies(tmp_path
     res = runner.invoke(app, ["calibrate-long", "--model", str(again), "--sharpen", "2",
                               "--layers", "4", "--scores", str(report)])
     assert res.exit_code == 0, res.output
-    assert Detector.from_pretrained(again, device="cpu").long_offset == {"4": offset}
+    assert Detector.from_pretrained(again, device="cpu").long_offset["4"] == offset
     res = runner.invoke(app, ["calibrate-long", "--model", str(again), "--layers", "4",
                               "--sharpen", "3", "--scores", str(report)])
     assert res.exit_code == 2 and "sharpen 2" in res.output
