@@ -21,67 +21,58 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 
 
 def dump(data: str, out: str, model: str, sharpen: float, layer: int | None) -> None:
     from guardrail.model.detector import Detector
-    from guardrail.train.data import load_any
-    from guardrail.train.evaluate import detect_all
-    from guardrail.train.longctx_eval import evidence_only, read_fields
+    from guardrail.train.long_offset import score_set
 
     det = Detector.from_pretrained(model)
-    det.sharpen, det.long_offset = sharpen, {}  # raw scores: offsets are fitted on them
+    det.sharpen = sharpen
     layer = det.model.resolve(layer)
-    fields = read_fields(data)
-    examples = load_any(data)
-    rows = []
-    for cell, part in (("long", examples), ("ev", evidence_only(examples, fields))):
-        detections, _ = detect_all(det, part, exit_layer=layer, progress=False,
-                                   by_sentence=True)
-        for ex, d in zip(part, detections):
-            f = fields[ex.id]
-            rows.append({"id": ex.id, "y": int(ex.hallucinated),
-                         "cell": f"{f['length']}/{f['depth']:g}" if cell == "long" else cell,
-                         "score": float(max(d.token_probs, default=0.0))})
+    rows = [{"id": r.id, "y": int(r.hallucinated), "cell": r.cell, "score": float(r.score)}
+            for r in score_set(det, data, [layer])[layer]]  # raw: no offset applied
     with open(out, "w", encoding="utf-8") as f:
         json.dump({"data": data, "model": model, "sharpen": sharpen, "layer": layer,
                    "threshold": det.threshold_for(layer), "rows": rows}, f, indent=0)
 
 
-def _logit(p: float) -> float:
-    p = min(max(p, 1e-6), 1 - 1e-6)
-    return math.log(p / (1 - p))
+def _scored(rows: list[dict]):
+    from guardrail.train.long_offset import Scored
+
+    return [Scored(r["id"], r["cell"], bool(r["y"]), r["score"]) for r in rows]
 
 
-def _offset(rows: list[dict], d: float) -> list[dict]:
-    return [r if r["cell"] == "ev" or not d else
-            {**r, "score": 1 / (1 + math.exp(-(_logit(r["score"]) + d)))} for r in rows]
-
-
-def _cell(rows: list[dict], cell: str, threshold: float) -> tuple[float, int, int, float]:
-    """Recall, supported answers flagged, supported answers, AUROC."""
+def _cell(rows, cell: str, threshold: float, offset: float) -> tuple[float, int, int, float]:
+    """Recall, supported answers flagged, supported answers, AUROC (``ev`` never moved)."""
+    from guardrail.train.long_offset import shifted
     from guardrail.train.scores import auroc
 
-    mine = [r for r in rows if r["cell"] == cell]
-    bad = [r["score"] for r in mine if r["y"]]
-    good = [r["score"] for r in mine if not r["y"]]
+    d = 0.0 if cell == "ev" else offset
+    mine = [(r.hallucinated, shifted(r.score, d) if d else r.score)
+            for r in rows if r.cell == cell]
+    bad = [s for y, s in mine if y]
+    good = [s for y, s in mine if not y]
     return (sum(s >= threshold for s in bad) / len(bad), sum(s >= threshold for s in good),
-            len(good), auroc([r["y"] for r in mine], [r["score"] for r in mine]))
+            len(good), auroc([y for y, _ in mine], [s for _, s in mine]))
 
 
-def _long_cells(rows: list[dict]) -> list[str]:
-    return sorted({r["cell"] for r in rows} - {"ev"}, key=lambda c: [float(x) for x in
-                                                                     c.split("/")])
+def _long_cells(rows) -> list[str]:
+    return sorted({r.cell for r in rows} - {"ev"}, key=lambda c: [float(x) for x in
+                                                                  c.split("/")])
 
 
 def fit(path: str) -> float:
+    """The last session's rule: the smallest offset (0.1 steps) at which the long cells
+    recall on average what the passages alone do (``guardrail calibrate-long`` asks
+    0.9x of every cell instead)."""
+    from guardrail.train.long_offset import cell_ratios
+
     run = json.load(open(path, encoding="utf-8"))
-    t, rows = run["threshold"], run["rows"]
+    rows = _scored(run["rows"])
     for step in range(60):
-        shifted = _offset(rows, step / 10)
-        cells = _long_cells(shifted)
-        if sum(_cell(shifted, c, t)[0] for c in cells) / len(cells) >= _cell(shifted, "ev", t)[0]:
+        ratios = cell_ratios(rows, run["threshold"], step / 10)
+        if sum(ratios.values()) / len(ratios) >= 1.0:
             return step / 10
     raise SystemExit(f"{path}: no offset up to 6 brings the long cells to evidence-only recall")
 
@@ -89,11 +80,11 @@ def fit(path: str) -> float:
 def table(paths: list[str], offset: float) -> None:
     for path in paths:
         run = json.load(open(path, encoding="utf-8"))
-        t, rows = run["threshold"], _offset(run["rows"], offset)
-        ev = _cell(rows, "ev", t)
+        t, rows = run["threshold"], _scored(run["rows"])
+        ev = _cell(rows, "ev", t, offset)
         print(f"{path} (sharpen {run['sharpen']:g}, offset {offset:g}, threshold {t:.3f})")
         for c in [*_long_cells(rows), "ev"]:
-            r, fp, n, auroc = _cell(rows, c, t)
+            r, fp, n, auroc = _cell(rows, c, t, offset)
             ratio = r / ev[0] if ev[0] else float("nan")
             print(f"  {c:10s} recall {r:.3f} ({ratio:.2f}x)  supported flagged {fp:2d}/{n}"
                   f"  AUROC {auroc:.3f}")
