@@ -60,14 +60,23 @@ def _report(text: str) -> Optional[dict]:
     return None
 
 
+def messages(ex: Any) -> list[dict]:
+    """The chat an agent sends: the question, a tool call per tool result and each
+    result in its own ``tool`` message (one, the context, when the example has no
+    separate ``documents``)."""
+    results = list(getattr(ex, "documents", ())) or [ex.context]
+    calls = [{"id": f"call_{i}", "type": "function",
+              "function": {"name": "lookup", "arguments": "{}"}}
+             for i in range(1, len(results) + 1)]
+    return [{"role": "user", "content": ex.question or "Answer from the tool."},
+            {"role": "assistant", "content": None, "tool_calls": calls},
+            *({"role": "tool", "tool_call_id": c["id"], "content": r}
+              for c, r in zip(calls, results))]
+
+
 def stream_one(client: httpx.Client, ex: Any) -> list[Outcome]:
     """Stream one example through the proxy; an outcome per sentence of its report."""
-    body = {"model": "fake-llm", "stream": True,
-            "messages": [{"role": "user", "content": ex.question or "Answer from the tool."},
-                         {"role": "assistant", "content": None, "tool_calls": [
-                             {"id": "call_1", "type": "function",
-                              "function": {"name": "lookup", "arguments": "{}"}}]},
-                         {"role": "tool", "tool_call_id": "call_1", "content": ex.context}],
+    body = {"model": "fake-llm", "stream": True, "messages": messages(ex),
             "fake": {"mode": "raw", "events": chat_events(ex.response)}}
     for attempt in range(30):
         r = client.post("/v1/chat/completions", json=body)

@@ -1,5 +1,5 @@
-"""Commands: `guardrail data toolctx | longctx | fetch | label` — build, fetch and label data
-sets."""
+"""Commands: `guardrail data toolctx | longtool | longctx | fetch | label` — build, fetch
+and label data sets."""
 
 from __future__ import annotations
 
@@ -36,6 +36,44 @@ def register(app: typer.Typer) -> None:
         toolctx.write_jsonl(out, turns)
         typer.echo(json.dumps({"out": str(out), "family": family, "seed": seed,
                                **toolctx.stats(turns)}, indent=2))
+
+    @data_app.command("longtool")
+    def longtool_cmd(
+        out: Path = typer.Option(..., "--out", help="The JSONL file to write."),
+        family: str = typer.Option("dev", help="The toolctx family the turns and the other "
+                                   "tool results come from (see `guardrail data toolctx`)."),
+        lengths: str = typer.Option("8192,32768", help="Grounding lengths in tokens, "
+                                    "comma-separated."),
+        depths: str = typer.Option("0,0.5,1", help="Where the turn's own tool result sits "
+                                   "among the others, in [0, 1], comma-separated."),
+        n_per_cell: int = typer.Option(60, "--n-per-cell", min=1, help="Turns per (length, "
+                                       "depth): the same turns in every cell and alone."),
+        seed: int = typer.Option(1),
+        model: Optional[str] = typer.Option(None, help="Detector whose tokenizer counts "
+                                            "tokens (default: shipped)."),
+    ) -> None:
+        """Long tool-grounded turns: each turn's tool result among many other tool results
+        (an agent's session), as separate tool messages; sentence labels kept."""
+        from guardrail.model import Detector
+        from guardrail.train import longtool
+
+        try:
+            lens = [int(x) for x in lengths.split(",") if x.strip()]
+            deps = [float(x) for x in depths.split(",") if x.strip()]
+            built = longtool.build(family, Detector.from_pretrained(model).tokenizer,
+                                   lengths=lens, depths=deps, n_per_cell=n_per_cell, seed=seed)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from exc
+        longtool.write_jsonl(out, built)
+        cells: dict[str, list] = {}
+        for lt in built:
+            cells.setdefault(lt.turn.example.dataset, []).append(lt)
+        typer.echo(json.dumps({"out": str(out), "family": family, "seed": seed, "cells": {
+            name: {"turns": len(c), "hallucinated": sum(x.turn.example.hallucinated for x in c),
+                   "documents": [min(len(x.turn.example.documents) for x in c),
+                                 max(len(x.turn.example.documents) for x in c)],
+                   "n_tokens": [min(x.n_tokens for x in c), max(x.n_tokens for x in c)]}
+            for name, c in cells.items()}}, indent=2))
 
     @data_app.command("longctx")
     def longctx_cmd(

@@ -46,6 +46,14 @@ class Example:
     has_spans: bool         # True for span-labelled data; binary-only data has spans == ()
     source_id: str          # source document group; a split never puts one in two parts
     dataset: str            # "ragtruth", "faithbench", "summedits", "true/<name>", ...
+    documents: tuple[str, ...] = ()  # the grounding as separate tool results, when it came
+    # as several (``context`` joins them); what a check reads is :func:`grounding`
+
+
+def grounding(ex: Example) -> str | list[str]:
+    """What a check of ``ex`` reads: its documents one by one (each tool result rendered
+    on its own, as the proxy renders a request's tool messages), else its context."""
+    return list(ex.documents) if ex.documents else ex.context
 
 
 def text_id(text: str) -> str:

@@ -12,7 +12,7 @@ from guardrail.model.detector import DetectInput, Detector
 from guardrail.model.spans import merge_spans
 from guardrail.model.windows import WindowSelector
 from guardrail.train import scores as metrics
-from guardrail.train.data import Example
+from guardrail.train.data import Example, grounding
 from guardrail.types import Detection
 
 
@@ -33,7 +33,7 @@ def detect_all(det: Detector, examples: Sequence[Example], *, exit_layer: Option
         for i in range(0, len(examples), chunk):
             part = examples[i:i + chunk]
             out.extend(det.detect_batch(
-                [DetectInput(ex.context, ex.question, ex.response,
+                [DetectInput(grounding(ex), ex.question, ex.response,
                              blocks=_starts(ex.response) if by_sentence else ())
                  for ex in part],
                 exit_layer=exit_layer, selector=selector))

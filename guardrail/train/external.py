@@ -212,6 +212,8 @@ def read_fetched(path: str | Path) -> Iterator[tuple[dict, Optional[str]]]:
                 row = json.loads(line)
                 fields = {k: row[k] for k in EXAMPLE_FIELDS}
                 fields["spans"] = tuple((int(s), int(e)) for s, e in fields["spans"])
+                if row.get("documents"):  # several tool results (`guardrail data longtool`)
+                    fields["documents"] = tuple(row["documents"])
                 if not fields["spans"] and row.get("sentences"):  # labelled sentence by
                     fields["spans"] = spans_of(row["sentences"])  # sentence (labelling.py)
                     fields["hallucinated"] = bool(fields["spans"])

@@ -374,8 +374,10 @@ def load_toolctx_sentences(path: str | Path) -> list[Turn]:
     with Path(path).open(encoding="utf-8") as f:
         for line in filter(str.strip, f):
             r = json.loads(line)
-            ex = Example(**{k: r[k] for k in Example.__dataclass_fields__ if k != "spans"},
-                         spans=tuple((a, b) for a, b in r["spans"]))
+            ex = Example(**{k: r[k] for k in Example.__dataclass_fields__
+                            if k not in ("spans", "documents")},
+                         spans=tuple((a, b) for a, b in r["spans"]),
+                         documents=tuple(r.get("documents", ())))
             sents = tuple(SentenceLabel(**{**s, "spans": tuple((a, b) for a, b in s["spans"])})
                           for s in r["sentences"])
             out.append(Turn(ex, r["format"], r["schema"], sents))
