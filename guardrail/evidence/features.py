@@ -72,6 +72,7 @@ class SentenceEvidence:
 _DAYS = re.compile(r"\bdays?\b", re.I)
 _IN_HANDLE = re.compile(r"[A-Za-z][-_#]?\d")  # the digits of "TRL-88213", "B42": no quantity
 _ACRONYM = re.compile(r"^[A-Z]{2,5}$")
+_ZERO = ("0", "0.0")  # a field's value that says "none"
 _VERSION = re.compile(r"([A-Za-z][A-Za-z+#]*)\s+v?(\d+\.\d+)$")
 
 
@@ -127,17 +128,19 @@ class ContextEvidence:
         self.tallies = Tallies(self.fields.fields, stem,
                                [c.values for c in self.fields.columns]) if self.fields else None
         self._shifted = self._shifted_dates()
-        self._ask(question)
-
-    def _ask(self, question: str) -> None:
         self.question_stems = frozenset(stem(w) for w in content_words(question))
         self.asked = StoredValues.of(question)
 
+    def asking(self, question: str) -> "ContextEvidence":
+        """This index (shared, not copied) with another question."""
+        ev = copy.copy(self)
+        ev.question_stems = frozenset(stem(w) for w in content_words(question))
+        ev.asked = StoredValues.of(question)
+        return ev
+
     @classmethod
     def build(cls, documents: Sequence[str], question: str = "") -> "ContextEvidence":
-        ev = copy.copy(_indexed(tuple(documents)))  # shares the index, not the question
-        ev._ask(question)
-        return ev
+        return _indexed(tuple(documents)).asking(question)
 
     def _initials(self, acronym: str) -> bool:
         """Words of one line start with the acronym's letters, all of them or all but
@@ -164,8 +167,7 @@ class ContextEvidence:
                 if r in self._record_values and r != -1] or [outer]
 
     def _record_dates(self, about: Optional[set[int]]) -> frozenset[tuple[int, int, int]]:
-        """The dates of the records the sentence is about and of none (all of them when
-        it is about none)."""
+        """The dates of the records the sentence is about and of none (all: about none)."""
         if about is None:
             return self.stored.dates
         return frozenset().union(*(self._record_values[r].dates for r in about | {-1}
@@ -213,11 +215,11 @@ class ContextEvidence:
         tolerant: no"), only a field whose key the sentence names; a 0 under such a key
         ("tubs: 0", a row or a line) agrees with "no tubs" and with "0 tubs" alike."""
         parts = PARTS.split(self.lines[i]) if self.structured else ()
-        if len(parts) < 2 and not (parts and _zero(parts[0].rpartition(": ")[2])):
+        if len(parts) < 2 and not (parts and parts[0].rpartition(": ")[2].strip() in _ZERO):
             return self._negated[i]  # neither a row nor one ``key: 0``: as written
         stems = {stem(w) for w in content_words(sentence.replace("-", " "))}
         return any((negated(value)
-                    or _zero(value) and negated(sentence)) and (not key or {
+                    or value.strip() in _ZERO and negated(sentence)) and (not key or {
                         stem(w) for w in content_words(key)} & stems)  # "no shorts": said
                    for key, _, value in (p.rpartition(": ") for p in parts))
 
@@ -360,16 +362,11 @@ class ContextEvidence:
                 for n in nums)))
 
 
-def _zero(value: str) -> bool:
-    return value.strip() in ("0", "0.0")
-
-
 def _flat(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.lower()))
 
 
-@functools.lru_cache(maxsize=8)
-def _indexed(documents: tuple[str, ...]) -> ContextEvidence:
+def index(documents: tuple[str, ...]) -> ContextEvidence:  # uncached (``build`` caches)
     lines: list[str] = []
     records: list[int] = []
     counts: set[int] = set()
@@ -398,3 +395,6 @@ def _indexed(documents: tuple[str, ...]) -> ContextEvidence:
             records += [next_record if blocks else -1] * len(units)
             next_record += 1 if blocks else 0
     return ContextEvidence(lines, "", structured, records, frozenset(counts), parents)
+
+
+_indexed = functools.lru_cache(maxsize=8)(index)

@@ -12,6 +12,7 @@ import asyncio
 from typing import Optional
 
 from guardrail.evidence.features import ContextEvidence, SentenceEvidence
+from guardrail.evidence.focus import FocusedEvidence, evidence_for
 from guardrail.evidence.judge import restates
 from guardrail.types import Grounding
 
@@ -24,15 +25,15 @@ class GroundingEvidence:
 
     def __init__(self, grounding: Grounding):
         self.grounding = grounding
-        self._built: Optional["asyncio.Future[ContextEvidence]"] = None
+        self._built: Optional["asyncio.Future[ContextEvidence | FocusedEvidence]"] = None
         self._read: dict[tuple[str, str], SentenceEvidence] = {}
 
-    def soon(self) -> "asyncio.Future[ContextEvidence]":
+    def soon(self) -> "asyncio.Future[ContextEvidence | FocusedEvidence]":
         """Built off the event loop (a large tool result takes tenths of a second)."""
         if self._built is None:
             g = self.grounding
             self._built = asyncio.ensure_future(
-                asyncio.to_thread(ContextEvidence.build, g.documents, g.question))
+                asyncio.to_thread(evidence_for, g.documents, g.question))
             self._built.add_done_callback(lambda f: f.cancelled() or f.exception())
         return self._built
 

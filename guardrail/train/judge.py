@@ -24,9 +24,10 @@ import numpy as np
 
 from guardrail.evidence.claims import is_claim
 from guardrail.evidence.features import ContextEvidence
+from guardrail.evidence.focus import FocusedEvidence, evidence_for
 from guardrail.evidence.judge import (FEATURES, FITTED_FEATURES, Head, SentenceJudge, explain,
                                       feature_vector)
-from guardrail.train.data import Example
+from guardrail.train.data import Example, grounding
 from guardrail.train.scores import auroc, sentence_bounds
 
 
@@ -82,14 +83,14 @@ def score(detector, examples: Sequence[Example], layer: Optional[int] = None, *,
         for k in range(0, len(todo), batch):
             part = todo[k:k + batch]
             dets = detector.detect_batch([DetectInput(
-                examples[i].context, examples[i].question, examples[i].response,
+                grounding(examples[i]), examples[i].question, examples[i].response,
                 blocks=tuple(blocks[i])) for i in part],
                 selector=selector)
             whole.update(zip(part, dets))
         return [Scored(i, s, e, depth, tuple(whole[i].probs_in(s, e))) for i, _, s, e in jobs]
     for k in range(0, len(jobs), batch):
         part = jobs[k:k + batch]
-        dets = detector.detect_batch([DetectInput(ex.context, ex.question, ex.response[:e], s)
+        dets = detector.detect_batch([DetectInput(grounding(ex), ex.question, ex.response[:e], s)
                                       for _, ex, s, e in part], exit_layer=layer,
                                      selector=selector)
         out += [Scored(i, s, e, depth, tuple(d.probs_in(s, e)))
@@ -103,12 +104,13 @@ def rows_from(examples: Sequence[Example], scored: Sequence[Scored],
               kind_of: Optional[KindOf] = None) -> list[Row]:
     """One row per scored sentence: the evidence features against its example's context
     (read now, so they follow the code) and the detector's probabilities."""
-    evidence: dict[int, ContextEvidence] = {}
+    evidence: dict[int, ContextEvidence | FocusedEvidence] = {}
     rows: list[Row] = []
     for sc in scored:
         ex = examples[sc.example]
         if sc.example not in evidence:
-            evidence[sc.example] = ContextEvidence.build([ex.context], ex.question)
+            evidence[sc.example] = evidence_for(list(ex.documents) or [ex.context],
+                                                ex.question)
         ev, s, e = evidence[sc.example], sc.start, sc.end
         text = ex.response[s:e]
         gold = any(a < e and b > s for a, b in ex.spans)

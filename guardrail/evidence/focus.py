@@ -1,0 +1,170 @@
+"""Several tool results: each sentence is read against the results it speaks of.
+
+An agent's grounding is often many tool results (one per call), and an answer's
+sentence speaks of one or two of them.  Read against all of them at once, almost any
+word or number of a sentence stands somewhere: a city, a count, a year of another tool's
+records.  So a changed value or an added fact about *this* package or *this* hotel
+passes because some other result happens to hold it.  In a 8K-token grounding of 20-30
+tool results, the shipped default stopped 0.26-0.30 of the unsupported sentences it
+stopped 0.45 of with the one result alone (`guardrail data longtool`, docs/model-card.md).
+
+``evidence_for(documents, question)`` returns plain ``ContextEvidence`` unless two or more
+documents are tool results (structured).  Then each sentence reads the evidence of:
+
+* every prose document (passages of a RAG context are read together, as before);
+* the tool results it names: those holding its first *name* (``Sakura Garden Ryokan``,
+  ``LX905198278``: runs of capitalised words and identifiers, not the first word), where
+  no other result holds it (``SPECIFIC``: a city two results hold anchors neither), and
+  any other result holding two of its names and values ("..., and Sakura Garden Ryokan
+  has 38 rooms" names a second result; "... is headquartered in Kuala Lumpur" names
+  only a city that another result happens to hold);
+* the results the nearest sentence before it with a name spoke of ("It is travelling
+  by air freight." reads the package's), and those the question names;
+* with no name anywhere, all of them (as before).
+
+So a supported sentence that joins two tool results keeps its evidence, and a sentence
+never reads fewer results than the one before it; what is stated only in results the
+answer does not name no longer counts for it.  ``copied`` still reads everything.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+from typing import Optional, Sequence, Union
+
+from guardrail.evidence.features import ContextEvidence, SentenceEvidence, index
+from guardrail.evidence.words import STOPWORDS, WORD
+
+SPECIFIC = 1
+"""A name anchors the results holding it when at most this many do: a name two
+results hold (a city, a shared supplier) says neither is the one a sentence means."""
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_VALUE = re.compile(r"\d+(?:[.,:]\d+)*")
+_CACHED = 32  # the evidence of so many sets of results, per grounding
+
+
+def names(text: str) -> list[list[str]]:
+    """The names of ``text``, lower-cased, each a run of words: capitalised words and
+    identifiers (a word with a digit: ``LX905198278``, ``B42``), a sentence's first word
+    left out unless it holds a digit."""
+    runs: list[list[str]] = []
+    last = -2
+    for i, m in enumerate(WORD.finditer(text)):
+        w = m[0]
+        ident = any(c.isdigit() for c in w) and any(c.isalpha() for c in w)
+        if ident or (i > 0 and w[0].isupper() and w.lower() not in STOPWORDS and len(w) > 1):
+            if i == last + 1 and runs:
+                runs[-1].append(w.lower())
+            else:
+                runs.append([w.lower()])
+            last = i
+    return runs
+
+
+class _Results:
+    """What every answer over the same documents shares: which are tool results, their
+    text for names, and the evidence of each set of them a sentence was read against."""
+
+    def __init__(self, documents: tuple[str, ...], tool: Sequence[bool]):
+        self.documents, self.tool = documents, tuple(tool)
+        self.lower = [d.lower() for d in documents]
+        self.prose = frozenset(i for i, t in enumerate(tool) if not t)
+        self._sets: dict[frozenset[int], ContextEvidence] = {}
+        self._lock = threading.Lock()
+
+    def anchors(self, text: str) -> frozenset[int]:
+        """The tool results ``text`` speaks of: those holding its first name that at most
+        ``SPECIFIC`` results hold, and any other that holds two of its names and values
+        (one of them such a name): "..., and Sakura Garden Ryokan has 38 rooms" names a
+        second result, "... is headquartered in Kuala Lumpur" a city another result
+        happens to hold, not that result."""
+        runs = names(text)
+        held: dict[int, set[int]] = {}  # run -> results holding one of its words
+        for k, run in enumerate(runs):
+            docs = {i for i, low in enumerate(self.lower) if self.tool[i]
+                    and any(re.search(rf"\b{re.escape(w)}\b", low) for w in run)}
+            if 0 < len(docs) <= SPECIFIC:
+                held[k] = docs
+        if not held:
+            return frozenset()
+        out = set(held[min(held)])
+        values = [v for v in _VALUE.findall(text) if len(v) > 1]
+        for i in set().union(*held.values()) - out:
+            found = sum(i in docs for docs in held.values()) + sum(
+                bool(re.search(rf"(?<![\d.]){re.escape(v)}(?![\d])", self.lower[i]))
+                for v in values)
+            if found >= 2:
+                out.add(i)
+        return frozenset(out)
+
+    def of(self, docs: frozenset[int]) -> ContextEvidence:
+        """The evidence of the documents ``docs`` (no question), built once."""
+        with self._lock:
+            ev = self._sets.get(docs)
+        if ev is None:
+            ev = index(tuple(self.documents[i] for i in sorted(docs)))
+            with self._lock:
+                if len(self._sets) >= _CACHED:
+                    self._sets.pop(next(iter(self._sets)))
+                self._sets[docs] = ev
+        return ev
+
+
+@functools.lru_cache(maxsize=8)
+def _results(documents: tuple[str, ...]) -> Optional[_Results]:
+    """None unless two or more of ``documents`` are tool results."""
+    tool = [index((d,)).structured for d in documents] if len(documents) >= 2 else []
+    return _Results(documents, tool) if sum(tool) >= 2 else None
+
+
+class FocusedEvidence:
+    """``ContextEvidence``'s reading (``features``, ``copied``, ``structured``) over
+    several tool results, each sentence read against the results it names."""
+
+    def __init__(self, results: _Results, question: str = ""):
+        self._results, self.question = results, question
+        self.whole = ContextEvidence.build(results.documents, question)
+        self.structured = self.whole.structured
+        self._asked = results.anchors(question)
+        self._views: dict[frozenset[int], ContextEvidence] = {}
+
+    def focus(self, sentence: str, before: str = "") -> Optional[frozenset[int]]:
+        """The documents ``sentence`` is read against; None: all of them.  Besides its
+        own anchors it reads those of the nearest sentence before it that has any (a
+        pronoun's record; never fewer documents than the sentence before) and the
+        question's."""
+        found = self._results.anchors(sentence)
+        for earlier in reversed(_SENTENCE_END.split(before.strip())):
+            carried = self._results.anchors(earlier)
+            if carried:
+                found |= carried
+                break
+        found = found | self._asked
+        return found | self._results.prose if found else None
+
+    def evidence(self, sentence: str, before: str = "") -> ContextEvidence:
+        """The evidence ``sentence`` reads (see ``focus``)."""
+        docs = self.focus(sentence, before)
+        if docs is None or len(docs) == len(self._results.documents):
+            return self.whole
+        if docs not in self._views:
+            self._views[docs] = self._results.of(docs).asking(self.question)
+        return self._views[docs]
+
+    def features(self, sentence: str, before: str = "") -> SentenceEvidence:
+        return self.evidence(sentence, before).features(sentence, before)
+
+    def copied(self, sentence: str) -> bool:
+        return self.whole.copied(sentence)
+
+
+def evidence_for(documents: Sequence[str], question: str = ""
+                 ) -> Union[ContextEvidence, FocusedEvidence]:
+    """The evidence of a grounding: focused per sentence where it holds two or more
+    tool results, else ``ContextEvidence.build``."""
+    results = _results(tuple(documents))
+    if results is None:
+        return ContextEvidence.build(documents, question)
+    return FocusedEvidence(results, question)

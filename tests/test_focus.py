@@ -1,0 +1,74 @@
+"""Several tool results: a sentence is read against the results it names, so a value
+that only another tool's result holds no longer supports it."""
+
+from __future__ import annotations
+
+import json
+
+from guardrail.evidence.features import ContextEvidence
+from guardrail.evidence.focus import FocusedEvidence, evidence_for, names
+
+HOTEL = json.dumps({"hotel": "Sakura Garden Ryokan", "city": "Kyoto", "stars": 4,
+                    "rooms": 38, "breakfast_included": True})
+ORDERS = json.dumps([{"order": "A1001", "items": 1, "total_eur": 19.5, "city": "Osaka"},
+                     {"order": "A1002", "items": 3, "total_eur": 62.0, "city": "Nagoya"}])
+FLIGHT = "| Flight | From | To | Departs |\n|---|---|---|---|\n| BA117 | LHR | JFK | 09:15 |"
+PASSAGE = ("The Eiffel Tower was completed in 1889. It is 330 metres tall and stands on the "
+           "Champ de Mars in Paris.")
+
+
+def test_a_value_only_another_tool_result_holds_is_missing_for_the_sentence():
+    ev = evidence_for([ORDERS, HOTEL, FLIGHT], "Tell me about my stay.")
+    assert isinstance(ev, FocusedEvidence)
+    s = "Sakura Garden Ryokan is rated 1 star."
+    assert ev.focus(s) == frozenset({1})
+    assert ContextEvidence.build([ORDERS, HOTEL, FLIGHT]).features(s).missing_numbers == ()
+    assert [n.value for n in ev.features(s).missing_numbers] == [1]
+    assert ev.features("Sakura Garden Ryokan has 38 rooms.").missing_numbers == ()
+    city = "Sakura Garden Ryokan is in Osaka."  # another result's city: a name it lacks
+    assert ev.focus(city) == frozenset({1})
+    assert ev.features(city).missing_names > 0 == \
+        ContextEvidence.build([ORDERS, HOTEL, FLIGHT]).features(city).missing_names
+
+
+def test_a_sentence_naming_two_results_reads_both_and_a_pronoun_reads_the_last_named():
+    ev = evidence_for([ORDERS, HOTEL, FLIGHT])
+    both = "Flight BA117 leaves at 09:15, and Sakura Garden Ryokan has 38 rooms."
+    assert ev.focus(both) == frozenset({1, 2})
+    f = ev.features(both)
+    assert f.missing_numbers == () and f.missing_names == 0
+    before = "Your flight is BA117 to JFK. "
+    assert ev.focus("It leaves at 10:40.", before) == frozenset({2})
+    # a sentence naming another result reads it and the one the answer spoke of
+    assert ev.focus("Sakura Garden Ryokan has 38 rooms.", before) == frozenset({1, 2})
+    assert ev.features("It leaves at 10:40.", before).missing_numbers != ()
+    assert ev.features("It leaves at 09:15.", before).missing_numbers == ()
+
+
+def test_the_question_names_results_and_a_sentence_naming_none_reads_all():
+    ev = evidence_for([ORDERS, HOTEL, FLIGHT], "Where is order A1002 going?")
+    assert ev.focus("It is going to Nagoya.") == frozenset({0})
+    plain = evidence_for([ORDERS, HOTEL, FLIGHT])
+    assert plain.focus("the total is 19.5 euros.") is None
+    assert plain.evidence("the total is 19.5 euros.") is plain.whole
+
+
+def test_a_name_most_results_hold_anchors_nothing_and_prose_is_always_read():
+    docs = [HOTEL.replace("Kyoto", "Osaka"), ORDERS, ORDERS.replace("A10", "B20"), PASSAGE]
+    ev = evidence_for(docs)
+    assert ev.focus("In Osaka it rains.") is None  # held by 3 results: no anchor
+    assert ev.focus("Order B2001 holds 1 item.") == frozenset({2, 3})  # and the passage
+
+
+def test_one_tool_result_or_prose_alone_read_as_before():
+    for docs in ([HOTEL], [HOTEL, PASSAGE], [PASSAGE, PASSAGE.replace("330", "324")]):
+        ev = evidence_for(docs, "q")
+        assert isinstance(ev, ContextEvidence)
+        assert ev.features("It is 330 metres tall.") == \
+            ContextEvidence.build(docs, "q").features("It is 330 metres tall.")
+
+
+def test_names_are_capitalised_words_past_the_first_and_identifiers():
+    assert names("Package LX905198278 is in Cape Town.") == [["lx905198278"], ["cape", "town"]]
+    assert names("B42 leaves at 9.") == [["b42"]]
+    assert names("The hotel is nice.") == []
