@@ -50,6 +50,16 @@ class Example:
     # as several (``context`` joins them); what a check reads is :func:`grounding`
 
 
+def example_row(ex: Example) -> dict:
+    """``ex`` as a JSON row: spans as lists, ``documents`` only where it has several."""
+    row = {**vars(ex), "spans": [list(s) for s in ex.spans]}
+    if ex.documents:
+        row["documents"] = list(ex.documents)
+    else:
+        del row["documents"]
+    return row
+
+
 def grounding(ex: Example) -> str | list[str]:
     """What a check of ``ex`` reads: its documents one by one (each tool result rendered
     on its own, as the proxy renders a request's tool messages), else its context."""

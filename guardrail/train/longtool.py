@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
+from guardrail.train.data import example_row
 from guardrail.train.toolctx import FAMILIES, Turn, generate
 from guardrail.train.toolctx_context import FORMATS, make_records, render_context
 
@@ -134,9 +135,7 @@ def write_jsonl(path: str | Path, turns: Sequence[LongTurn]) -> Path:
     with path.open("w", encoding="utf-8") as f:
         for lt in turns:
             t = lt.turn
-            row = {**vars(t.example), "spans": [list(s) for s in t.example.spans],
-                   "documents": list(t.example.documents),
-                   "format": t.format, "schema": t.schema,
+            row = {**example_row(t.example), "format": t.format, "schema": t.schema,
                    "sentences": [{**vars(s), "spans": [list(p) for p in s.spans]}
                                  for s in t.sentences],
                    "length": lt.length, "depth": lt.depth, "n_tokens": lt.n_tokens,

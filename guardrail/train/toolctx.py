@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Optional
 
-from guardrail.train.data import Example, merge_spans
+from guardrail.train.data import Example, example_row, merge_spans
 from guardrail.train.toolctx_context import FORMATS, Format, draw, make_records, render_context
 from guardrail.train.toolctx_render import (NUMBER_WORDS, Style, alter_value, expand, fields_of,
                                             fill, join_list, pick_styles, template_keys,
@@ -360,8 +360,7 @@ def write_jsonl(path: str | Path, turns: list[Turn]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as f:
         for t in turns:
-            row = {**vars(t.example), "spans": [list(s) for s in t.example.spans],
-                   "format": t.format, "schema": t.schema,
+            row = {**example_row(t.example), "format": t.format, "schema": t.schema,
                    "sentences": [{**vars(s), "spans": [list(p) for p in s.spans]}
                                  for s in t.sentences]}
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
