@@ -37,6 +37,11 @@ def test_a_sentence_naming_two_results_reads_both_and_a_pronoun_reads_the_last_n
     assert ev.focus(both) == frozenset({1, 2})
     f = ev.features(both)
     assert f.missing_numbers == () and f.missing_names == 0
+    # an identifier names its result wherever it stands in the sentence
+    assert ev.focus("Sakura Garden Ryokan has 38 rooms, and BA117 is on time.") == \
+        frozenset({1, 2})
+    assert ev.features("Sakura Garden Ryokan has 38 rooms, and BA117 is on time."
+                       ).missing_names == 0
     before = "Your flight is BA117 to JFK. "
     assert ev.focus("It leaves at 10:40.", before) == frozenset({2})
     # a sentence naming another result reads it and the one the answer spoke of

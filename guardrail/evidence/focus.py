@@ -15,9 +15,10 @@ documents are tool results (structured).  Then each sentence reads the evidence 
 * the tool results it names: those holding its first *name* (``Sakura Garden Ryokan``,
   ``LX905198278``: runs of capitalised words and identifiers, not the first word), where
   no other result holds it (``SPECIFIC``: a city two results hold anchors neither), and
-  any other result holding two of its names and values ("..., and Sakura Garden Ryokan
-  has 38 rooms" names a second result; "... is headquartered in Kuala Lumpur" names
-  only a city that another result happens to hold);
+  any result holding one of its identifiers ("..., and parcel LX905198278 ...") or two
+  of its names and values ("..., and Sakura Garden Ryokan has 38 rooms" names a second
+  result; "... is headquartered in Kuala Lumpur" names only a city that another result
+  happens to hold);
 * the results the nearest sentence before it with a name spoke of ("It is travelling
   by air freight." reads the package's), and those the question names;
 * with no name anywhere, all of them (as before).
@@ -41,7 +42,6 @@ SPECIFIC = 1
 """A name anchors the results holding it when at most this many do: a name two
 results hold (a city, a shared supplier) says neither is the one a sentence means."""
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-_VALUE = re.compile(r"\d+(?:[.,:]\d+)*")
 _CACHED = 32  # the evidence of so many sets of results, per grounding
 
 
@@ -76,7 +76,8 @@ class _Results:
 
     def anchors(self, text: str) -> frozenset[int]:
         """The tool results ``text`` speaks of: those holding its first name that at most
-        ``SPECIFIC`` results hold, and any other that holds two of its names and values
+        ``SPECIFIC`` results hold, those holding such an identifier of it ("..., and
+        parcel LX905198278 ..."), and any other that holds two of its names and values
         (one of them such a name): "..., and Sakura Garden Ryokan has 38 rooms" names a
         second result, "... is headquartered in Kuala Lumpur" a city another result
         happens to hold, not that result."""
@@ -90,7 +91,10 @@ class _Results:
         if not held:
             return frozenset()
         out = set(held[min(held)])
-        values = [v for v in _VALUE.findall(text) if len(v) > 1]
+        for k, docs in held.items():  # an identifier names its record wherever it stands
+            if any(c.isdigit() for w in runs[k] for c in w):
+                out |= docs
+        values = [m[0] for m in WORD.finditer(text) if m[0][0].isdigit() and len(m[0]) > 1]
         for i in set().union(*held.values()) - out:
             found = sum(i in docs for docs in held.values()) + sum(
                 bool(re.search(rf"(?<![\d.]){re.escape(v)}(?![\d])", self.lower[i]))
