@@ -97,3 +97,20 @@ def test_a_list_of_passages_is_a_list_of_documents(tmp_path):
     assert r.exit_code == 0, r.output
     labels = [s["label"] for s in json.loads(out.read_text())["sentences"]]
     assert labels[0] == "supported" and labels[1] != "supported", labels
+
+
+def test_several_tool_results_stay_several_documents_for_every_reader(tmp_path):
+    """A row whose context is a list keeps it as ``documents``: the judge and the bench
+    read each result on its own, as the proxy read it when prefilling."""
+    from guardrail.bench.verdicts import messages
+    from guardrail.train.data import grounding
+
+    results = [json.dumps(TOWER), json.dumps({"name": "Tower Bridge", "completed": 1894})]
+    row = template({"context": results, "response": ANSWER}, 1, "tools")
+    assert row["documents"] == results and row["context"] == "\n\n".join(results)
+    assert "documents" not in template({"context": TOWER, "response": ANSWER}, 2, "tools")
+    path = tmp_path / "mine.jsonl"
+    _write(path, [row])
+    (ex,) = load_any(path)
+    assert ex.documents == tuple(results) and grounding(ex) == results
+    assert [m["content"] for m in messages(ex) if m["role"] == "tool"] == results

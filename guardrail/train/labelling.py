@@ -46,7 +46,7 @@ def template(row: dict[str, Any], n: int, dataset: str,
     for key, kinds in (("context", (str, dict, list)), ("response", (str,))):
         if not isinstance(row.get(key), kinds) or not row[key] or not str(row[key]).strip():
             raise ValueError(f"row {n}: {key!r} is missing or empty")
-    context = "\n\n".join(documents(row["context"]))
+    docs = documents(row["context"])
     response = row["response"]
     bounds = cut(response)
     labels = list(labels) if labels is not None else ["supported"] * len(bounds)
@@ -54,11 +54,12 @@ def template(row: dict[str, Any], n: int, dataset: str,
         raise ValueError(f"row {n}: {len(labels)} labels for {len(bounds)} sentences")
     rid = str(row.get("id") or f"{dataset}/{n}")
     return {"id": rid, "source_id": str(row.get("source_id") or rid),
-            "dataset": dataset, "context": context, "question": row.get("question") or "",
-            "response": response,
+            "dataset": dataset, "context": "\n\n".join(docs),
+            "question": row.get("question") or "", "response": response,
             "sentences": [{"start": a, "end": b, "text": response[a:b], "label": label}
                           for (a, b), label in zip(bounds, labels)],
-            "spans": [], "hallucinated": False, "has_spans": True}
+            "spans": [], "hallucinated": False, "has_spans": True,
+            **({"documents": docs} if len(docs) > 1 else {})}  # read one by one, as sent
 
 
 def documents(context: Any) -> list[str]:
