@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Literal, Optional
 
 from guardrail.train.data import Example, example_row, merge_spans
+from guardrail.train.external import EXAMPLE_FIELDS
 from guardrail.train.toolctx_context import FORMATS, Format, draw, make_records, render_context
 from guardrail.train.toolctx_render import (NUMBER_WORDS, Style, alter_value, expand, fields_of,
                                             fill, join_list, pick_styles, template_keys,
@@ -373,10 +374,8 @@ def load_toolctx_sentences(path: str | Path) -> list[Turn]:
     with Path(path).open(encoding="utf-8") as f:
         for line in filter(str.strip, f):
             r = json.loads(line)
-            ex = Example(**{k: r[k] for k in Example.__dataclass_fields__
-                            if k not in ("spans", "documents")},
-                         spans=tuple((a, b) for a, b in r["spans"]),
-                         documents=tuple(r.get("documents", ())))
+            ex = Example(**{k: r[k] for k in EXAMPLE_FIELDS if k != "spans"}, spans=tuple(
+                (a, b) for a, b in r["spans"]), documents=tuple(r.get("documents", ())))
             sents = tuple(SentenceLabel(**{**s, "spans": tuple((a, b) for a, b in s["spans"])})
                           for s in r["sentences"])
             out.append(Turn(ex, r["format"], r["schema"], sents))
