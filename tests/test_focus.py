@@ -77,3 +77,4 @@ def test_names_are_capitalised_words_past_the_first_and_identifiers():
     assert names("Package LX905198278 is in Cape Town.") == [["lx905198278"], ["cape", "town"]]
     assert names("B42 leaves at 9.") == [["b42"]]
     assert names("The hotel is nice.") == []
+    assert names("Book Sakura Garden Ryokan's suite.") == [["sakura", "garden", "ryokan"]]
