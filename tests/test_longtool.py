@@ -102,3 +102,25 @@ def test_a_turn_among_other_tool_results_is_judged_by_the_proxy_on_its_own_resul
     all_ = verdicts.run([ex])["by_dataset"]["all"]
     assert all_["sentences"] == 2 and all_["unsupported_stopped"] == 1.0
     assert all_["supported_kept"] == 1.0
+
+
+def test_a_joined_answer_speaks_of_two_results_and_keeps_every_label(detector):
+    built = longtool.build("dev", detector.tokenizer, lengths=[1500], depths=[0.5],
+                           n_per_cell=4, seed=3, joined=True)
+    alone = {lt.turn.example.id.rsplit("/", 1)[0]: lt.turn for lt in built if not lt.length}
+    joined = [lt for lt in built if lt.turn.example.dataset == "longtool/dev/1500/joined"]
+    assert len(joined) == 4
+    for lt in joined:
+        ex = lt.turn.example
+        own = alone[ex.id.rsplit("/", 2)[0]]
+        first_schema, own_schema = lt.turn.schema.split("+")
+        assert own_schema == own.schema != first_schema
+        first = next(t for t in alone.values() if t.example.context == ex.documents[0])
+        assert ex.documents[lt.evidence_index] == own.example.context
+        assert ex.response == f"{first.example.response} {own.example.response}"
+        assert first_schema not in lt.other_schemas[1:] and own_schema not in lt.other_schemas
+        texts = [(ex.response[s.start:s.end], s.label) for s in lt.turn.sentences]
+        assert texts == [(t.example.response[s.start:s.end], s.label)
+                         for t in (first, own) for s in t.sentences]
+        assert [ex.response[a:b] for a, b in ex.spans] == \
+            [t.example.response[a:b] for t in (first, own) for a, b in t.example.spans]

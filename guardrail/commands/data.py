@@ -49,6 +49,8 @@ def register(app: typer.Typer) -> None:
         n_per_cell: int = typer.Option(60, "--n-per-cell", min=1, help="Turns per (length, "
                                        "depth): the same turns in every cell and alone."),
         seed: int = typer.Option(1),
+        joined: bool = typer.Option(False, "--joined", help="Also a cell per length of "
+                                    "answers about two of the tool results."),
         model: Optional[str] = typer.Option(None, help="Detector whose tokenizer counts "
                                             "tokens (default: shipped)."),
     ) -> None:
@@ -61,7 +63,8 @@ def register(app: typer.Typer) -> None:
             lens = [int(x) for x in lengths.split(",") if x.strip()]
             deps = [float(x) for x in depths.split(",") if x.strip()]
             built = longtool.build(family, Detector.from_pretrained(model).tokenizer,
-                                   lengths=lens, depths=deps, n_per_cell=n_per_cell, seed=seed)
+                                   lengths=lens, depths=deps, n_per_cell=n_per_cell, seed=seed,
+                                   joined=joined)
         except ValueError as exc:
             raise typer.BadParameter(str(exc)) from exc
         longtool.write_jsonl(out, built)

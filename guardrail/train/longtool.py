@@ -13,7 +13,10 @@ stays true: what changes is how much the check must read past. The other results
 drawn afresh (1 to ``length // 1500`` records of any of the seven formats, every field
 shown), the same ones at every depth of a turn, so cells differ only in where the
 evidence sits. Every turn also comes alone (``length`` 0, the ``short`` cell), the
-baseline each long cell is read against, in the same run.
+baseline each long cell is read against, in the same run. With ``joined``, a ``joined``
+cell per length holds answers about *two* results: another turn's answer (of another
+schema; its result first among the documents), then the turn's own (its result in the
+middle), their questions asked together, every sentence labelled as before.
 
 Rows are ``guardrail data fetch`` rows (so every ``--data`` reads them) with the tool
 results under ``documents`` and, as in ``toolctx`` files, ``sentences``, ``format`` and
@@ -53,12 +56,13 @@ def cell_name(family: str, length: int, depth: float) -> str:
     return f"longtool/{family}/short" if not length else f"longtool/{family}/{length}/d{depth:g}"
 
 
-def _others(family: str, own_schema: str, length: int, count: Callable[[str], int],
+def _others(family: str, own: set[str], length: int, count: Callable[[str], int],
             rng: random.Random) -> list[tuple[str, int, str]]:
-    """Tool results of the family's other schemas, with their tokens, until they hold
-    ``length`` tokens (at most :data:`MAX_DOCUMENTS`, each then holding more records)."""
+    """Tool results of the family's schemas other than ``own``, with their tokens, until
+    they hold ``length`` tokens (at most :data:`MAX_DOCUMENTS`, each holding more
+    records)."""
     fam = FAMILIES[family]
-    schemas = [s for s in fam.schemas if s.name != own_schema]
+    schemas = [s for s in fam.schemas if s.name not in own]
     most = max(3, length // 1500)
     out: list[tuple[str, int, str]] = []
     total = 0
@@ -89,9 +93,10 @@ def _pick(turns: Sequence[Turn], n: int, rng: random.Random) -> list[Turn]:
 
 
 def build(family: str, tokenizer, *, lengths: Sequence[int], depths: Sequence[float],
-          n_per_cell: int, seed: int) -> list[LongTurn]:
+          n_per_cell: int, seed: int, joined: bool = False) -> list[LongTurn]:
     """The turns of every cell: ``n_per_cell`` turns alone, then at each length and
-    depth (see the module's docstring); deterministic in its arguments."""
+    depth (see the module's docstring), and with ``joined`` the ``joined`` cell of each
+    length (:func:`_joined`); deterministic in its arguments."""
     if family not in FAMILIES:
         raise ValueError(f"family must be one of {sorted(FAMILIES)}, got {family!r}")
     if any(not 0 <= d <= 1 for d in depths) or not depths:
@@ -108,12 +113,42 @@ def build(family: str, tokenizer, *, lengths: Sequence[int], depths: Sequence[fl
     for t in turns:
         own = count(t.example.context)
         for length in lengths:
-            others = _others(family, t.schema, length - own,
+            others = _others(family, {t.schema}, length - own,
                              count, random.Random(f"{t.example.id}/{length}/{seed}"))
             for depth in depths:
                 out.append(_placed(t, others, length, depth,
                                    own + sum(k for _, k, _ in others), family))
+    if joined:
+        for i, t in enumerate(turns):
+            p = next(u for u in turns[i + 1:] + turns[:i] if u.schema != t.schema)
+            both = _join(p, t)
+            for length in lengths:
+                mine = count(p.example.context) + count(t.example.context)
+                others = _others(family, {t.schema, p.schema}, length - mine, count,
+                                 random.Random(f"{t.example.id}/joined/{length}/{seed}"))
+                lt = _placed(both, [(p.example.context, 0, p.schema), *others], length, 0.5,
+                             mine + sum(k for _, k, _ in others), family)
+                out.append(replace(lt, turn=replace(lt.turn, example=replace(
+                    lt.turn.example, id=f"{t.example.id}/{length}/joined",
+                    dataset=f"longtool/{family}/{length}/joined"))))
     return out
+
+
+def _join(first: Turn, then: Turn) -> Turn:
+    """One answer about two tool results: ``first``'s answer, then ``then``'s, their
+    questions asked together; every sentence keeps its label (``then``'s context is
+    the turn's own result, ``first``'s is placed first among the other results)."""
+    shift = len(first.example.response) + 1
+    moved = tuple(replace(s, start=s.start + shift, end=s.end + shift,
+                          spans=tuple((a + shift, b + shift) for a, b in s.spans))
+                  for s in then.sentences)
+    ex = replace(then.example, question=f"{first.example.question} {then.example.question}",
+                 response=f"{first.example.response} {then.example.response}",
+                 spans=first.example.spans + tuple((a + shift, b + shift)
+                                                   for a, b in then.example.spans),
+                 hallucinated=first.example.hallucinated or then.example.hallucinated)
+    return replace(then, example=ex, schema=f"{first.schema}+{then.schema}",
+                   sentences=first.sentences + moved)
 
 
 def _placed(t: Turn, others: Sequence[tuple[str, int, str]], length: int, depth: float,
