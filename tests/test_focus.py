@@ -31,7 +31,7 @@ def test_a_value_only_another_tool_result_holds_is_missing_for_the_sentence():
         ContextEvidence.build([ORDERS, HOTEL, FLIGHT]).features(city).missing_names
 
 
-def test_a_sentence_naming_two_results_reads_both_and_a_pronoun_reads_the_last_named():
+def test_a_sentence_naming_two_results_reads_both_and_a_pronoun_reads_what_was_named():
     ev = evidence_for([ORDERS, HOTEL, FLIGHT])
     both = "Flight BA117 leaves at 09:15, and Sakura Garden Ryokan has 38 rooms."
     assert ev.focus(both) == frozenset({1, 2})
@@ -44,8 +44,13 @@ def test_a_sentence_naming_two_results_reads_both_and_a_pronoun_reads_the_last_n
                        ).missing_names == 0
     before = "Your flight is BA117 to JFK. "
     assert ev.focus("It leaves at 10:40.", before) == frozenset({2})
-    # a sentence naming another result reads it and the one the answer spoke of
-    assert ev.focus("Sakura Garden Ryokan has 38 rooms.", before) == frozenset({1, 2})
+    # a sentence naming another result reads that one
+    assert ev.focus("Sakura Garden Ryokan has 38 rooms.", before) == frozenset({1})
+    # pronouns refer back through pronouns; a sentence naming nothing otherwise reads all
+    chain = before + "It leaves at 09:15. "
+    assert ev.focus("Its gate opens at 8:40.", chain) == frozenset({2})
+    assert ev.focus("Two hotels matched your request.", before) is None
+    assert ev.focus("It has a pool.", before + "Two hotels matched. ") is None
     assert ev.features("It leaves at 10:40.", before).missing_numbers != ()
     assert ev.features("It leaves at 09:15.", before).missing_numbers == ()
 
@@ -78,3 +83,9 @@ def test_names_are_capitalised_words_past_the_first_and_identifiers():
     assert names("B42 leaves at 9.") == [["b42"]]
     assert names("The hotel is nice.") == []
     assert names("Book Sakura Garden Ryokan's suite.") == [["sakura", "garden", "ryokan"]]
+
+
+def test_a_name_is_held_by_the_result_holding_all_its_words():
+    ev = evidence_for([HOTEL, ORDERS.replace("Osaka", "Garden Grove"), FLIGHT])
+    assert ev.focus("I booked Sakura Garden Ryokan for you.") == frozenset({0})
+    assert ev.focus("I booked Garden Grove for you.") == frozenset({1})

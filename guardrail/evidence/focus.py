@@ -19,13 +19,16 @@ documents are tool results (structured).  Then each sentence reads the evidence 
   of its names and values ("..., and Sakura Garden Ryokan has 38 rooms" names a second
   result; "... is headquartered in Kuala Lumpur" names only a city that another result
   happens to hold);
-* the results the nearest sentence before it with a name spoke of ("It is travelling
-  by air freight." reads the package's), and those the question names;
-* with no name anywhere, all of them (as before).
+* without a name of its own, if it opens with a pronoun ("It is travelling by air
+  freight."), the results the sentence the pronoun refers to named (the nearest before
+  it with a name, through sentences that open with pronouns too);
+* the results the question names;
+* with none of these, all of them, as before ("Three companies matched your request."
+  counts a result it does not name).
 
-So a supported sentence that joins two tool results keeps its evidence, and a sentence
-never reads fewer results than the one before it; what is stated only in results the
-answer does not name no longer counts for it.  ``copied`` still reads everything.
+So a supported sentence that joins two tool results keeps its evidence, and what is
+stated only in results the sentence does not speak of no longer counts for it.
+``copied`` still reads everything.
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ SPECIFIC = 1
 """A name anchors the results holding it when at most this many do: a name two
 results hold (a city, a shared supplier) says neither is the one a sentence means."""
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_PRONOUN = re.compile(r"\W*(?:it|its|it's|they|their|them|he|she|his|her|this|these|that|"
+                      r"those)\b", re.I)  # opens a sentence about what was named before
 _CACHED = 32  # the evidence of so many sets of results, per grounding
 
 
@@ -88,10 +93,10 @@ class _Results:
         if known is not None:
             return known
         runs = names(text)
-        held: dict[int, set[int]] = {}  # run -> results holding one of its words
-        for k, run in enumerate(runs):
+        held: dict[int, set[int]] = {}  # run -> the one result holding it
+        for k, run in enumerate(runs):  # a result holds a name holding all its words
             docs = {i for i, words in enumerate(self.words)
-                    if self.tool[i] and not words.isdisjoint(run)}
+                    if self.tool[i] and words.issuperset(run)}
             if 0 < len(docs) <= SPECIFIC:
                 held[k] = docs
         out: set[int] = set(held[min(held)]) if held else set()
@@ -143,16 +148,18 @@ class FocusedEvidence:
         self._views: dict[frozenset[int], ContextEvidence] = {}
 
     def focus(self, sentence: str, before: str = "") -> Optional[frozenset[int]]:
-        """The documents ``sentence`` is read against; None: all of them.  Besides its
-        own anchors it reads those of the nearest sentence before it that has any (a
-        pronoun's record; never fewer documents than the sentence before) and the
-        question's."""
+        """The documents ``sentence`` is read against; None: all of them.  A sentence
+        that names no result and opens with a pronoun ("It is travelling by air
+        freight.") reads what the sentence its pronoun refers to named: the nearest one
+        before it that names a result, through sentences that open with pronouns too.
+        Any other sentence without a name ("Three companies matched your request.")
+        reads all of them.  The question's results are read with every sentence."""
         found = self._results.anchors(sentence)
-        for earlier in reversed(_SENTENCE_END.split(before.strip())):
-            carried = self._results.anchors(earlier)
-            if carried:
-                found |= carried
-                break
+        if not found and _PRONOUN.match(sentence):
+            for earlier in reversed(_SENTENCE_END.split(before.strip())):
+                found = self._results.anchors(earlier)
+                if found or not _PRONOUN.match(earlier):
+                    break
         found = found | self._asked
         return found | self._results.prose if found else None
 
