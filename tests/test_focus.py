@@ -55,9 +55,11 @@ def test_a_sentence_naming_two_results_reads_both_and_a_pronoun_reads_what_was_n
     assert ev.features("It leaves at 09:15.", before).missing_numbers == ()
 
 
-def test_the_question_names_results_and_a_sentence_naming_none_reads_all():
+def test_the_question_adds_its_results_and_a_sentence_naming_none_reads_all():
     ev = evidence_for([ORDERS, HOTEL, FLIGHT], "Where is order A1002 going?")
-    assert ev.focus("It is going to Nagoya.") == frozenset({0})
+    assert ev.focus("Sakura Garden Ryokan is full.") == frozenset({0, 1})
+    # never only the question's: it may name one of the results the answer uses
+    assert ev.focus("The order ships today.") is None
     plain = evidence_for([ORDERS, HOTEL, FLIGHT])
     assert plain.focus("the total is 19.5 euros.") is None
     assert plain.evidence("the total is 19.5 euros.") is plain.whole

@@ -22,9 +22,9 @@ documents are tool results (structured).  Then each sentence reads the evidence 
 * without a name of its own, if it opens with a pronoun ("It is travelling by air
   freight."), the results the sentence the pronoun refers to named (the nearest before
   it with a name, through sentences that open with pronouns too);
-* the results the question names;
+* and with these, the results the question names;
 * with none of these, all of them, as before ("Three companies matched your request."
-  counts a result it does not name).
+  counts a result it does not name; the question may name only some of the results).
 
 So a supported sentence that joins two tool results keeps its evidence, and what is
 stated only in results the sentence does not speak of no longer counts for it.
@@ -153,15 +153,15 @@ class FocusedEvidence:
         freight.") reads what the sentence its pronoun refers to named: the nearest one
         before it that names a result, through sentences that open with pronouns too.
         Any other sentence without a name ("Three companies matched your request.")
-        reads all of them.  The question's results are read with every sentence."""
+        reads all of them.  A sentence that reads some reads the question's results
+        too (never only those: a question may name one of the results an answer uses)."""
         found = self._results.anchors(sentence)
         if not found and _PRONOUN.match(sentence):
             for earlier in reversed(_SENTENCE_END.split(before.strip())):
                 found = self._results.anchors(earlier)
                 if found or not _PRONOUN.match(earlier):
                     break
-        found = found | self._asked
-        return found | self._results.prose if found else None
+        return found | self._asked | self._results.prose if found else None
 
     def evidence(self, sentence: str, before: str = "") -> ContextEvidence:
         """The evidence ``sentence`` reads (see ``focus``)."""
