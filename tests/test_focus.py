@@ -91,3 +91,21 @@ def test_a_name_is_held_by_the_result_holding_all_its_words():
     ev = evidence_for([HOTEL, ORDERS.replace("Osaka", "Garden Grove"), FLIGHT])
     assert ev.focus("I booked Sakura Garden Ryokan for you.") == frozenset({0})
     assert ev.focus("I booked Garden Grove for you.") == frozenset({1})
+
+
+def test_through_the_proxy_another_results_value_no_longer_passes_for_evidence():
+    """A real proxy on loopback, three tool messages: the hotel's changed star rating is
+    stopped although the orders hold a 1; the hotel's true room count passes."""
+    from guardrail.bench import verdicts
+    from guardrail.train.data import Example
+
+    response = "Sakura Garden Ryokan is rated 1 star. It has 38 rooms."
+    bad = response.find("rated 1 star")
+    docs = (ORDERS, HOTEL, FLIGHT)
+    ex = Example("f0", "\n\n".join(docs), "Tell me about my hotel.", response,
+                 ((bad, bad + len("rated 1 star")),), True, True, "f0", "tools",
+                 documents=docs)
+    rows: list = []
+    all_ = verdicts.run([ex], sentences=rows)["by_dataset"]["all"]
+    assert [(r["gold"], r["stopped"]) for r in rows] == [(True, True), (False, False)]
+    assert all_["supported_kept"] == 1.0 and all_["unsupported_stopped"] == 1.0
