@@ -73,11 +73,12 @@ class _Results:
     """What every answer over the same documents shares: which are tool results, their
     text for names, and the evidence of each set of them a sentence was read against."""
 
-    def __init__(self, documents: tuple[str, ...], tool: Sequence[bool]):
-        self.documents, self.tool = documents, tuple(tool)
+    def __init__(self, documents: tuple[str, ...], parts: Sequence[ContextEvidence]):
+        self.documents, self.parts = documents, tuple(parts)  # each document's evidence
+        self.tool = tuple(p.structured for p in parts)
         self.lower = [d.lower() for d in documents]
         self.words = [frozenset(m[0] for m in WORD.finditer(d)) for d in self.lower]
-        self.prose = frozenset(i for i, t in enumerate(tool) if not t)
+        self.prose = frozenset(i for i, t in enumerate(self.tool) if not t)
         self._sets: dict[frozenset[int], ContextEvidence] = {}
         self._anchors: dict[str, frozenset[int]] = {}  # every check re-reads the answer so far
         self._lock = threading.Lock()
@@ -118,6 +119,8 @@ class _Results:
 
     def of(self, docs: frozenset[int]) -> ContextEvidence:
         """The evidence of the documents ``docs`` (no question), built once."""
+        if len(docs) == 1:  # indexed already, to tell tool results from prose
+            return self.parts[next(iter(docs))]
         with self._lock:
             ev = self._sets.get(docs)
         if ev is None:
@@ -132,8 +135,8 @@ class _Results:
 @functools.lru_cache(maxsize=8)
 def _results(documents: tuple[str, ...]) -> Optional[_Results]:
     """None unless two or more of ``documents`` are tool results."""
-    tool = [index((d,)).structured for d in documents] if len(documents) >= 2 else []
-    return _Results(documents, tool) if sum(tool) >= 2 else None
+    parts = [index((d,)) for d in documents] if len(documents) >= 2 else []
+    return _Results(documents, parts) if sum(p.structured for p in parts) >= 2 else None
 
 
 class FocusedEvidence:
