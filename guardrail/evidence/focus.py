@@ -38,7 +38,9 @@ import re
 import threading
 from typing import Optional, Sequence, Union
 
+from guardrail.evidence import listing as L
 from guardrail.evidence.features import ContextEvidence, SentenceEvidence, index
+from guardrail.evidence.render import render
 from guardrail.evidence.words import STOPWORDS, WORD
 
 SPECIFIC = 1
@@ -69,17 +71,23 @@ def names(text: str) -> list[list[str]]:
     return runs
 
 
-class _Results:
-    """What every answer over the same documents shares: which are tool results, their
-    text for names, and the evidence of each set of them a sentence was read against."""
+def is_tool_result(document: str) -> bool:
+    """A tool result, as the evidence reads one: structured (JSON, a table, CSV) or
+    text whose lines are mostly ``key: value``."""
+    return render(document).structured or L.is_key_value(document)
 
-    def __init__(self, documents: tuple[str, ...], parts: Sequence[ContextEvidence]):
-        self.documents, self.parts = documents, tuple(parts)  # each document's evidence
-        self.tool = tuple(p.structured for p in parts)
+
+class Named:
+    """Which of several documents a sentence speaks of, by the names it holds (see the
+    module docstring); what the judge's evidence and the detector's windows share."""
+
+    def __init__(self, documents: tuple[str, ...], tool: Sequence[bool]):
+        self.documents, self.tool = documents, tuple(tool)
         self.lower = [d.lower() for d in documents]
-        self.words = [frozenset(m[0] for m in WORD.finditer(d)) for d in self.lower]
+        self.words = [frozenset(w for m in WORD.finditer(d)  # "Tinsmith's": its name too
+                                for w in (m[0], m[0].removesuffix("'s").removesuffix("’s")))
+                      for d in self.lower]
         self.prose = frozenset(i for i, t in enumerate(self.tool) if not t)
-        self._sets: dict[frozenset[int], ContextEvidence] = {}
         self._anchors: dict[str, frozenset[int]] = {}  # every check re-reads the answer so far
         self._lock = threading.Lock()
 
@@ -117,6 +125,41 @@ class _Results:
             self._anchors[text] = frozenset(out)
         return frozenset(out)
 
+    def focus(self, sentence: str, before: str = "", asked: frozenset[int] = frozenset()
+              ) -> Optional[frozenset[int]]:
+        """The documents ``sentence`` is read against; None: all of them.  A sentence
+        that names no result and opens with a pronoun ("It is travelling by air
+        freight.") reads what the sentence its pronoun refers to named: the nearest one
+        before it that names a result, through sentences that open with pronouns too.
+        Any other sentence without a name ("Three companies matched your request.")
+        reads all of them.  A sentence that reads some reads ``asked`` too, the results
+        the question names (never only those: a question may name one of the results an
+        answer uses), and every prose document."""
+        found = self.anchors(sentence)
+        if not found and _PRONOUN.match(sentence):
+            for earlier in reversed(_SENTENCE_END.split(before.strip())):
+                found = self.anchors(earlier)
+                if found or not _PRONOUN.match(earlier):
+                    break
+        return found | asked | self.prose if found else None
+
+
+@functools.lru_cache(maxsize=8)
+def named(documents: tuple[str, ...], tool: tuple[bool, ...]) -> Optional[Named]:
+    """``Named`` over ``documents`` (``tool``: which are tool results); None unless two
+    or more are."""
+    return Named(documents, tool) if sum(tool) >= 2 else None
+
+
+class _Results(Named):
+    """What every answer over the same documents shares: which are tool results, their
+    text for names, and the evidence of each set of them a sentence was read against."""
+
+    def __init__(self, documents: tuple[str, ...], parts: Sequence[ContextEvidence]):
+        super().__init__(documents, [p.structured for p in parts])
+        self.parts = tuple(parts)  # each document's evidence
+        self._sets: dict[frozenset[int], ContextEvidence] = {}
+
     def of(self, docs: frozenset[int]) -> ContextEvidence:
         """The evidence of the documents ``docs`` (no question), built once."""
         if len(docs) == 1:  # indexed already, to tell tool results from prose
@@ -151,20 +194,8 @@ class FocusedEvidence:
         self._views: dict[frozenset[int], ContextEvidence] = {}
 
     def focus(self, sentence: str, before: str = "") -> Optional[frozenset[int]]:
-        """The documents ``sentence`` is read against; None: all of them.  A sentence
-        that names no result and opens with a pronoun ("It is travelling by air
-        freight.") reads what the sentence its pronoun refers to named: the nearest one
-        before it that names a result, through sentences that open with pronouns too.
-        Any other sentence without a name ("Three companies matched your request.")
-        reads all of them.  A sentence that reads some reads the question's results
-        too (never only those: a question may name one of the results an answer uses)."""
-        found = self._results.anchors(sentence)
-        if not found and _PRONOUN.match(sentence):
-            for earlier in reversed(_SENTENCE_END.split(before.strip())):
-                found = self._results.anchors(earlier)
-                if found or not _PRONOUN.match(earlier):
-                    break
-        return found | self._asked | self._results.prose if found else None
+        """The documents ``sentence`` is read against (``Named.focus``); None: all."""
+        return self._results.focus(sentence, before, self._asked)
 
     def evidence(self, sentence: str, before: str = "") -> ContextEvidence:
         """The evidence ``sentence`` reads (see ``focus``)."""

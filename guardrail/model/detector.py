@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from guardrail.errors import InputError, ModelLoadError
+from guardrail.evidence.focus import is_tool_result
 from guardrail.evidence.render import render_documents
 from guardrail.model.encoder import EarlyExitModel
 from guardrail.model.inputs import (InputBuilder, PreparedContext, Sequence_, Tokenized,
@@ -277,14 +278,15 @@ class Detector:
     def context_key_name(self) -> str:
         """What prepared contexts are keyed by besides their documents (the tokenizer,
         and whether structured documents are rendered)."""
-        return self.tokenizer.name_or_path + ("+render" if self.render_structured else "")
+        return self.tokenizer.name_or_path + ("+render" if self.render_structured else "") + \
+            "+parts"  # contexts stored before they said where each document stands
 
     def prepare_context(self, documents: str | Sequence[str]) -> PreparedContext:
-        if self.render_structured:
-            documents = render_documents([documents] if isinstance(documents, str)
-                                         else list(documents))
-        return prepare_context(self.tokenizer, documents, self.context_key_name,
-                               self.max_context_tokens)
+        given = [documents] if isinstance(documents, str) else list(documents)
+        tools = [bool(d) and is_tool_result(d) for d in given] if len(given) >= 2 else []
+        docs = render_documents(given) if self.render_structured else given
+        return prepare_context(self.tokenizer, docs, self.context_key_name,
+                               self.max_context_tokens, tools, given)
 
     def prepare(self, inp: DetectInput, selector: Optional[WindowSelector] = None,
                 labels: Optional[np.ndarray] = None) -> PreparedInput:
@@ -301,7 +303,8 @@ class Detector:
         pieces = b.split_response(r, len(q))
         size = b.context_size(len(q), max(e - s for s, e in pieces))
         windows = cut_windows(context.n_tokens, size, b.window_overlap)
-        chosen = (selector or self.selector).select(context, windows, inp.question, response)
+        chosen = (selector or self.selector).select(context, windows, inp.question, response,
+                                                    inp.target_start)
         if not chosen:
             raise ValueError("a window selector returned no window")
         seqs = tuple(b.build(context.tokens, w, q, r, piece, i, labels)

@@ -82,6 +82,12 @@ class PreparedContext:
     text: str
     tokens: Tokenized
     tokenizer_name: str
+    parts: tuple[tuple[int, int, bool], ...] = ()
+    """Each document's character range in ``text`` and whether it is a tool result
+    (empty: not known, e.g. a context stored by an earlier version)."""
+    sources: tuple[str, ...] = ()
+    """Where two or more documents are tool results, each document as it was given
+    (before rendering), one per part: what a sentence's names are looked up in."""
 
     @property
     def n_tokens(self) -> int:
@@ -92,7 +98,9 @@ class PreparedContext:
         buf = io.BytesIO()
         np.savez(buf, ids=self.tokens.ids, offsets=self.tokens.offsets,
                  meta=np.frombuffer(json.dumps({"key": self.key, "text": self.text,
-                                                "tokenizer": self.tokenizer_name}).encode(),
+                                                "tokenizer": self.tokenizer_name,
+                                                "parts": self.parts,
+                                                "sources": self.sources}).encode(),
                                     dtype=np.uint8))
         return buf.getvalue()
 
@@ -101,7 +109,14 @@ class PreparedContext:
         with np.load(io.BytesIO(data), allow_pickle=False) as z:
             meta = json.loads(z["meta"].tobytes().decode())
             return cls(meta["key"], meta["text"], Tokenized(z["ids"], z["offsets"]),
-                       meta["tokenizer"])
+                       meta["tokenizer"], tuple((a, b, bool(t))
+                                                for a, b, t in meta.get("parts", ())),
+                       tuple(meta.get("sources", ())))
+
+    def token_range(self, start: int, end: int) -> tuple[int, int]:
+        """The tokens of the characters ``[start, end)`` of ``text``."""
+        starts = self.tokens.offsets[:, 0]
+        return int(np.searchsorted(starts, start)), int(np.searchsorted(starts, end))
 
 
 def context_key(documents: Sequence[str], tokenizer_name: str) -> str:
@@ -115,8 +130,24 @@ def join_documents(documents: Sequence[str]) -> str:
     return "\n\n".join(d.strip() for d in documents if d and d.strip())
 
 
+def document_parts(documents: Sequence[str], tools: Sequence[bool] = ()
+                   ) -> tuple[tuple[int, int, bool], ...]:
+    """Where each document stands in ``join_documents(documents)`` and whether it is a
+    tool result (``tools``, one per document; none given: none is)."""
+    out, pos = [], 0
+    for i, d in enumerate(documents):
+        d = d.strip() if d else ""
+        if d:
+            out.append((pos, pos + len(d), bool(tools[i]) if i < len(tools) else False))
+            pos += len(d) + 2
+    return tuple(out)
+
+
 def prepare_context(tokenizer, documents: str | Sequence[str], tokenizer_name: str = "",
-                    max_tokens: Optional[int] = None) -> PreparedContext:
+                    max_tokens: Optional[int] = None, tools: Sequence[bool] = (),
+                    sources: Sequence[str] = ()) -> PreparedContext:
+    """``documents`` joined and tokenized; ``tools``: which of them are tool results;
+    ``sources``: the documents as given, where ``documents`` are rendered."""
     docs = [documents] if isinstance(documents, str) else list(documents)
     text = clean_text(join_documents(docs))
     if not text.strip():
@@ -126,7 +157,10 @@ def prepare_context(tokenizer, documents: str | Sequence[str], tokenizer_name: s
     if max_tokens is not None and len(toks) > max_tokens:
         raise ContextError(f"the context has {len(toks)} tokens, more than the configured "
                            f"maximum of {max_tokens}", code="context_too_large")
-    return PreparedContext(context_key(docs, tokenizer_name), text, toks, tokenizer_name)
+    parts = document_parts(docs, tools)
+    given = [d for d in (sources or docs) if d and d.strip()]
+    return PreparedContext(context_key(docs, tokenizer_name), text, toks, tokenizer_name,
+                           parts, tuple(given) if sum(t for *_, t in parts) >= 2 else ())
 
 
 @dataclass(frozen=True)

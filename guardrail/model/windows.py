@@ -7,6 +7,11 @@ pluggable: score all windows (exact), only the first (plain truncation, the
 baseline), the ``k`` most relevant ones (:class:`TopKWindows`, BM25 over blocks:
 ``model.bm25``), windows packed from the most relevant passages
 (:class:`TopBlocks`), or each sentence's own (:class:`OwnWindows`).
+
+A grounding of several tool results (an agent's calls, a ``tool`` message each) is read
+by the documents a sentence names (``model.focused``): the packed window of an in-flight
+check and a sentence's own window at the end of the stream hold the results it speaks
+of, not the passages of other results that happen to share its words.
 """
 
 from __future__ import annotations
@@ -17,13 +22,15 @@ from typing import Optional, Protocol, Sequence
 import numpy as np
 
 from guardrail.model.bm25 import IndexCache, query_blocks, sentence_spans
+from guardrail.model.focused import clip, cut, focus_groups, focused
 from guardrail.model.inputs import PreparedContext, Window
 
 
 class WindowSelector(Protocol):
     def select(self, context: PreparedContext, windows: Sequence[Window], question: str,
-               response: str) -> list[Window]:
-        """Return the windows to score (a non-empty subset, in any order)."""
+               response: str, target_start: int = 0) -> list[Window]:
+        """Return the windows to score (a non-empty subset, in any order); the checked
+        text is ``response[target_start:]``, what comes before it left context."""
         ...
 
 
@@ -32,7 +39,7 @@ class AllWindows:
 
     name = "all"
 
-    def select(self, context, windows, question, response):
+    def select(self, context, windows, question, response, target_start=0):
         return list(windows)
 
 
@@ -41,7 +48,7 @@ class FirstWindow:
 
     name = "truncate"
 
-    def select(self, context, windows, question, response):
+    def select(self, context, windows, question, response, target_start=0):
         return [windows[0]]
 
 
@@ -84,7 +91,7 @@ class TopKWindows:
         self.max_queries = max_queries
         self.cache = cache if cache is not None else IndexCache()
 
-    def select(self, context, windows, question, response):
+    def select(self, context, windows, question, response, target_start=0):
         if len(windows) <= self.k:
             return list(windows)
         index = self.cache.get(context, self.block_tokens)
@@ -124,6 +131,12 @@ class TopBlocks:
     become ``Window.pieces``.  A context of ``whole`` windows or fewer (default ``k``)
     is read as its windows.  ``tokens``: a packed window holds at most this many
     context tokens (default: as many as a plain window), so its sequence is shorter.
+
+    Where the context holds two or more tool results, a checked sentence that names
+    some (``model.focused``) reads those documents, whole where they fit ``k`` windows
+    (as the result alone would be read), else by their best passages; sentences
+    checked together that read different documents each get their own windows
+    (``Window.serves``).
     """
 
     name = "blocks"
@@ -139,20 +152,40 @@ class TopBlocks:
         self.span, self.max_queries = span, max_queries
         self.cache = cache if cache is not None else IndexCache()
 
-    def select(self, context, windows, question, response):
-        if len(windows) <= self.whole:
+    def select(self, context, windows, question, response, target_start=0):
+        size = min(max(w.end - w.start for w in windows), self.tokens or 1 << 30)
+        groups = focus_groups(context, question, response, target_start)
+        if len(groups) <= 1:  # one reading for the whole checked text
+            return self._select(context, windows, question, response,
+                                next(iter(groups), None), size)
+        out: list[Window] = []  # sentences checked together, each read by its own
+        for ranges, spans in groups.items():
+            for w in self._select(context, windows, question, response, ranges, size):
+                out.append(dataclasses.replace(w, index=len(out), serves=spans))
+        return out
+
+    def _select(self, context, windows, question, response, ranges, size) -> list[Window]:
+        """The windows of one reading: the token ``ranges`` of the documents named, or
+        (None) the whole context."""
+        if ranges is not None and sum(b - a for a, b in ranges) <= self.k * size:
+            return cut(list(ranges), size)
+        if len(windows) <= self.whole and ranges is None:
             return list(windows)
         index = self.cache.get(context, self.block_tokens)
         bt, n = self.block_tokens, index.n_blocks
-        size = min(max(w.end - w.start for w in windows), self.tokens or 1 << 30)
         room = self.k * (size // bt)  # whole blocks, so that k windows hold them
         span = min(self.span, n)
+        allowed = np.ones(n, bool)
+        if ranges is not None:  # the named documents' passages only
+            allowed[:] = False
+            for a, b in ranges:
+                allowed[a // bt:-(-b // bt)] = True
         asked, per_query = query_blocks(index, question, response, self.question_weight,
                                         self.max_queries)
         base = np.zeros(n) if asked is None else self.question_weight * asked
         ranked = []
         for b in per_query:
-            region = np.convolve(b + base, np.ones(span), "valid")
+            region = np.convolve((b + base) * allowed, np.ones(span), "valid")
             ranked.append([int(i) for i in np.argsort(-region, kind="stable") if region[i] > 0])
         taken: set[int] = set()
         while len(taken) < room and any(ranked):
@@ -161,17 +194,19 @@ class TopBlocks:
                     r.pop(0)
                 if r and len(taken) < room:
                     a = r.pop(0)
-                    taken.update(b for b in range(a, a + span) if len(taken) < room)
-        taken, grown = taken or {0}, True
+                    taken.update(b for b in range(a, a + span)
+                                 if len(taken) < room and allowed[b])
+        taken, grown = taken or {int(np.argmax(allowed))}, True
         while len(taken) < room and grown:
             grown = False
             for side in (-1, 1):
                 for b in sorted(taken, reverse=side > 0):
                     nb = b + side
-                    if 0 <= nb < n and nb not in taken and len(taken) < room:
+                    if 0 <= nb < n and allowed[nb] and nb not in taken and len(taken) < room:
                         taken.add(nb)
                         grown = True
-        return _pack(sorted(taken), bt, index.n_tokens, size)
+        out = _pack(sorted(taken), bt, index.n_tokens, size)
+        return out if ranges is None else clip(out, list(ranges))
 
 
 class OwnWindows:
@@ -209,15 +244,30 @@ class OwnWindows:
                           block_tokens=self.block_tokens, max_queries=self.max_queries,
                           cache=self.cache)
 
-    def select(self, context, windows, question, response):
-        if len(windows) <= self.m:
-            return list(windows)
-        index = self.cache.get(context, self.block_tokens)
+    def select(self, context, windows, question, response, target_start=0):
         spans = sentence_spans(response)[::-1][:self.max_queries]  # query_blocks' order
-        scores, _ = query_window_scores(index, windows, question, response,
-                                        self.question_weight, self.max_queries)
-        own = [[int(i) for i in np.argsort(-s, kind="stable")[:self.m] if s[i] > 0]
-               for s in scores]
+        pool, own = list(windows), [[] for _ in spans]
+        size = max(w.end - w.start for w in windows)
+        packed: dict[tuple, int] = {}
+        for o, (a, b) in zip(own, spans):  # a sentence naming tool results reads them
+            ranges = focused(context, question, response, a, b)
+            if ranges is not None and sum(z - y for y, z in ranges) <= size:
+                if tuple(ranges) not in packed:
+                    packed[tuple(ranges)] = len(pool)
+                    pool.append(dataclasses.replace(cut(ranges, size)[0], index=len(pool)))
+                o.append(packed[tuple(ranges)])
+        if len(windows) <= self.m and not packed:
+            return list(windows)
+        if len(windows) > self.m:
+            index = self.cache.get(context, self.block_tokens)
+            scores, _ = query_window_scores(index, windows, question, response,
+                                            self.question_weight, self.max_queries)
+            for o, sc in zip(own, scores):
+                o += [] if o else [int(i) for i in np.argsort(-sc, kind="stable")[:self.m]
+                                   if sc[i] > 0]
+        else:  # a short context: the other sentences read it whole
+            for o in own:
+                o += [] if o else list(range(len(windows)))
         order: list[int] = []
         for rank in range(self.m):
             for o in own:
@@ -231,7 +281,7 @@ class OwnWindows:
             mine = [i for i in o if i in chosen] or sorted(chosen)
             for i in mine:
                 serves[i].append(span)
-        return [dataclasses.replace(windows[i], serves=tuple(sorted(serves[i])))
+        return [dataclasses.replace(pool[i], serves=tuple(sorted(serves[i])))
                 for i in sorted(chosen)]
 
 

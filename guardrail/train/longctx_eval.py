@@ -129,8 +129,8 @@ class _Recorder:
         self.inner = inner
         self.chosen: list[list[tuple[int, int]]] = []
 
-    def select(self, context, windows, question, response):
-        out = self.inner.select(context, windows, question, response)
+    def select(self, context, windows, question, response, target_start=0):
+        out = self.inner.select(context, windows, question, response, target_start)
         off = context.tokens.offsets
         self.chosen.append([(int(off[w.start][0]), int(off[w.end - 1][1])) for w in out])
         return out
