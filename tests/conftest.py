@@ -60,6 +60,18 @@ REDIS_URL = "redis://127.0.0.1:6379/0"
 
 
 @pytest.fixture(scope="session")
+def tok():
+    """The default backbone's tokenizer (all-MiniLM-L6-v2), with no length limit."""
+    from transformers import AutoTokenizer
+
+    from guardrail.train.train import minilm_path
+
+    t = AutoTokenizer.from_pretrained(minilm_path())
+    t.model_max_length = 1 << 30
+    return t
+
+
+@pytest.fixture(scope="session")
 def detector():
     """The real default detector, loaded once per test session (torch imported here),
     in float32: the reference the pins and the numeric tests hold it to, whatever

@@ -10,14 +10,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from transformers import AutoTokenizer
 from typer.testing import CliRunner
 
 from guardrail.cli import app
 from guardrail.model.inputs import tokenize
 from guardrail.train import longctx, longctx_eval
 from guardrail.train.data import Example, in_dev, load_any
-from guardrail.train.train import minilm_path
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 needs_data = pytest.mark.skipif(not (DATA / "ragtruth_qa_test_subset").is_dir(),
@@ -26,13 +24,6 @@ SPLIT = (0.2, 13)  # dev_fraction, seed (the default model's training split)
 
 EVIDENCE = ("passage 1: The Zorblat bridge over the Mira river was opened in 1931 by the "
             "engineer Hana Kovacs.\n\npassage 2: It carries trams between Ostrava and Velkomir.")
-
-
-@pytest.fixture(scope="module")
-def tok():
-    t = AutoTokenizer.from_pretrained(minilm_path())
-    t.model_max_length = 1 << 30
-    return t
 
 
 @pytest.fixture(scope="module")

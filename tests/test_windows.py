@@ -7,7 +7,6 @@ import time
 
 import numpy as np
 import pytest
-from transformers import AutoTokenizer
 
 from guardrail.model.inputs import PreparedContext, cut_windows, prepare_context
 from guardrail.model.bm25 import (BlockIndex, IndexCache, sentence_spans, split_sentences,
@@ -38,13 +37,6 @@ def with_evidence(*planted: tuple[float, str], n: int = 400, seed: int = 0) -> s
     for pos, text in sorted(planted, reverse=True):
         sents.insert(int(pos * len(sents)), text)
     return " ".join(sents)
-
-
-@pytest.fixture(scope="module")
-def tok():
-    t = AutoTokenizer.from_pretrained(minilm_path())
-    t.model_max_length = 1 << 30
-    return t
 
 
 def ctx_of(tok, text: str) -> PreparedContext:
