@@ -55,6 +55,22 @@ def test_a_sentence_naming_two_results_reads_both_and_a_pronoun_reads_what_was_n
     assert ev.features("It leaves at 09:15.", before).missing_numbers == ()
 
 
+def test_a_definite_description_reads_the_named_results_that_hold_its_noun():
+    ev = evidence_for([ORDERS, HOTEL, FLIGHT])
+    before = "Sakura Garden Ryokan is in Kyoto. "
+    assert ev.focus("Breakfast at the hotel is included.", before) == frozenset({1})
+    assert ev.focus("The hotel has 40 rooms.", before) == frozenset({1})
+    assert ev.features("The hotel has 40 rooms.", before).missing_numbers != ()
+    # a noun the named result does not hold refers to something else: all are read
+    assert ev.focus("The lookup returned two orders.", before) is None
+    assert ev.focus("The order shipped yesterday.", before) is None
+    # referring back goes through sentences that refer back too
+    chain = before + "The hotel has 38 rooms. It is full. "
+    assert ev.focus("Guests at the hotel get breakfast.", chain) == frozenset({1})
+    assert ev.focus("The hotel is full.", before + "Two orders shipped. ") is None
+    assert ev.focus("It ships today.", before + "Here is the information I found. ") is None
+
+
 def test_the_question_adds_its_results_and_a_sentence_naming_none_reads_all():
     ev = evidence_for([ORDERS, HOTEL, FLIGHT], "Where is order A1002 going?")
     assert ev.focus("Sakura Garden Ryokan is full.") == frozenset({0, 1})

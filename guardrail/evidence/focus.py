@@ -21,7 +21,9 @@ documents are tool results (structured).  Then each sentence reads the evidence 
   happens to hold);
 * without a name of its own, if it opens with a pronoun ("It is travelling by air
   freight."), the results the sentence the pronoun refers to named (the nearest before
-  it with a name, through sentences that open with pronouns too);
+  it with a name, through sentences that open with pronouns too); if it speaks of "the
+  trail" or "the hotel", those of them whose field names hold that noun
+  (``trail_name``), so "The lookup returned three hotels." still reads all;
 * and with these, the results the question names;
 * with none of these, all of them, as before ("Three companies matched your request."
   counts a result it does not name; the question may name only some of the results).
@@ -49,6 +51,8 @@ results hold (a city, a shared supplier) says neither is the one a sentence mean
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _PRONOUN = re.compile(r"\W*(?:it|its|it's|they|their|them|he|she|his|her|this|these|that|"
                       r"those)\b", re.I)  # opens a sentence about what was named before
+_DEFINITE = re.compile(r"\bthe\s+([a-z][a-z\-]+)", re.I)  # "the trail": its noun
+_STRUCTURE = frozenset("item result data value name id type of".split())
 _CACHED = 32  # the evidence of so many sets of results, per grounding
 
 
@@ -77,6 +81,23 @@ def is_tool_result(document: str) -> bool:
     return render(document).structured or L.is_key_value(document)
 
 
+def _nouns(text: str) -> set[str]:
+    """The words after "the" in ``text``, singular too."""
+    words = {m[1].lower() for m in _DEFINITE.finditer(text)}
+    return words | {w.removesuffix("s") for w in words}
+
+
+def _key_words(document: str) -> frozenset[str]:
+    """The words of a tool result's field names and paths (``hotels[0].check_in``:
+    hotel, check, in), singular too, less the words every structure has (item, result,
+    name, ...)."""
+    keys = " ".join(seg.split(": ", 1)[0] for x in render(document).lines
+                    for seg in x.text.split("; ") if ": " in seg)
+    words = {m[0] for m in WORD.finditer(keys.lower().replace("_", " ")) if m[0].isalpha()}
+    words |= {w[:-1] for w in words if w.endswith("s")}
+    return frozenset(words - _STRUCTURE)
+
+
 class Named:
     """Which of several documents a sentence speaks of, by the names it holds (see the
     module docstring); what the judge's evidence and the detector's windows share."""
@@ -88,6 +109,8 @@ class Named:
                                 for w in (m[0], m[0].removesuffix("'s").removesuffix("’s")))
                       for d in self.lower]
         self.prose = frozenset(i for i, t in enumerate(self.tool) if not t)
+        self.keys = [_key_words(d) if t else frozenset() for d, t in zip(documents, self.tool)]
+        self._fields = frozenset().union(*self.keys)
         self._anchors: dict[str, frozenset[int]] = {}  # every check re-reads the answer so far
         self._lock = threading.Lock()
 
@@ -130,18 +153,33 @@ class Named:
         """The documents ``sentence`` is read against; None: all of them.  A sentence
         that names no result and opens with a pronoun ("It is travelling by air
         freight.") reads what the sentence its pronoun refers to named: the nearest one
-        before it that names a result, through sentences that open with pronouns too.
-        Any other sentence without a name ("Three companies matched your request.")
-        reads all of them.  A sentence that reads some reads ``asked`` too, the results
-        the question names (never only those: a question may name one of the results an
-        answer uses), and every prose document."""
-        found = self.anchors(sentence)
-        if not found and _PRONOUN.match(sentence):
-            for earlier in reversed(_SENTENCE_END.split(before.strip())):
-                found = self.anchors(earlier)
-                if found or not _PRONOUN.match(earlier):
-                    break
+        before it that names a result, through sentences that open with pronouns too;
+        one that speaks of "the trail" reads those of them with a ``trail`` field
+        (``_carried``).  Any other sentence without a name ("Three companies matched
+        your request.") reads all of them.  A sentence that reads some reads ``asked``
+        too, the results the question names (never only those: a question may name one
+        of the results an answer uses), and every prose document."""
+        found = self.anchors(sentence) or self._carried(sentence, before)
         return found | asked | self.prose if found else None
+
+    def _carried(self, sentence: str, before: str) -> frozenset[int]:
+        """What a nameless sentence refers back to: with a pronoun first, all the
+        results the nearest sentence before it that names some named; else, through a
+        definite description ("Most walkers finish the trail in 390 minutes."), those
+        of them whose fields are named by its noun (a ``trail_name`` key holds
+        ``trail``; "The lookup returned three hotels." names none, so it reads every
+        result; a word of a value is no field: "the bar" of a guest's review).  The
+        nearest is looked for through sentences that refer back too (a pronoun first,
+        or "the" and a word of some result's field names)."""
+        pronoun, nouns = bool(_PRONOUN.match(sentence)), _nouns(sentence)
+        if not (pronoun or nouns):
+            return frozenset()
+        found: frozenset[int] = frozenset()
+        for earlier in reversed(_SENTENCE_END.split(before.strip())):
+            found = self.anchors(earlier)
+            if found or not (_PRONOUN.match(earlier) or self._fields & _nouns(earlier)):
+                break
+        return found if pronoun else frozenset(i for i in found if nouns & self.keys[i])
 
 
 @functools.lru_cache(maxsize=8)
