@@ -182,7 +182,7 @@ class Named:
         return found if pronoun else frozenset(i for i in found if nouns & self.keys[i])
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=64)  # one per grounding checked at once (a few MB at 32K)
 def named(documents: tuple[str, ...], tool: tuple[bool, ...]) -> Optional[Named]:
     """``Named`` over ``documents`` (``tool``: which are tool results); None unless two
     or more are."""
