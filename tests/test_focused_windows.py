@@ -175,3 +175,48 @@ def test_through_the_detector_a_check_reads_the_named_result_as_if_alone(detecto
     alone = detector.prepare(DetectInput([results[1]], "", answer, start), TopBlocks(1, whole=3))
     assert among.windows_total > 3 and len(among.sequences) == len(alone.sequences) == 1
     assert among.sequences[0].input_ids.tolist() == alone.sequences[0].input_ids.tolist()
+
+
+@pytest.mark.redis
+async def test_a_context_from_redis_reads_the_named_result_as_the_one_prepared_here(
+        detector, results):
+    """Also: rendered tool results are keyed as given, as the engine keys them, so a
+    context read back from Redis is not taken for a damaged one."""
+    import uuid
+
+    import redis.asyncio as aioredis
+
+    from guardrail.config import CacheConfig
+    from guardrail.engine.prepared import PreparedContextCache
+
+    url, prefix = "redis://127.0.0.1:6379/0", "gtest" + uuid.uuid4().hex[:12]
+    client = aioredis.from_url(url, socket_timeout=5, socket_connect_timeout=5)
+    try:
+        await client.ping()
+    except Exception as e:  # pragma: no cover - depends on the machine
+        await client.aclose()
+        pytest.skip(f"no Redis server on 127.0.0.1:6379: {e}")
+    conf = CacheConfig(redis_url=url, key_prefix=prefix, down_cooldown_s=0.0,
+                       socket_timeout_s=5.0, connect_timeout_s=5.0)
+    here, there = PreparedContextCache(conf), PreparedContextCache(conf)
+
+    async def prepare(documents):
+        return detector.prepare_context(list(documents))
+
+    try:
+        model = detector.context_key_name
+        made = await here.get_or_prepare("acme", results, prepare, model=model)
+        await here.flush()
+        loaded = await there.get_or_prepare("acme", results, prepare, model=model)
+        assert loaded is not made and there.stats().redis_hits == 1
+        assert (loaded.parts, loaded.sources) == (made.parts, made.sources)
+        answer = "Here is what I found. Sakura Garden Ryokan has 12 rooms."
+        a = focused(made, "", answer, answer.index("Sakura"))
+        assert a is not None and focused(loaded, "", answer, answer.index("Sakura")) == a
+    finally:
+        await here.aclose()
+        await there.aclose()
+        keys = [k async for k in client.scan_iter(match=f"{prefix}:*")]
+        if keys:
+            await client.delete(*keys)
+        await client.aclose()

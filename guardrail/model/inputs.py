@@ -147,7 +147,9 @@ def prepare_context(tokenizer, documents: str | Sequence[str], tokenizer_name: s
                     max_tokens: Optional[int] = None, tools: Sequence[bool] = (),
                     sources: Sequence[str] = ()) -> PreparedContext:
     """``documents`` joined and tokenized; ``tools``: which of them are tool results;
-    ``sources``: the documents as given, where ``documents`` are rendered."""
+    ``sources``: the documents as given, where ``documents`` are rendered.  The key is
+    that of the documents as given, as the engine's prepared-context cache keys them
+    (a context read back from Redis under another key is taken for a damaged one)."""
     docs = [documents] if isinstance(documents, str) else list(documents)
     text = clean_text(join_documents(docs))
     if not text.strip():
@@ -159,7 +161,8 @@ def prepare_context(tokenizer, documents: str | Sequence[str], tokenizer_name: s
                            f"maximum of {max_tokens}", code="context_too_large")
     parts = document_parts(docs, tools)
     given = [d for d in (sources or docs) if d and d.strip()]
-    return PreparedContext(context_key(docs, tokenizer_name), text, toks, tokenizer_name,
+    key = context_key(list(sources) or docs, tokenizer_name)  # as the engine keys it
+    return PreparedContext(key, text, toks, tokenizer_name,
                            parts, tuple(given) if sum(t for *_, t in parts) >= 2 else ())
 
 
