@@ -59,6 +59,40 @@ def fake_upstream(fake_upstream_server: ServerThread) -> ServerThread:
 REDIS_URL = "redis://127.0.0.1:6379/0"
 
 
+REDIS_URL = "redis://127.0.0.1:6379/0"  # the shared server, never stopped by a test
+
+
+@pytest.fixture
+async def prefix():
+    """A Redis key prefix of this test's own; its keys are deleted afterwards (skips
+    without a Redis server on loopback)."""
+    import redis.asyncio as aioredis
+
+    client = aioredis.from_url(REDIS_URL, socket_timeout=1, socket_connect_timeout=1)
+    try:
+        await client.ping()
+    except Exception as e:  # pragma: no cover - depends on the machine
+        await client.aclose()
+        pytest.skip(f"no Redis server on 127.0.0.1:6379: {e}")
+    p = "gtest" + uuid.uuid4().hex[:12]
+    yield p
+    keys = [k async for k in client.scan_iter(match=f"{p}:*")]
+    if keys:
+        await client.delete(*keys)
+    await client.aclose()
+
+
+def cache_conf(prefix: str, **kw):
+    """The cache settings of a test on the shared Redis under ``prefix``."""
+    from guardrail.config import CacheConfig
+
+    # a live Redis on loopback: timeouts long enough that a loaded machine (2 cores busy
+    # with other tests) does not turn a slow connect into "Redis is down" (seen once:
+    # "Timeout connecting to server" at the default 0.25 s, and the put went local)
+    return CacheConfig(**{"redis_url": REDIS_URL, "key_prefix": prefix, "down_cooldown_s": 0.0,
+                          "socket_timeout_s": 5.0, "connect_timeout_s": 5.0, **kw})
+
+
 @pytest.fixture(scope="session")
 def tok():
     """The default backbone's tokenizer (all-MiniLM-L6-v2), with no length limit."""

@@ -10,11 +10,10 @@ from __future__ import annotations
 import asyncio
 import shutil
 import subprocess
-import uuid
 
 import numpy as np
 import pytest
-from conftest import free_port
+from conftest import REDIS_URL as SHARED, cache_conf as conf, free_port
 import redis.asyncio as aioredis
 
 from guardrail.config import CacheConfig
@@ -23,7 +22,6 @@ from guardrail.engine.prepared import PreparedContextCache
 from guardrail.errors import BadRequest, NotFound, StoreUnavailable
 from guardrail.model.inputs import PreparedContext, Tokenized, context_key
 
-SHARED = "redis://127.0.0.1:6379/0"
 MODEL = "tok"
 DOCS = ("Paris is the capital of France.", "The Seine flows through it.")
 
@@ -42,31 +40,6 @@ class Preparer:
         offsets = np.stack([ids, ids + 1], axis=1).astype(np.int32)
         return PreparedContext(context_key(list(documents), MODEL), text,
                                Tokenized(ids, offsets), MODEL)
-
-
-@pytest.fixture
-async def prefix():
-    """A key prefix of this test's own; its keys are deleted afterwards."""
-    client = aioredis.from_url(SHARED, socket_timeout=1, socket_connect_timeout=1)
-    try:
-        await client.ping()
-    except Exception as e:  # pragma: no cover - depends on the machine
-        await client.aclose()
-        pytest.skip(f"no Redis server on 127.0.0.1:6379: {e}")
-    p = "gtest" + uuid.uuid4().hex[:12]
-    yield p
-    keys = [k async for k in client.scan_iter(match=f"{p}:*")]
-    if keys:
-        await client.delete(*keys)
-    await client.aclose()
-
-
-def conf(prefix: str, **kw) -> CacheConfig:
-    # a live Redis on loopback: timeouts long enough that a loaded machine (2 cores busy
-    # with other tests) does not turn a slow connect into "Redis is down" (seen once:
-    # "Timeout connecting to server" at the default 0.25 s, and the put went local)
-    return CacheConfig(**{"redis_url": SHARED, "key_prefix": prefix, "down_cooldown_s": 0.0,
-                          "socket_timeout_s": 5.0, "connect_timeout_s": 5.0, **kw})
 
 
 # -- in-process tier ----------------------------------------------------------------------------

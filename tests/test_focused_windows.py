@@ -12,6 +12,8 @@ import random
 
 import pytest
 
+from conftest import cache_conf
+
 from guardrail.evidence.focus import is_tool_result
 from guardrail.model.inputs import PreparedContext, cut_windows, prepare_context
 from guardrail.model.focused import focused
@@ -179,25 +181,12 @@ def test_through_the_detector_a_check_reads_the_named_result_as_if_alone(detecto
 
 @pytest.mark.redis
 async def test_a_context_from_redis_reads_the_named_result_as_the_one_prepared_here(
-        detector, results):
+        detector, results, prefix):
     """Also: rendered tool results are keyed as given, as the engine keys them, so a
     context read back from Redis is not taken for a damaged one."""
-    import uuid
-
-    import redis.asyncio as aioredis
-
-    from guardrail.config import CacheConfig
     from guardrail.engine.prepared import PreparedContextCache
 
-    url, prefix = "redis://127.0.0.1:6379/0", "gtest" + uuid.uuid4().hex[:12]
-    client = aioredis.from_url(url, socket_timeout=5, socket_connect_timeout=5)
-    try:
-        await client.ping()
-    except Exception as e:  # pragma: no cover - depends on the machine
-        await client.aclose()
-        pytest.skip(f"no Redis server on 127.0.0.1:6379: {e}")
-    conf = CacheConfig(redis_url=url, key_prefix=prefix, down_cooldown_s=0.0,
-                       socket_timeout_s=5.0, connect_timeout_s=5.0)
+    conf = cache_conf(prefix)
     here, there = PreparedContextCache(conf), PreparedContextCache(conf)
 
     async def prepare(documents):
@@ -216,7 +205,3 @@ async def test_a_context_from_redis_reads_the_named_result_as_the_one_prepared_h
     finally:
         await here.aclose()
         await there.aclose()
-        keys = [k async for k in client.scan_iter(match=f"{prefix}:*")]
-        if keys:
-            await client.delete(*keys)
-        await client.aclose()
