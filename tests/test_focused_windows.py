@@ -205,3 +205,22 @@ async def test_a_context_from_redis_reads_the_named_result_as_the_one_prepared_h
     finally:
         await here.aclose()
         await there.aclose()
+
+
+def test_through_the_proxy_an_addition_among_other_results_is_stopped_as_if_alone(tok):
+    """A real proxy on loopback, a generated turn's class among three other tool
+    results (one tool message each): "It meets in Studio Marlin." (the class has no
+    studio field) is stopped, as with the class alone, and every supported sentence
+    passes; read with BM25's passages of all results, it passed."""
+    from guardrail.bench import verdicts
+    from guardrail.train.longtool import build
+
+    turns = build("holdout", tok, lengths=[1024], depths=[0.5], n_per_cell=60, seed=11)
+    ex = next(t.turn.example for t in turns
+              if t.turn.example.id == "toolctx/holdout/11/21/1024/d0.5")
+    assert len(ex.documents) == 4
+    rows: list = []
+    verdicts.run([ex], sentences=rows)
+    said = {r["original"].strip(): (r["gold"], r["stopped"]) for r in rows}
+    assert said["It meets in Studio Marlin."] == (True, True)
+    assert all(stopped == gold for gold, stopped in said.values())
