@@ -104,6 +104,13 @@ _TRAILS = re.compile(
 _JOINED = re.compile(r";\s+|,\s+(?:and|but|while|whereas|although|though)\s+", re.I)
 
 
+def part_of(sentence: str, at: int) -> tuple[int, int]:
+    """The bounds of the part of a joined sentence that holds offset ``at`` (its end one
+    past the sentence's where it is the last part)."""
+    cuts = [0, *(m.end() for m in _JOINED.finditer(sentence)), len(sentence) + 1]
+    return max(c for c in cuts if c <= at), min(c for c in cuts if c > at)
+
+
 def works_out(sentence: str, at: int, end: int, keys: Collection[str] = ()) -> bool:
     """Does the sentence say that it worked the value at ``at:end`` out ("in
     total", "comes to", "so you're owed", "or about 907 kg", "eight more than")?  Only
@@ -116,9 +123,7 @@ def works_out(sentence: str, at: int, end: int, keys: Collection[str] = ()) -> b
     names a total, an average or what remains that the grounding holds as a key
     (``keys``: its keys' stems) says that field's value, worked out or not: "The total
     came to 429 EUR" for ``total_eur: 249.9`` is a value changed."""
-    cuts = [0, *(m.end() for m in _JOINED.finditer(sentence)), len(sentence) + 1]
-    start = max(c for c in cuts if c <= at)
-    stop = min(c for c in cuts if c > at)
+    start, stop = part_of(sentence, at)
     worded = [m[0] for m in _WORKED.finditer(sentence, start, stop)]
     if any(w.isalpha() and stem(w.lower()) in keys for w in worded):
         return False

@@ -30,6 +30,7 @@ from guardrail.evidence.claims import works_out
 from guardrail.evidence.fields import Fields
 from guardrail.evidence.group_states import field_check
 from guardrail.evidence.lexicon import CALENDAR
+from guardrail.evidence.misadded import misadded, misworked, rescaled
 from guardrail.evidence.ratios import per_key, table
 from guardrail.evidence.records import Records, enclosing, numbered
 from guardrail.evidence.restated import Restatements
@@ -38,7 +39,7 @@ from guardrail.evidence.values import PARTS, Number, numbers
 from guardrail.evidence.render import render
 from guardrail.evidence.spans import Labels, Tallies, days_between
 from guardrail.evidence.totals import object_sums, rarely
-from guardrail.evidence.units import Quantities, key_unit, unit_after
+from guardrail.evidence.units import Quantities
 from guardrail.evidence.weekdays import weekday_changed
 from guardrail.evidence.words import (STOPWORDS, WORD, content_words, negated, prose_units,
                                       stem)
@@ -223,19 +224,16 @@ class ContextEvidence:
                         stem(w) for w in content_words(key)} & stems)  # "no shorts": said
                    for key, _, value in (p.rpartition(": ") for p in parts))
 
-    def _rescaled(self, sentence: str, missing: Sequence[Number]) -> Optional[str]:
-        """The first line of a key whose total over the records a value the grounding
-        lacks gives in digits, in another unit of the key's dimension ("about 332
-        kilograms" where ``waste tonnes`` add up to 331.6): the unit changed."""
-        for n in missing if self.fields else ():
-            said = unit_after(sentence, n)
-            for c in self.fields.columns if said else ():
-                held = key_unit(c.key)
-                if held and held.dim == said.dim and held.name != said.name \
-                        and abs(sum(c.values) - n.value) <= n.precision:
-                    return next((self.lines[f.line] for f in self.fields.fields
-                                 if f.path.rsplit(" > ", 1)[-1] == c.key), None)
-        return None
+    def _total_changed(self, sentence: str, missing: Sequence[Number],
+                       nums: Sequence[Number]) -> Optional[str]:
+        """A total over the records that a value the grounding lacks gives in another
+        unit (the key's first line) or miscounts, or a change between two values that
+        the sentence states and gives otherwise (misadded.py)."""
+        columns = self.fields.columns if self.fields else ()
+        key = rescaled(sentence, missing, columns)
+        return next((self.lines[f.line] for f in self.fields.fields
+                     if f.path.rsplit(" > ", 1)[-1] == key), None) if key else \
+            misadded(sentence, missing, columns) or misworked(sentence, missing, nums)
 
     def _stated(self, n: Number) -> bool:
         return self.stored.has(n) or self.asked.has(n)
@@ -351,7 +349,7 @@ class ContextEvidence:
             len(nums), missing, len(words), found / len(stems) if stems else 1.0, best,
             line, len(names), missing_names, mismatch, self.stored.any, gap,
             check.changed or self._where.day_changed(sentence, about),
-            check.agreed, units.changed or self._rescaled(sentence, missing) or (
+            check.agreed, units.changed or self._total_changed(sentence, missing, nums) or (
                 line if line and (best >= 0.5 and changed(
                 sentence, [n for n in missing if n.start not in unworked], line)
                 or weekday_changed(sentence, self.stored.dates, before)) else None),

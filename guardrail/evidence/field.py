@@ -25,7 +25,7 @@ from guardrail.evidence.values import Number, numbers
 _SHARE = re.compile(r"(?<![^\W_])(?:pct|percent|percentage|probability|share)(?![^\W_])|%",
                     re.I)  # "deposit_pct" too
 # what a key holding money says: "price", "cost usd", "amount cents", "rent", "balance"
-_MONEY_KEY = re.compile(
+MONEY_KEY = re.compile(
     r"(?<![a-z])(?:price|cost|fee|amount|total|subtotal|balance|rent|revenue|budget|paid|"
     r"payments?|pay|charges?|value|spend|spent|sales?|income|salary|wages?|tips?|deposit|"
     r"refund|credit|debit|tax|discount|invoice|bill|premium|payout|fares?|earnings?|profit|"
@@ -160,7 +160,7 @@ def comparable(n: Number, f: Field, sentence: str = "") -> bool:
         said = units.unit_after(sentence, n)
         if said is not None and said.dim != f.unit.dim or money:
             return False
-    if money and not _MONEY_KEY.search(f.path.replace("_", " ")) \
+    if money and not MONEY_KEY.search(f.path.replace("_", " ")) \
             and not any(c in "$€£¥" for c in f.value):
         return False
     if n.kind == "number" and (n.percent or _SHARE.search(f.path)):

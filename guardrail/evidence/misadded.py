@@ -1,0 +1,158 @@
+"""A total over a tool result's records, said otherwise.
+
+    misadded(sentence, missing, columns)   the line "the records' <key> add up to <total>"
+                                           where the sentence says it added the records up
+                                           ("altogether", "add up to", "combined") and
+                                           gives a value near that total and not it
+    misworked(sentence, missing, nums)     "465 - 310 = 155" where the sentence announces
+                                           the change between two values it states and
+                                           gives another
+    rescaled(sentence, missing, columns)   the key whose total a value gives in digits, in
+                                           another unit of the key's dimension
+
+"Before the discount, the items add up to $628.00." over four order lines whose
+quantities times their unit prices add up to $608.00: the rules of arithmetic.py and
+totals.py reproduce neither, so the value is one the result lacks, which most often is
+arithmetic no rule reproduced (claims.works_out) and is only marked.  But where the
+sentence says it adds up all the records, states one amount in a key's unit, and lands
+within ``NEAR`` of that key's total without reaching it, the total is miscounted: a
+total over some of the records is found among the partial sums (totals.totalled), and
+one with a discount, a fee or another amount added states that amount beside it, which
+the reading here declines.  Measured on the hand-written tool turns (docs/model-card.md,
+"A total over the records, said otherwise").
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional, Sequence
+
+from guardrail.evidence import units
+from guardrail.evidence.claims import part_of
+from guardrail.evidence.field import MONEY_KEY
+from guardrail.evidence.totals import Column
+from guardrail.evidence.values import CURRENCY_SIGNS, Number, numbers, sort_of, word_after
+from guardrail.evidence.words import stem
+
+NEAR = 0.1
+"""How far from a key's total a value said as that total may be to count as miscounted."""
+RECORDS = 3  # a total over fewer records is read, not added up
+_SHARED = {stem(w) for w in ("cents", "pence", "usd", "eur", "gbp", "qty", "quantity", "unit",
+                             "price", "total", "amount")}  # words of many keys
+
+# the sentence says it adds up every record: "altogether", "in all", "add up to"
+_WHOLE = re.compile(r"\b(?:altogether|in all|in total|combined|together|between them|all told|"
+                    r"adds? up|added up|adding up|totals?|totall?ed|totall?ing)\b", re.I)
+# what it leaves out says nothing of what it adds: "before the discount", "excluding tax"
+_LEFT_OUT = re.compile(r"\b(?:before|excluding|not counting|not including|without)\b"
+                       r"(?: the| any| your)?(?: [\w-]+){1,2}", re.I)
+# something else added or taken off: the total is not the key's alone
+_ADJUSTED = re.compile(r"\b(?:after|minus|less|off|discount\w*|credits?|net|plus|shipping|"
+                       r"subtract\w*|deduct\w*|except|apart from|other than|"
+                       r"postage|tax\w*|vat|deposit|tips?|includ\w*|surcharge|refund\w*|"
+                       r"if|would|could|per|each)\b", re.I)
+_NO_TOTAL = re.compile(r"(?<![a-z])(?:per|rate|rates|each|unit|avg|average|mean|min|max|"
+                       r"minimum|maximum|limit|capacity|target|threshold|id|no|number|"
+                       r"rank|year)(?![a-z])")  # a key whose values do not add up to a whole
+
+
+def _written(v: float) -> str:
+    """``v`` as a total or a difference is written: "4,027", "144.95"."""
+    return f"{v:,.2f}".removesuffix(".00")
+
+
+def _in_kind(sentence: str, n: Number, key: str) -> Optional[float]:
+    """What one of ``key``'s units is in the value's (1.0 for money and counted things),
+    None where the value is no amount of the key: money of a money key, a unit of the
+    key's dimension, or a noun that the key names ("231 bales" of ``bales``)."""
+    words = key.lower().replace("_", " ")
+    if sort_of(sentence, n) in CURRENCY_SIGNS:
+        return 1.0 if MONEY_KEY.search(words) else None
+    said, held = units.unit_after(sentence, n), units.key_unit(key)
+    if said is not None or held is not None:
+        return held.to(1.0, said) if said and held and said.dim == held.dim \
+            and said.dim != "temperature" else None
+    noun = word_after(sentence, n).lower()
+    return 1.0 if noun and stem(noun) in {stem(w) for w in re.findall(r"[a-z]+", words)} \
+        else None
+
+
+def _named(sentence: str, columns: Sequence[Column], n: Number) -> list[Column]:
+    """Of the columns that hold amounts of the value's kind, those whose key the
+    sentence names a word of ("the fees", "the alterations"); where it names none, those
+    of money for an amount of money ("Together they came to £83.50"), and none for other
+    values ("your squat, bench and deadlift total" adds no key of the records).  Two
+    keys named: it adds keys ("$143 for labor and parts together"), not records."""
+    said = {stem(w) for w in re.findall(r"[a-z]+", sentence.lower())}
+    alike = [c for c in columns if _in_kind(sentence, n, c.key)]
+    named = [c for c in alike if said & {
+        stem(w) for w in re.findall(r"[a-z]+", c.key.lower()) if len(w) > 2} - _SHARED]
+    if len({c.key.partition(" x ")[0] for c in named}) > 1 or not named and \
+            sort_of(sentence, n) not in CURRENCY_SIGNS:
+        return []
+    return named or alike
+
+
+def misadded(sentence: str, missing: Sequence[Number], columns: Sequence[Column]
+             ) -> Optional[str]:
+    """The total a value that ``missing`` holds (values the grounding lacks) miscounts:
+    "the records' <key> add up to <total>", or None."""
+    columns = [c for c in columns if " x " in c.key or not _NO_TOTAL.search(c.key.lower())]
+    for n in missing:
+        if n.kind != "number" or n.percent or n.value <= 0 or not columns:
+            continue
+        a, z = part_of(sentence, n.start)
+        part = sentence[a:z]
+        if not _WHOLE.search(part) or _ADJUSTED.search(_LEFT_OUT.sub(" ", part)):
+            continue
+        kind = sort_of(sentence, n)
+        if any(m.start != n.start and m.kind == "number" and not m.percent
+               and sort_of(sentence, m) == kind for m in numbers(sentence) if a <= m.start < z):
+            continue  # another amount of its kind stands beside it: an operand, or a part
+        for c in _named(sentence, columns, n):
+            total = sum(c.values) * (_in_kind(sentence, n, c.key) or 0.0)
+            if len(c.values) >= RECORDS and total > 0 \
+                    and n.precision < abs(n.value - total) <= NEAR * total:
+                return f"the records' {c.key} add up to {_written(total)}"
+    return None
+
+
+# a change announced right before its size: "an increase of", "up by", "grew by"
+_CHANGE = re.compile(r"(?:\b(?:increase|decrease|rise|drop|fall|gain|loss|difference|jump|dip|"
+                     r"change|growth|reduction|cut|swing)s?\s+of|\b(?:up|down|more|less|fewer|"
+                     r"higher|lower|longer|shorter|grew|rose|fell|dropped|climbed|increased|"
+                     r"decreased|shrank|gained|lost)\s+by)\s+(?:about |roughly |around |"
+                     r"nearly |almost |just )?[$€£¥]?$", re.I)
+
+
+def misworked(sentence: str, missing: Sequence[Number], nums: Sequence[Number]
+              ) -> Optional[str]:
+    """"b - a = d" where the sentence announces the change between the only two other
+    values of its kind that it states, both found in the grounding ("grew from 310 to
+    465 square kilometres, an increase of 175"), and gives a size ``d`` the grounding
+    lacks that is not their difference."""
+    for n in missing:
+        if n.kind != "number" or n.percent or not _CHANGE.search(sentence[:n.start]):
+            continue
+        others = [m for m in nums if m.start != n.start and m.kind == n.kind
+                  and not m.percent]
+        if len(others) == 2 and not set(others) & set(missing):
+            a, b = sorted(m.value for m in others)
+            if abs(b - a - n.value) > n.precision:
+                return f"{_written(b)} - {_written(a)} = {_written(b - a)}"
+    return None
+
+
+def rescaled(sentence: str, missing: Sequence[Number], columns: Sequence[Column]
+             ) -> Optional[str]:
+    """The key whose total over the records a value the grounding lacks gives in digits,
+    in another unit of the key's dimension ("about 332 kilograms" where ``waste tonnes``
+    add up to 331.6): the unit changed."""
+    for n in missing:
+        said = units.unit_after(sentence, n)
+        for c in columns if said else ():
+            held = units.key_unit(c.key)
+            if held and held.dim == said.dim and held.name != said.name \
+                    and abs(sum(c.values) - n.value) <= n.precision:
+                return c.key
+    return None

@@ -1,0 +1,94 @@
+"""A total over a tool result's records said otherwise, and a change between two values
+that a sentence states said otherwise (guardrail.evidence.misadded), read through
+ContextEvidence, the judge and `guardrail check` with the real detector."""
+
+import json
+
+from typer.testing import CliRunner
+
+from guardrail.cli import app
+from guardrail.evidence.features import ContextEvidence
+from guardrail.evidence.judge import basis, explain
+from guardrail.evidence.misadded import misworked
+from guardrail.evidence.values import numbers
+
+# four order lines: 12 x $18.50 + 6 x $21.00 + 3 x $74.00 + 4 x $9.50 = $608.00
+ORDER = json.dumps({"order_no": "BR-8842", "lines": [
+    {"item": "Chanter reed, medium", "qty": 12, "unit_price_cents": 1850},
+    {"item": "Chanter reed, medium-hard", "qty": 6, "unit_price_cents": 2100},
+    {"item": "Drone reed set", "qty": 3, "unit_price_cents": 7400},
+    {"item": "Reed protector case", "qty": 4, "unit_price_cents": 950}],
+    "discount_pct": 10, "shipping_cents": 1500})
+# five bells weighing 4,027 kg between them, cast in five years
+BELLS = json.dumps({"tower": "St Mary", "bells": [
+    {"bell": i + 1, "weight_kg": w, "cast_year": y} for i, (w, y) in
+    enumerate([(310, 1788), (402, 1788), (655, 1843), (1090, 1843), (1570, 1911)])]})
+
+
+def evidence(context, sentence):
+    return ContextEvidence.build([context]).features(sentence)
+
+
+def test_a_total_over_every_record_said_near_it_and_not_it_is_a_value_changed():
+    wrong = evidence(ORDER, "Before the discount, the items add up to $628.00.")
+    assert wrong.line_changed == "the records' qty x unit price cents add up to 608"
+    assert basis(wrong) == "value_changed"
+    assert explain(wrong, 0.5, structured=True).kind == "contradicted"
+    heavy = evidence(BELLS, "The five bells have a combined weight of 4,207 kilograms.")
+    assert heavy.line_changed == "the records' weight kg add up to 4,027"
+    # the right totals are found, and nothing is said to change
+    for right in ("Before the discount, the items add up to $608.00.",
+                  "The five bells have a combined weight of 4,027 kilograms."):
+        ev = evidence(ORDER if "$" in right else BELLS, right)
+        assert ev.missing_numbers == () and ev.line_changed is None, right
+
+
+def test_a_total_with_something_added_or_taken_off_or_far_from_the_records_is_only_missing():
+    # a discount taken and shipping added: $562.20 is right, and no rule reproduces it
+    for sentence in ("The 10% discount takes $60.80 off, and shipping adds $15.00, for a "
+                     "total of $562.20.",
+                     "With the $15.00 shipping, the order totals $623.00.",  # beside it
+                     "After the discount, the items add up to $547.20.",
+                     "Altogether the order comes to $410.00.",  # a third off: some lines
+                     "If you add another case, the items would add up to $617.50.",
+                     "Your order has 25 items at $608.00 altogether."):  # no whole cue...
+        ev = evidence(ORDER, sentence)
+        assert ev.line_changed is None, sentence
+    # ...and no key of the records is named for a value other than money, nor two keys
+    assert evidence(BELLS, "Together they weigh 4,207 kilograms.").line_changed is None
+    jobs = json.dumps({"jobs": [{"job": j, "labor_cents": a, "parts_cents": b} for j, a, b in
+                                [("platen", 6500, 7800), ("ribbon", 2500, 900),
+                                 ("keys", 4000, 1200)]]})  # labor $130 in all, parts $99
+    assert evidence(jobs, "Labor and parts together came to $143.").line_changed is None
+    assert evidence(jobs, "Labor came to $143 altogether.").line_changed \
+        == "the records' labor cents add up to 130"
+
+
+def test_a_change_between_two_values_the_sentence_states_said_otherwise():
+    s = "The covered area grew from 310 to 465 square kilometres, an increase of 175."
+    assert misworked(s, [n for n in numbers(s) if n.value == 175], numbers(s)) \
+        == "465 - 310 = 155"
+    context = json.dumps({"coverage_km2": {"2023": 310, "2024": 465}})
+    wrong = evidence(context, s)
+    assert wrong.line_changed == "465 - 310 = 155" and basis(wrong) == "value_changed"
+    right = evidence(context, s.replace("175", "155"))
+    assert right.missing_numbers == () and right.line_changed is None
+    # a third value of its kind, or an operand the grounding lacks: no verdict
+    for other in ("The covered area grew from 310 to 465 square kilometres over 3 years, "
+                  "an increase of 175.",
+                  "The covered area grew from 310 to 485 square kilometres, an increase "
+                  "of 175."):
+        assert evidence(context, other).line_changed is None, other
+
+
+def test_check_redacts_a_miscounted_total_that_it_marked_before():
+    runner = CliRunner()
+    answer = ("It includes 12 medium chanter reeds at $18.50 each. "
+              "Before the discount, the items add up to $628.00.")
+    r = runner.invoke(app, ["check", "--context", ORDER, "-q", "What does it come to?",
+                            "-a", answer, "--json"])
+    assert r.exit_code == 1, r.output
+    last = json.loads(r.stdout)["sentences"][-1]
+    assert last["action"] == "redact" and last["released"] != last["original"]
+    assert last["explanation"]["basis"] == "value_changed"
+    assert last["explanation"]["evidence"] == "the records' qty x unit price cents add up to 608"
