@@ -64,6 +64,29 @@ def test_a_total_with_something_added_or_taken_off_or_far_from_the_records_is_on
         == "the records' labor cents add up to 130"
 
 
+def test_another_amount_of_its_kind_in_its_part_is_an_operand_or_a_part():
+    # "$4,197.00, with ... $1,648.00": the second amount may be a part of the first, or
+    # what it was worked out from; neither total is read (the right one is $4,179.00)
+    routes = json.dumps({"routes": [{"name": n, "passengers": p, "revenue_cents": c} for n, p, c in
+                                    [("Strathmore Loop", 412, 164800), ("Coire", 276, 110400),
+                                     ("Glen Arran", 198, 89100), ("Tarbet", 134, 53600)]]})
+    assert evidence(routes, "Fare revenue totalled $4,197.00.").line_changed \
+        == "the records' revenue cents add up to 4,179"
+    assert evidence(routes, "Fare revenue totalled $4,197.00, with the Strathmore Loop "
+                    "taking $1,648.00.").line_changed is None
+
+
+def test_a_total_named_by_a_key_is_that_keys_only_where_the_key_may_hold_the_value():
+    # "in total" names ``spots total``, which holds no hours: 9 hours is worked out (6 x 90
+    # minutes), not a value of that field; a count of spots in total still reads the key
+    course = json.dumps({"weeks": 6, "session_length_min": 90, "spots_total": 10,
+                         "spots_taken": 7})
+    hours = evidence(course, "That adds up to 9 hours of training in total.")
+    assert hours.works_out and basis(hours) == "value_worked_out"
+    spots = evidence(course, "There are 12 spots in total.")
+    assert not spots.works_out and basis(spots) == "value_missing"
+
+
 def test_a_change_between_two_values_the_sentence_states_said_otherwise():
     s = "The covered area grew from 310 to 465 square kilometres, an increase of 175."
     assert misworked(s, [n for n in numbers(s) if n.value == 175], numbers(s)) \

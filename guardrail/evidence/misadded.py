@@ -7,6 +7,8 @@
     misworked(sentence, missing, nums)     "465 - 310 = 155" where the sentence announces
                                            the change between two values it states and
                                            gives another
+    holding(sentence, n, keys)             the keys that may hold a value: what a total
+                                           named by a key says (claims.works_out)
     rescaled(sentence, missing, columns)   the key whose total a value gives in digits, in
                                            another unit of the key's dimension
 
@@ -25,7 +27,7 @@ the reading here declines.  Measured on the hand-written tool turns (docs/model-
 from __future__ import annotations
 
 import re
-from typing import Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 from guardrail.evidence import units
 from guardrail.evidence.claims import part_of
@@ -75,6 +77,17 @@ def _in_kind(sentence: str, n: Number, key: str) -> Optional[float]:
     noun = word_after(sentence, n).lower()
     return 1.0 if noun and stem(noun) in {stem(w) for w in re.findall(r"[a-z]+", words)} \
         else None
+
+
+def holding(sentence: str, n: Number, keys: Mapping[str, frozenset[str]]) -> frozenset[str]:
+    """The stems of those of ``keys`` (a key as written: its stems) that may hold ``n``:
+    money for an amount of money, a unit of the dimension of one said (a span of time:
+    a time), any for a bare number.  "That adds up to 9 hours of training in total" names no ``spots total``."""
+    said = units.UNITS["min"] if n.kind == "duration" else units.unit_after(sentence, n)
+    money = sort_of(sentence, n) in CURRENCY_SIGNS
+    return frozenset().union(*(stems for key, stems in keys.items() if (
+        MONEY_KEY.search(key) if money else said is None
+        or getattr(units.key_unit(key), "dim", None) == said.dim)))
 
 
 def _named(sentence: str, columns: Sequence[Column], n: Number) -> list[Column]:
