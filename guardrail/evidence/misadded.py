@@ -82,7 +82,8 @@ def _in_kind(sentence: str, n: Number, key: str) -> Optional[float]:
 def holding(sentence: str, n: Number, keys: Mapping[str, frozenset[str]]) -> frozenset[str]:
     """The stems of those of ``keys`` (a key as written: its stems) that may hold ``n``:
     money for an amount of money, a unit of the dimension of one said (a span of time:
-    a time), any for a bare number.  "That adds up to 9 hours of training in total" names no ``spots total``."""
+    a time), any for a bare number.  "That adds up to 9 hours of training in total"
+    names no ``spots total``."""
     said = units.UNITS["min"] if n.kind == "duration" else units.unit_after(sentence, n)
     money = sort_of(sentence, n) in CURRENCY_SIGNS
     return frozenset().union(*(stems for key, stems in keys.items() if (
