@@ -96,7 +96,11 @@ def test_a_change_between_two_values_the_sentence_states_said_otherwise():
     assert wrong.line_changed == "465 - 310 = 155" and basis(wrong) == "value_changed"
     right = evidence(context, s.replace("175", "155"))
     assert right.missing_numbers == () and right.line_changed is None
-    # a third value of its kind, or an operand the grounding lacks: no verdict
+    # a third value of its kind, an operand the grounding lacks, or a change from a value
+    # it does not state ("rose by 12 to 140, against 95 a year ago"): no verdict
+    bookings = json.dumps({"bookings": {"this_year": 140, "last_year": 95}})
+    assert evidence(bookings, "Bookings rose by 12 to 140, against 95 a year ago."
+                    ).line_changed is None
     for other in ("The covered area grew from 310 to 465 square kilometres over 3 years, "
                   "an increase of 175.",
                   "The covered area grew from 310 to 485 square kilometres, an increase "

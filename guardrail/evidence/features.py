@@ -30,7 +30,7 @@ from guardrail.evidence.claims import works_out
 from guardrail.evidence.fields import Fields
 from guardrail.evidence.group_states import field_check
 from guardrail.evidence.lexicon import CALENDAR
-from guardrail.evidence.misadded import holding, misadded, misworked, rescaled
+from guardrail.evidence.misadded import Holders, misadded, misworked, rescaled
 from guardrail.evidence.ratios import per_key, table
 from guardrail.evidence.records import Records, enclosing, numbered
 from guardrail.evidence.restated import Restatements
@@ -105,8 +105,8 @@ class ContextEvidence:
         self._records = records if records is not None else [-1] * len(lines)
         self._parents = parents or {}  # a nested record's enclosing one (records.numbered)
         self.fields = Fields(lines, self._records, stem, STOPWORDS) if structured else None
-        self._keys = {f.name: f.key for f in self.fields.fields} \
-            if self.fields else {}  # "total" names ``total eur``: works_out
+        self._keys = Holders({f.name: f.key for f in self.fields.fields}
+                             if self.fields else {})  # "total" names ``total eur``: works_out
         self._sums = object_sums(self.fields.fields) if self.fields else ()
         self._amounts = table(lines, self._records) if structured else {}  # per a key
         for i, held in (self.fields.minor if self.fields else {}).items():  # Stripe's cents
@@ -339,7 +339,7 @@ class ContextEvidence:
         # grounding lacks is no field's or line's value stated otherwise: its operands
         # stand there, not it
         unworked = {n.start for n in missing if works_out(
-            sentence, n.start, n.end, holding(sentence, n, self._keys))}
+            sentence, n.start, n.end, self._keys.holding(sentence, n))}
         check = field_check(self.fields, sentence, [n for n in nums if n.start not in worked
                                                     and n.start not in unworked],
                             about and enclosing(about, self._parents),

@@ -7,7 +7,7 @@
     misworked(sentence, missing, nums)     "465 - 310 = 155" where the sentence announces
                                            the change between two values it states and
                                            gives another
-    holding(sentence, n, keys)             the keys that may hold a value: what a total
+    Holders(keys).holding(sentence, n)     the keys that may hold a value: what a total
                                            named by a key says (claims.works_out)
     rescaled(sentence, missing, columns)   the key whose total a value gives in digits, in
                                            another unit of the key's dimension
@@ -79,16 +79,26 @@ def _in_kind(sentence: str, n: Number, key: str) -> Optional[float]:
         else None
 
 
-def holding(sentence: str, n: Number, keys: Mapping[str, frozenset[str]]) -> frozenset[str]:
-    """The stems of those of ``keys`` (a key as written: its stems) that may hold ``n``:
-    money for an amount of money, a unit of the dimension of one said (a span of time:
-    a time), any for a bare number.  "That adds up to 9 hours of training in total"
-    names no ``spots total``."""
-    said = units.UNITS["min"] if n.kind == "duration" else units.unit_after(sentence, n)
-    money = sort_of(sentence, n) in CURRENCY_SIGNS
-    return frozenset().union(*(stems for key, stems in keys.items() if (
-        MONEY_KEY.search(key) if money else said is None
-        or getattr(units.key_unit(key), "dim", None) == said.dim)))
+class Holders:
+    """The stems of a grounding's keys by what they may hold, read once per grounding:
+    ``holding(sentence, n)`` gives those that may hold ``n``, money for an amount of
+    money, a unit of the dimension of one said (a span of time: a time), any for a bare
+    number.  "That adds up to 9 hours of training in total" names no ``spots total``."""
+
+    def __init__(self, keys: Mapping[str, frozenset[str]]):
+        """``keys``: each key as written, with its stems."""
+        self.every = frozenset().union(*keys.values())
+        self.money = frozenset().union(*(st for k, st in keys.items() if MONEY_KEY.search(k)))
+        self.of_dim: dict[str, frozenset[str]] = {}
+        for k, st in keys.items():
+            if (unit := units.key_unit(k)) is not None:
+                self.of_dim[unit.dim] = self.of_dim.get(unit.dim, frozenset()) | st
+
+    def holding(self, sentence: str, n: Number) -> frozenset[str]:
+        if sort_of(sentence, n) in CURRENCY_SIGNS:
+            return self.money
+        said = units.UNITS["min"] if n.kind == "duration" else units.unit_after(sentence, n)
+        return self.every if said is None else self.of_dim.get(said.dim, frozenset())
 
 
 def _named(sentence: str, columns: Sequence[Column], n: Number) -> list[Column]:
@@ -139,18 +149,26 @@ _CHANGE = re.compile(r"(?:\b(?:increase|decrease|rise|drop|fall|gain|loss|differ
                      r"nearly |almost |just )?[$€£¥]?$", re.I)
 
 
+# the two values it changes between, said as such: "from 310 to 465", "between 12 and 18"
+_FROM = re.compile(r"\b(?:from|between)\s+(?:about |roughly |around )?[$€£¥]?$", re.I)
+_TO = re.compile(r"\b(?:to|and)\s+(?:about |roughly |around )?[$€£¥]?$", re.I)
+
+
 def misworked(sentence: str, missing: Sequence[Number], nums: Sequence[Number]
               ) -> Optional[str]:
     """"b - a = d" where the sentence announces the change between the only two other
-    values of its kind that it states, both found in the grounding ("grew from 310 to
-    465 square kilometres, an increase of 175"), and gives a size ``d`` the grounding
-    lacks that is not their difference."""
+    values of its kind that it states, from one to the other, both found in the
+    grounding ("grew from 310 to 465 square kilometres, an increase of 175"), and gives a
+    size ``d`` the grounding lacks that is not their difference.  "Bookings rose by 12 to
+    140, against 95 a year ago" changes from a value it does not state: no verdict."""
     for n in missing:
         if n.kind != "number" or n.percent or not _CHANGE.search(sentence[:n.start]):
             continue
         others = [m for m in nums if m.start != n.start and m.kind == n.kind
                   and not m.percent]
-        if len(others) == 2 and not set(others) & set(missing):
+        if len(others) == 2 and not set(others) & set(missing) \
+                and _FROM.search(sentence, 0, others[0].start) \
+                and _TO.search(sentence, others[0].end, others[1].start):
             a, b = sorted(m.value for m in others)
             if abs(b - a - n.value) > n.precision:
                 return f"{_written(b)} - {_written(a)} = {_written(b - a)}"
