@@ -21,7 +21,7 @@ within ``NEAR`` of that key's total without reaching it, the total is miscounted
 total over some of the records is found among the partial sums (totals.totalled), and
 one with a discount, a fee or another amount added states that amount beside it, which
 the reading here declines.  Measured on the hand-written tool turns (docs/model-card.md,
-"A total over the records, said otherwise").
+"A total over the records said otherwise, and a change that does not add up").
 """
 
 from __future__ import annotations
