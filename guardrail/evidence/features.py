@@ -229,6 +229,8 @@ class ContextEvidence:
         """A total over the records that a value the grounding lacks gives in another
         unit (the key's first line) or miscounts, or a change between two values that
         the sentence states and gives otherwise (misadded.py)."""
+        if not missing:  # every sentence comes here; most state nothing the grounding lacks
+            return None
         columns = self.fields.columns if self.fields else ()
         key = rescaled(sentence, missing, columns)
         return next((self.lines[f.line] for f in self.fields.fields
