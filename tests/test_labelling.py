@@ -114,3 +114,32 @@ def test_several_tool_results_stay_several_documents_for_every_reader(tmp_path):
     (ex,) = load_any(path)
     assert ex.documents == tuple(results) and grounding(ex) == results
     assert [m["content"] for m in messages(ex) if m["role"] == "tool"] == results
+
+
+def test_generated_tool_turns_load_with_their_own_labels(tmp_path):
+    """A generated turn's intro and sign-off are labelled ``no_claim``: a supported turn
+    stays supported when read back (it was read as hallucinated, its intro a span)."""
+    path = tmp_path / "dev.jsonl"
+    got = runner.invoke(app, ["data", "toolctx", "--family", "dev", "--n", "40", "--seed", "1",
+                              "--out", str(path)])
+    assert got.exit_code == 0, got.output
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert any(s["label"] == "no_claim" for r in rows if not r["hallucinated"]
+               for s in r["sentences"])
+    loaded = load_any(path)
+    assert [ex.hallucinated for ex in loaded] == [r["hallucinated"] for r in rows]
+    assert [ex.spans for ex in loaded] == [tuple(map(tuple, r["spans"])) for r in rows]
+    assert 0 < sum(ex.hallucinated for ex in loaded) < len(loaded)
+
+
+def test_a_label_the_loader_does_not_know_is_an_error_not_a_span(tmp_path):
+    row = template({"context": TOWER, "response": ANSWER}, 1, "mine")
+    row["sentences"][1]["label"] = "contradicetd"
+    path = tmp_path / "mine.jsonl"
+    _write(path, [row])
+    try:
+        load_any(path)
+    except ValueError as exc:
+        assert "'contradicetd'" in str(exc)
+    else:
+        raise AssertionError("a misspelt label was read as a span")

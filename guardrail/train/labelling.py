@@ -26,6 +26,8 @@ from guardrail.stream.segmenter import SentenceSegmenter
 from guardrail.testing.script import split_pieces
 
 LABELS = ("supported", "contradicted", "unverifiable")
+UNSUPPORTED = LABELS[1:]
+NOT_UNSUPPORTED = ("supported", "no_claim")
 
 
 def cut(response: str) -> list[tuple[int, int]]:
@@ -71,11 +73,17 @@ def documents(context: Any) -> list[str]:
 
 
 def spans_of(sentences: Sequence[dict[str, Any]]) -> tuple[tuple[int, int], ...]:
-    """The character ranges of the sentences labelled other than ``supported``, merged."""
+    """The character ranges of the sentences labelled ``contradicted`` or
+    ``unverifiable``, merged.  ``supported`` and ``no_claim`` (the intros and sign-offs
+    of ``guardrail data toolctx`` files) are not unsupported; any other label is an
+    error, not a span."""
     out: list[tuple[int, int]] = []
     for s in sorted(sentences, key=lambda s: s["start"]):
-        if s["label"] == "supported":
-            continue
+        if s["label"] not in UNSUPPORTED:
+            if s["label"] in NOT_UNSUPPORTED:
+                continue
+            raise ValueError(f"sentence at {s['start']}: label {s['label']!r} is not one of "
+                             f"{', '.join(LABELS)}")
         if out and s["start"] <= out[-1][1]:
             out[-1] = (out[-1][0], max(out[-1][1], int(s["end"])))
         else:
