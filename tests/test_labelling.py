@@ -140,6 +140,8 @@ def test_a_label_the_loader_does_not_know_is_an_error_not_a_span(tmp_path):
     try:
         load_any(path)
     except ValueError as exc:
-        assert "'contradicetd'" in str(exc)
+        assert "'contradicetd'" in str(exc) and "mine.jsonl line 1" in str(exc)
     else:
         raise AssertionError("a misspelt label was read as a span")
+    got = runner.invoke(app, ["eval", "--data", str(path)])
+    assert got.exit_code == 2 and "'contradicetd'" in got.output, got.output

@@ -349,10 +349,13 @@ def register(app: typer.Typer) -> None:
         fields_by = [f.strip() for f in by.split(",")] if by else []
         if any(f not in ("depth", "length") for f in fields_by):
             raise typer.BadParameter("--by must name depth and/or length")
+        try:
+            examples = load_any(data, format)
+        except (ValueError, OSError) as exc:
+            raise typer.BadParameter(f"{data}: {exc}", param_hint="--data") from exc
         det = Detector.from_pretrained(model, dtype=model_dtype(dtype, None))
         if by_sentence is None:
             by_sentence = reads_by_sentence(det)
-        examples = load_any(data, format)
         if split != "all":
             sp = det.meta.get("training", {}).get("split", {"dev_fraction": 0.2, "seed": 13})
             train, dev = split_by_source(examples, sp["dev_fraction"], sp["seed"])

@@ -206,7 +206,7 @@ def read_fetched(path: str | Path) -> Iterator[tuple[dict, Optional[str]]]:
     :class:`~guardrail.train.data.Example`'s keyword arguments."""
     for file in example_files(path):
         with file.open(encoding="utf-8") as f:
-            for line in f:
+            for n, line in enumerate(f, 1):
                 if not line.strip():
                     continue
                 row = json.loads(line)
@@ -215,6 +215,9 @@ def read_fetched(path: str | Path) -> Iterator[tuple[dict, Optional[str]]]:
                 if row.get("documents"):  # several tool results (`guardrail data longtool`)
                     fields["documents"] = tuple(row["documents"])
                 if not fields["spans"] and row.get("sentences"):  # labelled sentence by
-                    fields["spans"] = spans_of(row["sentences"])  # sentence (labelling.py)
+                    try:                                          # sentence (labelling.py)
+                        fields["spans"] = spans_of(row["sentences"])
+                    except ValueError as exc:
+                        raise ValueError(f"{file.name} line {n}: {exc}") from None
                     fields["hallucinated"] = bool(fields["spans"])
                 yield fields, row.get("kind")
