@@ -130,6 +130,8 @@ def test_generated_tool_turns_load_with_their_own_labels(tmp_path):
     assert [ex.hallucinated for ex in loaded] == [r["hallucinated"] for r in rows]
     assert [ex.spans for ex in loaded] == [tuple(map(tuple, r["spans"])) for r in rows]
     assert 0 < sum(ex.hallucinated for ex in loaded) < len(loaded)
+    got = runner.invoke(app, ["data", "label", str(path), "--check"])
+    assert got.exit_code == 0 and '"no_claim"' in got.output, got.output
 
 
 def test_a_label_the_loader_does_not_know_is_an_error_not_a_span(tmp_path):

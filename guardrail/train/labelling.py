@@ -27,7 +27,9 @@ from guardrail.testing.script import split_pieces
 
 LABELS = ("supported", "contradicted", "unverifiable")
 UNSUPPORTED = LABELS[1:]
-NOT_UNSUPPORTED = ("supported", "no_claim")
+KNOWN = (*LABELS, "no_claim")
+"""What a labelled file may say: ``no_claim`` (a sentence that makes no claim, as
+``guardrail data toolctx`` labels a turn's intro) is not unsupported."""
 
 
 def cut(response: str) -> list[tuple[int, int]]:
@@ -80,10 +82,10 @@ def spans_of(sentences: Sequence[dict[str, Any]]) -> tuple[tuple[int, int], ...]
     out: list[tuple[int, int]] = []
     for s in sorted(sentences, key=lambda s: s["start"]):
         if s["label"] not in UNSUPPORTED:
-            if s["label"] in NOT_UNSUPPORTED:
+            if s["label"] in KNOWN:
                 continue
             raise ValueError(f"sentence at {s['start']}: label {s['label']!r} is not one of "
-                             f"{', '.join(LABELS)}")
+                             f"{', '.join(KNOWN)}")
         if out and s["start"] <= out[-1][1]:
             out[-1] = (out[-1][0], max(out[-1][1], int(s["end"])))
         else:
@@ -97,8 +99,8 @@ def problems(row: dict[str, Any]) -> list[str]:
     sentences, response = row.get("sentences") or [], row.get("response", "")
     out = [] if sentences else ["no sentences"]
     for i, s in enumerate(sentences):
-        if s.get("label") not in LABELS:
-            out.append(f"sentence {i}: label {s.get('label')!r} is not one of {', '.join(LABELS)}")
+        if s.get("label") not in KNOWN:
+            out.append(f"sentence {i}: label {s.get('label')!r} is not one of {', '.join(KNOWN)}")
         a, b = s.get("start"), s.get("end")
         if not (isinstance(a, int) and isinstance(b, int) and 0 <= a < b <= len(response)):
             out.append(f"sentence {i}: start {a!r} and end {b!r} are not inside the response")
