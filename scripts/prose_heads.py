@@ -7,8 +7,8 @@ its last part).  Writes no weights.
 The shipped prose heads were fitted by older code on RAGTruth's calibration split,
 HaluEval QA's and VitaminC's (300 answers each).  A refit by the same recipe today
 loses RAGTruth (thirty-first session).  This fits the heads of layers 4 and 6 on the
-same rows (``guardrail judge fit``'s rule: each family weighs alike, the threshold keeps
-95 % of the supported sentences) and a few ways besides, and prints, per dev set, kept /
+same rows (``guardrail judge fit``'s rule: each family weighs alike, small ones pooled,
+the threshold keeps 95 % of the supported sentences) and a few ways besides, and prints, per dev set, kept /
 stopped, the example F1 as the proxy flags answers, and AUROC.  The detector's
 probabilities come from the rows caches that ``guardrail judge fit --rows-cache`` and
 ``guardrail judge eval --rows-cache`` write (the commands in the model card's section);
@@ -24,6 +24,7 @@ import numpy as np
 from guardrail.commands.judge import _rows
 from guardrail.evidence.judge import FEATURES, Head, SentenceJudge
 from guardrail.model import Detector
+import guardrail.train.judge as fitting
 from guardrail.train.judge import family, fit, keep_threshold, measure
 
 X = "data/external"
@@ -55,6 +56,17 @@ def _rethreshold(head: Head, rows) -> Head:
     return Head(head.mean, head.scale, head.weights, head.bias, thr, head.features)
 
 
+def _alike(rows):
+    """``fit`` by the rule the shipped heads were fitted by (0cf1080): every family of
+    data weighs alike however few its rows (today a family of fewer than
+    ``MIN_POOLED`` rows is pooled with the other small ones and weighs less)."""
+    pooled, fitting.MIN_POOLED = fitting.MIN_POOLED, 1
+    try:
+        return fit(rows)
+    finally:
+        fitting.MIN_POOLED = pooled
+
+
 def main() -> None:
     det = Detector.from_pretrained(None)
     fitted = _rows(det, FIT, [2, 4, 6], 300, "halueval-qa,vitaminc",
@@ -70,9 +82,15 @@ def main() -> None:
                  **{f"refit without {f}": fit([r for r in rows if family(r.dataset) != f])
                     for f in ("vitaminc", "halueval-qa")},
                  "refit on RAGTruth alone": fit(rt),
+                 "refit, every family alike": _alike(rows),
+                 "the same without tool turns": _alike([r for r in rows
+                                                        if family(r.dataset) != "toolctx"]),
                  "shipped, threshold from RT": _rethreshold(shipped.heads[layer], rt),
                  "refit, threshold from RT": _rethreshold(refit, rt)}
-        print(f"layer {layer}: kept/stopped, example F1, AUROC on the dev splits")
+        counts = {f: sum(r.claim for r in rows if family(r.dataset) == f)
+                  for f in sorted({family(r.dataset) for r in rows})}
+        print(f"layer {layer}: claims fitted on {counts}; kept/stopped, example F1, AUROC "
+              "on the dev splits")
         for label, head in heads.items():
             judge = SentenceJudge({**shipped.heads, layer: head}, shipped.structured_heads)
             print(_line(label, judge, _prose(dev, layer)))
