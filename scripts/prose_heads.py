@@ -21,10 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
+import guardrail.train.judge as fitting
 from guardrail.commands.judge import _rows
 from guardrail.evidence.judge import FEATURES, Head, SentenceJudge
 from guardrail.model import Detector
-import guardrail.train.judge as fitting
 from guardrail.train.judge import family, fit, keep_threshold, measure
 
 X = "data/external"

@@ -81,11 +81,11 @@ def spans_of(sentences: Sequence[dict[str, Any]]) -> tuple[tuple[int, int], ...]
     error, not a span."""
     out: list[tuple[int, int]] = []
     for s in sorted(sentences, key=lambda s: s["start"]):
-        if s["label"] not in UNSUPPORTED:
-            if s["label"] in KNOWN:
-                continue
+        if s["label"] not in KNOWN:
             raise ValueError(f"sentence at {s['start']}: label {s['label']!r} is not one of "
                              f"{', '.join(KNOWN)}")
+        if s["label"] not in UNSUPPORTED:
+            continue
         if out and s["start"] <= out[-1][1]:
             out[-1] = (out[-1][0], max(out[-1][1], int(s["end"])))
         else:
