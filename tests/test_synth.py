@@ -185,6 +185,42 @@ def test_absent_falls_back_when_the_rest_of_the_document_repeats_the_response():
     assert {ex.dataset for ex in examples} == {"synthetic/number"}
 
 
+@pytest.mark.parametrize("crop", [0.0, 1.0])
+def test_baseless_takes_one_sentence_of_the_response_out_of_the_context(crop):
+    examples = make_synthetic(LONG_DOCS, 60, seed=3, kinds=("baseless",), p_hallucinated=1.0,
+                              crop=crop, crop_around=1, absent_max_overlap=0.34)
+    baseless = [ex for ex in examples if ex.dataset == "synthetic/baseless"]
+    assert len(baseless) >= 20
+    originals = {sid: ctx for sid, ctx, _ in LONG_DOCS}
+    for ex in baseless:
+        assert ex.hallucinated and len(ex.spans) == 1
+        a, b = ex.spans[0]
+        cut = ex.response[a:b]
+        sentences = split_sentences(ex.response)
+        assert cut in sentences and len(sentences) >= 2  # one whole sentence of several
+        assert cut in originals[ex.source_id] and cut not in ex.context
+        assert all(s in ex.context for s in sentences if s != cut)  # the others still stand
+        words = _content(cut)
+        assert len(words & _content(ex.context)) <= 0.34 * len(words)
+
+
+def test_baseless_falls_back_when_the_rest_of_the_document_repeats_the_sentence():
+    repeating = [("echo", "The bridge opened in 1937. The bridge opened in 1937. "
+                          "The bridge opened in 1937.", "")]
+    examples = make_synthetic(repeating, 10, seed=0, kinds=("baseless", "number"),
+                              p_hallucinated=1.0)
+    assert {ex.dataset for ex in examples} == {"synthetic/number"}
+
+
+def test_a_kind_named_twice_is_drawn_twice_as_often():
+    def share(kinds):
+        examples = make_synthetic(LONG_DOCS, 300, seed=1, kinds=kinds, p_hallucinated=1.0)
+        return sum(ex.dataset == "synthetic/baseless" for ex in examples) / len(examples)
+
+    once, twice = share(("baseless", "number")), share(("baseless", "baseless", "number"))
+    assert 0.35 < once < 0.65 and twice > once + 0.1
+
+
 def test_crop_cuts_the_context_around_the_response():
     full = make_synthetic(LONG_DOCS, 80, seed=4)
     cropped = make_synthetic(LONG_DOCS, 80, seed=4, crop=1.0, crop_around=1)

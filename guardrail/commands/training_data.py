@@ -14,7 +14,8 @@ DATA_HELP = ("Span-labelled training data as NAME=PATH or PATH (repeatable): a R
 DEFAULT_KINDS = "number,entity,negation,insertion,swap"  # guardrail.train.synth.KINDS
 KINDS_HELP = ("Perturbations for synthetic examples, comma-separated, out of: number, entity, "
               "negation, insertion, swap, absent (opt-in: the evidence is taken out of the "
-              "context).")
+              "context), baseless (opt-in: one sentence's evidence is taken out). A kind "
+              "named twice is drawn twice as often.")
 CROP_HELP = ("Probability that a synthetic example's context is cut to the sentences its "
              "response came from plus a few neighbours (shorter, faster sequences).")
 DEVICE_HELP = ("auto (CUDA when there is a GPU, with bf16 autocast; else CPU) | cpu | cuda | "

@@ -15,6 +15,10 @@ characters that changed become the gold span:
                two spans, one on each
     absent     (opt-in) the response stays verbatim but the sentences it was copied
                from are taken out of the context; the span is the whole response
+    baseless   (opt-in) the response stays verbatim but ONE of its sentences is taken
+               out of the context, the others still stand there: an on-topic claim the
+               context does not make (RAGTruth's "baseless info", 87 % of its QA
+               subset's spans); the span is that sentence
 
 A perturbation that cannot apply (no number in the response, ...) falls back to
 another kind; if none applies the example stays a negative.  Everything draws
@@ -32,9 +36,9 @@ from guardrail.train.data import Example, merge_spans
 from guardrail.train.perturb import (NOT_NAMES, PERTURB, Pool, find_names, rephrase,
                                      split_sentences, usable)
 
-Kind = Literal["number", "entity", "negation", "insertion", "swap", "absent"]
+Kind = Literal["number", "entity", "negation", "insertion", "swap", "absent", "baseless"]
 KINDS: tuple[Kind, ...] = ("number", "entity", "negation", "insertion", "swap")  # the defaults
-ALL_KINDS: tuple[Kind, ...] = KINDS + ("absent",)
+ALL_KINDS: tuple[Kind, ...] = KINDS + ("absent", "baseless")
 
 
 _WORD = re.compile(r"[a-z]{4,}")
@@ -101,6 +105,30 @@ def _absent(doc: _Doc, lo: int, hi: int, response: str, rng: random.Random, arou
     return context
 
 
+def _baseless(doc: _Doc, first: int, k: int, rng: random.Random, crop: bool, around: int,
+              max_overlap: float) -> Optional[tuple[str, tuple[int, int]]]:
+    """The context without one sentence of the response ``first..first+k`` (usable
+    sentences, k >= 2), and that sentence's span in the response; ``None`` when every
+    sentence's content words stand in what is left (the document repeats itself).  With
+    ``crop``, the context is the response's other sentences and a few neighbours."""
+    if k < 2:
+        return None
+    texts = [s for _, s in doc.usable[first:first + k]]
+    starts = [sum(len(t) + 1 for t in texts[:i]) for i in range(k)]
+    lo, hi = doc.raw_range(first, k)
+    for i in rng.sample(range(k), k):
+        r = doc.usable[first + i][0]
+        rest = doc.raw[:r] + doc.raw[r + 1:]
+        if crop:
+            a = max(0, lo - rng.randint(0, around))
+            rest = rest[a:min(len(rest), hi - 1 + rng.randint(0, around))]
+        context = " ".join(rest)
+        words = _content(texts[i])
+        if words and len(words & _content(context)) <= max_overlap * len(words):
+            return context, (starts[i], starts[i] + len(texts[i]))
+    return None
+
+
 def make_synthetic(documents: Sequence[tuple[str, str, str]], n: int, seed: int,
                    kinds: Sequence[str] = KINDS, p_hallucinated: float = 0.5,
                    max_sentences: int = 4, crop: float = 0.0, crop_around: int = 4,
@@ -116,7 +144,9 @@ def make_synthetic(documents: Sequence[tuple[str, str, str]], n: int, seed: int,
     sequences train faster and put the evidence anywhere in the window.  The ``absent``
     kind (not among the defaults) keeps the response verbatim and takes its evidence out
     of the context instead: every response token is then unsupported, which teaches the
-    model what a context window WITHOUT the evidence looks like.
+    model what a context window WITHOUT the evidence looks like.  ``baseless`` (not among
+    the defaults either) takes out one sentence of a response of two or more, so the
+    model learns to judge each sentence of an answer on its own evidence.
     """
     unknown = set(kinds) - set(ALL_KINDS)
     if unknown or not kinds:
@@ -164,6 +194,14 @@ def make_synthetic(documents: Sequence[tuple[str, str, str]], n: int, seed: int,
                     if absent is not None:
                         kind, window, response, new_context = attempt, tried, text, absent
                         spans = ((0, len(text)),)
+                        break
+                    continue
+                if attempt == "baseless":
+                    cut = _baseless(d, *tried, rng, bool(crop) and rng.random() < crop,
+                                    crop_around, absent_max_overlap)
+                    if cut is not None:
+                        kind, window, response, (new_context, span) = attempt, tried, text, cut
+                        spans = (span,)
                         break
                     continue
                 result = PERTURB[attempt](text, doc, context, pool, rng)
