@@ -1,15 +1,14 @@
 """How a detector ranks RAGTruth's two kinds of unsupported sentences (docs/model-card.md,
 "Baseless sentences as synthetic data").
 
-    .venv/bin/python scripts/baseless_rows.py RT_DIR NAME=ROWS_CACHE ...
+    .venv/bin/python scripts/baseless_rows.py RT_DIR MODEL_DIR=ROWS_CACHE ...
 
-Each ROWS_CACHE is a `guardrail judge eval --rows-cache` file written with RT_DIR@dev
-among its data (a RAGTruth-format directory).  For each, at layer 4 and 6: the AUROC of
+Each ROWS_CACHE is a `guardrail judge eval --rows-cache` file written for MODEL_DIR with
+RT_DIR@dev among its data (a RAGTruth-format directory).  For each, at layer 4 and 6: the AUROC of
 a sentence's highest token probability, unsupported against supported, separately for
 the sentences whose gold span RAGTruth calls baseless info and those it calls a
-conflict, and how many of each reach the model's token threshold
-(NAME's model directory is read for it: runs/exp/NAME, or the shipped default for
-``v5``).  Runs no model.
+conflict, and how many of each reach the model's token threshold (read from
+MODEL_DIR's guardrail.json, with its split).  Runs no model.
 """
 
 from __future__ import annotations
@@ -35,8 +34,7 @@ def main(rt: Path, caches: list[str]) -> None:
     labels = kinds(rt)
     for spec in caches:
         name, _, path = spec.partition("=")
-        model = Path("guardrail/models/default" if name == "v5" else f"runs/exp/{name}")
-        meta = json.loads((model / "guardrail.json").read_text())
+        meta = json.loads((Path(name) / "guardrail.json").read_text())
         dev = load_split(f"{rt}@dev", meta)
         entries = json.loads(Path(path).read_text())["entries"].values()
         rows = next(e for e in entries if max(r["example"] for r in e) == len(dev) - 1

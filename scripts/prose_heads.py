@@ -8,8 +8,8 @@ The shipped prose heads were fitted by older code on RAGTruth's calibration spli
 HaluEval QA's and VitaminC's (300 answers each).  A refit by the same recipe today
 loses RAGTruth (thirty-first session).  This fits the heads of layers 4 and 6 on the
 same rows (``guardrail judge fit``'s rule: each family weighs alike, small ones pooled,
-the threshold keeps 95 % of the supported sentences) and a few ways besides, and prints, per dev set, kept /
-stopped, the example F1 as the proxy flags answers, and AUROC.  The detector's
+the threshold keeps 95 % of the supported sentences) and a few ways besides, and prints,
+per dev set, kept / stopped, the example F1 as the proxy flags answers, and AUROC.  The detector's
 probabilities come from the rows caches that ``guardrail judge fit --rows-cache`` and
 ``guardrail judge eval --rows-cache`` write (the commands in the model card's section);
 a first run scores the sets (about 20 minutes on 2 cores), later ones take seconds.
