@@ -384,7 +384,7 @@ def index(documents: tuple[str, ...]) -> ContextEvidence:  # uncached (``build``
             keys = [x.text.split(": ", 1)[0] if ": " in x.text else None for x in r.lines]
             counts |= {n for k, g in itertools.groupby(keys) if k is not None
                        for n in [len(list(g))] if n >= 2}  # a list of scalars, one per line
-            counts |= L.rendered_counts(doc, r.format, [x.text for x in r.lines])
+            counts |= L.rendered_counts(doc, r.format, r.block_lines)
             continue
         blocks = L.record_blocks(doc)
         structured |= L.is_key_value(doc)

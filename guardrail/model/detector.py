@@ -279,7 +279,9 @@ class Detector:
         """What prepared contexts are keyed by besides their documents (the tokenizer,
         and whether structured documents are rendered)."""
         return self.tokenizer.name_or_path + ("+render" if self.render_structured else "") + \
-            "+parts"  # contexts stored before they said where each document stands
+            "+parts" + ("+blocks" if self.render_structured else "")
+        # "+parts": contexts stored before they said where each document stands;
+        # "+blocks": before a tool result in a fenced block or after a label was rendered
 
     def prepare_context(self, documents: str | Sequence[str]) -> PreparedContext:
         given = [documents] if isinstance(documents, str) else list(documents)

@@ -1,0 +1,122 @@
+"""A tool result inside text: JSON in a fenced code block, or after a label line, read as
+the tool result it is (guardrail/evidence/render.py), by the evidence and the detector."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from guardrail.cli import app
+from guardrail.evidence.features import ContextEvidence
+from guardrail.evidence.render import render
+
+ORDER = {"order_id": "A-1043", "status": "shipped", "shipped_at": "2025-03-04T14:30:00",
+         "items": [{"sku": "KB-2", "name": "Mechanical keyboard", "qty": 1,
+                    "price_cents": 8999},
+                   {"sku": "MS-9", "name": "Wireless mouse", "qty": 2, "price_cents": 2450}],
+         "gift_wrap": False, "carrier": "UPS", "eta": "2025-03-07"}
+RAW = json.dumps(ORDER, indent=2)
+ANSWER = ("Your order A-1043 shipped on Tuesday, March 4, 2025 at 2:30 PM with UPS. It has "
+          "one mechanical keyboard at $89.99 and two wireless mice at $24.50 each, $138.99 "
+          "in all. Gift wrap was not added. It should arrive on Friday, March 7.")
+
+WRAPPED = {
+    "fenced": f"```json\n{RAW}\n```",
+    "fenced, no language, tildes": f"~~~\n{RAW}\n~~~\n",
+    "label line": f"Tool output:\n{RAW}",
+    "label on the value's line": f"Result of get_order: {json.dumps(ORDER)}",
+    "label, fence and a closing line": f"Here is the order.\n```json\n{RAW}\n```\nThat is all.",
+    "fence never closed": f"```json\n{RAW}",
+}
+
+
+@pytest.mark.parametrize("name", list(WRAPPED))
+def test_a_wrapped_tool_result_renders_as_the_bare_one_with_its_label_lines(name):
+    text = WRAPPED[name]
+    bare, r = render(RAW), render(text)
+    assert r.format == "json" and r.structured, name
+    values = [line.text for line in r.lines if line.text in {x.text for x in bare.lines}]
+    assert values == [line.text for line in bare.lines]  # every value, in order
+    labels = [line.text for line in r.lines if line.text not in values]
+    assert labels == [x.strip() for x in text.replace(RAW, "\n").replace(
+        json.dumps(ORDER), "\n").split("\n") if x.strip() and x.strip()[:3] not in
+        ("```", "~~~")]  # the lines around it kept, the fences dropped
+    for line in r.lines:  # each points back into the text the client sent
+        if line.source is not None:
+            s, e = line.source
+            assert text[s:e] and (text[s:e] in line.text or text[s:e] in ("true", "false")
+                                  or text[s:e].isdigit()), (line, text[s:e])
+
+
+def test_text_that_only_mentions_a_value_stays_text():
+    prose = ("The API returns the order as JSON. A typical reply looks like this, and the "
+             "fields are described in the next section of this guide, with their types, "
+             "their units and what each status means for delivery. ") * 3
+    example = '{"order_id": "A-1", "status": "shipped"}'
+    for text in (f"{prose}\n{example}", f"{prose}\n```json\n{example}\n```",
+                 "[1] The tower is 330 m tall.\n[2] It opened in 1889.",
+                 "Results: [1, 2, 3] and then some words about them, at some length.",
+                 "```python\ndef area(r):\n    return 3.14159 * r * r\n```\nIt returns pi r^2.",
+                 "```\nplain words in a fence\n```"):
+        assert render(text).format == "text", text
+
+
+def test_a_fenced_table_and_csv_render_as_records():
+    table = "| City | Temp (C) |\n|---|---|\n| Paris | 21 |\n| Rome | 25.5 |"
+    csv = "city,temp_c\nParis,21\nRome,25.5\nOslo,9"
+    r = render(f"Weather:\n```\n{table}\n```")
+    assert r.format == "markdown-table"
+    assert [x.text for x in r.lines] == ["Weather:"] + [x.text for x in render(table).lines]
+    r = render(f"```csv\n{csv}\n```")
+    assert r.format == "csv"
+    assert [x.text for x in r.lines] == [x.text for x in render(csv).lines]
+    # a label line is no row: the rows are still counted as three
+    r = render(f"Weather today:\n```csv\n{csv}\n```")
+    assert r.block_lines == [x.text for x in render(csv).lines] and len(r.lines) == 4
+    ev = ContextEvidence.build([f"Weather today:\n```csv\n{csv}\n```"])
+    assert not ev.features("There are three cities in the list.").missing_numbers
+    assert ev.features("There are four cities in the list.").missing_numbers
+
+
+def test_two_fenced_results_in_one_message_both_render():
+    a, b = json.dumps({"hotel": "Birch", "rooms_free": 3}), json.dumps({"flight": "BA 12",
+                                                                        "gate": "B7"})
+    r = render(f"get_hotel:\n```json\n{a}\n```\nget_flight:\n```json\n{b}\n```")
+    assert r.format == "json"
+    assert [x.text for x in r.lines] == ["get_hotel:", "hotel: Birch", "rooms free: 3",
+                                         "get_flight:", "flight: BA 12", "gate: B7"]
+
+
+@pytest.mark.parametrize("name", ["fenced", "label line"])
+def test_the_evidence_reads_a_wrapped_tool_result_as_the_bare_one(name):
+    bare, wrapped = ContextEvidence.build([RAW]), ContextEvidence.build([WRAPPED[name]])
+    assert wrapped.structured and bare.structured
+    for sentence in ANSWER.split(". "):
+        a, b = bare.features(sentence), wrapped.features(sentence)
+        assert (a.missing_numbers, a.field_changed, a.field_agreed) == \
+            (b.missing_numbers, b.field_changed, b.field_agreed), sentence
+
+
+def test_the_detector_reads_a_fenced_tool_result_as_the_bare_one(detector):
+    if not detector.render_structured:
+        pytest.skip("this model reads tool results as they come")
+    bare = detector.prepare_context([RAW])
+    fenced = detector.prepare_context([WRAPPED["fenced"]])
+    assert fenced.text == bare.text and list(fenced.tokens.ids) == list(bare.tokens.ids)
+    assert fenced.key != bare.key  # keyed by the documents as sent
+
+
+def test_check_decides_a_fenced_tool_result_as_the_bare_one():
+    # before: the fenced result was prose to the judge, and two correct sentences of
+    # four were redacted on `words`
+    runner = CliRunner()
+    got = {}
+    for name, context in (("bare", RAW), ("fenced", WRAPPED["fenced"])):
+        r = runner.invoke(app, ["check", "--context", context, "-q", "Where is my order?",
+                                "-a", ANSWER, "--json"])
+        assert r.exit_code in (0, 1), r.output
+        got[name] = [(s["action"], s["score"]) for s in json.loads(r.stdout)["sentences"]]
+    assert got["fenced"] == got["bare"]
+    assert all(action == "release" for action, _ in got["fenced"])
