@@ -120,3 +120,33 @@ def test_check_decides_a_fenced_tool_result_as_the_bare_one():
         got[name] = [(s["action"], s["score"]) for s in json.loads(r.stdout)["sentences"]]
     assert got["fenced"] == got["bare"]
     assert all(action == "release" for action, _ in got["fenced"])
+
+
+def test_a_python_printed_result_renders_as_its_json_with_offsets_into_it():
+    # str() of a dict, as agent frameworks pass a tool's return value on
+    value = {"name": "Eiffel Tower", "height_m": 330, "lit": True, "closed": None,
+             "tickets": [{"kind": "adult", "price_eur": 29.4}], "pos": (48.85, 2.29)}
+    as_json = {**value, "pos": [48.85, 2.29]}
+    for text in (str(value), f"Tool output:\n{value}", f"```\n{value}\n```"):
+        r = render(text)
+        assert r.format == "json", text
+        assert r.block_lines == [x.text for x in render(json.dumps(as_json)).lines]
+        spelled = {line.text: text[line.source[0]:line.source[1]] for line in r.lines
+                   if line.source}
+        assert spelled["name: Eiffel Tower"] == "Eiffel Tower"
+        assert spelled["lit: true"] == "True" and spelled["closed: null"] == "None"
+    # literals only: anything else is text, never run
+    for text in ("{'a': __import__('os').getcwd()}", "{1, 2}", "{'a': 1j}", "[b'x']"):
+        assert render(text).format == "text", text
+
+
+def test_json_lines_render_as_an_array_of_records():
+    hits = [{"title": "Opening hours", "url": "https://a.example/hours"},
+            {"title": "Tickets", "url": "https://a.example/tickets"}]
+    text = "\n".join(json.dumps(h) for h in hits) + "\n"
+    r = render(text)
+    assert r.format == "json"
+    assert [x.text for x in r.lines] == [x.text for x in render(json.dumps(hits)).lines]
+    assert "item 2 of 2:" in [x.text for x in r.lines]
+    # a line that is no object: not an array of records (the object is a block of its own)
+    assert not any(x.text.startswith("item") for x in render('{"a": 1}\n[2]\n').lines)

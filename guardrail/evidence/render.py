@@ -36,6 +36,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from guardrail.evidence.literals import parse_value, python_literal
+
 MAX_DEPTH = 64  # deeper JSON is rendered from the depth limit down as its JSON text
 
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
@@ -125,11 +127,11 @@ def _scalar(value: Any) -> str:
 def _literals(value: Any) -> list[str]:
     """How a scalar may be spelled in the JSON text, most likely first."""
     if isinstance(value, str):
-        return [json.dumps(value, ensure_ascii=False), json.dumps(value)]
+        return [json.dumps(value, ensure_ascii=False), json.dumps(value), repr(value)]
     if value is None:
-        return ["null"]
+        return ["null", "None"]
     if value is True or value is False:
-        return ["true" if value else "false"]
+        return ["true" if value else "false", repr(value)]
     return [json.dumps(value), repr(value)]
 
 
@@ -144,7 +146,7 @@ class _Locator:
             i = self.text.find(lit, self.pos)
             if i >= 0:
                 self.pos = i + len(lit)
-                return (i + 1, i + len(lit) - 1) if lit.startswith('"') else (i, i + len(lit))
+                return (i + 1, i + len(lit) - 1) if lit[:1] in "\"'" else (i, i + len(lit))
         return None
 
 
@@ -191,16 +193,6 @@ def _rows_by_column(value: dict) -> Optional[list[dict]]:
             or not all(isinstance(r, list) and len(r) == len(names) for r in rows):
         return None
     return [dict(zip(names, r)) for r in rows]
-
-
-def _json(text: str) -> Optional[Any]:
-    s = text.strip()
-    if not s or s[0] not in "[{":
-        return None
-    try:
-        return json.loads(s)
-    except (ValueError, RecursionError):
-        return None
 
 
 def _markdown_table(text: str) -> Optional[list[Line]]:
@@ -310,8 +302,8 @@ def _blocks(text: str) -> list[tuple[int, int, int, int]]:
             a = starts[i] + lead.end() - 1
             try:
                 value, end = json.JSONDecoder().raw_decode(text, a)
-            except (ValueError, RecursionError):
-                value, end = None, a
+            except (ValueError, RecursionError):  # or a Python literal up to the end
+                value, end = python_literal(text[a:].rstrip()), len(text.rstrip())
             if isinstance(value, dict) or isinstance(value, list) and any(
                     isinstance(v, (dict, list)) for v in value):
                 out.append((a, end, a, end))
@@ -360,7 +352,7 @@ def _embedded(text: str) -> Optional[Rendered]:
 
 def _render_whole(text: str) -> Rendered:
     """``text`` read as one JSON value, one table, or lines of text."""
-    value = _json(text)
+    value = parse_value(text)
     if value is not None and isinstance(value, (dict, list)):
         out: list[Line] = []
         _walk(value, [], out, _Locator(text), 0)
