@@ -150,3 +150,10 @@ def test_json_lines_render_as_an_array_of_records():
     assert "item 2 of 2:" in [x.text for x in r.lines]
     # a line that is no object: not an array of records (the object is a block of its own)
     assert not any(x.text.startswith("item") for x in render('{"a": 1}\n[2]\n').lines)
+
+
+def test_a_result_encoded_twice_renders_as_its_json():
+    text = json.dumps(json.dumps(ORDER))  # a JSON string holding the JSON
+    assert render(text).format == "json"
+    assert [x.text for x in render(text).lines] == [x.text for x in render(RAW).lines]
+    assert render(json.dumps("just words")).format == "text"

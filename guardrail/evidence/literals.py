@@ -12,8 +12,15 @@ from typing import Any, Optional
 
 def parse_value(text: str) -> Optional[Any]:
     """The JSON value (or JSON Lines, or Python literal) ``text`` holds, if it opens
-    with ``{`` or ``[``; else None."""
+    with ``{`` or ``[``, or a JSON string holding one (a result encoded twice); else
+    None."""
     s = text.strip()
+    if s[:1] == '"' and s[1:2] in "[{":
+        try:
+            inner = json.loads(s)
+        except (ValueError, RecursionError):
+            return None
+        return parse_value(inner) if isinstance(inner, str) and inner[:1] != '"' else None
     if not s or s[0] not in "[{":
         return None
     try:
