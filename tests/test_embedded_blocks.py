@@ -157,3 +157,20 @@ def test_a_result_encoded_twice_renders_as_its_json():
     assert render(text).format == "json"
     assert [x.text for x in render(text).lines] == [x.text for x in render(RAW).lines]
     assert render(json.dumps("just words")).format == "text"
+
+
+def test_delimited_rows_between_a_label_and_a_footer_render_as_records():
+    csv = "id,name,qty\n1,Bolt,40\n2,Nut,55\n3,Washer,70"
+    for text in (f"Query returned 3 rows:\n{csv}", f"{csv}\n(3 rows in set)",
+                 f"SELECT id, name, qty FROM parts;\n{csv}\n\n3 rows in set (0.01 sec)"):
+        r = render(text)
+        assert r.format == "csv", text
+        assert r.block_lines == [x.text for x in render(csv).lines]
+        for line in r.lines:
+            s, e = line.source
+            assert text[s:e].strip() == line.text or line.text.endswith(text[s:e].split(",")[-1])
+        ev = ContextEvidence.build([text])
+        assert not ev.features("There are three parts in the list.").missing_numbers
+        assert ev.features("There are four parts in the list.").missing_numbers
+    prose = "Apples, pears and plums grow here.\nFigs, dates and limes do not.\nA line.\nMore, words."
+    assert render(prose).format == "text"

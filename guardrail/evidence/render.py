@@ -17,9 +17,12 @@ deterministically and without dropping a value:
 * ISO dates and times keep their text and gain the written form assistants use;
 * markdown table rows and CSV/TSV rows become one line each, every cell named by its
   column ("distance mi: 3.4; duration min: 22"), as a record is read;
-* a structured block inside text (JSON in a fenced code block, or after a line such as
-  "Tool output:") is rendered as above when it holds most of the text; the lines
-  around it are kept as they are and the fences dropped;
+* JSON Lines, a dict or list as Python prints it and a JSON string holding JSON are read
+  as the JSON they stand for (literals.py);
+* a structured block inside text (in a fenced code block, a JSON value after a line
+  such as "Tool output:", CSV rows between a label and a footer) is rendered as above
+  when it holds most of the text; the lines around it are kept as they are and the
+  fences dropped (blocks.py);
 * everything else (prose, lists, ``key: value`` text, code) is kept as it is.
 
 Every line carries the character range of its value in the original text (``None``
@@ -36,7 +39,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from guardrail.evidence.literals import parse_value, python_literal
+from guardrail.evidence.blocks import FENCED, between_labels, embedded
+from guardrail.evidence.literals import parse_value
 
 MAX_DEPTH = 64  # deeper JSON is rendered from the depth limit down as its JSON text
 
@@ -262,92 +266,13 @@ def _delimited(text: str) -> Optional[list[Line]]:
 def render(text: str) -> Rendered:
     """``text`` as lines to check against (see the module docstring)."""
     whole = _render_whole(text)
-    if whole.structured and not _FENCED.search(text):
+    if whole.structured and not FENCED.search(text):
         return whole
-    return _embedded(text) or whole
-
-
-_LABELLED = re.compile(r"(?:[ \t]*|[^{}\[\]\n]{1,80}?:[ \t]*)[{\[]")  # a value opens the line
-_FENCED = re.compile(r"(?m)^[ \t]*(?:```|~~~)")
-_FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})[ \t]*[\w+.-]*[ \t]*")
-BLOCK_SHARE = 0.5
-"""Share of a text's characters (less white space and fences) that its structured
-blocks must hold for the text to be read as a tool result: a JSON value after a
-label line, or in a fenced block, is a tool result; a JSON example in a page of prose
-is not."""
-
-
-def _blocks(text: str) -> list[tuple[int, int, int, int]]:
-    """``(start, end, body_start, body_end)`` of each fenced code block (fences
-    included; the body runs to the end of the text if the closing fence is missing)
-    and of each JSON object or array of records that opens a line outside them."""
-    out, i, starts = [], 0, [0]
-    lines = text.split("\n")
-    for x in lines:
-        starts.append(starts[-1] + len(x) + 1)
-    while i < len(lines):
-        m = _FENCE.fullmatch(lines[i])
-        if m:
-            fence = m[1]
-            j = next((k for k in range(i + 1, len(lines)) if lines[k].strip()
-                      and set(lines[k].strip()) == {fence[0]}
-                      and len(lines[k].strip()) >= len(fence)), len(lines))
-            out.append((starts[i], min(starts[j + 1] - 1, len(text)) if j < len(lines)
-                        else len(text), starts[i + 1], starts[j] - 1 if j < len(lines)
-                        else len(text)))
-            i = j + 1
-            continue
-        lead = _LABELLED.match(lines[i])
-        if lead:
-            a = starts[i] + lead.end() - 1
-            try:
-                value, end = json.JSONDecoder().raw_decode(text, a)
-            except (ValueError, RecursionError):  # or a Python literal up to the end
-                value, end = python_literal(text[a:].rstrip()), len(text.rstrip())
-            if isinstance(value, dict) or isinstance(value, list) and any(
-                    isinstance(v, (dict, list)) for v in value):
-                out.append((a, end, a, end))
-                while i + 1 < len(lines) and starts[i + 1] < end:
-                    i += 1  # to the line the value ends on; the rest of it is text
-        i += 1
-    return out
-
-
-def _embedded(text: str) -> Optional[Rendered]:
-    """``text`` read as the structured blocks it holds and the lines around them, when
-    those blocks hold ``BLOCK_SHARE`` of it; else None."""
-    blocks = _blocks(text)
-    if not blocks:
-        return None
-    out: list[Line] = []
-    form, inside, pos, kept = None, 0, 0, set()
-
-    def around(a: int, b: int) -> None:
-        for m in re.finditer(r"[^\n]*\S[^\n]*", text[a:b]):
-            lead = len(m[0]) - len(m[0].lstrip())
-            kept.add(len(out))
-            out.append(Line(m[0].strip(), (a + m.start() + lead,
-                                           a + m.start() + len(m[0].rstrip()))))
-
-    for start, end, a, b in blocks:
-        around(pos, start)
-        body = text[a:b]
-        inner = _render_whole(body)
-        if inner.structured:
-            form = form or inner.format
-            inside += len("".join(body.split()))
-            out += [Line(x.text, (x.source[0] + a, x.source[1] + a) if x.source else None)
-                    for x in inner.lines]
-        else:
-            around(a, b)
-        pos = end
-    around(pos, len(text))
-    fences = sum(len(m[0].strip()) for m in re.finditer(r"(?m)^.*$", text)
-                 if _FENCE.fullmatch(m[0]) or m[0].strip() and set(m[0].strip()) <= {"`", "~"})
-    total = len("".join(text.split())) - fences
-    if form is None or inside < BLOCK_SHARE * max(total, 1):
-        return None
-    return Rendered(text, tuple(out), form, frozenset(kept))
+    found = embedded(text, _render_whole) or between_labels(text, _render_whole)
+    if found is None:
+        return whole
+    lines, form, around = found
+    return Rendered(text, tuple(Line(x, source) for x, source in lines), form, around)
 
 
 def _render_whole(text: str) -> Rendered:
