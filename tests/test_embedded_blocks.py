@@ -172,5 +172,25 @@ def test_delimited_rows_between_a_label_and_a_footer_render_as_records():
         ev = ContextEvidence.build([text])
         assert not ev.features("There are three parts in the list.").missing_numbers
         assert ev.features("There are four parts in the list.").missing_numbers
-    prose = "Apples, pears and plums grow here.\nFigs, dates and limes do not.\nA line.\nMore, words."
+    prose = ("Apples, pears and plums grow here.\nFigs, dates and limes do not.\nA line.\n"
+             "More, words.")
     assert render(prose).format == "text"
+
+
+def test_key_value_lines_and_lists_in_a_fence_read_as_they_do_bare():
+    kv = "Status: open\nOpens: 9:00 AM\nCloses: 5:30 PM\nParking: free for 2 hours"
+    hits = ("1. Opening hours - https://a.example/hours\n   Open daily 9 to 5.\n"
+            "2. Tickets - https://a.example/tickets\n   Adults $12, children $6.")
+    for bare in (kv, hits):
+        for wrapped in (f"```\n{bare}\n```", f"Result:\n```text\n{bare}\n```\n"):
+            a, b = ContextEvidence.build([bare]), ContextEvidence.build([wrapped])
+            assert b.structured == a.structured, wrapped
+            assert [x for x in b.lines if x not in a.lines] in ([], ["Result:"]), wrapped
+            assert [x for x in b.lines if x in a.lines] == a.lines, wrapped
+    from guardrail.evidence.focus import is_tool_result
+    from guardrail.evidence.render import render_documents
+    assert is_tool_result(f"```\n{kv}\n```") and is_tool_result(kv)
+    assert render_documents([f"```\n{kv}\n```"]) == render_documents([kv])
+    # two fenced blocks, or a page around one, keep their fences: no lone block to open
+    page = f"Intro line one.\nIntro line two.\nIntro three.\n```\n{kv}\n```"
+    assert render_documents([page]) == [page]

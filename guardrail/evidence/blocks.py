@@ -131,3 +131,20 @@ def embedded(text: str, read: Reader) -> Optional[Found]:
     if form is None or inside < BLOCK_SHARE * max(total, 1):
         return None
     return out, form, frozenset(kept)
+
+
+def unfenced(text: str) -> str:
+    """``text`` without the fences of the one fenced block it holds, where no more than
+    two short lines stand around it (a label, a closing remark): ``key: value`` lines, a
+    list or search results in a fence then read as they do bare.  Else ``text``."""
+    if not FENCED.search(text):
+        return text
+    lines = text.split("\n")
+    fences = [i for i, x in enumerate(lines) if _FENCE.fullmatch(x)]
+    if len(fences) not in (1, 2):
+        return text
+    a, b = fences[0], fences[-1] if len(fences) == 2 else len(lines)
+    outside = [x for i, x in enumerate(lines) if (i < a or i > b) and x.strip()]
+    if len(outside) > 2 or any(len(x) > 120 for x in outside):
+        return text
+    return "\n".join(x for i, x in enumerate(lines) if i not in (a, b))

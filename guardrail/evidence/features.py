@@ -24,6 +24,7 @@ from typing import Optional, Sequence
 
 from guardrail.evidence import listing as L
 from guardrail.evidence.arithmetic import derived
+from guardrail.evidence.blocks import unfenced
 from guardrail.evidence.carried import carried
 from guardrail.evidence.changed import changed
 from guardrail.evidence.claims import works_out
@@ -367,12 +368,11 @@ def _flat(text: str) -> str:
 
 
 def index(documents: tuple[str, ...]) -> ContextEvidence:  # uncached (``build`` caches)
-    lines: list[str] = []
-    records: list[int] = []
+    lines, records = [], []  # each line's text and record (-1: none)
     counts: set[int] = set()
     parents: dict[int, int] = {}
     structured, next_record = False, 0
-    for doc in documents:
+    for doc in map(unfenced, documents):
         r = render(doc)
         if r.structured:
             structured = True

@@ -41,6 +41,7 @@ import threading
 from typing import Optional, Sequence, Union
 
 from guardrail.evidence import listing as L
+from guardrail.evidence.blocks import unfenced
 from guardrail.evidence.features import ContextEvidence, SentenceEvidence, index
 from guardrail.evidence.render import render
 from guardrail.evidence.words import STOPWORDS, WORD
@@ -78,7 +79,7 @@ def names(text: str) -> list[list[str]]:
 def is_tool_result(document: str) -> bool:
     """A tool result, as the evidence reads one: structured (JSON, a table, CSV) or
     text whose lines are mostly ``key: value``."""
-    return render(document).structured or L.is_key_value(document)
+    return render(document).structured or L.is_key_value(unfenced(document))
 
 
 def _nouns(text: str) -> set[str]:

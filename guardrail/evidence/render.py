@@ -39,7 +39,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from guardrail.evidence.blocks import FENCED, between_labels, embedded
+from guardrail.evidence.blocks import FENCED, between_labels, embedded, unfenced
 from guardrail.evidence.literals import parse_value
 
 MAX_DEPTH = 64  # deeper JSON is rendered from the depth limit down as its JSON text
@@ -297,9 +297,10 @@ def _render_whole(text: str) -> Rendered:
 
 
 def render_documents(documents: "list[str] | tuple[str, ...]") -> list[str]:
-    """Each document rendered (structured ones) or kept as it is (prose)."""
+    """Each document rendered (structured ones) or kept as it is (prose; less the fences
+    of a lone fenced block, see ``unfenced``)."""
     out = []
     for d in documents:
         r = render(d)
-        out.append(r.text if r.structured else d)
+        out.append(r.text if r.structured else unfenced(d))
     return out
