@@ -1169,19 +1169,19 @@ def test_a_count_whose_whole_follows_a_possessive_is_stopped_through_the_server(
     assert wrong["action"] == "redact" and wrong["explanation"]["basis"] == "value_changed", g
 
 
-ORDER_TOOL = json.dumps({
+SHIPPED_TOOL = json.dumps({
     "order_id": "A-1043", "status": "shipped", "shipped_at": "2025-03-04T14:30:00",
     "items": [{"sku": "KB-2", "name": "Mechanical keyboard", "qty": 1, "price_cents": 8999},
               {"sku": "MS-9", "name": "Wireless mouse", "qty": 2, "price_cents": 2450}],
     "gift_wrap": False, "carrier": "UPS", "eta": "2025-03-07"}, indent=2)
-ORDER_SUPPORTED = ["Your order A-1043 shipped on Tuesday, March 4, 2025 at 2:30 PM with UPS. ",
+SHIPPED_SUPPORTED = ["Your order A-1043 shipped on Tuesday, March 4, 2025 at 2:30 PM with UPS. ",
                    "It has one mechanical keyboard at $89.99 and two wireless mice at $24.50 "
                    "each, $138.99 in all. ", "Gift wrap was not added. "]
-ORDER_CHANGED = "It should arrive on Friday, March 14."
+SHIPPED_CHANGED = "It should arrive on Friday, March 14."
 
 
-@pytest.mark.parametrize("wrapped", [f"```json\n{ORDER_TOOL}\n```",
-                                     f"Tool output (get_order):\n{ORDER_TOOL}"])
+@pytest.mark.parametrize("wrapped", [f"```json\n{SHIPPED_TOOL}\n```",
+                                     f"Tool output (get_order):\n{SHIPPED_TOOL}"])
 def test_a_tool_result_in_a_fenced_block_or_after_a_label_grounds_as_the_bare_one(
         client, placeholder, wrapped):
     """Agents often send a tool result as markdown: fenced, or after a line naming the
@@ -1191,9 +1191,9 @@ def test_a_tool_result_in_a_fenced_block_or_after_a_label_grounds_as_the_bare_on
     if placeholder:
         pytest.skip("needs the trained default model")
     got = {}
-    for name, result in (("bare", ORDER_TOOL), ("wrapped", wrapped)):
+    for name, result in (("bare", SHIPPED_TOOL), ("wrapped", wrapped)):
         text, g = stream_tool_turn(client, "Where is my order?", "get_order", result,
-                                   "".join(ORDER_SUPPORTED) + ORDER_CHANGED)
+                                   "".join(SHIPPED_SUPPORTED) + SHIPPED_CHANGED)
         got[name] = [(s["action"], (s["explanation"] or {}).get("grounding"))
                      for s in g["sentences"]]
     for s in g["sentences"][:-1]:
