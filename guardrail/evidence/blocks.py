@@ -60,11 +60,11 @@ def between_labels(text: str, read: Reader) -> Optional[Found]:
     return None
 
 
-
 def _blocks(text: str) -> list[tuple[int, int, int, int]]:
     """``(start, end, body_start, body_end)`` of each fenced code block (fences
     included; the body runs to the end of the text if the closing fence is missing)
-    and of each JSON object or array of records that opens a line outside them."""
+    and of each JSON object or array of records that opens a line outside them (or a
+    dict or list as Python prints it, running to the end of the text)."""
     out, i, starts = [], 0, [0]
     lines = text.split("\n")
     for x in lines:
