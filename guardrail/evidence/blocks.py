@@ -104,11 +104,13 @@ def embedded(text: str, read: Reader) -> Optional[Found]:
     if not blocks:
         return None
     out: list[Piece] = []
-    form, inside, pos, kept = None, 0, 0, set()
+    form, inside, outside, pos, kept = None, 0, 0, 0, set()
 
     def around(a: int, b: int) -> None:
+        nonlocal outside
         for m in re.finditer(r"[^\n]*\S[^\n]*", text[a:b]):
             lead = len(m[0]) - len(m[0].lstrip())
+            outside += len("".join(m[0].split()))
             kept.add(len(out))
             out.append((m[0].strip(), (a + m.start() + lead,
                                        a + m.start() + len(m[0].rstrip()))))
@@ -124,11 +126,8 @@ def embedded(text: str, read: Reader) -> Optional[Found]:
         else:
             around(a, b)
         pos = end
-    around(pos, len(text))
-    fences = sum(len(m[0].strip()) for m in re.finditer(r"(?m)^.*$", text)
-                 if _FENCE.fullmatch(m[0]) or m[0].strip() and set(m[0].strip()) <= {"`", "~"})
-    total = len("".join(text.split())) - fences
-    if form is None or inside < BLOCK_SHARE * max(total, 1):
+    around(pos, len(text))  # the fences themselves count on neither side
+    if form is None or inside < BLOCK_SHARE * max(inside + outside, 1):
         return None
     return out, form, frozenset(kept)
 
