@@ -1169,6 +1169,33 @@ def test_a_count_whose_whole_follows_a_possessive_is_stopped_through_the_server(
     assert wrong["action"] == "redact" and wrong["explanation"]["basis"] == "value_changed", g
 
 
+FERRY_TOOL = json.dumps({
+    "vessel": "MV Skerry", "sailing": "2025-04-12T08:15:00", "berth": "Pier 5",
+    "crew": ["Ines Lowry", "Bram Cole", "Sofia Nair"],
+    "stops": [{"port": p, "arrive": a} for p, a in
+              [("Craignure", "09:05"), ("Tobermory", "10:20"), ("Coll", "12:40"),
+               ("Tiree", "13:35")]]}, indent=2)
+FERRY_RIGHT = "The MV Skerry sails at 8:15 AM with four stops, the last at Tiree."
+
+
+def test_a_count_of_more_records_than_the_result_lists_is_stopped(client, placeholder):
+    """Through the real server, with the default policy: "four stops" over four
+    ``stops`` records reaches the client verbatim; "five stops" is stopped as a value
+    changed, the list's length its evidence (9bd5383 released it: a 5 stands in the
+    result, at "Pier 5")."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    question = "When does the Skerry sail, and where does it call?"
+    text, g = stream_tool_turn(client, question, "sailing", FERRY_TOOL, FERRY_RIGHT)
+    assert text == FERRY_RIGHT, g
+    text, g = stream_tool_turn(client, question, "sailing", FERRY_TOOL,
+                               FERRY_RIGHT.replace("four stops", "five stops"))
+    wrong = g["sentences"][0]
+    assert wrong["action"] != "release" and "five stops" not in text, g
+    assert wrong["explanation"]["basis"] == "value_changed"
+    assert wrong["explanation"]["evidence"] == "stops: 4 listed"
+
+
 SHIPPED_TOOL = json.dumps({
     "order_id": "A-1043", "status": "shipped", "shipped_at": "2025-03-04T14:30:00",
     "items": [{"sku": "KB-2", "name": "Mechanical keyboard", "qty": 1, "price_cents": 8999},

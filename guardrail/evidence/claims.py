@@ -6,6 +6,8 @@
     works_out(sentence, at, end)  it says it worked the value at ``at:end`` out: a total, an
                          average, what a sum comes to, what is left, a value said again
                          in other units
+    general(sentence)    it says what usually happens ("Refunds usually take three to
+                         five days."), not what the grounding reports
 """
 
 from __future__ import annotations
@@ -46,6 +48,20 @@ _CAVEAT = re.compile(  # about the data's reliability, not about the world; advi
     # or opens by telling the reader to check: "Double-check with the provider before ..."
     r"^\W*(?:double[- ]check|re-?check|verify|confirm|check\s+(?:with|again|directly|"
     r"before|availability))\b", re.I)
+
+# what usually happens: "tend to sell out", "are typically made by phone"; not a state
+# ("is running normally", "finished normally") nor a frequency asked ("how often")
+_GENERAL = re.compile(r"\b(?:usually|typically|generally|tends? to|in most cases|as a rule|"
+                      r"more often than not|(?<!how )(?<!most )often|"
+                      r"(?<![a-z]ing )(?<!finished )normally)\b", re.I)
+
+
+def general(sentence: str) -> bool:
+    """The sentence says what usually happens ("Maintenance crews usually clear faults
+    like these within a day."): a claim about the world beside the grounding, which a
+    tool result, reporting what is, seldom makes (features.py weighs it against the
+    words the grounding holds)."""
+    return _GENERAL.search(sentence) is not None
 
 
 def is_claim(sentence: str) -> bool:

@@ -27,7 +27,8 @@ from guardrail.evidence.arithmetic import derived
 from guardrail.evidence.blocks import unfenced
 from guardrail.evidence.carried import carried
 from guardrail.evidence.changed import changed
-from guardrail.evidence.claims import works_out
+from guardrail.evidence.claims import general, works_out
+from guardrail.evidence.counted import Lists
 from guardrail.evidence.fields import Fields
 from guardrail.evidence.group_states import field_check
 from guardrail.evidence.lexicon import CALENDAR
@@ -42,8 +43,8 @@ from guardrail.evidence.spans import Labels, Tallies, days_between
 from guardrail.evidence.totals import object_sums, rarely
 from guardrail.evidence.units import Quantities
 from guardrail.evidence.weekdays import weekday_changed
-from guardrail.evidence.words import (STOPWORDS, WORD, content_words, negated, prose_units,
-                                      stem)
+from guardrail.evidence.words import (STOPWORDS, WORD, content_words, flat, initials,
+                                      negated, prose_units, stem)
 
 @dataclass(frozen=True)
 class SentenceEvidence:
@@ -69,8 +70,11 @@ class SentenceEvidence:
     swapped: bool = False     # 2+ values given to the wrong record it names (misplaced)
     works_out: bool = False   # it says it worked a value out ("in total", "comes to"), or
     #                  states beside it quantities a tool result holds (a date names a record)
+    general: bool = False     # it says what usually happens (claims.general), against a
+    #                           tool result that holds fewer than half of its words
 
 
+GENERAL_WORDS = 0.5  # a general claim against a tool result holding less of its words: flagged
 _DAYS = re.compile(r"\bdays?\b", re.I)
 _IN_HANDLE = re.compile(r"[A-Za-z][-_#]?\d")  # the digits of "TRL-88213", "B42": no quantity
 _ACRONYM = re.compile(r"^[A-Z]{2,5}$")
@@ -101,7 +105,7 @@ class ContextEvidence:
         self.stems = frozenset().union(*self._line_stems) if lines else frozenset()
         text = "\n".join(lines)
         self.lower = text.lower()
-        self._flat = f" {_flat(text)} "
+        self._flat = f" {flat(text)} "
         per_line = [StoredValues.of(x) for x in lines]  # parsed once
         self._records = records if records is not None else [-1] * len(lines)
         self._parents = parents or {}  # a nested record's enclosing one (records.numbered)
@@ -130,6 +134,7 @@ class ContextEvidence:
         self.tallies = Tallies(self.fields.fields, stem,
                                [c.values for c in self.fields.columns]) if self.fields else None
         self._shifted = self._shifted_dates()
+        self.lists = Lists(lines) if structured else None  # how many each list holds
         self.question_stems = frozenset(stem(w) for w in content_words(question))
         self.asked = StoredValues.of(question)
 
@@ -150,11 +155,7 @@ class ContextEvidence:
         of the grounding's word runs are read once, on the shared index, when an answer
         first holds an acronym."""
         if "runs" not in self._memo:
-            runs = set()
-            for line in self.lines:
-                first = "".join(w[0].lower() for w in content_words(line))
-                runs |= {first[i:i + k] for k in range(2, 6) for i in range(len(first) - k + 1)}
-            self._memo["runs"] = frozenset(runs)
+            self._memo["runs"] = initials(self.lines)
         runs = self._memo["runs"]
         return acronym in runs or len(acronym) >= 3 and acronym[:-1] in runs
 
@@ -229,9 +230,11 @@ class ContextEvidence:
                        nums: Sequence[Number]) -> Optional[str]:
         """A total over the records that a value the grounding lacks gives in another
         unit (the key's first line) or miscounts, or a change between two values that
-        the sentence states and gives otherwise (misadded.py)."""
-        if not missing:  # every sentence comes here; most state nothing the grounding lacks
-            return None
+        the sentence states and gives otherwise (misadded.py); or a count of more things
+        than the lists it names hold (counted.py)."""
+        counted = self.lists.miscounted(sentence, nums) if self.lists else None
+        if counted or not missing:  # most sentences state nothing the grounding lacks
+            return counted
         columns = self.fields.columns if self.fields else ()
         key = rescaled(sentence, missing, columns)
         return next((self.lines[f.line] for f in self.fields.fields
@@ -264,7 +267,7 @@ class ContextEvidence:
 
     def copied(self, sentence: str) -> bool:
         """The sentence stands word for word in the grounding (six words or more)."""
-        return (flat := _flat(sentence)).count(" ") >= 5 and f" {flat} " in self._flat
+        return (said := flat(sentence)).count(" ") >= 5 and f" {said} " in self._flat
 
     def features(self, sentence: str, before: str = "") -> SentenceEvidence:
         """``before``: the answer up to the sentence; a sentence that opens with a
@@ -360,11 +363,8 @@ class ContextEvidence:
             bool(missing) and (len(unworked) == len(missing) or self.structured and any(
                 n.kind not in ("date", "time") and n not in missing
                 and not _IN_HANDLE.search(sentence, max(0, n.start - 2), n.start + 1)
-                for n in nums)))
-
-
-def _flat(text: str) -> str:
-    return " ".join(re.findall(r"\w+", text.lower()))
+                for n in nums)), self.structured and found < GENERAL_WORDS * len(stems)
+            and general(sentence))
 
 
 def index(documents: tuple[str, ...]) -> ContextEvidence:  # uncached (``build`` caches)

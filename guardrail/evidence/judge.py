@@ -39,18 +39,19 @@ FEATURES = ("p_max", "p_mean", "p_frac", "logit_p_max", "has_number", "number_mi
             "negation_mismatch", "structured", "log_words", "p_max_x_number_missing",
             "p_max_x_word_gap", "p_max_x_structured", "no_context_numbers_x_number",
             "record_gap", "values_all_found", "unanchored", "field_changed", "field_agreed",
-            "line_value_changed", "flag_changed", "values_swapped")
+            "line_value_changed", "flag_changed", "values_swapped", "general_claim")
 FIRST_FEATURES = FEATURES[:17]
 """What a judge fitted before ``record_gap`` reads (its JSON names no features)."""
 
 _LINE_CHANGED = FEATURES.index("line_value_changed")
 _FLAG_CHANGED = FEATURES.index("flag_changed")
 _SWAPPED = FEATURES.index("values_swapped")
-RULES = ("line_value_changed", "flag_changed", "values_swapped")
+_GENERAL = FEATURES.index("general_claim")
+RULES = ("line_value_changed", "flag_changed", "values_swapped", "general_claim")
 FITTED_FEATURES = tuple(f for f in FEATURES if f not in RULES)
 """What ``guardrail judge fit`` weighs; a changed value, a yes/no field said the other
-way round and values swapped between the records a sentence names are rules
-(``decide``)."""
+way round, values swapped between the records a sentence names and a general claim
+beside a tool result are rules (``decide``)."""
 _YES_NO = re.compile(r":\s*(?:true|false|yes|no)\s*$", re.I)
 
 Kind = Literal["contradicted", "unverifiable"]
@@ -79,7 +80,7 @@ def feature_vector(ev: SentenceEvidence, probs: Sequence[float], structured: boo
             float(ev.field_changed is not None), float(ev.field_agreed),
             float(ev.line_changed is not None),
             float(ev.field_changed is not None and bool(_YES_NO.search(ev.field_changed))),
-            float(ev.swapped)]
+            float(ev.swapped), float(ev.general)]
 
 
 def explain(ev: SentenceEvidence, prob: float, structured: bool = False) -> Explanation:
@@ -89,8 +90,8 @@ def explain(ev: SentenceEvidence, prob: float, structured: bool = False) -> Expl
     changed = lacks or ev.record_gap > 0 or ev.field_changed is not None \
         or ev.line_changed is not None or ev.swapped
     about_it = ev.best_line_recall >= 0.5 and ev.word_precision >= 0.6 and not ev.works_out
-    kind: Kind = "contradicted" if changed or ev.negation_mismatch or about_it \
-        else "unverifiable"
+    kind: Kind = "contradicted" if (changed or ev.negation_mismatch or about_it) and not (
+        ev.general and basis(ev) == "general") else "unverifiable"
     severity: Severity = "high" if changed or prob >= 0.9 else \
         "medium" if prob >= 0.75 else "low"
     return Explanation(kind, severity, ev.field_changed or ev.line_changed or ev.best_line,
@@ -103,6 +104,8 @@ def basis(ev: SentenceEvidence) -> str:
         return "value_changed"
     if ev.record_gap > 0:
         return "other_record"
+    if ev.general:
+        return "general"
     if ev.missing_numbers:
         return "value_worked_out" if ev.works_out else "value_missing"
     return "negation" if ev.negation_mismatch else "words"
@@ -221,10 +224,15 @@ class SentenceJudge:
         sets of hand-written tool turns, 20 such sentences were wrong and one right.  And
         so do two values or more that the sentence gives each to a record it names while
         another record it names holds them ("the back door lock is at 18%, the front
-        door's at 64%", the two swapped): on 33 sets, 3 such sentences, all wrong."""
+        door's at 64%", the two swapped): on 33 sets, 3 such sentences, all wrong.  And
+        so does a general claim beside a tool result that holds fewer than half of its
+        words ("Refunds like this usually take three to five business days."): what
+        usually happens is no record's; measured in docs/model-card.md ("A general
+        claim beside a tool result")."""
         head = self.head(layer, structured)
         prob = head.prob(x)
-        if x[_LINE_CHANGED] > 0.5 or x[_FLAG_CHANGED] > 0.5 or x[_SWAPPED] > 0.5:
+        if x[_LINE_CHANGED] > 0.5 or x[_FLAG_CHANGED] > 0.5 or x[_SWAPPED] > 0.5 \
+                or x[_GENERAL] > 0.5:
             prob = max(prob, head.threshold)
         return prob, prob >= (head.threshold if threshold is None else threshold)
 

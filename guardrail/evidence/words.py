@@ -47,6 +47,21 @@ def stem(word: str) -> str:
     return (w[:-1] if len(w) > 4 and w.endswith("e") else w)[:6]
 
 
+def flat(text: str) -> str:
+    """The text's words, lower case, one space between them."""
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+def initials(lines: list[str]) -> frozenset[str]:
+    """The initials of 2 to 5 consecutive content words of each line ("ce", "ceo" and
+    "eo" of "chief executive officer"): what an acronym may stand for."""
+    runs = set()
+    for line in lines:
+        first = "".join(w[0].lower() for w in content_words(line))
+        runs |= {first[i:i + k] for k in range(2, 6) for i in range(len(first) - k + 1)}
+    return frozenset(runs)
+
+
 def content_words(text: str) -> list[str]:
     return [w for w in WORD.findall(text)
             if not w[0].isdigit() and w.lower().replace("’", "'") not in STOPWORDS]
