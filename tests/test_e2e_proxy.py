@@ -1196,6 +1196,29 @@ def test_a_count_of_more_records_than_the_result_lists_is_stopped(client, placeh
     assert wrong["explanation"]["evidence"] == "stops: 4 listed"
 
 
+ANALYSERS_TOOL = json.dumps({"site": "Ashby General", "machines": [
+    {"name": "Ward 4 analyser", "room": "Ward 4", "online": True},
+    {"name": "Maternity analyser", "room": "Maternity", "online": False},
+    {"name": "ICU analyser", "room": "ICU", "online": True},
+    {"name": "A&E analyser", "room": "A&E", "online": True}]})
+
+
+def test_a_groups_state_with_its_exception_named_reaches_the_client(client, placeholder):
+    """Through the real server: "every analyser except the maternity one is online"
+    reaches the client verbatim (25e3539 redacted it as the maternity analyser's
+    ``online: false`` said otherwise); that record's own state said otherwise is still
+    stopped."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    question = "Which analysers are online?"
+    right = "Every analyser except the maternity one is online. "
+    text, g = stream_tool_turn(client, question, "machines", ANALYSERS_TOOL,
+                               right + "The maternity analyser is online.")
+    kept, wrong = g["sentences"]
+    assert kept["action"] == "release" and text.startswith(right), g
+    assert wrong["action"] != "release" and wrong["explanation"]["basis"] == "value_changed"
+
+
 SHIPPED_TOOL = json.dumps({
     "order_id": "A-1043", "status": "shipped", "shipped_at": "2025-03-04T14:30:00",
     "items": [{"sku": "KB-2", "name": "Mechanical keyboard", "qty": 1, "price_cents": 8999},

@@ -5,6 +5,8 @@ it says something of a group.
     counted_flag(fields, sentence)   "Five of the six towers have passed": the line of a
                                      record that makes the count of a yes/no key's yes
                                      other than it says
+    counted_right(fields, sentence, line)   the sentence counts rightly the records
+                                     holding what it says of the yes/no key at ``line``
 
 ``Fields.check`` reads the fields a sentence names in the records it is matched to.  A
 sentence about several records ("Cedar Court has three tickets that aren't closed yet,
@@ -16,6 +18,12 @@ only a one-word state changed and the sentence counts records (a count of two or
 every record instead: said of a group, it is changed only if no record holds it.  Named
 ("Owen Ruiz and Aarav Mehta both passed"), the records keep it.  A number keeps its
 record: another record's 100 is no support for "scores ranged from 38% to 100%".
+
+A record's yes/no said of the group the other way round is that record's exception, not
+a changed value, where the sentence carves it out ("Every machine except the maternity
+one is online"; "He ate every day except Friday") or counts rightly the records holding
+what it says ("Four of the five lots sold; lot 103 went unsold"; "Five have checked in,
+but two vans have not").  A count said otherwise is still checked (``counted_flag``).
 """
 
 from __future__ import annotations
@@ -28,12 +36,17 @@ from guardrail.evidence.field import Field, FieldCheck
 from guardrail.evidence.fields import Fields
 from guardrail.evidence.lexicon import CALENDAR
 from guardrail.evidence.keys import CLAUSE, WORDS, has, naming, negates
-from guardrail.evidence.values import Number, parts_of
+from guardrail.evidence.values import Number, numbers, parts_of
 
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
 # a group of records ("both tickets", "all four bottles", "all of them"), not "all ages"
 _GROUP = re.compile(r"\bboth\b|\ball (?:of|the|these|those|its|their|your|\d+|two|three|"
                     r"four|five|six|seven|eight|nine|ten)\b", re.I)
+_SMALL = "two three four five six seven eight nine ten eleven twelve".split()
+_OF_THEM = re.compile(rf"\b(\d+|{'|'.join(_SMALL)}) of (?:them|those|these)\b", re.I)
+# a group's exception carved out: "every stop except Beckett Falls", "all but one"
+_EXCEPT = re.compile(r"\b(?:except|apart from|aside from|other than|save for|all but|"
+                     r"with the exception of)\b", re.I)
 
 
 def field_check(fields: Optional[Fields], sentence: str, nums: Sequence[Number],
@@ -45,6 +58,10 @@ def field_check(fields: Optional[Fields], sentence: str, nums: Sequence[Number],
         return FieldCheck()
     check = fields.check(sentence, nums, about, worked)
     line = check.changed
+    if line is not None and (_EXCEPT.search(sentence) and _flag_at(fields, line) is not None
+                             or counted_right(fields, sentence, line)):
+        check = FieldCheck(None, check.agreed)  # the group's exception (module docstring)
+        line = None
     if line is None and (counted := counted_flag(fields, sentence)) is not None:
         return FieldCheck(counted)
     if line is None or about is None or "; " in line \
@@ -87,6 +104,47 @@ def counted_flag(fields: Fields, sentence: str) -> Optional[str]:
                     other = [f for f in held if f.flag != state] or held
                     return fields.lines[other[0].line]
     return None
+
+
+def counted_right(fields: Fields, sentence: str, line: str) -> bool:
+    """The yes/no field at ``line`` is one of a key's that the sentence counts rightly:
+    a count (2 or more, fewer than the records holding the key) whose clause names the
+    key, and as many records hold what that clause says of it ("Five have checked in":
+    five ``checked in: true``; "two are unpaid": two ``paid: false``)."""
+    held = _flag_at(fields, line)
+    if held is None:
+        return False
+    key, fields_of = held
+    for count, end in _counts(sentence):
+        if not 2 <= count < len(fields_of):
+            continue
+        cut = CLAUSE.search(sentence, end)
+        clause = sentence[end:cut.start() if cut else len(sentence)]
+        stems, negated, _ = naming(clause, fields.stem)
+        if not all(has(k, stems | negated) for k in key):
+            continue
+        words = WORDS.findall(clause)
+        state = (not any(negates(words, i) for i in range(len(words)))) != any(
+            has(k, negated) and not has(k, stems - negated) for k in key)
+        if sum(f.flag == state for f in fields_of) == count:
+            return True
+    return False
+
+
+def _counts(sentence: str) -> list[tuple[int, int]]:
+    """The counts of things a sentence says, each with where what it says of them
+    starts: "Five have", "four of the five lots", "three of them"; not a label's number
+    ("lane 2")."""
+    found = [(int(n.value), n.end) for n in numbers(sentence) if n.kind == "count"]
+    found += [(part, end) for part, _, end in parts_of(sentence)]
+    return found + [(int(m[1]) if m[1].isdigit() else _SMALL.index(m[1].lower()) + 2, m.end())
+                    for m in _OF_THEM.finditer(sentence)]
+
+
+def _flag_at(fields: Fields, line: str) -> Optional[tuple[frozenset[str], list[Field]]]:
+    """The yes/no key whose field in some record is ``line``: its stems, its fields."""
+    return next(((key, held) for (_, key), held in _flags(fields).items()
+                 if any(fields.lines[f.line] == line for f in held)), None)
 
 
 @functools.lru_cache(maxsize=8)  # one grounding's Fields, read for each of its sentences
