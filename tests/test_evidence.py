@@ -574,6 +574,30 @@ def test_csv_and_tsv_render_as_records_a_row_each():
     assert render("a,b\n1,2,3\n4,5").format == "text"    # rows of other lengths
 
 
+SESSIONS = ("booking_id,member,date,start,end,room,paid\n"
+            "DR-1,Ines Marsh,2025-05-06,10:00,12:00,Darkroom A,true\n"
+            "DR-2,Tomas Reyes,2025-05-06,12:30,15:30,Darkroom B,true\n"
+            "DR-3,Priya Nand,2025-05-07,13:00,14:00,Darkroom A,false\n"
+            "DR-4,Gus Adler,2025-05-08,09:00,11:30,Darkroom B,false\n")
+
+
+def test_a_csv_with_no_plain_number_column_reads_as_records_by_its_dates_and_times():
+    """A log of bookings holds dates, times and yes/no values, no plain number: read as
+    text up to 9125b10, its row count and its unpaid rows were values the
+    grounding lacked ("four bookings", "Two bookings are still unpaid")."""
+    r = render(SESSIONS)
+    assert r.format == "csv" and r.text.split("\n")[2].startswith("booking id: DR-3; ")
+    ev = ContextEvidence.build([SESSIONS])
+    assert ev.features("There are four darkroom bookings this week.").missing_numbers == ()
+    assert [n.value for n in ev.features("There are six darkroom bookings this week.")
+            .missing_numbers] == [6]
+    # lines of prose that happen to hold a date and a time each are still prose
+    notes = ("Ines called, on 2025-05-06, at 10:00, about the enlarger\n"
+             "Tomas called, on 2025-05-06, at 12:30, about chemicals\n"
+             "Priya called, on 2025-05-07, at 13:00, about her booking\n")
+    assert render(notes).format == "text"
+
+
 def test_a_bare_carriage_return_in_a_line_is_prose_not_an_error():
     """Grounding text with a carriage return inside a line (old Mac line ends, text
     pasted from a web page) made the CSV reader raise, and every check of it failed

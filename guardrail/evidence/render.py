@@ -231,12 +231,16 @@ def _markdown_table(text: str) -> Optional[list[Line]]:
 
 _NAME = re.compile(r"[A-Za-z_][\w /().%#-]{0,39}(?<![.!?])")  # a column's name, not a value
 _NUMBER = re.compile(r"[-+]?[$€£]?\d[\d,]*(?:\.\d+)?%?")
+# what else a column of typed cells holds: an ISO date (and time), a clock time, a yes/no
+_TYPED = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?\S*)?|\d{1,2}:\d{2}"
+                    r"(?::\d{2})?|true|false|yes|no", re.I)
 
 
 def _delimited(text: str) -> Optional[list[Line]]:
     """CSV or TSV: a header of names, then two rows or more, each of the header's number
-    of cells (two or more), and a column of numbers.  Prose seldom has as many commas on
-    every line, and seldom a number after the same one on each."""
+    of cells (two or more), and a column of numbers (or of ISO dates, clock times or
+    yes/no values: a log of bookings may hold no plain number).  Prose seldom has as many
+    commas on every line, and seldom a number or a date after the same one on each."""
     raw = text.split("\n")
     starts = [0]
     for x in raw:
@@ -253,6 +257,7 @@ def _delimited(text: str) -> Optional[list[Line]]:
         if len(header) < 2 or any(len(r) != len(header) for r in rows) \
                 or not all(_NAME.fullmatch(c) for c in header) \
                 or not any(all(_NUMBER.fullmatch(r[j].strip()) for r in rows[1:])
+                           or all(_TYPED.fullmatch(r[j].strip()) for r in rows[1:])
                            for j in range(len(header))):
             continue
         names = [words_of_key(c) for c in header]

@@ -279,9 +279,10 @@ class Detector:
         """What prepared contexts are keyed by besides their documents (the tokenizer,
         and whether structured documents are rendered)."""
         return self.tokenizer.name_or_path + ("+render" if self.render_structured else "") + \
-            "+parts" + ("+blocks" if self.render_structured else "")
+            "+parts" + ("+blocks+typed" if self.render_structured else "")
         # "+parts": contexts stored before they said where each document stands;
-        # "+blocks": before a tool result in a fenced block or after a label was rendered
+        # "+blocks": before a tool result in a fenced block or after a label was rendered;
+        # "+typed": before a CSV with no column of plain numbers was read as rows
 
     def prepare_context(self, documents: str | Sequence[str]) -> PreparedContext:
         given = [documents] if isinstance(documents, str) else list(documents)
