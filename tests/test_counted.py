@@ -9,6 +9,7 @@ import pytest
 from guardrail.evidence.counted import Lists
 from guardrail.evidence.features import ContextEvidence
 from guardrail.evidence.judge import basis, explain
+from guardrail.evidence.render import render
 from guardrail.evidence.values import numbers
 
 # a show with three puppeteers (and 4 standing elsewhere: "4+", a family of four) and
@@ -80,3 +81,35 @@ def test_a_top_level_array_and_a_list_of_numbers_count_no_things():
     assert sizes.miscounted(text, numbers(text)) is None
     names = Lists(ContextEvidence.build([json.dumps({"tiles": ["slate", "oak"]})]).lines)
     assert names.miscounted(text, numbers(text)) == "tiles: 2 listed"
+
+
+# a championship whose three classes list six entrants; crews whose groomed runs add to 9
+CHAMPIONSHIP = json.dumps({
+    "event": "North Tyne Hedging Championship",
+    "classes": [{"class": "Open", "entries": [{"name": "C. Reay"}, {"name": "B. Lloyd"},
+                                              {"name": "F. Mossop"}]},
+                {"class": "Intermediate", "entries": [{"name": "H. Dodd"}, {"name": "S. Ridley"}]},
+                {"class": "Young", "entries": [{"name": "E. Charlton"}]}],
+    "machines": [{"unit": "G-1", "runs_groomed": ["Lodgepole", "Rabbit Run", "Upper Cirque"]},
+                 {"unit": "G-2", "runs_groomed": ["Meadowlark", "Easy Street", "Tenderfoot",
+                                                  "Lift Line"]},
+                 {"unit": "G-3", "runs_groomed": ["Cinder Bowl", "Ridge Traverse"]},
+                 {"unit": "G-4", "runs_groomed": []}]})
+
+
+def test_one_keys_lists_added_up_over_their_records_count_what_the_key_names():
+    """"six entries" over three classes' ``entries`` (3, 2 and 1) and "nine runs" over
+    four machines' ``runs_groomed`` (3, 4, 2 and none) were values the grounding lacked
+    (value_missing; turns-cc/19); a count that is no such total, or that names no word
+    of the key ("five events" where two events list 3 and 2 attendees), still is."""
+    lists = Lists([x.text for x in render(CHAMPIONSHIP).lines])
+    six, nine = numbers("six")[0], numbers("nine")[0]
+    assert lists.total(six, {"entri"}) and lists.total(nine, {"runs"})
+    assert not lists.total(six, {"runs"}) and not lists.total(nine, {"hedger"})
+    for said in ("The three classes have six entries between them.",
+                 "The crews groomed nine runs overnight."):
+        assert evidence(CHAMPIONSHIP, said).missing_numbers == (), said
+    assert [n.value for n in evidence(CHAMPIONSHIP, "The crews groomed eleven runs "
+                                      "overnight.").missing_numbers] == [11]
+    assert [n.value for n in evidence(CHAMPIONSHIP, "Six classes were judged.")
+            .missing_numbers] == [6]

@@ -5,6 +5,8 @@ puppeteers" where ``puppeteers`` lists three; "Crews covered five trails" over f
     Lists(lines)                    the lists of a rendered structured grounding
     lists.miscounted(sentence, ns)  -> "trails: 4 listed" for a count of more items than
                                        every list its noun names holds together
+    lists.total(n, stems)           ``n`` is how many one key's lists hold together
+                                    over the records holding them, a key it names
 
 A count of listed things is stated when the grounding lists that many (listing.py reads
 every list's length as a value the grounding holds), so a count of the wrong list's
@@ -20,10 +22,11 @@ the list's records up to it ("7 items" over line items whose quantities make 7).
 from __future__ import annotations
 
 import re
-from typing import Optional, Sequence
+from typing import Collection, Optional, Sequence
 
 from guardrail.evidence.units import unit_after
 from guardrail.evidence.values import CURRENCY_SIGNS, Number, numbers, sort_of
+from guardrail.evidence.words import stem
 
 _HEADER = re.compile(r"^(.+) (\d+) of (\d+):$")  # "a > rooms 1 of 2:" (its last key)
 _TOP = "item"  # render.py's name for a top-level array: no word of the result's
@@ -99,7 +102,21 @@ class Lists:
             for w in {head, *map(_one, re.findall(r"[a-z]+", key.lower()))}:  # "32 open
                 sums.setdefault(w, set()).add(total)  # deals" over 4 ``deal count``s
         self._lengths, self._sums, self._stated = lengths, sums, stated
+        by_path: dict[str, list[int]] = {}  # one key's lists, over the records holding them
+        for lists in lengths.values():
+            for path, n in lists.items():
+                by_path.setdefault(_INDEX.sub("", path), []).append(n)
+        self._totals = [(sum(ns), frozenset(stem(w) for w in re.findall(
+            r"[a-z]+", path.rpartition(" > ")[2].lower()))) for path, ns in by_path.items()
+            if len(ns) >= 2 and sum(ns) >= 2]
         self._all = whole | {n for lists in lengths.values() for n in lists.values()}
+
+    def total(self, n: Number, stems: Collection[str]) -> bool:
+        """``n`` is how many items one key's lists hold together over the records
+        holding them (two or more), and the sentence names a word of that key ("the
+        crews groomed nine runs" over four machines' ``runs groomed``)."""
+        return n.value.is_integer() and any(n.value == total and not words.isdisjoint(stems)
+                                            for total, words in self._totals)
 
     def miscounted(self, sentence: str, nums: Sequence[Number]) -> Optional[str]:
         """``"<list>: <n> listed"`` for the first count in ``sentence`` of more things

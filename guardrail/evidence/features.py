@@ -309,7 +309,7 @@ class ContextEvidence:
                     derived(sentence, n, self.stored.numbers, times, nums, columns, records,
                             left, anchored, named)
                     or carried(sentence, n, nums, before)
-                    or rarely(n, self._sums)  # an object's amounts added up
+                    or rarely(n, self._sums) or self.lists and self.lists.total(n, distinct)
                     or per_key(sentence, n, self._amounts, about)
                     or n.kind == "date" and self._dated(n, about)
                     or days_between(sentence, n, nums, self._record_dates(about))
