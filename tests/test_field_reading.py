@@ -301,3 +301,17 @@ def test_a_value_held_in_its_unit_by_another_field_is_that_fields(sentence, chan
     ev = ContextEvidence.build([SURVEY])
     got = ev.features(sentence)
     assert ((got.field_changed or got.line_changed) is not None) is changed
+
+
+CHEMICALS = json.dumps({"darkroom": "Studio 2", "chemicals": [
+    {"name": "Ilford Rapid Fixer", "capacity_rolls": 24, "rolls_processed": 9},
+    {"name": "ID-11 developer", "capacity_rolls": 10, "rolls_processed": 10}]})
+
+
+def test_a_value_said_as_a_difference_states_no_fields_value():
+    """"capacity for 15 more rolls" where ``capacity rolls: 24`` and 9 are done says
+    what is left, not the capacity (turns-cx/6 was redacted); its twin without "more"
+    still changes it."""
+    assert _changed(CHEMICALS, "The Rapid Fixer has capacity for 15 more rolls.") is None
+    assert _changed(CHEMICALS, "The Rapid Fixer has capacity for 15 rolls.") \
+        == "chemicals 1 > capacity rolls: 24"

@@ -9,6 +9,7 @@
     attributive(sentence, n)   a date before what it names ("your March 11 claim")
     no_count_of(sentence, n, f)  ``n`` picks one ("level 9") or measures ("15 mm"): no count
     comparable(n, f)           ``n`` is of the field's sort (a share for a share)
+    DIFFERENCE                 a value said as a difference ("15 more rolls"): no field's
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ from guardrail.evidence.values import Number, numbers
 
 _SHARE = re.compile(r"(?<![^\W_])(?:pct|percent|percentage|probability|share)(?![^\W_])|%",
                     re.I)  # "deposit_pct" too
+# a value said as a difference: "15 more rolls", "2 short of", "1.4 LU quieter than"
+DIFFERENCE = (r"(?<=\d)(?:\s[A-Za-z°]+)?\s(?:more|fewer|short of|above|below|"
+              r"[a-z]{3,}er (?:than|to))\b")
 # what a key holding money says: "price", "cost usd", "amount cents", "rent", "balance"
 MONEY_KEY = re.compile(
     r"(?<![a-z])(?:price|cost|fee|amount|total|subtotal|balance|rent|revenue|budget|paid|"

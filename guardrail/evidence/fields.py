@@ -33,7 +33,7 @@ from guardrail.evidence.totals import Group, by_key, columns_of, groups
 from guardrail.evidence.currency import coded, mentioned, minor_units
 from guardrail.evidence.field import (Field, FieldCheck, attributive, comparable, keyed,
                                      no_count_of, over_records, rate_over, states,
-                                     whole_after_of)
+                                     whole_after_of, DIFFERENCE)
 from guardrail.evidence.keys import (WORDS, Stem, clauses, denied, echo, flag_said, has, joined,
                                     key_stems, name_words, naming, negated_words, own_paths,
                                     pairs, path_words)
@@ -56,7 +56,7 @@ _BOUNDS = ("min", "max", "minimum", "maximum", "limit", "range", "threshold", "t
            "low", "high", "lower", "upper", "floor", "ceiling", "warn", "warning", "window")
 _NOTED = re.compile(r"([A-Za-z]+)\s*[(,;]")
 _COMPARED = re.compile(r"\b(?:above|below|under|over|beyond|short of|more than|less than)"
-                       r"\s+(?:its|your|their|his|her)\b", re.I)  # "6 kg above its ..."
+                       r"\s+(?:its|your|their|his|her)\b|" + DIFFERENCE, re.I)  # "6 kg above its"
 
 
 class Fields:
@@ -183,7 +183,7 @@ class Fields:
         for f in named:
             # what it says of the field stands in the clause naming it, or the next one,
             # unless a value worked out ("he averaged 26.6 points, and Portland went 3-2")
-            # or a comparison ("$2,000 under your reserve") stands in it: then it states none
+            # or a comparison ("$2,000 under your reserve", "15 more") stands in it
             at = [i for i, (_, _, st) in enumerate(parts) if any(has(k, st) for k in f.key)]
             apart = {i for i in at if any(parts[i][0] <= w < parts[i][1] for w in worked)
                      or _COMPARED.search(sentence, parts[i][0], parts[i][1])}
