@@ -315,3 +315,37 @@ def test_a_value_said_as_a_difference_states_no_fields_value():
     assert _changed(CHEMICALS, "The Rapid Fixer has capacity for 15 more rolls.") is None
     assert _changed(CHEMICALS, "The Rapid Fixer has capacity for 15 rolls.") \
         == "chemicals 1 > capacity rolls: 24"
+
+
+TRAILS = json.dumps({"area": "Kettle Hollow", "trails": [
+    {"name": n, "status": s} for n, s in [("Fern", "open"), ("Ridge", "closed"),
+                                          ("Oak", "closed"), ("Birch", "open"),
+                                          ("Quarry", "closed"), ("Mill", "open"),
+                                          ("Heron", "partial")]]})
+MEMBERS = json.dumps({"gym": "Northside", "members": [
+    {"name": n, "auto_renew": a} for n, a in [("Ada", True), ("Ben", True), ("Cy", False),
+                                              ("Di", True), ("Ed", False), ("Flo", True)]]})
+
+
+@pytest.mark.parametrize("context,sentence", [
+    (TRAILS, "Four of the seven trails are fully closed."),
+    (TRAILS, "Kettle Hollow has four trails fully closed and one partly open."),
+    (TRAILS, "Two of the seven trails are closed."),
+    (MEMBERS, "Only three members have auto-renew turned on.")])
+def test_a_count_of_the_records_holding_a_state_said_otherwise_is_a_change(context, sentence):
+    """"four of Kettle Hollow's seven trails are fully closed" over three ``status:
+    closed`` (turns-ck/13, -cx/23), "only three members have auto-renew turned on" over
+    four (turns-cm/21): a count of a list's things, or a part of the records holding the
+    key, checked against the records holding the state it names after them."""
+    assert _changed(context, sentence) is not None
+
+
+@pytest.mark.parametrize("context,sentence", [
+    (TRAILS, "Three of the seven trails are fully closed."),
+    (TRAILS, "Kettle Hollow has three trails closed and one partly open."),
+    (TRAILS, "Two of the seven closed trails reopen next week."),      # a state before them
+    (TRAILS, "Five of the seven trails are open or partly open."),     # two states
+    (MEMBERS, "Four members have auto-renew turned on."),
+    (MEMBERS, "The other two members have auto-renew turned off.")])
+def test_a_count_of_the_records_holding_a_state_said_rightly_is_none(context, sentence):
+    assert _changed(context, sentence) is None

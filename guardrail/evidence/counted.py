@@ -45,7 +45,7 @@ _VERBS = frozenset({"is", "was", "has", "does", "goes", "its", "this", "thus", "
 _MOST = 1000  # a count of more is an amount, not listed things
 
 
-def _one(word: str) -> str:
+def singular(word: str) -> str:
     """A noun in the singular, lower case ("trails" -> "trail", "buses" -> "bus")."""
     w = word.lower()
     for plural, single in (("ies", "y"), ("sses", "ss"), ("shes", "sh"), ("ches", "ch"),
@@ -58,7 +58,7 @@ def _one(word: str) -> str:
 def _head(key: str) -> str:
     """The word a key ends in, in the singular ("spoke cables" -> "cable")."""
     words = re.findall(r"[a-z]+", key.lower())
-    return _one(words[-1]) if words else ""
+    return singular(words[-1]) if words else ""
 
 
 class Lists:
@@ -92,14 +92,14 @@ class Lists:
             found = [x.value for x in numbers(value) if x.kind in ("number", "count")]
             parts = key.split(" > ")
             for w in re.findall(r"[a-z]+", key.lower()):  # "trail count: 5", "trails 2 >
-                stated.setdefault(_one(w), set()).update(found)  # cone: 6" ("cone 6 trail")
+                stated.setdefault(singular(w), set()).update(found)  # cone: 6" ("cone 6 trail")
             if _WHOLE.match(value.strip()):
                 whole.add(float(value.strip().replace(",", "")))
             if len(found) == 1 and len(parts) >= 2 and _INDEX.search(parts[-2]):
                 at = (_head(_INDEX.sub("", parts[-2])), _INDEX.sub("", key))
                 columns[at] = columns.get(at, 0.0) + found[0]  # "7 items": quantities
         for (head, key), total in columns.items():  # of the list, or of its key's words:
-            for w in {head, *map(_one, re.findall(r"[a-z]+", key.lower()))}:  # "32 open
+            for w in {head, *map(singular, re.findall(r"[a-z]+", key.lower()))}:  # "32 open
                 sums.setdefault(w, set()).add(total)  # deals" over 4 ``deal count``s
         self._lengths, self._sums, self._stated = lengths, sums, stated
         by_path: dict[str, list[int]] = {}  # one key's lists, over the records holding them
@@ -155,5 +155,5 @@ def _noun(sentence: str, at: int) -> str:
             break
         words.append(w.lower())
     if len(words) == 2 and words[1].endswith("s") and words[1] not in _VERBS:
-        return _one(words[1])
-    return _one(words[0]) if words else ""
+        return singular(words[1])
+    return singular(words[0]) if words else ""

@@ -5,6 +5,7 @@ it says something of a group.
     counted_flag(fields, sentence)   "Five of the six towers have passed": the line of a
                                      record that makes the count of a yes/no key's yes
                                      other than it says
+    counted_state(fields, sentence)  the same for a state ("four trails are closed")
     counted_right(fields, sentence, line)   the sentence counts rightly the records
                                      holding what it says of the yes/no key at ``line``
 
@@ -23,7 +24,9 @@ A record's yes/no said of the group the other way round is that record's excepti
 a changed value, where the sentence carves it out ("Every machine except the maternity
 one is online"; "He ate every day except Friday") or counts rightly the records holding
 what it says ("Four of the five lots sold; lot 103 went unsold"; "Five have checked in,
-but two vans have not").  A count said otherwise is still checked (``counted_flag``).
+but two vans have not").  A count said otherwise is still checked (``counted_flag``),
+and so is a count of a list's things holding a state ("only three members have
+auto-renew turned on", "four trails fully closed": ``counted_state``).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import re
 from typing import Collection, Optional, Sequence
 
 from guardrail.evidence.field import Field, FieldCheck
+from guardrail.evidence.counted import singular
 from guardrail.evidence.fields import Fields
 from guardrail.evidence.lexicon import CALENDAR
 from guardrail.evidence.keys import CLAUSE, WORDS, has, naming, negates
@@ -44,6 +48,13 @@ _GROUP = re.compile(r"\bboth\b|\ball (?:of|the|these|those|its|their|your|\d+|tw
                     r"four|five|six|seven|eight|nine|ten)\b", re.I)
 _SMALL = "two three four five six seven eight nine ten eleven twelve".split()
 _OF_THEM = re.compile(rf"\b(\d+|{'|'.join(_SMALL)}) of (?:them|those|these)\b", re.I)
+_NOUN = re.compile(r"\s+([A-Za-z]+)")
+# the whole of a part ("three of Dry Creek Farms' five pivots"), the rest of a group
+# ("the other three lots"): no count of the records holding a state
+_PART_BEFORE = re.compile(r"(?:\bof\b[^,;:.]{0,40}|\b(?:other|remaining|rest of the))\s+$", re.I)
+_CUT = re.compile(f"{CLAUSE.pattern}|:", re.I)
+_INDEX = re.compile(r" \d+(?= >|$)")  # a record's number inside a path
+_STATE = re.compile(r"[A-Za-z]{3,}|[A-Za-z]+[_ -][A-Za-z]+")  # "closed", "in_shop"; not "M"
 # a group's exception carved out: "every stop except Beckett Falls", "all but one"
 _EXCEPT = re.compile(r"\b(?:except|apart from|aside from|other than|save for|all but|"
                      r"with the exception of)\b", re.I)
@@ -62,7 +73,8 @@ def field_check(fields: Optional[Fields], sentence: str, nums: Sequence[Number],
                              or counted_right(fields, sentence, line)):
         check = FieldCheck(None, check.agreed)  # the group's exception (module docstring)
         line = None
-    if line is None and (counted := counted_flag(fields, sentence)) is not None:
+    if line is None and (counted := counted_flag(fields, sentence)
+                         or counted_state(fields, sentence)) is not None:
         return FieldCheck(counted)
     if line is None or about is None or "; " in line \
             or any(c.isdigit() for c in line.rpartition(": ")[2]):
@@ -82,26 +94,54 @@ def field_check(fields: Optional[Fields], sentence: str, nums: Sequence[Number],
 def counted_flag(fields: Fields, sentence: str) -> Optional[str]:
     """The line of a record that makes a count of the records holding a yes/no key's
     yes other than the sentence says ("Five of the six towers have passed" where four of
-    the six hold ``passed: true``); no, where its clause is negated after the count
-    ("two of the three have not signed").  Only where the whole it counts is the number
-    of records holding the key, and the sentence names all of the key."""
-    found = parts_of(sentence)
+    the six hold ``passed: true``; "only three members have auto-renew turned on" where
+    four ``members`` records hold ``auto renew: true``); no, where its clause is negated
+    after the count ("two of the three have not signed").  Only where the whole it counts
+    is the number of records holding the key (or the list they make is the thing it
+    counts), and the sentence names all of the key."""
+    found = _wholes(fields, sentence)
     if not found:
         return None
-    stems, negated, _ = naming(sentence, fields.stem)
+    named = naming(sentence, fields.stem)
     by_key = _flags(fields)
-    for part, whole, end in found:
-        cut = CLAUSE.search(sentence, end)
-        words = WORDS.findall(sentence[end:cut.start() if cut else len(sentence)])
+    for part, end, counts in found:
+        clause = _clause(sentence, end)
+        words = WORDS.findall(clause)
         said = not any(negates(words, i) for i in range(len(words)))
+        # a count of a list's things names the key in its own clause ("three members have
+        # auto-renew turned on"), a part of a whole anywhere ("Two of the three ... unpaid")
+        stems, negated, _ = named if counts.whole else naming(clause, fields.stem)
+        if not counts.whole and {"or", "both"} & {w.lower() for w in words}:
+            continue  # "three items that are both vegetarian and gluten-free"
         for (_, key), held in by_key.items():
-            if len(held) == whole and part <= whole and all(has(k, stems | negated)
-                                                            for k in key):
+            if counts(held) and part <= len(held) and all(has(k, stems | negated)
+                                                          for k in key):
                 # "Two of the three are unpaid" counts those holding no ``paid``
                 state = said != any(has(k, negated) and not has(k, stems - negated)
                                     for k in key)
                 if sum(f.flag == state for f in held) != part:
                     other = [f for f in held if f.flag != state] or held
+                    return fields.lines[other[0].line]
+    return None
+
+
+def counted_state(fields: Fields, sentence: str) -> Optional[str]:
+    """The same for a one-word state ("Six of the seven machines are currently active"
+    where five of the seven hold ``status: active``; "four trails fully closed" over
+    three ``status: closed``): the state named in the count's clause after what it
+    counts, not negated, and not before it ("two of the five closed trails")."""
+    for part, end, counts in _wholes(fields, sentence):
+        said = WORDS.findall(_clause(sentence, end))
+        words = [w if w.islower() else "" for w in said]  # "Fellside Nursery" names no state
+        if {"or", "both"} & set(words) or any(negates(said, i) for i in range(len(said))):
+            continue  # "open or partly open", "both vegetarian and gluten-free"; "not closed"
+        for held in _states(fields).values():
+            if not counts([f for fs in held.values() for f in fs]):
+                continue
+            for value, having in held.items():
+                if value in words[1:] and len(having) != part:
+                    other = having if part < len(having) else [
+                        f for v, fs in held.items() if v != value for f in fs]
                     return fields.lines[other[0].line]
     return None
 
@@ -141,10 +181,62 @@ def _counts(sentence: str) -> list[tuple[int, int]]:
                     for m in _OF_THEM.finditer(sentence)]
 
 
+class _Counts:
+    """Which records a count may count: those of a key ``whole`` records hold (a part of
+    a whole), or the records of the list its ``noun`` names."""
+
+    def __init__(self, fields: Fields, whole: int = 0, noun: str = ""):
+        self.fields, self.whole, self.noun = fields, whole, noun
+
+    def __call__(self, held: Sequence[Field]) -> bool:
+        return len(held) == self.whole if self.whole else _list_of(self.fields, held) == self.noun
+
+
+def _wholes(fields: Fields, sentence: str) -> list[tuple[int, int, _Counts]]:
+    """Each count a sentence makes of records: the part, where its clause starts, and
+    which records it may count: "Five of the six towers" those of a key six records hold,
+    "four trails" (a count of things, its noun) the records of the ``trails`` list; not
+    the whole of a part ("four of the five lots")."""
+    found = [(part, end, _Counts(fields, whole)) for part, whole, end in parts_of(sentence)]
+    wholes = {end for _, end, _ in found}
+    for n in numbers(sentence):
+        if n.kind == "count" and n.value.is_integer() and n.value >= 2 and n.end not in wholes \
+                and not _PART_BEFORE.search(sentence, 0, n.start) \
+                and (m := _NOUN.match(sentence, n.end)):
+            found.append((int(n.value), m.end(), _Counts(fields, noun=singular(m[1]))))
+    return found
+
+
+def _clause(sentence: str, at: int) -> str:
+    """The sentence from ``at`` to the end of its clause (or a colon: "six commissions
+    listed: four confirmed, ..." says no state of the six)."""
+    cut = _CUT.search(sentence, at)
+    return sentence[at:cut.start() if cut else len(sentence)]
+
+
+def _list_of(fields: Fields, held: Sequence[Field]) -> str:
+    """The list the records of ``held`` make, in the singular ("trails 2 > status" ->
+    "trail"); "" where they make more than one."""
+    paths = {fields.lines[f.line].rpartition(" > ")[0] for f in held}
+    lists = {_INDEX.sub("", p).rpartition(" > ")[2] for p in paths}
+    return singular(lists.pop().rpartition(" ")[2]) if len(lists) == 1 and lists != {""} else ""
+
+
 def _flag_at(fields: Fields, line: str) -> Optional[tuple[frozenset[str], list[Field]]]:
     """The yes/no key whose field in some record is ``line``: its stems, its fields."""
     return next(((key, held) for (_, key), held in _flags(fields).items()
                  if any(fields.lines[f.line] == line for f in held)), None)
+
+
+@functools.lru_cache(maxsize=8)
+def _states(fields: Fields) -> dict[str, dict[str, list[Field]]]:
+    """Each key holding a state of a word or two in three records or more ("status:
+    closed", "status: in_shop"): its name -> each state, in lower case -> its fields."""
+    out: dict[str, dict[str, list[Field]]] = {}
+    for f in fields.fields:
+        if f.record >= 0 and f.flag is None and not f.listed and _STATE.fullmatch(f.value):
+            out.setdefault(f.name, {}).setdefault(f.value.lower(), []).append(f)
+    return {k: v for k, v in out.items() if sum(map(len, v.values())) >= 3 and len(v) >= 2}
 
 
 @functools.lru_cache(maxsize=8)  # one grounding's Fields, read for each of its sentences
