@@ -5,6 +5,7 @@ before what it names says which one, and a clause or a joined sentence naming a 
 of its own keeps its values.  Each has its contradicted twin, still caught."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +13,7 @@ from guardrail.evidence.features import ContextEvidence
 from guardrail.evidence.keys import clause_asks, clause_negated, name_words
 from guardrail.evidence.words import stem
 
+SETS = Path(__file__).resolve().parent.parent / "docs" / "model-card" / "paraphrases"
 PROGRESS = json.dumps({"student": "Mia Cole", "progress": {
     "kata_signed_off": True, "kumite_signed_off": False, "assessments_left": 1}})
 CALLOUTS = json.dumps({"callouts": [
@@ -315,6 +317,17 @@ def test_a_value_said_as_a_difference_states_no_fields_value():
     assert _changed(CHEMICALS, "The Rapid Fixer has capacity for 15 more rolls.") is None
     assert _changed(CHEMICALS, "The Rapid Fixer has capacity for 15 rolls.") \
         == "chemicals 1 > capacity rolls: 24"
+    league = json.dumps({"teams": [{"team": "Rust Belt Rollers", "wins": 9, "losses": 1},
+                                   {"team": "Harbor Wreckers", "wins": 6, "losses": 4}]})
+    assert _changed(league, "The Harbor Wreckers have 3 wins.") == "teams 2 > wins: 6"
+    # a count in words before the difference (turns-de/10, a roller-derby table, read
+    # "three wins behind" as the team's 6 wins said otherwise)
+    turn = next(d for d in map(json.loads, open(SETS / "turns-de.jsonl", encoding="utf-8"))
+                if d["id"] == "turns-de/10")
+    at = next(x for x in turn["sentences"]
+              if "three wins behind" in turn["response"][x["start"]:x["end"]])
+    said, before = turn["response"][at["start"]:at["end"]], turn["response"][:at["start"]]
+    assert _changed(turn["context"], said, before) is None  # "them": the sentence before
 
 
 TRAILS = json.dumps({"area": "Kettle Hollow", "trails": [

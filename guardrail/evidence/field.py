@@ -25,9 +25,9 @@ from guardrail.evidence.values import Number, numbers
 
 _SHARE = re.compile(r"(?<![^\W_])(?:pct|percent|percentage|probability|share)(?![^\W_])|%",
                     re.I)  # "deposit_pct" too
-# a value said as a difference: "15 more rolls", "2 short of", "1.4 LU quieter than"
-DIFFERENCE = (r"(?<=\d)(?:\s[A-Za-z°]+)?\s(?:more|fewer|short of|above|below|"
-              r"[a-z]{3,}er (?:than|to))\b")
+# a value said as a difference: "15 more rolls", "three wins behind", "1.4 LU quieter than"
+DIFFERENCE = (r"(?:(?<=\d)|\b(?:two|three|four|five|six|seven|eight|nine|ten))(?:\s[A-Za-z°]+)?"
+              r"\s(?:more|fewer|short of|above|below|behind|[a-z]{3,}er (?:than|to))\b")
 # what a key holding money says: "price", "cost usd", "amount cents", "rent", "balance"
 MONEY_KEY = re.compile(
     r"(?<![a-z])(?:price|cost|fee|amount|total|subtotal|balance|rent|revenue|budget|paid|"
