@@ -6,7 +6,7 @@
 #   now    the checkout (the session's end)
 # (the console script puts PYTHONPATH before the checkout, so PYTHONPATH=<worktree> runs it).
 # Usage: bash run.sh [VERSION ...]   (default: old rules now), then: bash run.sh compare
-#        bash run.sh bases VERSION ...   (step 1 alone)
+#        bash run.sh bases VERSION ...   (step 1 alone);  bash run.sh render
 OLD=${OLD:-/tmp/old}; RULES=${RULES:-/tmp/rules}
 B=docs/benchmarks/general-2026-12-02
 P=docs/model-card/paraphrases
@@ -41,6 +41,12 @@ measure() {
     --data runs/toolctx/holdout.jsonl --data runs/ragtruth/derived_ragtruth_format@dev --out $B/judge-$v.json
   gzip -f $B/*-$v/sentences.jsonl
 }
+if [ "$1" = render ]; then  # which documents the CSV change reads differently (no model)
+  (cd /tmp && PYTHONPATH=$RULES $OLDPWD/.venv/bin/python $OLDPWD/scripts/render_diff.py dump /tmp/before.json \
+    && PYTHONPATH=$OLDPWD $OLDPWD/.venv/bin/python $OLDPWD/scripts/render_diff.py dump /tmp/after.json)
+  .venv/bin/python scripts/render_diff.py compare /tmp/before.json /tmp/after.json > $B/render-diff.txt
+  exit
+fi
 if [ "$1" = bases ]; then shift; for v in "$@"; do bases $v; done; exit; fi
 if [ "$1" = compare ]; then
   for pair in "old rules" "rules now"; do set -- $pair
