@@ -99,11 +99,11 @@ def counted_flag(fields: Fields, sentence: str) -> Optional[str]:
     after the count ("two of the three have not signed").  Only where the whole it counts
     is the number of records holding the key (or the list they make is the thing it
     counts), and the sentence names all of the key."""
-    found = _wholes(fields, sentence)
+    by_key = _flags(fields)
+    found = _wholes(fields, sentence) if by_key else []
     if not found:
         return None
     named = naming(sentence, fields.stem)
-    by_key = _flags(fields)
     for part, end, counts in found:
         clause = _clause(sentence, end)
         words = WORDS.findall(clause)
@@ -116,9 +116,7 @@ def counted_flag(fields: Fields, sentence: str) -> Optional[str]:
         for (_, key), held in by_key.items():
             if counts(held) and part <= len(held) and all(has(k, stems | negated)
                                                           for k in key):
-                # "Two of the three are unpaid" counts those holding no ``paid``
-                state = said != any(has(k, negated) and not has(k, stems - negated)
-                                    for k in key)
+                state = _state_said(said, key, stems, negated)
                 if sum(f.flag == state for f in held) != part:
                     other = [f for f in held if f.flag != state] or held
                     return fields.lines[other[0].line]
@@ -130,7 +128,7 @@ def counted_state(fields: Fields, sentence: str) -> Optional[str]:
     where five of the seven hold ``status: active``; "four trails fully closed" over
     three ``status: closed``): the state named in the count's clause after what it
     counts, not negated, and not before it ("two of the five closed trails")."""
-    for part, end, counts in _wholes(fields, sentence):
+    for part, end, counts in _wholes(fields, sentence) if _states(fields) else ():
         said = WORDS.findall(_clause(sentence, end))
         words = [w if w.islower() else "" for w in said]  # "Fellside Nursery" names no state
         if {"or", "both"} & set(words) or any(negates(said, i) for i in range(len(said))):
@@ -164,11 +162,17 @@ def counted_right(fields: Fields, sentence: str, line: str) -> bool:
         if not all(has(k, stems | negated) for k in key):
             continue
         words = WORDS.findall(clause)
-        state = (not any(negates(words, i) for i in range(len(words)))) != any(
-            has(k, negated) and not has(k, stems - negated) for k in key)
+        state = _state_said(not any(negates(words, i) for i in range(len(words))), key,
+                            stems, negated)
         if sum(f.flag == state for f in fields_of) == count:
             return True
     return False
+
+
+def _state_said(said: bool, key: frozenset[str], stems: set[str], negated: set[str]) -> bool:
+    """The yes/no a clause says of a key: ``said`` (its verb not negated), the other way
+    round where it names the key negated ("Two of the three are unpaid": ``paid: false``)."""
+    return said != any(has(k, negated) and not has(k, stems - negated) for k in key)
 
 
 def _counts(sentence: str) -> list[tuple[int, int]]:
@@ -177,8 +181,7 @@ def _counts(sentence: str) -> list[tuple[int, int]]:
     ("lane 2")."""
     found = [(int(n.value), n.end) for n in numbers(sentence) if n.kind == "count"]
     found += [(part, end) for part, _, end in parts_of(sentence)]
-    return found + [(int(m[1]) if m[1].isdigit() else _SMALL.index(m[1].lower()) + 2, m.end())
-                    for m in _OF_THEM.finditer(sentence)]
+    return found + [(int(numbers(m[1])[0].value), m.end()) for m in _OF_THEM.finditer(sentence)]
 
 
 class _Counts:
@@ -192,6 +195,7 @@ class _Counts:
         return len(held) == self.whole if self.whole else _list_of(self.fields, held) == self.noun
 
 
+@functools.lru_cache(maxsize=8)  # read by counted_flag and counted_state alike
 def _wholes(fields: Fields, sentence: str) -> list[tuple[int, int, _Counts]]:
     """Each count a sentence makes of records: the part, where its clause starts, and
     which records it may count: "Five of the six towers" those of a key six records hold,
