@@ -1196,6 +1196,36 @@ def test_a_count_of_more_records_than_the_result_lists_is_stopped(client, placeh
     assert wrong["explanation"]["evidence"] == "stops: 4 listed"
 
 
+REFUND_TOOL = json.dumps({"refund_id": "RF-2231", "order_id": "A-1043", "amount_cents": 4200,
+                          "status": "approved", "approved_at": "2025-03-04T14:30:00",
+                          "method": "card", "card_last4": "4821"})
+
+
+def test_a_general_claim_beside_a_tool_result_is_stopped_or_marked_as_asked(client,
+                                                                            placeholder):
+    """Through the real server: "Refunds like this usually take three to five business
+    days" beside a refund record is no record's: redacted by default as `unverifiable`
+    on basis `general` while the report before it reaches the client verbatim; a
+    request's ``by_basis: {"structured.general": "annotate"}`` releases it as written
+    and marks it (9bd5383 read it as a value the result lacks, `value_missing`)."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    question = "Where is my refund?"
+    report = "Your refund RF-2231 for order A-1043 was approved. "
+    general = "Refunds like this usually take three to five business days to reach your card."
+    text, g = stream_tool_turn(client, question, "refund", REFUND_TOOL, report + general)
+    first, last = g["sentences"]
+    assert first["action"] == "release" and text.startswith(report), g
+    assert last["action"] != "release" and general not in text, g
+    assert last["explanation"]["basis"] == "general"
+    assert last["explanation"]["kind"] == "unverifiable"
+    text, g = stream_tool_turn(client, question, "refund", REFUND_TOOL, report + general,
+                               policy={"by_basis": {"structured.general": "annotate"}})
+    assert text == report + general, g
+    assert g["sentences"][1]["action"] == "annotate"
+    assert g["sentences"][1]["explanation"]["basis"] == "general"
+
+
 ANALYSERS_TOOL = json.dumps({"site": "Ashby General", "machines": [
     {"name": "Ward 4 analyser", "room": "Ward 4", "online": True},
     {"name": "Maternity analyser", "room": "Maternity", "online": False},
