@@ -1,5 +1,5 @@
 """A total over a tool result's records said otherwise, and a change between two values
-that a sentence states said otherwise (guardrail.evidence.misadded), read through
+that a sentence states said otherwise (guardrail.evidence.misadded, .selfcheck), read through
 ContextEvidence, the judge and `guardrail check` with the real detector."""
 
 import json
@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 from guardrail.cli import app
 from guardrail.evidence.features import ContextEvidence
 from guardrail.evidence.judge import basis, explain
-from guardrail.evidence.misadded import misworked
+from guardrail.evidence.selfcheck import misworked
 from guardrail.evidence.values import numbers
 
 # four order lines: 12 x $18.50 + 6 x $21.00 + 3 x $74.00 + 4 x $9.50 = $608.00

@@ -32,7 +32,8 @@ from guardrail.evidence.counted import Lists
 from guardrail.evidence.fields import Fields
 from guardrail.evidence.group_states import field_check
 from guardrail.evidence.lexicon import CALENDAR
-from guardrail.evidence.misadded import Holders, misadded, misworked, rescaled
+from guardrail.evidence.misadded import Holders, misadded, rescaled
+from guardrail.evidence.selfcheck import miscalculated
 from guardrail.evidence.ratios import per_key, table
 from guardrail.evidence.records import Records, enclosing, numbered
 from guardrail.evidence.restated import Restatements
@@ -229,9 +230,8 @@ class ContextEvidence:
     def _total_changed(self, sentence: str, missing: Sequence[Number],
                        nums: Sequence[Number]) -> Optional[str]:
         """A total over the records that a value the grounding lacks gives in another
-        unit (the key's first line) or miscounts, or a change between two values that
-        the sentence states and gives otherwise (misadded.py); or a count of more things
-        than the lists it names hold (counted.py)."""
+        unit (the key's first line) or miscounts (misadded.py), arithmetic the sentence
+        states and gets wrong (selfcheck.py), a count of more than lists hold (counted.py)."""
         counted = self.lists.miscounted(sentence, nums) if self.lists else None
         if counted or not missing:  # most sentences state nothing the grounding lacks
             return counted
@@ -239,7 +239,7 @@ class ContextEvidence:
         key = rescaled(sentence, missing, columns)
         return next((self.lines[f.line] for f in self.fields.fields
                      if f.path.rsplit(" > ", 1)[-1] == key), None) if key else \
-            misadded(sentence, missing, columns) or misworked(sentence, missing, nums)
+            misadded(sentence, missing, columns) or miscalculated(sentence, missing, nums)
 
     def _stated(self, n: Number) -> bool:
         return self.stored.has(n) or self.asked.has(n)

@@ -4,9 +4,6 @@
                                            where the sentence says it added the records up
                                            ("altogether", "add up to", "combined") and
                                            gives a value near that total and not it
-    misworked(sentence, missing, nums)     "465 - 310 = 155" where the sentence announces
-                                           the change between two values it states and
-                                           gives another
     Holders(keys).holding(sentence, n)     the keys that may hold a value: what a total
                                            named by a key says (claims.works_out)
     rescaled(sentence, missing, columns)   the key whose total a value gives in digits, in
@@ -138,40 +135,6 @@ def misadded(sentence: str, missing: Sequence[Number], columns: Sequence[Column]
             if len(c.values) >= RECORDS and total > 0 \
                     and n.precision < abs(n.value - total) <= NEAR * total:
                 return f"the records' {c.key} add up to {_written(total)}"
-    return None
-
-
-# a change announced right before its size: "an increase of", "up by", "grew by"
-_CHANGE = re.compile(r"(?:\b(?:increase|decrease|rise|drop|fall|gain|loss|difference|jump|dip|"
-                     r"change|growth|reduction|cut|swing)s?\s+of|\b(?:up|down|more|less|fewer|"
-                     r"higher|lower|longer|shorter|grew|rose|fell|dropped|climbed|increased|"
-                     r"decreased|shrank|gained|lost)\s+by)\s+(?:about |roughly |around |"
-                     r"nearly |almost |just )?[$€£¥]?$", re.I)
-
-
-# the two values it changes between, said as such: "from 310 to 465", "between 12 and 18"
-_FROM = re.compile(r"\b(?:from|between)\s+(?:about |roughly |around )?[$€£¥]?$", re.I)
-_TO = re.compile(r"\b(?:to|and)\s+(?:about |roughly |around )?[$€£¥]?$", re.I)
-
-
-def misworked(sentence: str, missing: Sequence[Number], nums: Sequence[Number]
-              ) -> Optional[str]:
-    """"b - a = d" where the sentence announces the change between the only two other
-    values of its kind that it states, from one to the other, both found in the
-    grounding ("grew from 310 to 465 square kilometres, an increase of 175"), and gives a
-    size ``d`` the grounding lacks that is not their difference.  "Bookings rose by 12 to
-    140, against 95 a year ago" changes from a value it does not state: no verdict."""
-    for n in missing:
-        if n.kind != "number" or n.percent or not _CHANGE.search(sentence[:n.start]):
-            continue
-        others = [m for m in nums if m.start != n.start and m.kind == n.kind
-                  and not m.percent]
-        if len(others) == 2 and not set(others) & set(missing) \
-                and _FROM.search(sentence, 0, others[0].start) \
-                and _TO.search(sentence, others[0].end, others[1].start):
-            a, b = sorted(m.value for m in others)
-            if abs(b - a - n.value) > n.precision:
-                return f"{_written(b)} - {_written(a)} = {_written(b - a)}"
     return None
 
 

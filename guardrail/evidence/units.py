@@ -134,7 +134,7 @@ def _table() -> dict[str, Unit]:
 
 
 UNITS = _table()
-_AFTER = re.compile(r"\s?-?\s?(?:of an? )?(" + "|".join(  # "5,000-square-foot lot"
+UNIT_AFTER = _AFTER = re.compile(r"\s?-?\s?(?:of an? )?(" + "|".join(  # "5,000-square-foot lot"
     re.escape(s).replace(r"\ ", "[ -]") for s in sorted(UNITS, key=len, reverse=True))
     + r")(?![\w²³])", re.I)
 # from one value of a range to the other: "97 to 106", "185 and 296", "48-51"
