@@ -1282,3 +1282,35 @@ def test_a_tool_result_in_a_fenced_block_or_after_a_label_grounds_as_the_bare_on
     assert changed["action"] != "release" and "March 14" not in text, changed
     assert changed["explanation"]["grounding"] == "structured"
     assert got["wrapped"] == got["bare"]
+
+
+FISH_TOOL = json.dumps({"order_id": "FM-3381", "lines": [
+    {"item": "Turbot, whole", "kg": 6.5, "price_per_kg_cents": 5400},
+    {"item": "Halibut fillet", "kg": 8.2, "price_per_kg_cents": 3980},
+    {"item": "Langoustines", "kg": 3.0, "price_per_kg_cents": 4650}],
+    "delivery_cents": 1500})
+
+
+def test_arithmetic_an_answer_states_and_gets_wrong_is_stopped(client, placeholder):
+    """Through the real server: "comes to $816.86, and with the $15.00 delivery charge
+    the order totals $841.86" states its operands beside a total the result lacks, and
+    they make $831.86: redacted by default as `contradicted` on `value_changed` with the
+    equation as evidence, while the report before it reaches the client verbatim (3c7c757
+    marked it `value_worked_out` and released it); the right total is not redacted."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    question = "What does my fish order come to?"
+    report = "Your order FM-3381 has three lines of fish. "
+    total = ("The fish comes to $816.86, and with the $15.00 delivery charge the order "
+             "totals {}.")
+    text, g = stream_tool_turn(client, question, "orders.get", FISH_TOOL,
+                               report + total.format("$841.86"))
+    first, last = g["sentences"]
+    assert first["action"] == "release" and text.startswith(report), g
+    assert last["action"] == "redact" and "$841.86" not in text, g
+    assert last["explanation"]["basis"] == "value_changed"
+    assert last["explanation"]["kind"] == "contradicted"
+    assert last["explanation"]["evidence"] == "816.86 + 15 = 831.86"
+    text, g = stream_tool_turn(client, question, "orders.get", FISH_TOOL,
+                               report + total.format("$831.86"))
+    assert g["sentences"][1]["action"] != "redact" and "$831.86" in text, g
