@@ -50,6 +50,9 @@ _RANGE_START = re.compile(r"\s*(?:to|-|–|—)\s*\d")
 # an amount for each of some things: "$31.50 each", "$12 a tank", "$65 an hour"
 _EACH = re.compile(r"\s*(?:each|apiece|a piece|per [a-z]+|an? (?!total|further|extra|"
                    r"additional|combined|sum|one|few|couple|bit)[a-z]+)\b", re.I)
+# the whole shared out, after it and its count: "2,250 kg across 50 holes, an average of 45 kg"
+_SHARE_EACH = re.compile(rf",\s*(?:an average of|averaging|or|that's|which is|which works out to|"
+                         rf"working out to|which comes to)\s+{_APPROX}[$€£¥]?$", re.I)
 # the whole: "totalling $94.50", "which comes to $3,480", "for a total of"
 _WHOLE = re.compile(r"\b(?:total(?:s|led|ed|ling|ing)?|comes? to|came to|coming to|"
                     r"adds? up to|works? out (?:to|at)|in all|altogether|all told|"
@@ -191,29 +194,41 @@ def _times_each(sentence: str, nums: Sequence[Number], missing: set[int]) -> Opt
     each, totalling $104.50" ("3 x 31.50 = 94.50"), "$12 a tank, which is $150 for the
     group's ten tanks".  Only where the sentence states just these three values and names
     nothing else that could take part (a fee, a discount, "more", "or")."""
-    money = [n for n in nums if _money(sentence, n)]
+    amounts = [n for n in nums if n.kind == "number" and not n.percent and _amount(sentence, n)]
     counts = [n for n in nums if n.kind in ("number", "count") and not n.percent
-              and not _money(sentence, n)]
-    if len(money) != 2 or len(counts) != 1 or len(nums) != 3 or _OTHER.search(sentence):
+              and n not in amounts]
+    if len(amounts) != 2 or len(counts) != 1 or len(nums) != 3 or _OTHER.search(sentence) \
+            or _amount(sentence, amounts[0]) != _amount(sentence, amounts[1]):
         return None
     (count,) = counts
     if count.value < 2 or count.value != int(count.value) or count.precision > 0.5:
         return None
-    for each, whole in (money, money[::-1]):
-        marker = _EACH.match(sentence, each.end)
+    for each, whole in (amounts, amounts[::-1]):
+        marker = _EACH.match(sentence, units_end(sentence, each))
         if not marker or not {each.start, whole.start} & missing \
                 or marker.start() <= count.start < marker.end() + 4 \
                 or _RATE.match(sentence, marker.end()) or not _counts(sentence, count, marker):
             continue
         since = max((n.end for n in nums if n.end <= whole.start), default=0)
         if not (_WHOLE.search(sentence, since, whole.start) or re.fullmatch(
-                r"\s*for\s+(?:the\s+|all\s+)?", sentence[whole.end:count.start])):
+                r"\s*for\s+(?:the\s+|all\s+)?", sentence[whole.end:count.start])
+                or whole.start < count.start < each.start and _SHARE_EACH.search(
+                    sentence, count.end, each.start)):
             continue
         worked = count.value * each.value
         slack = count.value * each.precision * (1 + each.hedged)
         if _off(worked, whole, slack):
             return f"{_written(count.value)} x {_written(each.value)} = {_written(worked)}"
     return None
+
+
+def _amount(sentence: str, n: Number) -> Optional[str]:
+    """What a value is an amount of: money ("$"), a unit's name ("kg"); None for a count."""
+    if _money(sentence, n):
+        return sort_of(sentence, n)
+    m = units.UNIT_AFTER.match(sentence, n.end)  # "45 kilograms per hole" too
+    unit = units.unit_after(sentence, n) or (m and units.UNITS.get(m[1].lower()))
+    return unit.name if unit and not unit.ambiguous else None
 
 
 def _counts(sentence: str, count: Number, marker: re.Match) -> bool:
