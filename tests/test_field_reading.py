@@ -362,3 +362,33 @@ def test_a_count_of_the_records_holding_a_state_said_otherwise_is_a_change(conte
     (MEMBERS, "The other two members have auto-renew turned off.")])
 def test_a_count_of_the_records_holding_a_state_said_rightly_is_none(context, sentence):
     assert _changed(context, sentence) is None
+
+
+
+def _turn_sentence(turn_id: str, words: str) -> tuple[str, str, str]:
+    """A hand-written turn's context, and its sentence holding ``words`` with the answer
+    before it."""
+    turn = next(d for d in map(json.loads, open(SETS / f"{turn_id.split('/')[0]}.jsonl",
+                                                encoding="utf-8")) if d["id"] == turn_id)
+    at = next(x for x in turn["sentences"] if words in turn["response"][x["start"]:x["end"]])
+    return (turn["context"], turn["response"][at["start"]:at["end"]],
+            turn["response"][:at["start"]])
+
+
+def test_what_is_left_of_a_records_whole_states_no_fields_value():
+    """"has 5 places left" where the course holds ``places: 12`` and ``booked: 7`` says
+    what is left, not its places (turns-df/23 was redacted); a number left that is no
+    remainder still changes the field."""
+    context, said, before = _turn_sentence("turns-df/23", "5 places left")
+    assert _changed(context, said, before) is None
+    assert _changed(context, said.replace("5 places", "4 places"), before) \
+        == "courses 3 > places: 12"
+
+
+def test_rather_than_before_a_words_key_negates_it():
+    """"on call from home rather than on site" says ``on site: false`` (turns-df/11 was
+    redacted as the field said otherwise); said the other way round it still changes."""
+    context, said, before = _turn_sentence("turns-df/11", "rather than on site")
+    assert _changed(context, said, before) is None
+    turned = said.replace("on call from home rather than on site", "on site")
+    assert _changed(context, turned, before) == "rota 4 > on site: false"

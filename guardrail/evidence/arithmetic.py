@@ -102,7 +102,8 @@ def columns(fields: Sequence) -> tuple[Column, ...]:
 
 WHOLE = re.compile(r"\b(?:capacity|cap|total|limit|max|maximum|quota|allowance|goal|target|budget|"
                    r"package|plan|purchased|included|allotted|"
-                   r"needed|required|cost|spaces|seats|slots|size|visits|allowed)\b")
+                   r"needed|required|cost|spaces|seats|slots|places|spots|berths|beds|pitches|"
+                   r"size|visits|allowed)\b")
 USED = re.compile(r"\b(?:booked|used|occupied|taken|sold|reserved|enrolled|registered|entered|"
                   r"consumed|spent|balance|current|filled|done|completed|attending)\b")
 

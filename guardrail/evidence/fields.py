@@ -350,8 +350,9 @@ class Fields:
             # "until October 17 to add a course" with the drop deadline's date
             exact = [replace(n, precision=0.0) for n in mine]
             if not any(h.has(n) for n in exact for h in held):
-                # over several records ("together they logged 22.5 hours"): a total, unit or not
+                # a total over records ("they logged 22.5 hours"), or left of a whole ("5 left")
                 return None if _OVER_RECORDS.search(sentence) or any(
+                    n.value in self.remainders.get(f.record, ()) for n in mine) or any(
                     c.key == f.path.rsplit(" > ", 1)[-1] and abs(sum(c.values) - n.value)
                     <= n.precision for c in self.columns for n in mine) else False
             holders = [g for r in {f.record, -1} for g in
@@ -363,8 +364,7 @@ class Fields:
                     any(g.unit is not None and g.unit.name == u.name and g.values.has(n) and set(
                         f.key) < set(g.key) and sum(has(k, stems) for k in g.key) > len(f.key)
                         for g in holders) for n, u in said) else False
-            # a holder is named by its key or by its path's own words ("closes for
-            # lunch from 1:30" names ``pharmacy lunch closure > start: 13:30``)
+            # a holder named by key or path words ("lunch from 1:30": ``lunch closure > start``)
             return False if holders and all(n.kind in ("date", "time") and not n.hedged
                                             and not attributive(sentence, n)
                                             for n in mine) and not any(

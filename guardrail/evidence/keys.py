@@ -210,7 +210,9 @@ def _clause_naming(sentence: str, key: Iterable[str], stem: Stem) -> list[str]:
     return parts[-best[1]] if best[0] > 0 else []
 
 
-_INSTEAD = re.compile(r"\b(?:rather than|instead of)$", re.I)
+# "rather than on site", "instead of the covered one": a word may stand before the key's
+_INSTEAD = re.compile(r"\b(?:rather than|instead of)(?: (?:the|a|an|on|in|at|its|their|being))?$",
+                      re.I)
 # a verb that says the thing is gone: "has lost its power connection", "lacks a permit"
 _LOST = re.compile(r"\b(?:lost|lose|loses|losing|lacks?|lacking|without)"
                    r"(?:\s+(?:its|their|his|her|the|a|an|any|all))?$", re.I)
