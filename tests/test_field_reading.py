@@ -392,3 +392,15 @@ def test_rather_than_before_a_words_key_negates_it():
     assert _changed(context, said, before) is None
     turned = said.replace("on call from home rather than on site", "on site")
     assert _changed(context, turned, before) == "rota 4 > on site: false"
+
+
+def test_a_yes_no_word_picking_records_out_says_nothing_of_the_others():
+    """"7 trucks are out across the treated routes" picks the treated routes out and says
+    nothing of the route holding ``treated: false`` (turns-dg/11 was redacted as that
+    field said otherwise); a sentence saying that route or every route is treated still
+    changes it."""
+    context, said, before = _turn_sentence("turns-dg/11", "treated routes")
+    assert _changed(context, said, before) is None
+    for turned in ("Residential estates (flat) will be treated too.",
+                   "All four routes are treated tonight."):
+        assert _changed(context, turned, before) == "routes 4 > treated: false", turned

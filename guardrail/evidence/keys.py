@@ -256,6 +256,21 @@ def _unnamed_parent(f: Field, stems: set[str], stem: Stem) -> bool:
     return not any(has(stem(w), stems) for w in WORDS.findall(parent) if len(w) > 2)
 
 
+# a yes/no word before the records it picks out: "across the treated routes"
+_PICKS = re.compile(r"\b(?:the|its|their|your|these|those|all|both|every)\s+(?:\w+\s+)?$", re.I)
+
+
+def _filters(sentence: str, key: Iterable[str], stem: Stem) -> bool:
+    """The key's word stands only before a plural noun after "the" ("7 trucks are out
+    across the treated routes"): it picks records out and says nothing of the others."""
+    words = [(m, stem(m[0].lower())) for m in WORDS.finditer(sentence)]
+    at = [i for i, (_, s) in enumerate(words) if any(has(k, {s}) for k in key)]
+    return bool(at) and all(
+        i + 1 < len(words) and re.fullmatch(r"[a-z]{3,}s", words[i + 1][0][0])
+        and not words[i + 1][0][0].endswith(("ss", "us", "is"))
+        and _PICKS.search(sentence, 0, words[i][0].start()) for i in at)
+
+
 def flag_said(f: Field, sentence: str, stems: set[str], negated: set[str], stem: Stem
               ) -> Optional[bool]:
     """Whether the sentence (its ``naming`` stems and negated stems) says the yes/no
@@ -274,7 +289,7 @@ def flag_said(f: Field, sentence: str, stems: set[str], negated: set[str], stem:
         if not whole:
             return None
         stems, negated, _ = naming(" ".join(whole), stem)
-    if clause_asks(sentence, f.key, stem):
+    if clause_asks(sentence, f.key, stem) or len(f.key) == 1 and _filters(sentence, f.key, stem):
         return None
     if "out of" in f.name:  # ``out of service``: "out of service" says it, no opposite
         negated = negated - {stem(w) for w in _OUT_OF.findall(sentence)}
