@@ -4,19 +4,24 @@ of each other in one breath, whatever the grounding holds.
     miscalculated(sentence, missing, nums)   "2,240 kg = 2.24 t" where the sentence gives
                                              a value as worked out of others it states
                                              and the arithmetic does not hold; None else
+    misworked(sentence, missing, nums)       "465 - 310 = 155": a change between the two
+                                             values it states, from one to the other
 
 Assistants restate and combine the values they read: "2,240 kg, or about 2.2 tonnes",
 "three payments of $31.50 each, totalling $94.50", "241 of the 375 uses, or about 64%",
 "it comes to $677.35, and with the $15.00 delivery charge the order totals $692.35".
 Where such a worked-out value is one the grounding lacks, the value lookups cannot tell a
 right one from a wrong one (claims.works_out marks it).  But here the operands stand in
-the sentence beside the result, so the result is checked: a conversion between units of
-one dimension, a count times an amount each, a part of a whole as a percentage, and an
-amount with one other added or taken off.  Each reading asks the sentence's words to
-say which value is worked out of which, and declines where another value of the kind
-could take part ("plus the $30 room fee"); a value outside the rounding its writing
-allows (10 % when hedged, "about") is miscalculated.  Measured on the hand-written tool
-turns (docs/model-card.md, "A sentence's own arithmetic").
+the sentence beside the result, so the result is checked: a quantity said again in
+another unit of its dimension, a count times an amount each, a part of a whole as a
+percentage, an amount added to or taken off a subtotal, a difference, a change as a
+percentage of what it changed from.  Each reading asks the sentence's words to say which
+value is worked out of which, and declines where another value could take part ("plus
+the $30 room fee") or the values are alternatives ("$190 a day or $800 a week").  A
+value is miscalculated outside its written precision and its operands' (a hedged one,
+"about": twice its precision or ``HEDGED``; one said again in another unit:
+``ROUNDED``).  Measured on hand-written tool turns and on prose (docs/model-card.md, "A
+sentence's own arithmetic").
 """
 
 from __future__ import annotations
@@ -86,7 +91,8 @@ def _money(sentence: str, n: Number) -> bool:
 
 def _off(worked: float, said: Number, slack: float = 0.0, rounding: float = 0.0) -> bool:
     """``said`` is not ``worked`` within its written precision plus ``slack`` (the
-    operands' rounding) or 1 %, or when said hedged twice its precision or ``HEDGED``."""
+    operands' rounding) or the share ``rounding`` of it; said hedged, within twice its
+    precision or ``HEDGED`` too."""
     tol = max(said.precision + slack, rounding * abs(worked))
     if said.hedged:
         tol = max(tol, 2 * said.precision + slack, HEDGED * abs(worked))

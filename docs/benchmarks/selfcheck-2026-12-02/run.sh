@@ -1,14 +1,17 @@
 # The measurements of docs/model-card.md, "A sentence's own arithmetic", from the
-# repository root (data as in the model card: runs/toolctx, runs/ragtruth). Two versions:
-#   old  3c7c757, the session's starting code:  git worktree add /tmp/old 3c7c757
-#   now  the checkout
-# (the console script puts PYTHONPATH before the checkout, so PYTHONPATH=/tmp/old runs it).
-# Usage: bash run.sh [VERSION ...]   (default: old now);  bash run.sh bases;  bash run.sh prose
-OLD=${OLD:-/tmp/old}
+# repository root (data as in the model card: runs/toolctx, runs/ragtruth). Versions:
+#   old    3c7c757, the session's starting code:  git worktree add /tmp/old 3c7c757
+#   check  the arithmetic check alone: d1b9093 for the 30 sets (sets30-check), 3200018
+#          for the blind pair (dfdg-check): git worktree add /tmp/check <commit>
+#   now    the checkout (with the field fixes: the session's end)
+# (the console script puts PYTHONPATH before the checkout, so PYTHONPATH=<worktree> runs it).
+# Usage: bash run.sh [VERSION ...] (default: old now);  bash run.sh bases;  bash run.sh prose
+#        bash run.sh inflight [VERSION ...];  bash run.sh judge
+OLD=${OLD:-/tmp/old}; CHECK=${CHECK:-/tmp/check}
 B=docs/benchmarks/selfcheck-2026-12-02
 P=docs/model-card/paraphrases
 SETS="cb cc cd ce cf cg ch ci cj ck cl cm cn co cp cq cr cs ct cu cv cw cx cy cz da db dc dd de"
-pp() { [ $1 = old ] && echo $OLD; }
+pp() { case $1 in old) echo $OLD;; check) echo $CHECK;; esac; }
 if [ "$1" = bases ]; then
   # 1. No model: what each claim of every hand-written set written before this session
   #    and of the three generated families would rest on if flagged, old against now.
@@ -31,19 +34,31 @@ if [ "$1" = prose ]; then
     > $B/prose-fired.txt
   exit
 fi
+if [ "$1" = inflight ]; then
+  # 4. In flight, no batching: the judge's flags at exit 4 on the 32 newest hand-written
+  #    sets (turns-cb..-dg), one check per sentence as the final report reads them.
+  shift
+  for v in ${@:-old now}; do
+    PYTHONPATH=$(pp $v) .venv/bin/guardrail judge eval --layers 4 \
+      $(for s in $SETS df dg; do echo --data $P/turns-$s.jsonl; done) --out $B/inflight32-$v.json
+  done
+  exit
+fi
+if [ "$1" = judge ]; then
+  # 5. In flight: generated tool turns and RAGTruth QA dev (prose); the session's start is
+  #    general-2026-12-02/judge-now.json (the same code for these).
+  .venv/bin/guardrail judge eval --layers 4 --data runs/toolctx/dev.jsonl \
+    --data runs/toolctx/holdout.jsonl --data runs/ragtruth/derived_ragtruth_format@dev \
+    --out $B/judge-now.json
+  exit
+fi
 for v in ${@:-old now}; do
   # 3. Streamed through the proxy, every in-flight check at exit 4: the thirty newest
-  #    hand-written sets before this session (turns-cb..-de).
+  #    hand-written sets before this session (turns-cb..-de), and the blind pair written
+  #    this session (turns-df/-dg), measured with old and check before anyone read it.
   PYTHONPATH=$(pp $v) .venv/bin/guardrail bench verdicts $(for s in $SETS; do echo --data $P/turns-$s.jsonl; done) \
     --config docs/benchmarks/by-basis/fixed-exit.yaml --out $B/sets30-$v
-  # 4. The blind pair written this session (turns-df/-dg), measured with old and now
-  #    before anyone read it.
   PYTHONPATH=$(pp $v) .venv/bin/guardrail bench verdicts --data $P/turns-df.jsonl \
     --data $P/turns-dg.jsonl --config docs/benchmarks/by-basis/fixed-exit.yaml --out $B/dfdg-$v
   gzip -f $B/*-$v/sentences.jsonl
 done
-# 5. In flight, the judge's flags: generated tool turns and RAGTruth QA dev (prose); the
-#    session's start is general-2026-12-02/judge-now.json (the same code for these).
-#    PYTHONPATH= .venv/bin/guardrail judge eval --layers 4 --data runs/toolctx/dev.jsonl \
-#      --data runs/toolctx/holdout.jsonl --data runs/ragtruth/derived_ragtruth_format@dev \
-#      --out $B/judge-now.json
