@@ -55,7 +55,7 @@ _NO_TOTAL = re.compile(r"(?<![a-z])(?:per|rate|rates|each|unit|avg|average|mean|
                        r"rank|year)(?![a-z])")  # a key whose values do not add up to a whole
 
 
-def _written(v: float) -> str:
+def written(v: float) -> str:
     """``v`` as a total or a difference is written: "4,027", "144.95"."""
     return f"{v:,.2f}".removesuffix(".00")
 
@@ -134,7 +134,7 @@ def misadded(sentence: str, missing: Sequence[Number], columns: Sequence[Column]
             total = sum(c.values) * (_in_kind(sentence, n, c.key) or 0.0)
             if len(c.values) >= RECORDS and total > 0 \
                     and n.precision < abs(n.value - total) <= NEAR * total:
-                return f"the records' {c.key} add up to {_written(total)}"
+                return f"the records' {c.key} add up to {written(total)}"
     return None
 
 

@@ -30,6 +30,7 @@ import re
 from typing import Optional, Sequence
 
 from guardrail.evidence import units
+from guardrail.evidence.misadded import written
 from guardrail.evidence.values import CURRENCY_SIGNS, Number, sort_of, word_after
 from guardrail.evidence.words import stem
 
@@ -99,10 +100,6 @@ def _off(worked: float, said: Number, slack: float = 0.0, rounding: float = 0.0)
     return abs(worked - said.value) > tol
 
 
-def _written(v: float) -> str:
-    return f"{v:,.2f}".removesuffix(".00")
-
-
 def _converted(sentence: str, nums: Sequence[Number], missing: set[int]) -> Optional[str]:
     """The same quantity said again in another unit of its dimension, wrongly: "2,240 kg,
     or about 22.4 tonnes" ("2,240 kg = 2.24 t"); "91 months, or about 6 years and 4
@@ -130,7 +127,7 @@ def _converted(sentence: str, nums: Sequence[Number], missing: set[int]) -> Opti
                         False)  # a temperature's change: "risen by 1 °C (about 1.8 °F)"
         if ua.dim != "temperature" or _off(value * ua.factor / ub.factor, change, a.precision,
                                            ROUNDED):
-            return f"{_written(value)} {ua.name} = {_written(ua.to(value, ub))} {ub.name}"
+            return f"{written(value)} {ua.name} = {written(ua.to(value, ub))} {ub.name}"
     return None
 
 
@@ -141,7 +138,7 @@ def _declined(sentence: str, nums: Sequence[Number], quantities, i: int) -> bool
     23 cm below"), one of several ("520 bottles of 330 ml, or"), a modifier ("a
     2,500-hour lamp"), a range, or a value in two units ("5 feet 4 inches (1.63 m)")."""
     (a, _), (b, ub) = quantities[i], quantities[i + 1]
-    after_a, after_b = units_end(sentence, a), units_end(sentence, b)
+    after_a, after_b = units.unit_end(sentence, a), units.unit_end(sentence, b)
     gap = sentence[after_a:b.start]
     return not (_AGAIN.fullmatch(gap) or _LATER.fullmatch(gap)) \
         or any(n.kind == "number" and a.end <= n.start < b.start for n in nums) \
@@ -176,12 +173,6 @@ _COMPARED = re.compile(r"\s*(?:below|above|under|over|short|more|less|fewer|high
 _EACH_OF = re.compile(r"\d\s+[a-z]+(?:\s+[a-z]+)?\s+of\s+(?:about |roughly |around )?$", re.I)
 
 
-def units_end(sentence: str, n: Number) -> int:
-    """Where the unit written after ``n`` ends ("2,240 kg|, or"); ``n.end`` for none."""
-    m = units.UNIT_AFTER.match(sentence, n.end)
-    return m.end() if m else n.end
-
-
 def _signed(sentence: str, n: Number) -> float:
     """The value with the sign written before it: "minus 12 degrees", "-3 °C"."""
     minus = re.search(r"(?:\bminus\s+|\bnegative\s+|-)$", sentence[max(0, n.start - 9):n.start],
@@ -190,7 +181,7 @@ def _signed(sentence: str, n: Number) -> float:
 
 
 def _restates(earlier, b: Number, ub) -> bool:
-    """``b`` is an earlier value of its dimension said again, within 10 %: no verdict."""
+    """``b`` is an earlier value of its dimension said again (within ``HEDGED``)."""
     return any(u.dim == ub.dim and abs(ub.to(b.value, u) - n.value) <= HEDGED * abs(n.value)
                for n, u in earlier)
 
@@ -210,7 +201,7 @@ def _times_each(sentence: str, nums: Sequence[Number], missing: set[int]) -> Opt
     if count.value < 2 or count.value != int(count.value) or count.precision > 0.5:
         return None
     for each, whole in (amounts, amounts[::-1]):
-        marker = _EACH.match(sentence, units_end(sentence, each))
+        marker = _EACH.match(sentence, units.unit_end(sentence, each))
         if not marker or not {each.start, whole.start} & missing \
                 or marker.start() <= count.start < marker.end() + 4 \
                 or _RATE.match(sentence, marker.end()) or not _counts(sentence, count, marker):
@@ -224,7 +215,7 @@ def _times_each(sentence: str, nums: Sequence[Number], missing: set[int]) -> Opt
         worked = count.value * each.value
         slack = count.value * each.precision * (1 + each.hedged)
         if _off(worked, whole, slack):
-            return f"{_written(count.value)} x {_written(each.value)} = {_written(worked)}"
+            return f"{written(count.value)} x {written(each.value)} = {written(worked)}"
     return None
 
 
@@ -258,7 +249,7 @@ def _share(sentence: str, nums: Sequence[Number], missing: set[int]) -> Optional
             continue
         worked = 100 * part.value / whole.value
         if _off(worked, pct, 100 * part.precision / whole.value):
-            return f"{_written(part.value)} / {_written(whole.value)} = {worked:.1f}%"
+            return f"{written(part.value)} / {written(whole.value)} = {worked:.1f}%"
     return None
 
 
@@ -282,8 +273,8 @@ def _adjusted(sentence: str, nums: Sequence[Number], missing: set[int]) -> Optio
         return None
     if re.search(r"\b(?:after|minus|less|taking off|subtracting|deducting)\b",
                  sentence[a.end:b.start], re.I):
-        return f"{_written(a.value)} - {_written(b.value)} = {_written(a.value - b.value)}"
-    return f"{_written(a.value)} + {_written(b.value)} = {_written(a.value + b.value)}"
+        return f"{written(a.value)} - {written(b.value)} = {written(a.value - b.value)}"
+    return f"{written(a.value)} + {written(b.value)} = {written(a.value + b.value)}"
 
 
 # a change announced right before its size: "an increase of", "up by", "grew by"
@@ -316,7 +307,7 @@ def misworked(sentence: str, missing: Sequence[Number], nums: Sequence[Number]
                 and _TO.search(sentence, others[0].end, others[1].start):
             a, b = sorted(m.value for m in others)
             if abs(b - a - n.value) > n.precision:
-                return f"{_written(b)} - {_written(a)} = {_written(b - a)}"
+                return f"{written(b)} - {written(a)} = {written(b - a)}"
     return None
 
 
@@ -349,7 +340,7 @@ def _apart(sentence: str, nums: Sequence[Number], missing: set[int]) -> Optional
             continue
         a, b = sorted(n.value for n in alike)
         if _off(b - a, c, alike[0].precision + alike[1].precision):
-            return f"{_written(b)} - {_written(a)} = {_written(b - a)}"
+            return f"{written(b)} - {written(a)} = {written(b - a)}"
     return None
 
 
@@ -382,7 +373,7 @@ def _changed_by(sentence: str, nums: Sequence[Number], missing: set[int]) -> Opt
             continue
         worked = 100 * abs(change) / base
         if _off(worked, pct, 100 * (a.precision + b.precision) / base):
-            return f"{_written(abs(change))} / {_written(base)} = {worked:.1f}%"
+            return f"{written(abs(change))} / {written(base)} = {worked:.1f}%"
     return None
 
 

@@ -1,6 +1,7 @@
 """Units of measure: a value converted ("330 m" -> "1,083 feet") or given another unit.
 
     unit_after(text, number)    the unit written after a value: "330 metres", "25 °C"
+    unit_end(text, number)      where that unit ends
     key_unit(key)               the unit a tool result's key names: ``height_m``, "High (°C)"
     Quantities(lines)           once per grounding: every value with a unit, by line
     quantities.check(s, nums)   -> UnitCheck: values found converted, a unit changed
@@ -168,6 +169,12 @@ def unit_after(text: str, n: Number) -> Optional[Unit]:
             and m[1] != "V":  # "230 V" is a voltage
         return None  # "5 l" or "a 3-g" are rare; "in", "t", "c" are other words in prose
     return UNITS.get(word)
+
+
+def unit_end(text: str, n: Number) -> int:
+    """Where the unit written right after ``n`` ends ("2,240 kg|, or"); ``n.end`` for none."""
+    m = _AFTER.match(text, n.end)
+    return m.end() if m else n.end
 
 
 def key_unit(key: str) -> Optional[Unit]:
