@@ -404,3 +404,14 @@ def test_a_yes_no_word_picking_records_out_says_nothing_of_the_others():
     for turned in ("Residential estates (flat) will be treated too.",
                    "All four routes are treated tonight."):
         assert _changed(context, turned, before) == "routes 4 > treated: false", turned
+
+
+def test_a_yes_no_said_only_in_a_clause_naming_another_record_is_not_this_ones():
+    """"The Gruyère is the only raw-milk cheese in the box, and the chèvre is the only one
+    made from goat's milk" says raw milk of the Gruyère; the chèvre's ``raw milk: false``
+    is not said otherwise (turns-dg/2 was redacted); the clause naming the chèvre as
+    raw-milk still changes it."""
+    context, said, before = _turn_sentence("turns-dg/2", "only raw-milk")
+    assert _changed(context, said, before) is None
+    assert _changed(context, "The chèvre is the only raw-milk cheese in the box.", before) \
+        == "next box > items 2 > raw milk: false"

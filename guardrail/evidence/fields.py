@@ -4,20 +4,17 @@
     fields.check(sentence, numbers, about)   -> FieldCheck: a field it names with another
                                              value (the line saying so), or one it agrees with
 
-A tool result says ``terminal: 5``, ``checked bag included: false``, ``office: Bologna``. An
-answer that names the field ("leaves from Terminal 2", "includes a checked bag", "is based
-in the Lyon office") and gives it another value is contradicted, even when that other value
-stands elsewhere in the context (another record's office, another field's number), so the
-value lookups of features.py find it and the detector, reading tokens, often lets it pass.
-So does one that gives its record another record's value of a field without naming the field
-("It is a western." where this film is a drama), a list of its items with another record's
-item in it, a one-word state said as its opposite ("It is currently closed." for ``state:
-open``) or an identifier the grounding never mentions where the field's identifier goes
-("the v3.0-beta milestone" for ``v1.9.2``).  Precision first: what the sentence says of a
-field is read in the clause naming it (or the next); a text value counts as changed only
-when what the sentence puts there is a name or another record's value of the same field; a
-number only when no field of the record holds it (a date or time: no field that the sentence
-names); a yes/no value by the negation of the clause naming the key.
+An answer that names a field (``terminal: 5``, ``checked bag included: false``) and gives it
+another value ("leaves from Terminal 2", "includes a checked bag") is contradicted, even when
+that value stands elsewhere in the context (another record's, another field's), which the
+value lookups of features.py find and the detector often passes.  So is one giving its
+record another record's value unnamed ("It is a western." for a drama), a list with another
+record's item, a one-word state said as its opposite ("closed" for ``state: open``) or an
+identifier the grounding never mentions ("v3.0-beta" for ``v1.9.2``).  Precision first: a
+field is read in the clause naming it (or the next); a text value is changed only by a name
+or another record's value of the field; a number only where no field of the record holds
+it (a date or time: no field the sentence names); a yes/no value by the negation of the
+clause naming the whole key, unless every such clause names only another record's words.
 """
 
 from __future__ import annotations
@@ -36,7 +33,7 @@ from guardrail.evidence.field import (Field, FieldCheck, attributive, comparable
                                      whole_after_of, DIFFERENCE)
 from guardrail.evidence.keys import (WORDS, Stem, clauses, denied, echo, flag_said, has, joined,
                                     key_stems, name_words, naming, negated_words, own_paths,
-                                    pairs, path_words)
+                                    pairs, path_words, Owned)
 from guardrail.evidence.lexicon import FLAGS, NULLS, OPPOSITES, REVERSE, STATE
 from guardrail.evidence.records import blanked, whole_names
 from guardrail.evidence.stored import StoredValues
@@ -142,6 +139,7 @@ class Fields:
         # no names: stopwords and the keys' words ("SSO" for ``sso_provider``)
         self._not_names = stopwords | frozenset(
             stem(w) for path, _, _, _ in found for w in WORDS.findall(path.replace("_", " ")))
+        self._owned = Owned(self._record_words, self._not_names)  # no key's words
 
     def words_of(self, records: Collection[int]) -> set[str]:
         """The stems of the values of ``records`` (their names, states, ...)."""
@@ -199,8 +197,9 @@ class Fields:
             if v is False and f.values.any and any(  # "268 kWh, fell in peak hours": its
                     states(sentence, n, f) and not any(g.values.has(n) for g in named
                                                         if g is not f)
-                    for n in nums if n not in inside):  # value, said before the clause
-                v = None
+                    for n in nums if n not in inside) or v is False and f.flag is not None \
+                    and self._owned.said_of_others(parts, f.key, f.record):  # before the
+                v = None  # clause; a yes/no said only in clauses naming another record's words
             if v is not None:
                 verdicts.setdefault(f.name, []).append((v, f))
         # a query the tool echoes (``query > remote: any``) states nothing of the world, nor is

@@ -271,6 +271,27 @@ def _filters(sentence: str, key: Iterable[str], stem: Stem) -> bool:
         and _PICKS.search(sentence, 0, words[i][0].start()) for i in at)
 
 
+class Owned:
+    """The words only one record of a grounding holds, read once: ``elsewhere(stems,
+    record)``, a clause (its stems) names some of another record's and none of
+    ``record``'s ("the Gruyère is the only raw-milk cheese" is no other cheese's)."""
+
+    def __init__(self, words: dict[int, set[str]], stopwords: Collection[str]):
+        every = collections.Counter(w for r, ws in words.items() if r >= 0 for w in ws)
+        self.own = {r: {w for w in ws if every[w] == 1 and w not in stopwords and len(w) > 2}
+                    for r, ws in words.items() if r >= 0}
+
+    def elsewhere(self, stems: set[str], record: int) -> bool:
+        return record in self.own and not self.own[record] & stems and any(
+            ws & stems for r, ws in self.own.items() if r != record)
+
+    def said_of_others(self, parts: Sequence[tuple[int, int, set[str]]], key: Iterable[str],
+                       record: int) -> bool:
+        """Every clause naming the whole key names only another record's words."""
+        whole = [st for _, _, st in parts if all(has(k, st) for k in key)]
+        return bool(whole) and all(self.elsewhere(st, record) for st in whole)
+
+
 def flag_said(f: Field, sentence: str, stems: set[str], negated: set[str], stem: Stem
               ) -> Optional[bool]:
     """Whether the sentence (its ``naming`` stems and negated stems) says the yes/no
