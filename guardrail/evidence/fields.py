@@ -194,12 +194,12 @@ class Fields:
             v = self._verdict(f, sentence, inside, stems, negated,
                               {w for w, at in names if any(a <= at < b for a, b in scope)}, held,
                               any(a <= at < b for at in new_handles for a, b in scope), mine)
-            if v is False and f.values.any and any(  # "268 kWh, fell in peak hours": its
+            if v is False and (f.values.any and any(  # "268 kWh, fell in peak hours": its
                     states(sentence, n, f) and not any(g.values.has(n) for g in named
                                                         if g is not f)
-                    for n in nums if n not in inside) or v is False and f.flag is not None \
-                    and self._owned.said_of_others(parts, f.key, f.record):  # before the
-                v = None  # clause; a yes/no said only in clauses naming another record's words
+                    for n in nums if n not in inside)  # value, said before the clause
+                    or f.flag is not None and self._owned.said_of_others(parts, f.key, f.record)):
+                v = None  # a yes/no said only in clauses naming another record's words
             if v is not None:
                 verdicts.setdefault(f.name, []).append((v, f))
         # a query the tool echoes (``query > remote: any``) states nothing of the world, nor is

@@ -223,8 +223,7 @@ def _amount(sentence: str, n: Number) -> Optional[str]:
     """What a value is an amount of: money ("$"), a unit's name ("kg"); None for a count."""
     if _money(sentence, n):
         return sort_of(sentence, n)
-    m = units.UNIT_AFTER.match(sentence, n.end)  # "45 kilograms per hole" too
-    unit = units.unit_after(sentence, n) or (m and units.UNITS.get(m[1].lower()))
+    unit = units.unit_after(sentence, n) or units.unit_written(sentence, n)
     return unit.name if unit and not unit.ambiguous else None
 
 

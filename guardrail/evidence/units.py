@@ -1,6 +1,7 @@
 """Units of measure: a value converted ("330 m" -> "1,083 feet") or given another unit.
 
     unit_after(text, number)    the unit written after a value: "330 metres", "25 °C"
+    unit_written(text, number)  the unit named there, a rate's too ("45 kg per hole")
     unit_end(text, number)      where that unit ends
     key_unit(key)               the unit a tool result's key names: ``height_m``, "High (°C)"
     Quantities(lines)           once per grounding: every value with a unit, by line
@@ -135,7 +136,7 @@ def _table() -> dict[str, Unit]:
 
 
 UNITS = _table()
-UNIT_AFTER = _AFTER = re.compile(r"\s?-?\s?(?:of an? )?(" + "|".join(  # "5,000-square-foot lot"
+_AFTER = re.compile(r"\s?-?\s?(?:of an? )?(" + "|".join(  # "5,000-square-foot lot"
     re.escape(s).replace(r"\ ", "[ -]") for s in sorted(UNITS, key=len, reverse=True))
     + r")(?![\w²³])", re.I)
 # from one value of a range to the other: "97 to 106", "185 and 296", "48-51"
@@ -169,6 +170,13 @@ def unit_after(text: str, n: Number) -> Optional[Unit]:
             and m[1] != "V":  # "230 V" is a voltage
         return None  # "5 l" or "a 3-g" are rare; "in", "t", "c" are other words in prose
     return UNITS.get(word)
+
+
+def unit_written(text: str, n: Number) -> Optional[Unit]:
+    """The unit named right after ``n`` as written, also where it begins a rate ("45
+    kilograms per hole"), which ``unit_after`` declines."""
+    m = _AFTER.match(text, n.end)
+    return UNITS.get(m[1].lower()) if m else None
 
 
 def unit_end(text: str, n: Number) -> int:
