@@ -6,10 +6,10 @@
 
 An answer that names a field (``terminal: 5``, ``checked bag included: false``) and gives it
 another value ("leaves from Terminal 2", "includes a checked bag") is contradicted, even when
-that value stands elsewhere in the context (another record's, another field's), which the
-value lookups of features.py find and the detector often passes.  So is one giving its
-record another record's value unnamed ("It is a western." for a drama), a list with another
-record's item, a one-word state said as its opposite ("closed" for ``state: open``) or an
+that value stands elsewhere in the context, which the value lookups of features.py find and
+the detector often passes.  So is one giving its record another record's value unnamed ("It
+is a western." for a drama), a list with another record's item, a one-word state said as its
+opposite ("closed" for ``state: open``), a status of a kind it cannot be (statuses.py) or an
 identifier the grounding never mentions ("v3.0-beta" for ``v1.9.2``).  Precision first: a
 field is read in the clause naming it (or the next); a text value is changed only by a name
 or another record's value of the field; a number only where no field of the record holds
@@ -36,6 +36,7 @@ from guardrail.evidence.keys import (WORDS, Stem, clauses, denied, echo, flag_sa
                                     pairs, path_words, Owned)
 from guardrail.evidence.lexicon import FLAGS, NULLS, OPPOSITES, REVERSE, STATE
 from guardrail.evidence.records import blanked, whole_names
+from guardrail.evidence.statuses import Statuses
 from guardrail.evidence.stored import StoredValues
 from guardrail.evidence.values import Number
 
@@ -67,8 +68,7 @@ class Fields:
         found: list[tuple[str, str, int, int]] = []
         for i, line in enumerate(lines):
             found += [(k, v, i, records[i]) for k, v in pairs(line)]
-        # (line, record, codes) of every value naming a currency, read once per grounding
-        self._currencies = [(i, r, c) for k, v, i, r in found if (c := coded(v, k))]
+        self._currencies = [(i, r, c) for k, v, i, r in found if (c := coded(v, k))]  # currencies
         self._whole = whole_names(lines, records)
         per_record: dict[tuple[str, int], int] = {}
         for k, _, _, r in found:
@@ -140,6 +140,7 @@ class Fields:
         self._not_names = stopwords | frozenset(
             stem(w) for path, _, _, _ in found for w in WORDS.findall(path.replace("_", " ")))
         self._owned = Owned(self._record_words, self._not_names)  # no key's words
+        self._statuses = Statuses(self.fields, self._owned, stem, lines)
 
     def words_of(self, records: Collection[int]) -> set[str]:
         """The stems of the values of ``records`` (their names, states, ...)."""
@@ -169,8 +170,8 @@ class Fields:
         parts = clauses(sentence, self.stem) if named else []
         keys_in = [{key for key in {g.key for g in named} if all(has(k, st) for k in key)}
                    for _, _, st in parts]  # the keys each clause names, read once
-        # the words of the records it is about, or outside every record, are no rival
-        # names ("Tomas Lind's show opens in Gallery 2" beside ``gallery: Halvorsen``)
+        # the words of its records, or of none, are no rival names ("Gallery 2" beside
+        # ``gallery: Halvorsen``, of "Tomas Lind's show opens in Gallery 2")
         mine = set().union(*(self._record_words.get(r, set()) for r in (*(about or ()), -1)))
         # identifiers the grounding never mentions ("v3.0-beta" where it has v1.9.2); a
         # number with its unit ("a 40-foot container", "a 12-seat request") is none
@@ -185,8 +186,7 @@ class Fields:
             at = [i for i, (_, _, st) in enumerate(parts) if any(has(k, st) for k in f.key)]
             apart = {i for i in at if any(parts[i][0] <= w < parts[i][1] for w in worked)
                      or _COMPARED.search(sentence, parts[i][0], parts[i][1])}
-            # the next clause, unless it names a field of its own ("Jonah had the fewest
-            # pages, but his 6.7-minute average acknowledgment time was the slowest")
+            # the next clause, unless it names a field of its own ("... but his average")
             scope = [parts[j][:2] for i in at if i not in apart for j in (i, i + 1)
                      if j < len(parts) and (j == i or not keys_in[j] - {f.key})
                      ] or ([] if apart else [(0, len(sentence))])
@@ -229,7 +229,8 @@ class Fields:
                                  - negated_words(words, self.stem), about, {w.lower() for w in
                                  words}) or self._swapped_value(sentence, nums, about)
         line = line or self._currency(sentence, about) or self._opposite(
-            [m[3].lower() for m in STATE.finditer(sentence) if not (m[1] or m[2])], said, about)
+            [m[3].lower() for m in STATE.finditer(sentence) if not (m[1] or m[2])], said, about
+        ) or self._statuses.changed(sentence, about)  # "wrapped up" for ``in_progress``
         return FieldCheck(line, agreed and line is None)
 
     def _opposite(self, states: list[str], said: list[str], about: Optional[set[int]]

@@ -195,6 +195,9 @@ class _Counts:
         return len(held) == self.whole if self.whole else _list_of(self.fields, held) == self.noun
 
 
+_OF_THEM = re.compile(r"\b(\d+|[a-z]+)\s+of\s+them\b", re.I)
+
+
 @functools.lru_cache(maxsize=8)  # read by counted_flag and counted_state alike
 def _wholes(fields: Fields, sentence: str) -> list[tuple[int, int, _Counts]]:
     """Each count a sentence makes of records: the part, where its clause starts, and
@@ -202,6 +205,13 @@ def _wholes(fields: Fields, sentence: str) -> list[tuple[int, int, _Counts]]:
     "four trails" (a count of things, its noun) the records of the ``trails`` list; not
     the whole of a part ("four of the five lots")."""
     found = [(part, end, _Counts(fields, whole)) for part, whole, end in parts_of(sentence)]
+    for m in _OF_THEM.finditer(sentence):  # "Nine players entered, four of them juniors";
+        #                                      not "three of them still have seats"
+        before = [int(n.value) for n in numbers(sentence[:m.start()]) if n.kind == "count"
+                  and n.value.is_integer() and _NOUN.match(sentence, n.end)] if len(
+            WORDS.findall(_clause(sentence, m.end()))) <= 2 else []
+        for part, whole, _ in parts_of(f"{m[1]} of {before[-1]}") if before else ():
+            found.append((part, m.end(), _Counts(fields, whole)))
     wholes = {end for _, end, _ in found}
     for n in numbers(sentence):
         if n.kind == "count" and n.value.is_integer() and n.value >= 2 and n.end not in wholes \

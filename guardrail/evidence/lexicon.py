@@ -40,7 +40,8 @@ NEGATIONS = frozenset("not no never none without isn't wasn't aren't weren't doe
 # said another way (``in stock: true`` -> "available"); a phrase counts as one word
 PHRASES = re.compile(r"\b(sold out|out of stock|on time|out of service|out of order)\b", re.I)
 OPPOSITES = {"closed": "open", "shut": "open", "offline": "online", "inactive": "active",
-             "deactivated": "active", "suspended": "active", "disabled": "enabled",
+             "deactivated": "active", "suspended": "active", "paused": "active",
+             "disabled": "enabled",
              "unpaid": "paid", "overdue": "paid", "private": "public", "optional": "required",
              "excluded": "included", "expired": "valid", "delayed": "on_time",
              "sold_out": "in_stock", "out_of_stock": "in_stock", "unavailable": "available",
@@ -49,12 +50,13 @@ OPPOSITES = {"closed": "open", "shut": "open", "offline": "online", "inactive": 
 # what a sentence says something is: "is currently closed" (negated: "hasn't been closed")
 STATE = re.compile(r"(?:(\bnot|\bnever|n't)\s+(?:\w+\s+)?)?\b(?:is|are|was|were|remains?|"
                     r"stays?|be|been|shows? as|marked(?: as)?)\s+(?:(not|never)\s+)?(?:(?:"
-                    r"currently|now|still|already|both|all)\s+)*([a-z]+)", re.I)
+                    r"currently|now|still|already|both|all|also)\s+)*([a-z]+)", re.I)
 REVERSE = {"open": "closed", "online": "offline", "active": "inactive", "enabled": "disabled",
             "paid": "unpaid", "public": "private", "valid": "expired", "locked": "unlocked"}
 """A state said where the record holds its opposite ("open" for ``state: closed``)."""
 SAME = {"available": "in_stock", "on_time": "punctual", "punctual": "on_time",
-        "working": "operational", "operational": "working", "currently": "now"}
+        "working": "operational", "operational": "working", "currently": "now",
+        "confirmed": "booked"}
 _COUNTRIES = """
 norwegian norway swedish sweden danish denmark finnish finland icelandic iceland
 german germany french france spanish spain portuguese portugal italian italy
