@@ -119,3 +119,17 @@ def test_check_redacts_a_miscounted_total_that_it_marked_before():
     assert last["action"] == "redact" and last["released"] != last["original"]
     assert last["explanation"]["basis"] == "value_changed"
     assert last["explanation"]["evidence"] == "the records' qty x unit price cents add up to 608"
+
+
+def test_line_totals_multiply_a_price_per_thing_by_the_count_of_those_things():
+    """``price per skein cents`` times ``skeins``, not ``skein weight g``: 40 x $14.50 +
+    25 x $8.90 + 30 x $16.20 = $1,288.50 (2cb0a50 paired the price with the weight only,
+    so a wrong total over the lines passed as unverified arithmetic)."""
+    yarn = json.dumps({"order_id": "WM-1020", "lines": [
+        {"yarn": y, "skeins": n, "skein_weight_g": g, "price_per_skein_cents": c}
+        for y, n, g, c in [("Oatmeal DK", 40, 100, 1450), ("Peat 4-ply", 25, 50, 890),
+                           ("Slate Aran", 30, 100, 1620)]]})
+    wrong = evidence(yarn, "Together the yarn comes to $1,312.50 before any shipping.")
+    assert wrong.line_changed == "the records' skeins x price per skein cents add up to 1,288.50"
+    right = evidence(yarn, "Together the yarn comes to $1,288.50 before any shipping.")
+    assert right.missing_numbers == () and right.line_changed is None

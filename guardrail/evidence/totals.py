@@ -200,8 +200,11 @@ def columns_of(numeric: Numeric) -> tuple[Column, ...]:
                 out.append(Column(key, tuple(v / 100 for v in per_record.values())))
     for qty, each in itertools.permutations(numeric, 2):
         rate = each.lower().partition(" per ")[2].split()[:1]  # ``cost per kg``: by ``kg``
+        # ``price per skein``: by ``skeins`` where records count them, not ``skein weight g``
+        counted = [k for k in numeric if rate and k.lower() in (rate[0], rate[0] + "s")]
+        by_rate = rate and (qty in counted if counted else rate[0] in qty.lower().split())
         if (_QUANTITY.isdisjoint(qty.lower().split()) or _EACH.isdisjoint(each.lower().split())
-                ) and not (rate and rate[0] in qty.lower().split()):
+                ) and not by_rate:
             continue
         records = numeric[qty].keys() & numeric[each].keys()
         if len(records) >= 2:
@@ -386,8 +389,8 @@ def key_total(sentence: str, n: Number, columns: Sequence[Column],
     if n.hedged or n.percent or len(after) < 4 or not n.value.is_integer():
         return False
 
-    def names(key: str) -> bool:
-        return any(w.startswith(after) for w in key.lower().split())
+    def names(key: str) -> bool:  # a line total (``bales x cost per bale``) is of its amount
+        return any(w.startswith(after) for w in key.lower().rpartition(_LINE)[2].split())
 
     keyed = [c for c in columns if names(c.key)]
     totals = [g.total.values[0] for g in named if names(g.total.key)]
