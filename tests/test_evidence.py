@@ -731,6 +731,11 @@ def test_a_total_the_grounding_holds_as_a_key_is_that_fields_value():
     ("The path stays 2 metres clear of the hedge.", "2", True),
     ("The press has run 465 hours since then.", "465", True),
     ("The press has run 465 hours since 2019.", "465", False),
+    # a value of a case put ("would", "'d"): what it would come to, worked out
+    ("At that rate, a print of 200 grams would cost $20.", "$20", True),
+    ("If those 28 sell at the same price, they'd bring in $392.", "$392", True),
+    ("If you change a pair of tickets, that would be $6 in fees.", "$6", True),
+    ("The class costs $40 and would suit beginners.", "$40", False),  # after the value
 ])
 def test_a_sentence_says_where_it_worked_a_value_out(sentence, value, worked):
     """``works_out``: the part of the sentence holding the value says it was worked out,

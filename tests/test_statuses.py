@@ -92,6 +92,15 @@ def test_a_status_field_another_clause_names_is_not_read_in_this_one():
                             "bracket job is finished too.") is not None
 
 
+def test_a_part_naming_no_record_is_not_read_as_the_record_another_part_names():
+    """"The Quay Street and Mill Lane jobs are complete, and Crew A's drain job was
+    cancelled": the sentence is about the drain job (Crew A, Rope Walk), and its first
+    part names no one record, so the cancelled job is not said to be complete."""
+    assert changed(REPAIRS, "The morning jobs are already complete, and the Rope Walk "
+                            "drain grate job was cancelled.") is None
+    assert changed(REPAIRS, "The Rope Walk drain grate job is already complete.") is not None
+
+
 def test_paused_is_the_opposite_of_active():
     assert changed(DROPS, "Harbour Deli is also paused this week.") is not None
     assert changed(DROPS, "Quayside Cafe is also paused this week.") is None

@@ -98,6 +98,7 @@ _WORKED = re.compile(
 # said before the value it works out: "comes to $697", "so you're owed $150"
 _LEADS = re.compile(
     r"\b(?:comes? to|came to|coming to|works? out|worked out|amounts? to|that'?s|that is|"
+    r"would|'d|"
     r"which is|which comes|making|so|(?:that|which|this) leaves|leaving|leaves? (?:you|us|"
     r"them|it|her|him)|means?|makes? it|puts? (?:\w+ ){0,2}at|(?:takes?|took|knocks?|"
     r"knocked) (?:\w+ )?off|(?:drops?|dropped|dropping|falls?|fell) to|"

@@ -130,20 +130,24 @@ class Statuses:
                         and (kind := status_of(f.value)) is not None
                         and (_STATUS_KEY.search(f.path) or kind not in ("working", "open"))]
         self._kinds: dict[int, set[str]] = {}  # every status kind a record's fields hold
+        self._words: set[str] = set()  # and the words of those values
         for f in fields:
             if (kind := status_of(f.value)) is not None:
                 self._kinds.setdefault(f.record, set()).add(kind)
+                self._words |= f.words
         self._plain = {stem(w) for w in ("status", "state", "stage", "condition", "progress")}
 
     def changed(self, sentence: str, about: Optional[Collection[int]]) -> Optional[str]:
         """The line of a status field a clause of the sentence says otherwise, or None."""
         if not self._status:
             return None
-        for clause in _PARTS.split(sentence):
+        parts = _PARTS.split(sentence)
+        for clause in parts:
             said, negated = _said(clause)
             if not said and not negated:
-                continue
-            for f, kind in self._fields_of(clause, about):
+                continue  # of several parts, each names its record ("the Monday installs
+            #               are complete, and Lena's was cancelled": the first, not hers)
+            for f, kind in self._fields_of(clause, about if len(parts) == 1 else None):
                 # its own kind said beside another ("shipped and on its way"), or a kind
                 # another field of its record holds (``status: completed``, ``conclusion:
                 # cancelled``): no change
@@ -159,7 +163,8 @@ class Statuses:
         names, else those whose key it names (``fog detector status``), else the only one
         of the one record the sentence is about."""
         stems = {self.stem(w) for w in WORDS.findall(clause.replace("-", " "))}
-        named = {r for r, own in self._owned.own.items() if own & stems}
+        # a status names no record ("complete" is no name of the one job ``completed``)
+        named = {r for r, own in self._owned.own.items() if own & stems - self._words}
         # a key of more words than "status" counts only where the clause names them
         # (``payment status`` is not the job's ``status``)
         fit = [(f, k) for f, k in self._status if set(f.key) - self._plain <= stems]
