@@ -736,6 +736,7 @@ def test_a_total_the_grounding_holds_as_a_key_is_that_fields_value():
     ("If those 28 sell at the same price, they'd bring in $392.", "$392", True),
     ("If you change a pair of tickets, that would be $6 in fees.", "$6", True),
     ("The class costs $40 and would suit beginners.", "$40", False),  # after the value
+    ("If her session goes ahead, that rises to $1,075.", "$1,075", True),
 ])
 def test_a_sentence_says_where_it_worked_a_value_out(sentence, value, worked):
     """``works_out``: the part of the sentence holding the value says it was worked out,

@@ -137,6 +137,18 @@ def test_a_count_of_them_is_a_count_of_the_records_holding_a_state(sentence, wro
     assert (changed(ENTRIES, sentence) is not None) is wrong
 
 
+@pytest.mark.parametrize("sentence, wrong", [
+    ("Of the seven entries, four are juniors.", True),
+    ("Of the seven entries, three are juniors.", False),
+    ("Among the seven players in the open, two are unpaid.", True),
+    ("Among the seven players in the open, one is unpaid.", False),
+])
+def test_a_count_fronted_by_its_whole_is_a_count_of_the_records_holding_a_state(sentence, wrong):
+    """"Of the six lots in the warehouse, three are organic": the part after the comma
+    counts of the whole before it."""
+    assert (changed(ENTRIES, sentence) is not None) is wrong
+
+
 def test_confirmed_says_a_booked_key_yes():
     assert changed(TOURS, "Your reindeer sled ride on January 23 is confirmed as well.") \
         .endswith("booked: false")

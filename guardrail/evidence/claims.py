@@ -101,7 +101,8 @@ _LEADS = re.compile(
     r"would|'d|"
     r"which is|which comes|making|so|(?:that|which|this) leaves|leaving|leaves? (?:you|us|"
     r"them|it|her|him)|means?|makes? it|puts? (?:\w+ ){0,2}at|(?:takes?|took|knocks?|"
-    r"knocked) (?:\w+ )?off|(?:drops?|dropped|dropping|falls?|fell) to|"
+    r"knocked) (?:\w+ )?off|(?:drops?|dropped|dropping|falls?|fell|rises?|rose|rising|climbs?|"
+    r"climbed|goes up|went up|increases?|increased) to|"
     r"bring(?:s|ing)?\b(?: in|[^.;]{0,40}?\bto)|an? (?:\w+ )?(?:drop|rise|fall|increase|"
     r"decrease|gain|loss|difference|change|jump|dip|swing) of|"
     r"(?:winning margin|margin (?:over|between) \w+(?: \w+){0,3}?) (?:was|is|of|at))\b",

@@ -196,6 +196,8 @@ class _Counts:
 
 
 _OF_THEM = re.compile(r"\b(\d+|[a-z]+)\s+of\s+them\b", re.I)
+_FRONTED = re.compile(r"^(?:of|among)\s+(?:the|its|their|your|these|those|all)\s+(\d+|[a-z]+)"
+                      r"\b[^,;:.]{0,60},\s+(\d+|[a-z]+)\b", re.I)
 
 
 @functools.lru_cache(maxsize=8)  # read by counted_flag and counted_state alike
@@ -212,6 +214,9 @@ def _wholes(fields: Fields, sentence: str) -> list[tuple[int, int, _Counts]]:
             WORDS.findall(_clause(sentence, m.end()))) <= 2 else []
         for part, whole, _ in parts_of(f"{m[1]} of {before[-1]}") if before else ():
             found.append((part, m.end(), _Counts(fields, whole)))
+    for m in _FRONTED.finditer(sentence):  # "Of the six lots in the warehouse, three are"
+        found += [(part, m.end(), _Counts(fields, whole))
+                  for part, whole, _ in parts_of(f"{m[2]} of {m[1]}")]
     wholes = {end for _, end, _ in found}
     for n in numbers(sentence):
         if n.kind == "count" and n.value.is_integer() and n.value >= 2 and n.end not in wholes \
