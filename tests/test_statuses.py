@@ -153,3 +153,16 @@ def test_confirmed_says_a_booked_key_yes():
     assert changed(TOURS, "Your reindeer sled ride on January 23 is confirmed as well.") \
         .endswith("booked: false")
     assert changed(TOURS, "Your sauna session on January 22 is confirmed.") is None
+
+
+def test_a_noun_of_a_done_keys_verb_says_nothing_of_whether_it_was_done():
+    """``delivered: false``: "Delivery is promised for Friday" names the delivery, not
+    whether it happened; "free shipping" says nothing of ``shipped``.  The participle and
+    the verb still do."""
+    order = json.dumps({"order": "PW-5521", "delivered": False, "shipped": False,
+                        "shipping_cents": 0, "promised": "2025-10-24"})
+    assert changed(order, "Delivery is promised for Friday, October 24, and the order "
+                          "hasn't been delivered yet.") is None
+    assert changed(order, "Shipping on this order is free.") is None
+    assert changed(order, "The order was delivered on Friday, October 24.") is not None
+    assert changed(order, "The order has shipped.") is not None

@@ -257,6 +257,8 @@ def _unnamed_parent(f: Field, stems: set[str], stem: Stem) -> bool:
 
 
 # a yes/no word before the records it picks out: "across the treated routes"
+_PARTICIPLE = re.compile(r"\b[a-z]{3,}ed\b", re.I)
+_NOUN_FORM = re.compile(r"(?:ings?|y|ies)$", re.I)  # "shipping", "delivery"; not "connection"
 _PICKS = re.compile(r"\b(?:the|its|their|your|these|those|all|both|every)\s+(?:\w+\s+)?$", re.I)
 
 
@@ -298,6 +300,12 @@ def flag_said(f: Field, sentence: str, stems: set[str], negated: set[str], stem:
     field ``f`` as the field holds it; None where it says nothing of it."""
     if any(d not in sentence for d in re.findall(r"\d+", f.name)):
         return None  # "open spaces" does not name ``open 24h``
+    if done := {stem(w) for w in _PARTICIPLE.findall(f.name)}:  # ``delivered``: "the delivery
+        sentence = WORDS.sub(lambda m: "it" if stem(m[0]) in done and  # is promised", "free
+                             _NOUN_FORM.search(m[0]) else m[0], sentence)  # shipping": no
+        stems, negated, _ = naming(sentence, stem)  #                        word of its state
+        if not all(has(k, stems | negated) for k in f.key):
+            return None
     if len(f.key) == 1 and _unnamed_parent(f, stems | negated, stem):
         return None  # "an active plan" says nothing of ``freeze > active``
     parts = CLAUSE.split(sentence)
