@@ -133,3 +133,16 @@ def test_line_totals_multiply_a_price_per_thing_by_the_count_of_those_things():
     assert wrong.line_changed == "the records' skeins x price per skein cents add up to 1,288.50"
     right = evidence(yarn, "Together the yarn comes to $1,288.50 before any shipping.")
     assert right.missing_numbers == () and right.line_changed is None
+
+
+def test_a_total_of_a_key_that_counts_things_is_a_count_of_any_noun():
+    """``count`` over the records: "153 individual birds" is a total of it, though
+    "individual" names no key (2cb0a50 read the value as no amount of any key)."""
+    birds = json.dumps({"survey": "Garden count", "tallies": [
+        {"observer": o, "species": s, "count": c} for o, s, c in
+        [("Ana", "sparrow", 40), ("Ben", "starling", 35), ("Cy", "blackbird", 38),
+         ("Di", "robin", 30)]]})
+    wrong = evidence(birds, "Added together, the four of you counted 153 individual birds.")
+    assert wrong.line_changed == "the records' count add up to 143"
+    assert evidence(birds, "Added together, the four of you counted 143 individual "
+                           "birds.").line_changed is None

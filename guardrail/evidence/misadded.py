@@ -50,6 +50,7 @@ _ADJUSTED = re.compile(r"\b(?:after|minus|less|off|discount\w*|credits?|net|plus
                        r"subtract\w*|deduct\w*|except|apart from|other than|"
                        r"postage|tax\w*|vat|deposit|tips?|includ\w*|surcharge|refund\w*|"
                        r"if|would|could|per|each)\b", re.I)
+_COUNT_KEY = re.compile(r"^(?:count|number|qty|quantity|tally)$")  # a key of things counted
 _NO_TOTAL = re.compile(r"(?<![a-z])(?:per|rate|rates|each|unit|avg|average|mean|min|max|"
                        r"minimum|maximum|limit|capacity|target|threshold|id|no|number|"
                        r"rank|year)(?![a-z])")  # a key whose values do not add up to a whole
@@ -73,7 +74,7 @@ def _in_kind(sentence: str, n: Number, key: str) -> Optional[float]:
             and said.dim != "temperature" else None
     noun = word_after(sentence, n).lower()
     return 1.0 if noun and stem(noun) in {stem(w) for w in re.findall(r"[a-z]+", words)} \
-        else None
+        or _COUNT_KEY.search(words) else None  # "153 individual birds" of ``count``
 
 
 class Holders:
