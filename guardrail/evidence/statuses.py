@@ -16,11 +16,16 @@ passes.  Here both sides are read as kinds (done, in progress, waiting, shipped,
 cancelled, fault, working, open), and a clause that names one record, says one kind and not
 its record's, where the two cannot both hold, changes that record's status field.
 
-Precision first: a kind is read only in a clause that names one record by words only it
-holds (or, with one status field in the grounding, in a sentence about its record), a
-negated kind ("has not shipped") changes only a field of that kind, a clause saying the
-field's own kind beside another says nothing, and kinds that can hold together (an order
-in production is also not shipped; a job waiting on parts is also under way) are no change.
+Precision first: a kind is read only in a part of the sentence that names one record by
+words only it holds (a status word names none), or a status key's own words, or in a
+sentence of one part about one record with one status field; a kind that picks records
+("the cancelled order"), a hedged one ("nearly finished") and one said of a count ("two
+failed") say nothing; a negated kind ("has not shipped") changes only a field of that
+kind; a part saying the field's own kind, or one another field of its record holds
+(``conclusion: cancelled`` beside ``status: completed``), says nothing; and kinds that can
+hold together (an order in production is also not shipped; a job waiting on parts may be
+under way) are no change.  Measured in docs/model-card.md, "A status said as another
+kind".
 """
 
 from __future__ import annotations
