@@ -256,9 +256,11 @@ def _unnamed_parent(f: Field, stems: set[str], stem: Stem) -> bool:
     return not any(has(stem(w), stems) for w in WORDS.findall(parent) if len(w) > 2)
 
 
-# a yes/no word before the records it picks out: "across the treated routes"
+# a key that says a thing was done (``delivered``), and the nouns of its verb that say
+# nothing of whether it was ("the delivery", "free shipping"; "its power connection" does)
 _PARTICIPLE = re.compile(r"\b[a-z]{3,}ed\b", re.I)
-_NOUN_FORM = re.compile(r"(?:ings?|y|ies)$", re.I)  # "shipping", "delivery"; not "connection"
+_NOUN_FORM = re.compile(r"(?:ings?|y|ies)$", re.I)
+# a yes/no word before the records it picks out: "across the treated routes"
 _PICKS = re.compile(r"\b(?:the|its|their|your|these|those|all|both|every)\s+(?:\w+\s+)?$", re.I)
 
 
@@ -300,10 +302,10 @@ def flag_said(f: Field, sentence: str, stems: set[str], negated: set[str], stem:
     field ``f`` as the field holds it; None where it says nothing of it."""
     if any(d not in sentence for d in re.findall(r"\d+", f.name)):
         return None  # "open spaces" does not name ``open 24h``
-    if done := {stem(w) for w in _PARTICIPLE.findall(f.name)}:  # ``delivered``: "the delivery
-        sentence = WORDS.sub(lambda m: "it" if stem(m[0]) in done and  # is promised", "free
-                             _NOUN_FORM.search(m[0]) else m[0], sentence)  # shipping": no
-        stems, negated, _ = naming(sentence, stem)  #                        word of its state
+    if done := {stem(w) for w in _PARTICIPLE.findall(f.name)}:  # "Delivery is promised for
+        sentence = WORDS.sub(lambda m: "it" if stem(m[0]) in done and _NOUN_FORM.search(m[0])
+                             else m[0], sentence)  # Friday" says nothing of ``delivered``
+        stems, negated, _ = naming(sentence, stem)
         if not all(has(k, stems | negated) for k in f.key):
             return None
     if len(f.key) == 1 and _unnamed_parent(f, stems | negated, stem):
