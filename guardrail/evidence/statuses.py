@@ -131,15 +131,13 @@ class Statuses:
 
     def __init__(self, fields: Sequence[Field], owned: Owned, stem: Stem, lines: Sequence[str]):
         self.stem, self._owned, self._lines = stem, owned, lines
-        self._status = [(f, kind) for f in fields if f.flag is None and not f.listed
-                        and (kind := status_of(f.value)) is not None
+        kinds = [(f, kind) for f in fields if (kind := status_of(f.value)) is not None]
+        self._status = [(f, kind) for f, kind in kinds if f.flag is None and not f.listed
                         and (_STATUS_KEY.search(f.path) or kind not in ("working", "open"))]
         self._kinds: dict[int, set[str]] = {}  # every status kind a record's fields hold
-        self._words: set[str] = set()  # and the words of those values
-        for f in fields:
-            if (kind := status_of(f.value)) is not None:
-                self._kinds.setdefault(f.record, set()).add(kind)
-                self._words |= f.words
+        for f, kind in kinds:
+            self._kinds.setdefault(f.record, set()).add(kind)
+        self._words = set().union(*(f.words for f, _ in kinds))  # and those values' words
         self._plain = {stem(w) for w in ("status", "state", "stage", "condition", "progress")}
 
     def changed(self, sentence: str, about: Optional[Collection[int]]) -> Optional[str]:

@@ -198,10 +198,12 @@ def columns_of(numeric: Numeric) -> tuple[Column, ...]:
             out.append(Column(key, tuple(per_record.values())))
             if names_cents(key):
                 out.append(Column(key, tuple(v / 100 for v in per_record.values())))
+    # ``cost per kg``: by ``kg``; ``price per skein``: by ``skeins``, not ``skein weight g``
+    rates = {e: r for e in numeric if (r := e.lower().partition(" per ")[2].split()[:1])}
+    counting = {e: [k for k in numeric if k.lower() in (r[0], r[0] + "s")]
+                for e, r in rates.items()}
     for qty, each in itertools.permutations(numeric, 2):
-        rate = each.lower().partition(" per ")[2].split()[:1]  # ``cost per kg``: by ``kg``
-        # ``price per skein``: by ``skeins`` where records count them, not ``skein weight g``
-        counted = [k for k in numeric if rate and k.lower() in (rate[0], rate[0] + "s")]
+        rate, counted = rates.get(each), counting.get(each)
         by_rate = rate and (qty in counted if counted else rate[0] in qty.lower().split())
         if (_QUANTITY.isdisjoint(qty.lower().split()) or _EACH.isdisjoint(each.lower().split())
                 ) and not by_rate:
