@@ -1314,3 +1314,33 @@ def test_arithmetic_an_answer_states_and_gets_wrong_is_stopped(client, placehold
     text, g = stream_tool_turn(client, question, "orders.get", FISH_TOOL,
                                report + total.format("$831.86"))
     assert g["sentences"][1]["action"] != "redact" and "$831.86" in text, g
+
+
+SHELTER_TOOL = json.dumps({"depot": "Harbour Road", "work_orders": [
+    {"wo": "BSR-7710", "crew": "Crew B", "location": "Maple Avenue",
+     "issue": "shattered rear glass panel", "status": "completed"},
+    {"wo": "BSR-7721", "crew": "Crew B", "location": "Linden Blvd & Oak St",
+     "issue": "solar light not working", "status": "in_progress"}]})
+
+
+def test_a_status_said_as_a_kind_its_record_cannot_be_is_stopped(client, placeholder):
+    """Through the real server: "Crew B has also wrapped up the solar light repair at
+    Linden Blvd & Oak St." where that work order is ``in_progress`` is redacted as
+    `contradicted` on `value_changed`, the status line as evidence (2cb0a50 released
+    it); "is still working on" it reaches the client verbatim."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    question = "How are the shelter repairs going?"
+    report = "Crew B replaced the shattered rear glass panel at Maple Avenue. "
+    status = "Crew B {} the solar light repair at Linden Blvd & Oak St."
+    text, g = stream_tool_turn(client, question, "repairs.list", SHELTER_TOOL,
+                               report + status.format("has also wrapped up"))
+    first, last = g["sentences"]
+    assert first["action"] == "release" and text.startswith(report), g
+    assert last["action"] == "redact" and "wrapped up" not in text, g
+    assert last["explanation"]["basis"] == "value_changed"
+    assert last["explanation"]["kind"] == "contradicted"
+    assert last["explanation"]["evidence"].endswith("status: in_progress")
+    right = report + status.format("is still working on")
+    text, g = stream_tool_turn(client, question, "repairs.list", SHELTER_TOOL, right)
+    assert g["sentences"][1]["action"] != "redact" and text == right, g
