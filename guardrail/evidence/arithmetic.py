@@ -2,8 +2,7 @@
 
     derived(sentence, n, values, ...)   the sentence's value ``n`` is worked out from the
                                         grounding's values, as the sentence's words say
-    columns(fields), remainders(fields) per tool result: one key across records; what is
-                                        left of a whole in each record
+    columns(fields)                     per tool result: one key across records
 
 Assistants do small sums: "5 seats, 3 of which are in use, so 2 are still free"
 (``seats: 5``, ``seats_used: 3``), "$49 a month, or $588 a year" (``monthly_price: 49``),
@@ -27,6 +26,7 @@ import re
 from typing import Collection, Optional, Sequence
 
 from guardrail.evidence import units
+from guardrail.evidence.left import USED, WHOLE
 from guardrail.evidence.listing import enumerated
 from guardrail.evidence.totals import (CHANCE, Column, Group, across, apart_from, by_key,
                                        columns_of, counted_of, key_total, rarely, share_of,
@@ -100,36 +100,6 @@ def columns(fields: Sequence) -> tuple[Column, ...]:
     return columns_of(by_key(fields)[0])
 
 
-WHOLE = re.compile(r"\b(?:capacity|cap|total|limit|max|maximum|quota|allowance|goal|target|budget|"
-                   r"package|plan|purchased|included|allotted|"
-                   r"needed|required|cost|spaces|seats|slots|places|spots|berths|beds|pitches|"
-                   r"size|visits|allowed)\b")
-USED = re.compile(r"\b(?:booked|used|occupied|taken|sold|reserved|enrolled|registered|entered|"
-                  r"consumed|spent|balance|current|filled|done|completed|attending)\b")
-
-
-def remainders(fields: Sequence) -> dict[int, tuple[float, ...]]:
-    """Per record, what is left of a whole: a key naming a whole (``capacity``,
-    ``points_needed``) minus one naming what is used of it (``booked``, ``balance``), in
-    one record or against the grounding's top level (record -1)."""
-    wholes: dict[int, list[float]] = {}
-    used: dict[int, list[float]] = {}
-    for f in fields:
-        key = f.path.rsplit(" > ", 1)[-1]
-        nums = [n.value for n in numbers(f.value) if n.kind == "number"]
-        if len(nums) == 1 and not f.values.dates:
-            for pattern, into in ((WHOLE, wholes), (USED, used)):
-                if pattern.search(key):
-                    into.setdefault(f.record, []).append(nums[0])
-    out = {}
-    for r in set(wholes) | set(used):
-        if r == -1 and len(wholes.get(-1, ())) + len(used.get(-1, ())) < 2:
-            continue
-        w, u = wholes.get(r, []) + wholes.get(-1, []), used.get(r, []) + used.get(-1, [])
-        out[r] = tuple(a - b for a in w for b in u if a > b)
-    return out
-
-
 def _total(n: Number, columns: Sequence[Column], counts: Sequence[int],
            every: bool = True) -> bool:
     """``n`` totals one column: all of it, all of one sign ("charges" are the negative
@@ -154,14 +124,16 @@ def derived(sentence: str, n: Number, values: Sequence[float],
             columns: Sequence[Column] = (),
             records: Sequence[Sequence[float]] = (),
             left: Sequence[Sequence[float]] = (),
-            anchored: Sequence[Number] = (), named: Sequence[Group] = ()) -> bool:
+            anchored: Sequence[Number] = (), named: Sequence[Group] = (),
+            lent: tuple[Sequence[int], Sequence[Group]] = ((), ())) -> bool:
     """``n`` (a value of ``sentence``) is worked out from the grounding as the sentence's
     words say.  ``values``: the grounding's numbers; ``times``: its times of day (minutes
     after midnight); ``columns``: one key's value in each record (``columns``);
     ``records``: the numbers of each record the sentence is about; ``left``: what is left
     of a whole in those records (``remainders``); ``said``: the sentence's values, when
     the caller has read them already; ``anchored``: those of its values the grounding
-    states; ``named``: the groups of records it names (totals.py)."""
+    states; ``named``: the groups of records it names (totals.py); ``lent``: the counts
+    and groups of the sentence before, where it points back at that one (referred.py)."""
     said = numbers(sentence) if said is None else said
     if timed(sentence, n, times, said) or per_span(sentence, n, said) \
             or _shown(sentence, n, anchored) \
@@ -179,9 +151,11 @@ def derived(sentence: str, n: Number, values: Sequence[float],
     if totalled(sentence, n, columns, counts, named, partitive(sentence, n.start)) \
             or within_record(n, records) \
             or share_of(n, shares, records, columns, sentence) \
-            or counted_of(n, several, records) or key_total(sentence, n, columns, named):
+            or counted_of(n, several, records) or key_total(sentence, n, columns, named) \
+            or any(lent) and totalled(sentence, n, columns, *lent):
         return True  # a key added up over the records, or two values of its record
-        #              combined, where chance seldom gives one
+        #              combined, where chance seldom gives one; or over those the
+        #              sentence before names or counts ("Between them they pay $214")
     if n.kind not in ("number", "count"):
         return False
     parts = [m.value for m in said if m.start >= n.end and m.kind in ("number", "count")
@@ -190,8 +164,8 @@ def derived(sentence: str, n: Number, values: Sequence[float],
         return True  # the parts it sums after it: "37 issues in total: 2 critical, 5 high,
         #              11 medium and 19 low"; "The total is $385: $294 for the nights, ..."
     after = word_after(sentence, n)[:5]
-    if counts and not n.hedged and len(after) >= 4 and _total(
-            n, [c for c in columns if after in c.key.lower()], counts, every=False):
+    if (counts or lent[0]) and not n.hedged and len(after) >= 4 and _total(
+            n, [c for c in columns if after in c.key.lower()], counts or lent[0], every=False):
         return True  # "three courses, for 11 credits": a count, then the key's own word
     # the sentence's own values, and those of the same sort as ``n`` ("$42" and "$50.90")
     operands = sorted({m.value for m in said if m.start != n.start and m.value > 0})

@@ -117,6 +117,8 @@ _TRAILS = re.compile(
     r"(?:over|under|above|below)(?=\s*(?:[.,;:!?)]|$|(?:the |its |your |their )?(?:target|"
     r"budget|limit|par|goal|minimum|maximum|cap|threshold|plan|forecast|estimate|expected)"
     r"\b)))", re.I)
+# a sentence of rates: "Per round, the petrol buggies used about 0.72 litres, while ..."
+_PER_OPENING = re.compile(r"^\W*per [a-z]+(?: [a-z]+)?,", re.I)
 # sentences joined in one: "Parts add up to $269, and labor is 3 hours" works out only its
 # first part's value
 _JOINED = re.compile(r";\s+|,\s+(?:and|but|while|whereas|although|though)\s+", re.I)
@@ -146,4 +148,4 @@ def works_out(sentence: str, at: int, end: int, keys: Collection[str] = ()) -> b
     if any(w.isalpha() and stem(w.lower()) in keys for w in worded):
         return False
     return bool(worded or _LEADS.search(sentence, start, at)
-                or _TRAILS.match(sentence[:stop], end))
+                or _TRAILS.match(sentence[:stop], end) or _PER_OPENING.match(sentence))

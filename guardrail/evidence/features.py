@@ -36,13 +36,14 @@ from guardrail.evidence.misadded import Holders, misadded, rescaled
 from guardrail.evidence.selfcheck import miscalculated
 from guardrail.evidence.ratios import per_key, table
 from guardrail.evidence.records import Records, enclosing, numbered
+from guardrail.evidence.referred import said_before
 from guardrail.evidence.restated import Restatements
 from guardrail.evidence.stored import StoredValues
 from guardrail.evidence.values import PARTS, Number, numbers
 from guardrail.evidence.render import render
 from guardrail.evidence.spans import Labels, Tallies, days_between
 from guardrail.evidence.totals import object_sums, rarely
-from guardrail.evidence.units import Quantities
+from guardrail.evidence.units import Quantities, without_units
 from guardrail.evidence.weekdays import weekday_changed
 from guardrail.evidence.words import (STOPWORDS, WORD, content_words, flat, initials,
                                       negated, prose_units, stem)
@@ -253,18 +254,6 @@ class ContextEvidence:
             rf"(?<![a-z\d]){re.escape(m[1].lower())}[\s:/_v-]*{re.escape(m[2])}(?![\d.]*\d)",
             self.lower) is not None
 
-    def _exact(self, said: Sequence[Number]) -> list[Number]:
-        """The grounding's own value behind each rounded one, where one alone is near it
-        ("about $1.28M" for 1284500): an answer works out "up $106,700" from those."""
-        out = []
-        for m in said:
-            if m.kind == "number" and (m.hedged or m.precision >= 1):
-                near = {c for c in self.stored.numbers
-                        if c != m.value and abs(c - m.value) <= m.precision}
-                if len(near) == 1:
-                    out.append(replace(m, value=near.pop(), precision=0.0))
-        return out
-
     def copied(self, sentence: str) -> bool:
         """The sentence stands word for word in the grounding (six words or more)."""
         return (said := flat(sentence)).count(" ") >= 5 and f" {said} " in self._flat
@@ -274,7 +263,8 @@ class ContextEvidence:
         pronoun ("It costs ...") is about the record the sentence before it named."""
         nums = numbers(sentence)
         units = self.quantities.check(sentence, nums, self._stated)
-        words = content_words(sentence)
+        bare = content_words(without_units(sentence, nums))  # "77 degrees Fahrenheit" for
+        words = [w for w in content_words(sentence) if w in bare or stem(w) in self.stems]  # °C
         stems = [stem(w) for w in words]
         distinct = set(stems)
         neg = negated(sentence)
@@ -299,15 +289,18 @@ class ContextEvidence:
                                     if r in self._record_values))  # "six minutes after"
             columns, named = (self.fields.columns, self.fields.named_groups(distinct, neg)) \
                 if self.fields else ((), ())
+            lent = said_before(sentence, before)  # "Between them they pay $214 a week"
+            lent = (lent.counts, self.fields.named_groups(lent.stems, lent.negated)
+                    ) if lent and self.fields else ((), ())
             for _ in range(2):  # then from what the first pass worked out ("285 min, or 4 h 45")
                 # a value found only as a hedged conversion ("about 1,109 feet") is
                 # no operand: 10 % off, it would carry a wrong "338 meters" with it
                 anchored = [n for n in nums if n.start in worked or n not in unread and not (
                     n.hedged and n.start in units.converted and not self._stated(n))]
-                anchored += self._exact(anchored)
+                anchored += self.stored.exact(anchored)
                 found = {n.start for n in unread + elsewhere if n.start not in worked and (
                     derived(sentence, n, self.stored.numbers, times, nums, columns, records,
-                            left, anchored, named)
+                            left, anchored, named, lent)
                     or carried(sentence, n, nums, before)
                     or rarely(n, self._sums) or self.lists and self.lists.total(n, distinct)
                     or per_key(sentence, n, self._amounts, about)

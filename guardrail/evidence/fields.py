@@ -24,16 +24,16 @@ import re
 from dataclasses import replace
 from typing import Collection, Optional, Sequence
 
-from guardrail.evidence import units
-from guardrail.evidence.arithmetic import MEAN as _MEAN, SUM as _SUM, remainders
+from guardrail.evidence import left, units
+from guardrail.evidence.arithmetic import MEAN as _MEAN, SUM as _SUM
 from guardrail.evidence.totals import Group, by_key, columns_of, groups
 from guardrail.evidence.currency import coded, mentioned, minor_units
-from guardrail.evidence.field import (Field, FieldCheck, attributive, comparable, keyed,
-                                     no_count_of, over_records, rate_over, states,
-                                     whole_after_of, DIFFERENCE)
-from guardrail.evidence.keys import (WORDS, Stem, clauses, denied, echo, flag_said, has, joined,
-                                    key_stems, name_words, naming, negated_words, own_paths,
-                                    pairs, path_words, Owned)
+from guardrail.evidence.field import (DIFFERENCE, Field, FieldCheck, attributive, comparable,
+                                     keyed, no_count_of, over_records, rate_over, states,
+                                     whole_after_of)
+from guardrail.evidence.keys import (WORDS, Owned, Stem, clauses, denied, echo, flag_said, has,
+                                    joined, key_stems, name_words, naming, negated_words,
+                                    own_paths, pairs, path_words)
 from guardrail.evidence.lexicon import FLAGS, NULLS, OPPOSITES, REVERSE, STATE
 from guardrail.evidence.records import blanked, whole_names
 from guardrail.evidence.statuses import Statuses
@@ -133,7 +133,7 @@ class Fields:
         numeric, shared = by_key(self.fields + unnamed)  # one pass for both
         self.columns = columns_of(numeric)
         self._groups = [(w, g) for g in groups(numeric, shared) if (w := g.named - stopwords)]
-        self.remainders = remainders(self.fields)
+        self.remainders = left.remainders(self.fields)
         self._records = len({r for r in records if r >= 0})
         self._text = "\n".join(lines).lower()
         # no names: stopwords and the keys' words ("SSO" for ``sso_provider``)

@@ -55,9 +55,11 @@ _PART_BEFORE = re.compile(r"(?:\bof\b[^,;:.]{0,40}|\b(?:other|remaining|rest of 
 _CUT = re.compile(f"{CLAUSE.pattern}|:", re.I)
 _INDEX = re.compile(r" \d+(?= >|$)")  # a record's number inside a path
 _STATE = re.compile(r"[A-Za-z]{3,}|[A-Za-z]+[_ -][A-Za-z]+")  # "closed", "in_shop"; not "M"
-# a group's exception carved out: "every stop except Beckett Falls", "all but one"
+# a group's exception carved out: "every stop except Beckett Falls", "all but one", "her
+# cake awaits its deposit, and every other order has paid" (the exception named first)
 _EXCEPT = re.compile(r"\b(?:except|apart from|aside from|other than|save for|all but|"
-                     r"with the exception of)\b", re.I)
+                     r"with the exception of)\b|(?<=\w)\W+(?:\w+\W+)*?(?:every other|"
+                     r"all (?:the )?others?|the others|the rest)\b", re.I)
 
 
 def field_check(fields: Optional[Fields], sentence: str, nums: Sequence[Number],

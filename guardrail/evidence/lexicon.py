@@ -38,7 +38,8 @@ NEGATIONS = frozenset("not no never none without isn't wasn't aren't weren't doe
                       "lacking excludes excluded off neither nor nobody nothing".split())
 # a yes/no key's value in other words: its word negated (``open: false`` -> "closed") or
 # said another way (``in stock: true`` -> "available"); a phrase counts as one word
-PHRASES = re.compile(r"\b(sold out|out of stock|on time|out of service|out of order)\b", re.I)
+PHRASES = re.compile(r"\b(sold out|out of stock|on time|out of service|out of order|taken place|"
+                     r"took place)\b", re.I)
 OPPOSITES = {"closed": "open", "shut": "open", "offline": "online", "inactive": "active",
              "deactivated": "active", "suspended": "active", "paused": "active",
              "disabled": "enabled",
@@ -56,7 +57,8 @@ REVERSE = {"open": "closed", "online": "offline", "active": "inactive", "enabled
 """A state said where the record holds its opposite ("open" for ``state: closed``)."""
 SAME = {"available": "in_stock", "on_time": "punctual", "punctual": "on_time",
         "working": "operational", "operational": "working", "currently": "now",
-        "confirmed": "booked"}
+        "confirmed": "booked", "completed": "done",
+        "taken_place": "held", "took_place": "held"}
 _COUNTRIES = """
 norwegian norway swedish sweden danish denmark finnish finland icelandic iceland
 german germany french france spanish spain portuguese portugal italian italy

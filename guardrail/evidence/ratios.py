@@ -29,26 +29,28 @@ Table = dict[int, list[tuple[frozenset[str], tuple[float, ...]]]]
 def table(lines: Sequence[str], records: Sequence[int]) -> Table:
     """Each record's keys (as stems) with the numbers of their values."""
     out: Table = {}
-    for line, r in zip(lines, records):
-        if r != -1:
-            out.setdefault(r, []).extend(  # plain amounts: no date's year, no code's digits
-                (frozenset(stem(w) for w in WORD.findall(k)), StoredValues.of(v).numbers)
-                for k, v in pairs(line) if _AMOUNT.fullmatch(v.strip()))
+    for line, r in zip(lines, records):  # (-1: the result's own, outside every record)
+        out.setdefault(r, []).extend(  # plain amounts: no date's year, no code's digits
+            (frozenset(stem(w) for w in WORD.findall(k)), StoredValues.of(v).numbers)
+            for k, v in pairs(line) if _AMOUNT.fullmatch(v.strip()))
     return out
 
 
 def per_key(sentence: str, n: Number, amounts: Table, about: Optional[set[int]]) -> bool:
-    """``n`` is a number of a record over that record's value of a key the sentence
-    says the value is per ("Per acre, Mill Brook led with roughly 211 barrels" for
-    ``barrels: 1350`` and ``acres: 6.4``)."""
+    """``n`` is a number of a record, or of the result outside its records, over that
+    record's value of a key the sentence says the value is per ("Per acre, Mill Brook
+    led with roughly 211 barrels" for ``barrels: 1350`` and ``acres: 6.4``; "Per round,
+    the petrol buggies used about 0.72 litres" for ``energy > petrol litres: 212`` and
+    the petrol record's ``rounds: 296``)."""
     per = {stem(m[1]) for m in _PER.finditer(sentence)}
     if not per or n.kind in ("date", "time"):
         return False
-    chosen = [fs for r, fs in amounts.items() if not about or r in about]
-    if len(chosen) > _RECORDS:
+    chosen = [fs for r, fs in amounts.items() if r != -1 and (not about or r in about)]
+    top = [v for key, vs in amounts.get(-1, ()) if not key & per for v in vs]
+    if len(chosen) > _RECORDS or len(top) > _RECORDS:
         return False
     tolerance = max(n.precision, 1e-9)
     return any(abs(v / a - n.value) <= tolerance
                for fs in chosen
                for a in (x for key, xs in fs if key & per for x in xs if x)
-               for key, vs in fs if not key & per for v in vs)
+               for v in [v for key, vs in fs if not key & per for v in vs] + top)

@@ -33,6 +33,7 @@ _PRONOUN_START = re.compile(r"^\W*(?i:it|its|it's|they|their|them|this|that|thes
 # a person ("She also has one missing assignment in World History") or a possessive: the
 # record is the one its names single out, if any
 _POSSESSIVE_START = re.compile(r"^\W*(?i:its|their|his|her|she|he|this|that|these|those)\b")
+_PLURAL_START = re.compile(r"^\W*(?i:they|them|these|those)\b")
 # "That's enough for ...", "This means ...": said of what came before, not of a record
 # ("That partition is assigned to ..." is the partition named before it)
 _DEMONSTRATIVE_START = re.compile(r"^\W*(?i:that|this)(?:'s|’s|\s+(?:is|means|leaves|puts))\b")
@@ -308,9 +309,11 @@ class Records:
         names the value, "That partition ..." is the one named before it."""
         if _DEMONSTRATIVE_START.match(sentence):
             return not _singles_out(self.hits(stems, ())[0])
-        if _PRONOUN_START.match(sentence):  # unless a date of its own names one record
-            return not (_POSSESSIVE_START.match(sentence) and _singles_out(self.hits(own, ())[0])
-                        or _singles_out(dated))
+        if _PRONOUN_START.match(sentence):  # unless a date of its own names one record, or
+            #                                 its names do after "They" ("They add up to 299
+            #                                 servings, and Grace Adeyemi's cake is the largest")
+            return not ((_POSSESSIVE_START.match(sentence) or _PLURAL_START.match(sentence))
+                        and _singles_out(self.hits(own, ())[0]) or _singles_out(dated))
         return bool(_GENERIC_START.match(sentence)) and not values \
             and not _singles_out(self.hits(stems, ())[0])
 

@@ -94,6 +94,17 @@ class StoredValues:
     coded: frozenset[float] = frozenset()  # numbers inside codes and keys ("F30-34"): matched
     #                                        as said, never an operand of arithmetic
 
+    def exact(self, said: Sequence[Number]) -> list[Number]:
+        """The stored value behind each rounded one of ``said``, where one alone is near
+        it ("about $1.28M" for 1284500): an answer works out "up $106,700" from those."""
+        out = []
+        for m in said:
+            if m.kind == "number" and (m.hedged or m.precision >= 1):
+                near = {c for c in self.numbers if c != m.value and abs(c - m.value) <= m.precision}
+                if len(near) == 1:
+                    out.append(replace(m, value=near.pop(), precision=0.0))
+        return out
+
     @classmethod
     def of(cls, text: str, key: str = "") -> "StoredValues":
         """The numbers, times and dates ``text`` holds (counts: ``counts``, per document).

@@ -172,6 +172,16 @@ def unit_after(text: str, n: Number) -> Optional[Unit]:
     return UNITS.get(word)
 
 
+def without_units(text: str, nums: Sequence[Number]) -> str:
+    """``text`` with the unit written after each of its values blanked ("25 degrees
+    Celsius", "18 metres"): part of the value, no word a grounding in ``water_temp_c``
+    or ``max_depth_m`` must hold."""
+    for n in nums:
+        if unit_after(text, n) is not None and (m := _AFTER.match(text, n.end)):
+            text = text[:m.start(1)] + " " * (m.end(1) - m.start(1)) + text[m.end(1):]
+    return text
+
+
 def unit_written(text: str, n: Number) -> Optional[Unit]:
     """The unit named right after ``n`` as written, also where it begins a rate ("45
     kilograms per hole"), which ``unit_after`` declines."""
