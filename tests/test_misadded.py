@@ -146,3 +146,40 @@ def test_a_total_of_a_key_that_counts_things_is_a_count_of_any_noun():
     assert wrong.line_changed == "the records' count add up to 143"
     assert evidence(birds, "Added together, the four of you counted 143 individual "
                            "birds.").line_changed is None
+
+
+# seven releases into three rivers; the four into the River Lune add up to 39,900 fish
+RELEASES = "\n".join(["release_id,hatchery,river,stage,fish_count,avg_length_mm"] + [
+    f"RL-{i},{h},River {r},{s},{n},{mm}" for i, (h, r, s, n, mm) in enumerate([
+        ("Ashbeck", "Lune", "smolt", 8400, 142), ("Ashbeck", "Lune", "smolt", 6100, 138),
+        ("Corran Falls", "Esk", "parr", 11800, 74), ("Corran Falls", "Esk", "smolt", 3200, 165),
+        ("Ashbeck", "Wenning", "smolt", 5700, 140), ("Holm Mill", "Lune", "fry", 20500, 31),
+        ("Holm Mill", "Lune", "smolt", 4900, 136)], 301)])
+# two paludiers' pans: coarse and fleur de sel in kilograms, each a key of its own
+PANS = json.dumps({"pans": [
+    {"pan": "OE-01", "paludier": "Yann Le Gall", "gros_sel_kg": 2380, "fleur_de_sel_kg": 141},
+    {"pan": "OE-02", "paludier": "Yann Le Gall", "gros_sel_kg": 2210, "fleur_de_sel_kg": 126},
+    {"pan": "OE-03", "paludier": "Anais Bertho", "gros_sel_kg": 2050, "fleur_de_sel_kg": 118},
+    {"pan": "OE-04", "paludier": "Anais Bertho", "gros_sel_kg": 2760, "fleur_de_sel_kg": 155}]})
+
+
+def test_a_total_over_a_group_the_sentence_names_said_near_it_and_not_it():
+    wrong = evidence(RELEASES, "Altogether that comes to 41,900 fish for the Lune.")
+    assert wrong.line_changed == "the fish count of the lune records add up to 39,900"
+    assert basis(wrong) == "value_changed"
+    # the group's total, and a total over every record, are read as such
+    assert evidence(RELEASES, "Altogether that comes to 39,900 fish for the Lune."
+                    ).missing_numbers == ()
+    assert evidence(RELEASES, "Altogether 60,600 fish were released.").missing_numbers == ()
+    # far from the group's total: arithmetic no rule reproduced, only marked
+    far = evidence(RELEASES, "Altogether that comes to 47,900 fish for the Lune.")
+    assert far.line_changed is None and basis(far) == "value_worked_out"
+
+
+def test_a_groups_total_names_its_key_or_the_one_key_of_its_unit():
+    # coarse and fleur de sel added: neither key's total, nor a key the sentence names
+    both = evidence(PANS, "Yann Le Gall's two pans together produced 4,857 kg.")
+    assert both.line_changed is None and basis(both) == "value_worked_out"
+    # the coarse salt named: its key's total said otherwise
+    coarse = evidence(PANS, "Yann Le Gall's two pans together produced 4,857 kg of gros sel.")
+    assert basis(coarse) == "value_changed"

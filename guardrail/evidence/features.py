@@ -32,7 +32,7 @@ from guardrail.evidence.counted import Lists
 from guardrail.evidence.fields import Fields
 from guardrail.evidence.group_states import field_check
 from guardrail.evidence.lexicon import CALENDAR
-from guardrail.evidence.misadded import Holders, misadded, rescaled
+from guardrail.evidence.misadded import Holders, misadded, misgrouped, rescaled
 from guardrail.evidence.selfcheck import miscalculated
 from guardrail.evidence.ratios import per_key, table
 from guardrail.evidence.records import Records, enclosing, numbered
@@ -42,7 +42,7 @@ from guardrail.evidence.stored import StoredValues
 from guardrail.evidence.values import PARTS, Number, numbers
 from guardrail.evidence.render import render
 from guardrail.evidence.spans import Labels, Tallies, days_between
-from guardrail.evidence.totals import object_sums, rarely
+from guardrail.evidence.totals import Group, object_sums, rarely
 from guardrail.evidence.units import Quantities, without_units
 from guardrail.evidence.weekdays import weekday_changed
 from guardrail.evidence.words import (STOPWORDS, WORD, content_words, flat, initials,
@@ -229,7 +229,7 @@ class ContextEvidence:
                    for key, _, value in (p.rpartition(": ") for p in parts))
 
     def _total_changed(self, sentence: str, missing: Sequence[Number],
-                       nums: Sequence[Number]) -> Optional[str]:
+                       nums: Sequence[Number], named: Sequence[Group]) -> Optional[str]:
         """A total over the records that a value the grounding lacks gives in another
         unit (the key's first line) or miscounts (misadded.py), arithmetic the sentence
         states and gets wrong (selfcheck.py), a count of more than lists hold (counted.py)."""
@@ -240,7 +240,8 @@ class ContextEvidence:
         key = rescaled(sentence, missing, columns)
         return next((self.lines[f.line] for f in self.fields.fields
                      if f.path.rsplit(" > ", 1)[-1] == key), None) if key else \
-            misadded(sentence, missing, columns) or miscalculated(sentence, missing, nums)
+            misadded(sentence, missing, columns) or misgrouped(sentence, missing, named) \
+            or miscalculated(sentence, missing, nums)
 
     def _stated(self, n: Number) -> bool:
         return self.stored.has(n) or self.asked.has(n)
@@ -282,6 +283,7 @@ class ContextEvidence:
                          self._record_values[r].has(n) for r in about | {-1}
                          if r in self._record_values)]
         worked: set[int] = set()
+        named, lent = (), ((), ())  # the groups it names, and those the sentence before does
         if unread or elsewhere:  # the records' numbers, read once for all of them
             records, left = self._record_numbers(about), self._left(about)
             times = self.stored.times if len(self.stored.times) <= 12 or not about else \
@@ -348,7 +350,7 @@ class ContextEvidence:
             len(nums), missing, len(words), found / len(stems) if stems else 1.0, best,
             line, len(names), missing_names, mismatch, self.stored.any, gap,
             check.changed or self._where.day_changed(sentence, about),
-            check.agreed, units.changed or self._total_changed(sentence, missing, nums) or (
+            check.agreed, units.changed or self._total_changed(sentence, missing, nums, [*named, *lent[1]]) or (
                 line if line and (best >= 0.5 and changed(
                 sentence, [n for n in missing if n.start not in unworked], line)
                 or weekday_changed(sentence, self.stored.dates, before)) else None),

@@ -6,6 +6,7 @@
                                            gives a value near that total and not it
     Holders(keys).holding(sentence, n)     the keys that may hold a value: what a total
                                            named by a key says (claims.works_out)
+    misgrouped(sentence, missing, named)   the same over a group of records it names
     rescaled(sentence, missing, columns)   the key whose total a value gives in digits, in
                                            another unit of the key's dimension
 
@@ -29,7 +30,7 @@ from typing import Mapping, Optional, Sequence
 from guardrail.evidence import units
 from guardrail.evidence.claims import part_of
 from guardrail.evidence.field import MONEY_KEY
-from guardrail.evidence.totals import Column
+from guardrail.evidence.totals import Column, Group
 from guardrail.evidence.values import CURRENCY_SIGNS, Number, numbers, sort_of, word_after
 from guardrail.evidence.words import stem
 
@@ -115,22 +116,50 @@ def _named(sentence: str, columns: Sequence[Column], n: Number) -> list[Column]:
     return named or alike
 
 
+def _added(sentence: str, n: Number) -> bool:
+    """The sentence says it added ``n`` up ("altogether", "add up to") with nothing else
+    added or taken off, and no other amount of its kind stands beside it (an operand, or
+    a part)."""
+    if n.kind != "number" or n.percent or n.value <= 0:
+        return False
+    a, z = part_of(sentence, n.start)
+    part = sentence[a:z]
+    if not _WHOLE.search(part) or _ADJUSTED.search(_LEFT_OUT.sub(" ", part)):
+        return False
+    kind = sort_of(sentence, n)
+    return not any(m.start != n.start and m.kind == "number" and not m.percent
+                   and sort_of(sentence, m) == kind for m in numbers(sentence) if a <= m.start < z)
+
+
+def misgrouped(sentence: str, missing: Sequence[Number], named: Sequence[Group]
+               ) -> Optional[str]:
+    """The total of a group of records that the sentence, or the one before it that it
+    points back at, names (totals.groups), which a value it says it added up gives
+    within ``NEAR`` and not: "Altogether that comes to 41,900 fish for the Lune" where
+    the four releases into the River Lune add up to 39,900."""
+    for n in missing:
+        said = units.unit_after(sentence, n)  # "705 pounds": the one key in a weight
+        of_dim = {g.total.key for g in named if said and getattr(
+            units.key_unit(g.total.key), "dim", None) == said.dim}
+        for g in named if _added(sentence, n) else ():
+            key = g.total.key  # a key the sentence names, money (``_named``), or its unit's
+            total = g.total.values[0] * (_in_kind(sentence, n, key) or 0.0)
+            if g.size >= 2 and total > 0 and not _NO_TOTAL.search(key.lower()) \
+                    and (_named(sentence, [g.total], n) or of_dim == {key}) \
+                    and n.precision < abs(n.value - total) <= NEAR * total:
+                return f"the {key} of the {' '.join(sorted(g.named))} records add up to " \
+                    f"{written(total)}"
+    return None
+
+
 def misadded(sentence: str, missing: Sequence[Number], columns: Sequence[Column]
              ) -> Optional[str]:
     """The total a value that ``missing`` holds (values the grounding lacks) miscounts:
     "the records' <key> add up to <total>", or None."""
     columns = [c for c in columns if " x " in c.key or not _NO_TOTAL.search(c.key.lower())]
-    for n in missing:
-        if n.kind != "number" or n.percent or n.value <= 0 or not columns:
+    for n in missing if columns else ():
+        if not _added(sentence, n):
             continue
-        a, z = part_of(sentence, n.start)
-        part = sentence[a:z]
-        if not _WHOLE.search(part) or _ADJUSTED.search(_LEFT_OUT.sub(" ", part)):
-            continue
-        kind = sort_of(sentence, n)
-        if any(m.start != n.start and m.kind == "number" and not m.percent
-               and sort_of(sentence, m) == kind for m in numbers(sentence) if a <= m.start < z):
-            continue  # another amount of its kind stands beside it: an operand, or a part
         for c in _named(sentence, columns, n):
             total = sum(c.values) * (_in_kind(sentence, n, c.key) or 0.0)
             if len(c.values) >= RECORDS and total > 0 \

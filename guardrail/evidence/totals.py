@@ -29,9 +29,8 @@ then every partial sum of a key of at most ``SUBSETS`` values) times the width o
 written digits must be at most ``CHANCE`` of the value.  "$597.72" against the 64 sums
 of six deductions passes (0.1 %); "8 of them left" against the partial sums of a few
 small counts does not, nor does "just over 4,000" (a hedged round number is as wide as
-its rounding).  A partial sum is never read from a
-hedged value.  Measured on the hand-written tool turns in docs/model-card.md ("Totals over
-records without a cue word").
+its rounding).  A partial sum is never read from a hedged value.  Measured on the
+hand-written tool turns in docs/model-card.md ("Totals over records without a cue word").
 """
 
 from __future__ import annotations
@@ -220,13 +219,14 @@ def columns_of(numeric: Numeric) -> tuple[Column, ...]:
 def groups(numeric: Numeric, shared: Shared) -> tuple[Group, ...]:
     """For each value in words that two records or more share, of a key whose value
     differs between records (``charity``, ``ticker``, ``bike type``), the total of each
-    number key over those records (``by_key`` read both)."""
+    number key over those records (``by_key`` read both), named by the value's words
+    that not every value of the key holds ("Lune" for "River Lune" beside "River Esk")."""
     out = []
     for key, by_value in shared.items():
         if len(by_value) < 2:
             continue  # one value in every record names no group
-        flag = _NO in by_value
-        for named, records in by_value.items():
+        flag, common = _NO in by_value, frozenset.intersection(*by_value)
+        for named, records in ((v - common or v, r) for v, r in by_value.items()):
             for other, per_record in numeric.items() if len(records) >= 2 else ():
                 if records <= per_record.keys():
                     total = sum(per_record[r] for r in records)
