@@ -153,3 +153,44 @@ def test_the_unit_after_a_value_is_no_word_the_grounding_must_hold():
     # and a unit word the grounding holds still counts for it
     assert evidence(json.dumps({"visibility": "30 metres"}),
                     "Visibility is about 30 metres.").n_words == 2
+
+
+RICKSHAWS = json.dumps({"depot": "Canal Road", "vehicles": [
+    {"vehicle_id": "RK-01", "driver": "Samuel Ortiz", "in_service": True,
+     "battery_pct": 92, "last_service": "2025-05-28"},
+    {"vehicle_id": "RK-02", "driver": "Mina Kovac", "in_service": False,
+     "battery_pct": 15, "last_service": "2025-04-02"}]})
+SEEDS = json.dumps({"member": "SL-0457", "loans": [
+    {"variety": "Red Russian kale", "return_seeds_by": "2026-08-31", "returned": False},
+    {"variety": "Genovese basil", "return_seeds_by": "2024-10-31", "returned": True}]})
+KITCHEN = """Harbour Lane Community Kitchen - volunteer hours, November 2025
+
+| Volunteer | Shifts | Hours | Role |
+|---|---|---|---|
+| Aoife Byrne | 6 | 18.0 | Shift lead |
+| Kwame Mensah | 5 | 15.0 | Cook |
+| Lucy Tran | 4 | 12.0 | Shift lead |"""
+
+
+@pytest.mark.parametrize("sentence, changed", [
+    ("Mina Kovac's RK-02 was last serviced on April 2, 2025.", False),  # not ``in service``
+    ("Mina Kovac's RK-02 is still marked as in service.", True),
+    ("Samuel Ortiz's RK-01 is out of service.", True),
+])
+def test_a_key_of_a_preposition_and_a_noun_is_named_by_both(sentence, changed):
+    assert (evidence(RICKSHAWS, sentence).field_changed is not None) is changed
+
+
+@pytest.mark.parametrize("sentence, changed", [
+    ("The kale is a biennial, so its return date is August 31, 2026.", False),
+    ("The kale seed has already been returned.", True),
+])
+def test_a_participle_key_is_not_named_by_its_bare_word(sentence, changed):
+    assert (evidence(SEEDS, sentence).field_changed is not None) is changed
+
+
+def test_a_name_the_grounding_states_outside_its_records_is_no_rival():
+    said = "Three volunteers worked at Harbour Lane in November."
+    assert evidence(KITCHEN, said).field_changed is None
+    assert evidence(KITCHEN, "Three volunteers worked at Quarry Road in November."
+                    ).field_changed is not None

@@ -40,8 +40,7 @@ from guardrail.evidence.statuses import Statuses
 from guardrail.evidence.stored import StoredValues
 from guardrail.evidence.values import Number
 
-_NONE = re.compile(r"\b(?:no|not|none|nobody|no one|nothing|never|without|unassigned)\b|n't\b",
-                   re.I)
+_NONE = re.compile(r"(?i)\b(?:no|not|none|nobody|no one|nothing|never|without|unassigned)\b|n't\b")
 # an identifier: letters and digits in one token ("v1.9.2", "B42", "RR423152050", "2.14.0-rc1")
 _HANDLE = re.compile(r"(?<![\w.\-])(?=[\w.\-]*\d)(?=[\w.\-]*[A-Za-z])"
                      r"[A-Za-z\d]+(?:[.\-][A-Za-z\d]+)*")
@@ -128,7 +127,8 @@ class Fields:
                         if len(w) >= 4:
                             self._by_value.setdefault(w, []).append(j)
         self._record_values = {r: StoredValues.union(v) for r, v in by_record.items()}
-        self._held = frozenset().union(*self._record_words.values())
+        self._held = frozenset().union(*self._record_words.values(), (  # and its title's
+            self.stem(w) for w in WORDS.findall("\n".join(lines))))  # ("Harbour Lane ...")
         self._all_values = StoredValues.union(list(self._record_values.values()))
         numeric, shared = by_key(self.fields + unnamed)  # one pass for both
         self.columns = columns_of(numeric)

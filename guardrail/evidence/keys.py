@@ -260,6 +260,7 @@ def _unnamed_parent(f: Field, stems: set[str], stem: Stem) -> bool:
 # nothing of whether it was ("the delivery", "free shipping"; "its power connection" does)
 _PARTICIPLE = re.compile(r"\b[a-z]{3,}ed\b", re.I)
 _NOUN_FORM = re.compile(r"(?:ings?|y|ies)$", re.I)
+_PREPOSED = re.compile(r"^(in|on|at|under|off) ([a-z]+)$", re.I)  # ``in service``, ``on hold``
 # a yes/no word before the records it picks out: "across the treated routes"
 _PICKS = re.compile(r"\b(?:the|its|their|your|these|those|all|both|every)\s+(?:\w+\s+)?$", re.I)
 
@@ -303,11 +304,15 @@ def flag_said(f: Field, sentence: str, stems: set[str], negated: set[str], stem:
     if any(d not in sentence for d in re.findall(r"\d+", f.name)):
         return None  # "open spaces" does not name ``open 24h``
     if done := {stem(w) for w in _PARTICIPLE.findall(f.name)}:  # "Delivery is promised for
-        sentence = WORDS.sub(lambda m: "it" if stem(m[0]) in done and _NOUN_FORM.search(m[0])
-                             else m[0], sentence)  # Friday" says nothing of ``delivered``
+        bare = {w.lower()[:-2] for w in _PARTICIPLE.findall(f.name)}  # Friday" or "its
+        sentence = WORDS.sub(lambda m: "it" if stem(m[0]) in done and (  # return date" says
+            _NOUN_FORM.search(m[0]) or m[0].lower() in bare) else m[0], sentence)  # nothing of it
         stems, negated, _ = naming(sentence, stem)
         if not all(has(k, stems | negated) for k in f.key):
             return None
+    if (m := _PREPOSED.match(f.name)) and re.search(rf"\b{m[2][:5]}", sentence, re.I) \
+            and not re.search(rf"\b(?:{m[1]}|out of)\s+(?:\w+\s+)?{m[2]}", sentence, re.I):
+        return None  # "It was last serviced" says nothing of ``in service`` ("available" does)
     if len(f.key) == 1 and _unnamed_parent(f, stems | negated, stem):
         return None  # "an active plan" says nothing of ``freeze > active``
     parts = CLAUSE.split(sentence)
