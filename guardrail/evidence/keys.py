@@ -260,6 +260,7 @@ def _unnamed_parent(f: Field, stems: set[str], stem: Stem) -> bool:
 # nothing of whether it was ("the delivery", "free shipping"; "its power connection" does)
 _PARTICIPLE = re.compile(r"\b[a-z]{3,}ed\b", re.I)
 _NOUN_FORM = re.compile(r"(?:ings?|y|ies)$", re.I)
+_DETERMINED = re.compile(r"\b(?:the|a|an|its|their|your|his|her|our|my|this|that)\s+$", re.I)
 _PREPOSED = re.compile(r"^(in|on|at|under|off) ([a-z]+)$", re.I)  # ``in service``, ``on hold``
 # a yes/no word before the records it picks out: "across the treated routes"
 _PICKS = re.compile(r"\b(?:the|its|their|your|these|those|all|both|every)\s+(?:\w+\s+)?$", re.I)
@@ -306,7 +307,8 @@ def flag_said(f: Field, sentence: str, stems: set[str], negated: set[str], stem:
     if done := {stem(w) for w in _PARTICIPLE.findall(f.name)}:  # "Delivery is promised for
         bare = {w.lower()[:-2] for w in _PARTICIPLE.findall(f.name)}  # Friday" or "its
         sentence = WORDS.sub(lambda m: "it" if stem(m[0]) in done and (  # return date" says
-            _NOUN_FORM.search(m[0]) or m[0].lower() in bare) else m[0], sentence)  # nothing of it
+            _NOUN_FORM.search(m[0]) or m[0].lower() in bare and _DETERMINED.search(
+                m.string, 0, m.start())) else m[0], sentence)  # nothing of it ("did not pass")
         stems, negated, _ = naming(sentence, stem)
         if not all(has(k, stems | negated) for k in f.key):
             return None
