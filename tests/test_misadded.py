@@ -54,8 +54,11 @@ def test_a_total_with_something_added_or_taken_off_or_far_from_the_records_is_on
                      "Your order has 25 items at $608.00 altogether."):  # no whole cue...
         ev = evidence(ORDER, sentence)
         assert ev.line_changed is None, sentence
-    # ...and no key of the records is named for a value other than money, nor two keys
-    assert evidence(BELLS, "Together they weigh 4,207 kilograms.").line_changed is None
+    # ...and no key of the records is named for a value other than money or one in the
+    # unit of the one key in its dimension, nor two keys
+    assert evidence(BELLS, "Together they weigh 4,207 kilograms.").line_changed \
+        == "the records' weight kg add up to 4,027"
+    assert evidence(BELLS, "Together they were cast 4,207 times.").line_changed is None
     jobs = json.dumps({"jobs": [{"job": j, "labor_cents": a, "parts_cents": b} for j, a, b in
                                 [("platen", 6500, 7800), ("ribbon", 2500, 900),
                                  ("keys", 4000, 1200)]]})  # labor $130 in all, parts $99
@@ -181,5 +184,15 @@ def test_a_groups_total_names_its_key_or_the_one_key_of_its_unit():
     both = evidence(PANS, "Yann Le Gall's two pans together produced 4,857 kg.")
     assert both.line_changed is None and basis(both) == "value_worked_out"
     # the coarse salt named: its key's total said otherwise
-    coarse = evidence(PANS, "Yann Le Gall's two pans together produced 4,857 kg of gros sel.")
+    coarse = evidence(PANS, "Yann Le Gall's two pans together produced 4,857 kg of gros salt.")
     assert basis(coarse) == "value_changed"
+
+
+def test_nautical_miles_name_the_one_key_of_their_dimension():
+    voyages = json.dumps({"vessel": "Polar Wren", "voyages": [
+        {"voyage_id": f"PW-250{i}", "distance_nm": d, "booked": b}
+        for i, (d, b) in enumerate([(520, 98), (310, 112), (640, 74), (545, 41)], 1)]})
+    wrong = evidence(voyages, "Altogether the four voyages cover 2,150 nautical miles.")
+    assert wrong.line_changed == "the records' distance nm add up to 2,015"
+    assert evidence(voyages, "Altogether the four voyages cover 2,015 nautical miles."
+                    ).missing_numbers == ()

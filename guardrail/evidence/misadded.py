@@ -105,13 +105,16 @@ def _named(sentence: str, columns: Sequence[Column], n: Number) -> list[Column]:
     sentence names a word of ("the fees", "the alterations"); where it names none, those
     of money for an amount of money ("Together they came to £83.50"), and none for other
     values ("your squat, bench and deadlift total" adds no key of the records).  Two
-    keys named: it adds keys ("$143 for labor and parts together"), not records."""
+    keys named: it adds keys ("$143 for labor and parts together"), not records.  A unit
+    written after the value names the one key in that unit's dimension ("2,150 nautical
+    miles" of ``distance nm``), none where two keys are ("4,857 kg" of two in kg)."""
     said = {stem(w) for w in re.findall(r"[a-z]+", sentence.lower())}
     alike = [c for c in columns if _in_kind(sentence, n, c.key)]
     named = [c for c in alike if said & {
         stem(w) for w in re.findall(r"[a-z]+", c.key.lower()) if len(w) > 2} - _SHARED]
     if len({c.key.partition(" x ")[0] for c in named}) > 1 or not named and \
-            sort_of(sentence, n) not in CURRENCY_SIGNS:
+            sort_of(sentence, n) not in CURRENCY_SIGNS and not (units.unit_after(
+                sentence, n) and len({c.key for c in alike}) == 1):
         return []
     return named or alike
 
@@ -138,14 +141,11 @@ def misgrouped(sentence: str, missing: Sequence[Number], named: Sequence[Group]
     within ``NEAR`` and not: "Altogether that comes to 41,900 fish for the Lune" where
     the four releases into the River Lune add up to 39,900."""
     for n in missing:
-        said = units.unit_after(sentence, n)  # "705 pounds": the one key in a weight
-        of_dim = {g.total.key for g in named if said and getattr(
-            units.key_unit(g.total.key), "dim", None) == said.dim}
+        keys = {c.key for c in _named(sentence, [g.total for g in named], n)}
         for g in named if _added(sentence, n) else ():
-            key = g.total.key  # a key the sentence names, money (``_named``), or its unit's
+            key = g.total.key  # a key the sentence names, money, or its unit's (``_named``)
             total = g.total.values[0] * (_in_kind(sentence, n, key) or 0.0)
-            if g.size >= 2 and total > 0 and not _NO_TOTAL.search(key.lower()) \
-                    and (_named(sentence, [g.total], n) or of_dim == {key}) \
+            if g.size >= 2 and total > 0 and not _NO_TOTAL.search(key.lower()) and key in keys \
                     and n.precision < abs(n.value - total) <= NEAR * total:
                 return f"the {key} of the {' '.join(sorted(g.named))} records add up to " \
                     f"{written(total)}"

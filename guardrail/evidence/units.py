@@ -46,6 +46,7 @@ _ROWS = (  # dimension, name, base factor, spellings (lower case; "|" between th
     ("length", "ft", 0.3048, "ft|foot|feet"),
     ("length", "yd", 0.9144, "yd|yard"),
     ("length", "mi", 1609.344, "mi|mile"),
+    ("length", "nmi", 1852.0, "nmi|nm|nautical mile"),  # ``distance_nm``; not nanometres
     ("mass", "mg", 1e-6, "mg|milligram"),
     ("mass", "g", 1e-3, "g|gram"),
     ("mass", "kg", 1.0, "kg|kgs|kilogram|kilo"),
