@@ -194,3 +194,42 @@ def test_a_name_the_grounding_states_outside_its_records_is_no_rival():
     assert evidence(KITCHEN, said).field_changed is None
     assert evidence(KITCHEN, "Three volunteers worked at Quarry Road in November."
                     ).field_changed is not None
+
+
+LOCK = json.dumps({"lock": "Hatherley Lock 14", "water_level_upper_m": 2.84,
+                   "water_level_lower_m": 0.62, "passages": [
+                       {"time": "08:05", "vessel": "Kingfisher", "length_m": 18.3},
+                       {"time": "08:40", "vessel": "Morning Mist", "length_m": 9.1}]})
+TICKETS = json.dumps({"shop": "Spoke & Chain", "tickets": [
+    {"customer": "Hannah Weiss", "labour_cents": 2500, "parts_cents": 1800, "paid": False},
+    {"customer": "Omar Haddad", "labour_cents": 4000, "parts_cents": 6200, "paid": False},
+    {"customer": "Peter Novak", "labour_cents": 3000, "parts_cents": 900, "paid": True}]})
+QUOTES = json.dumps({"quotes": [  # each total holds a $5 call-out fee besides
+    {"customer": "Hannah Weiss", "labour_cents": 2500, "parts_cents": 1800,
+     "total_cents": 4800},
+    {"customer": "Omar Haddad", "labour_cents": 4000, "parts_cents": 6200,
+     "total_cents": 10700}]})
+
+
+@pytest.mark.parametrize("sentence, right", [
+    ("The difference between the upper and lower water levels was 2.22 metres.", True),
+    ("The difference between the upper and lower water levels was 2.42 metres.", False),
+    ("The difference between the two vessels was 2.22 metres.", False),  # no keys named
+])
+def test_a_difference_between_two_values_named_by_their_keys(sentence, right):
+    assert (not evidence(LOCK, sentence).missing_numbers) is right
+
+
+@pytest.mark.parametrize("sentence, right", [
+    ("Omar Haddad's repair is the largest job, at $102 for parts and labour.", True),
+    ("Omar Haddad's repair is the largest job, at $112 for parts and labour.", False),
+    ("Peter Novak has already paid his $39 bill.", True),
+])
+def test_a_records_few_amounts_added(sentence, right):
+    assert (not evidence(TICKETS, sentence).missing_numbers) is right
+
+
+def test_a_record_that_states_its_total_is_not_added_up_again():
+    # labour and parts without the fee: no amount the quote states as its bill
+    assert evidence(QUOTES, "Hannah Weiss's bill is $43.").missing_numbers
+    assert not evidence(QUOTES, "Hannah Weiss's bill is $48.").missing_numbers

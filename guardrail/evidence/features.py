@@ -24,6 +24,7 @@ from typing import Optional, Sequence
 
 from guardrail.evidence import listing as L
 from guardrail.evidence.arithmetic import derived
+from guardrail.evidence.between import a_bill, billed, named_apart
 from guardrail.evidence.blocks import unfenced
 from guardrail.evidence.carried import carried
 from guardrail.evidence.changed import changed
@@ -115,6 +116,7 @@ class ContextEvidence:
         self._keys = Holders({f.name: f.key for f in self.fields.fields}
                              if self.fields else {})  # "total" names ``total eur``: works_out
         self._sums = object_sums(self.fields.fields) if self.fields else ()
+        self._billed = billed(self.fields.fields) if self.fields else {}  # "his $39 bill"
         self._amounts = table(lines, self._records) if structured else {}  # per a key
         for i, held in (self.fields.minor if self.fields else {}).items():  # Stripe's cents
             per_line[i] = StoredValues.union([per_line[i], held])
@@ -306,6 +308,8 @@ class ContextEvidence:
                     or carried(sentence, n, nums, before)
                     or rarely(n, self._sums) or self.lists and self.lists.total(n, distinct)
                     or per_key(sentence, n, self._amounts, about)
+                    or self.fields and named_apart(sentence, n, self.fields.fields, distinct)
+                    or about and a_bill(n, about, self._billed)  # a record's amounts added
                     or n.kind == "date" and self._dated(n, about)
                     or days_between(sentence, n, nums, self._record_dates(about))
                     or len(self.stored.dates) <= 4 and days_between(  # a stay: "seven
@@ -350,7 +354,8 @@ class ContextEvidence:
             len(nums), missing, len(words), found / len(stems) if stems else 1.0, best,
             line, len(names), missing_names, mismatch, self.stored.any, gap,
             check.changed or self._where.day_changed(sentence, about),
-            check.agreed, units.changed or self._total_changed(sentence, missing, nums, [*named, *lent[1]]) or (
+            check.agreed, units.changed or self._total_changed(
+                sentence, missing, nums, [*named, *lent[1]]) or (
                 line if line and (best >= 0.5 and changed(
                 sentence, [n for n in missing if n.start not in unworked], line)
                 or weekday_changed(sentence, self.stored.dates, before)) else None),
