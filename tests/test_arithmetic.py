@@ -500,8 +500,13 @@ def test_quantities_added_times_a_price_each_and_grams_at_a_price_per_kilo():
     said = "The 310 grams of extra grade at $1,800 per kilo come to "
     assert missing(truffles, said + "$558.") == []
     assert missing(truffles, said + "$585.") == [585]
-    # no word of a price: a sum of quantities times an amount is no reading of it
-    assert missing(yarn, "You ordered 20 and 15 skeins of Merino DK, $14 and $490.") == [490]
+    # no word of a price: a sum of quantities times an amount is no reading of it (the
+    # value is right all the same: the line totals of the two records it counts read it)
+    said = "You ordered 20 and 15 skeins of Merino DK, $14 and $490."
+    n = numbers(said)[-1]
+    assert not derived(said, n, [20, 14.0, 15, 14.0, 30, 12.5], said=numbers(said))
+    assert missing(yarn, said) == []
+    assert missing(yarn, said.replace("$490", "$504")) == [504]
 
 
 def test_a_share_of_what_a_key_adds_up_to_over_the_records():

@@ -39,10 +39,15 @@ def test_a_changed_step_and_a_value_said_before_without_a_cue_are_still_missing(
     assert missing(ORDER, "With the $4.50 handling fee, the order totals $41.50.",
                    SO_FAR) == [41.5]
     assert missing(YARN, "That puts the yarn subtotal at $1,025.", LINES) == [1025.0]
-    # no word saying it totals or leaves: "$1,015" is no running total
-    assert missing(YARN, "The yarn is worth $1,015 at list price.", LINES) == [1015.0]
-    # nothing said before: the first sentence of an answer carries nothing
-    assert missing(YARN, "That puts the yarn subtotal at $1,015.") == [1015.0]
+    # no word saying it totals or leaves: "$1,015" is no running total; nothing said
+    # before: the first sentence of an answer carries nothing
+    for sentence, before in (("The yarn is worth $1,015 at list price.", LINES),
+                             ("That puts the yarn subtotal at $1,015.", "")):
+        said = numbers(sentence)
+        assert not carried(sentence, said[0], said, before)
+        # right all the same: the records' skeins times their prices add up to it
+        assert missing(YARN, sentence, before) == []
+        assert missing(YARN, sentence.replace("1,015", "1,025"), before) == [1025.0]
 
 
 def test_rates_said_before_are_no_amounts_and_many_amounts_crowd_the_bound():

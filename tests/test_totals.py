@@ -385,3 +385,16 @@ def test_a_rounded_total_in_a_unit_is_tried_against_the_keys_in_that_unit():
     assert not got.missing_numbers and got.field_changed is None
     wrong = ev.features("The crew used about 1.31 million gallons of water.")
     assert wrong.missing_numbers
+
+
+def test_line_totals_of_a_plural_count_key_times_a_price():
+    from guardrail.evidence.features import ContextEvidence
+    ramen = json.dumps({"shop": "Menya Kaze", "by_dish": [
+        {"dish": "tonkotsu ramen", "bowls": 58, "price_cents": 1650},
+        {"dish": "shoyu ramen", "bowls": 31, "price_cents": 1500},
+        {"dish": "miso ramen", "bowls": 27, "price_cents": 1700},
+        {"dish": "vegan shio ramen", "bowls": 12, "price_cents": 1600}]})
+    ev = ContextEvidence.build([ramen], "")
+    # 58 x $16.50 + 31 x $15 + 27 x $17 + 12 x $16 = $2,073
+    assert not ev.features("At menu prices, the day's ramen sales come to $2,073.").missing_numbers
+    assert ev.features("At menu prices, the day's ramen sales come to $2,173.").missing_numbers

@@ -24,7 +24,7 @@ from typing import Optional, Sequence
 
 from guardrail.evidence import listing as L
 from guardrail.evidence.arithmetic import derived
-from guardrail.evidence.between import a_bill, billed, named_apart
+from guardrail.evidence.between import a_bill, billed, named_apart, object_sums
 from guardrail.evidence.blocks import unfenced
 from guardrail.evidence.carried import carried
 from guardrail.evidence.changed import changed
@@ -43,7 +43,7 @@ from guardrail.evidence.stored import StoredValues
 from guardrail.evidence.values import PARTS, Number, numbers
 from guardrail.evidence.render import render
 from guardrail.evidence.spans import Labels, Tallies, days_between
-from guardrail.evidence.totals import Group, object_sums, rarely
+from guardrail.evidence.totals import Group, rarely
 from guardrail.evidence.units import Quantities, without_units
 from guardrail.evidence.weekdays import weekday_changed
 from guardrail.evidence.words import (STOPWORDS, WORD, content_words, flat, initials,

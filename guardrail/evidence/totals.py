@@ -18,8 +18,8 @@
 "Your system produced about 262.4 kWh" over seven days of ``energy_wh``; "Taxes took
 $597.72 in total:" for four of six deductions in cents, before the list that names them;
 "Parts came to $178.19" over the lines of a repair order; "Doctors Without Borders: $450
-over four donations" over the gifts whose ``charity`` it names.  Assistants add up a key over
-the records far more often than they say so with a cue word, and the rules of
+over four donations" over the gifts whose ``charity`` it names.  Assistants add up a key
+over the records far more often than they say so with a cue word, and the rules of
 arithmetic.py, which need one, read such a sentence as stating a value the result lacks.
 
 Any value is the sum of some records of a large enough result, and a changed total must
@@ -84,16 +84,16 @@ def _scale(sentence: str, n: Number, column: Column) -> float:
         (units.UNITS[w] for w in column.key.lower().split() if w in _SPANS), None)
     if n.kind == "duration":
         return unit.to(1.0, units.UNITS["min"]) if unit and unit.dim == "time" else 0.0
-    said = units.unit_after(sentence, n)
-    if said and unit and said.dim != unit.dim or unit and unit.dim == "temperature":
+    if (said := units.unit_after(sentence, n)) and unit and said.dim != unit.dim \
+            or unit and unit.dim == "temperature":
         return 0.0
     return unit.to(1.0, said) if said and unit else 1.0
 
 
 def _read(sentence: str, n: Number, column: Column, *totals: float) -> bool:
     """One of ``totals`` of the key, in the unit written, is ``n`` to its written digits."""
-    scale = _scale(sentence, n, column)
-    return bool(scale) and any(abs(t * scale - n.value) <= n.precision for t in totals)
+    return bool(scale := _scale(sentence, n, column)) and any(
+        abs(t * scale - n.value) <= n.precision for t in totals)
 
 
 def _width(n: Number) -> float:
@@ -105,9 +105,8 @@ def rarely(n: Number, results: Collection[float]) -> bool:
     """``n`` is one of ``results`` to its written digits, and so few were tried that
     chance seldom gives one: their number times the width of the digits is at most
     ``CHANCE`` of the value."""
-    if not results or len(results) * _width(n) > CHANCE * n.value:
-        return False
-    return any(abs(r - n.value) <= n.precision for r in results)
+    return bool(results) and len(results) * _width(n) <= CHANCE * n.value \
+        and any(abs(r - n.value) <= n.precision for r in results)
 
 
 def _positive(column: Column) -> tuple[float, ...]:
@@ -163,23 +162,6 @@ def by_key(fields: Sequence) -> tuple[Numeric, Shared]:
     return numeric, shared
 
 
-def object_sums(fields: Sequence) -> tuple[float, ...]:
-    """The sum of each object's amounts in one unit (``charges > base cents``, ``mileage
-    cents``, ``driver lodging cents``: a quote's total, $3,831.80), three of them or more,
-    in the key's unit and, for cents, in whole units: one sum per object, so chance seldom
-    gives one."""
-    by_object: dict[tuple[str, str], list[float]] = {}
-    for f in fields:
-        parent, _, key = f.path.rpartition(" > ")
-        unit = "cents" if names_cents(key) else getattr(units.key_unit(key), "name", None)
-        nums = [m.value for m in numbers(f.value) if m.kind == "number"]
-        if unit and f.flag is None and not f.listed and not f.values.dates and len(nums) == 1:
-            by_object.setdefault((f"{f.record}|{parent}", unit), []).append(nums[0])
-    sums = [(sum(v), unit) for (_, unit), v in by_object.items() if len(v) >= 3]
-    return tuple(t / 100 if unit == "cents" else t for t, unit in sums) + tuple(
-        t for t, unit in sums if unit == "cents")
-
-
 _QUANTITY = frozenset({"qty", "quantity", "units", "count", "pieces", "pcs", "sold", "present",
                        "ordered", "stock"})
 _EACH = frozenset({"each", "unit", "per", "apiece", "price"})
@@ -189,8 +171,9 @@ _LINE = " x "  # a line-total column's key: its quantity key, this, its amount-e
 def columns_of(numeric: Numeric) -> tuple[Column, ...]:
     """The numbers of each key that two records or more hold, one per record (a key in
     cents also in units): what a total over records adds up.  Where records state a
-    quantity and an amount for each, also their products, each record's line total
-    ("a combined catalogue value of $2,030" over ``qty`` and ``value each usd``)."""
+    quantity (``qty``; a plural's whole numbers, ``bowls``) and an amount for each, also
+    their products, each record's line total ("a combined catalogue value of $2,030" over
+    ``qty`` and ``value each usd``)."""
     out = []
     for key, per_record in numeric.items():
         if len(per_record) >= 2:
@@ -204,8 +187,10 @@ def columns_of(numeric: Numeric) -> tuple[Column, ...]:
     for qty, each in itertools.permutations(numeric, 2):
         rate, counted = rates.get(each), counting.get(each)
         by_rate = rate and (qty in counted if counted else rate[0] in qty.lower().split())
-        if (_QUANTITY.isdisjoint(qty.lower().split()) or _EACH.isdisjoint(each.lower().split())
-                ) and not by_rate:
+        counts = re.fullmatch(r"[a-z]{3,}[^s]s", qty.lower()) and all(
+            v.is_integer() and v > 0 for v in numeric[qty].values())
+        if (_QUANTITY.isdisjoint(qty.lower().split()) and not counts
+                or _EACH.isdisjoint(each.lower().split())) and not by_rate:
             continue
         records = numeric[qty].keys() & numeric[each].keys()
         if len(records) >= 2:
