@@ -1344,3 +1344,36 @@ def test_a_status_said_as_a_kind_its_record_cannot_be_is_stopped(client, placeho
     right = report + status.format("is still working on")
     text, g = stream_tool_turn(client, question, "repairs.list", SHELTER_TOOL, right)
     assert g["sentences"][1]["action"] != "redact" and text == right, g
+
+
+# seven releases into three rivers; the four into the River Lune add up to 39,900 fish
+RELEASES_TOOL = "\n".join(["release_id,hatchery,river,stage,fish_count,avg_length_mm"] + [
+    f"RL-{i},{h},River {r},{s},{n},{mm}" for i, (h, r, s, n, mm) in enumerate([
+        ("Ashbeck", "Lune", "smolt", 8400, 142), ("Ashbeck", "Lune", "smolt", 6100, 138),
+        ("Corran Falls", "Esk", "parr", 11800, 74), ("Corran Falls", "Esk", "smolt", 3200, 165),
+        ("Ashbeck", "Wenning", "smolt", 5700, 140), ("Holm Mill", "Lune", "fry", 20500, 31),
+        ("Holm Mill", "Lune", "smolt", 4900, 136)], 301)])
+
+
+def test_a_total_over_a_group_the_sentence_names_said_otherwise_is_stopped(client,
+                                                                            placeholder):
+    """Through the real server: "Altogether that comes to 41,900 fish for the Lune." where
+    the River Lune's four releases add up to 39,900 is redacted as `contradicted` on
+    `value_changed`, the group's total as evidence (afdc321 only marked it as worked out
+    and released it); the right total reaches the client verbatim."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    question = "How many fish went into the River Lune this spring?"
+    report = "Ashbeck and Holm Mill made four releases into the River Lune. "
+    total = "Altogether that comes to {} fish for the Lune."
+    text, g = stream_tool_turn(client, question, "releases.csv", RELEASES_TOOL,
+                               report + total.format("41,900"))
+    first, last = g["sentences"]
+    assert first["action"] == "release" and text.startswith(report), g
+    assert last["action"] == "redact" and "41,900" not in text, g
+    assert last["explanation"]["basis"] == "value_changed"
+    assert last["explanation"]["kind"] == "contradicted"
+    assert "39,900" in last["explanation"]["evidence"], g
+    right = report + total.format("39,900")
+    text, g = stream_tool_turn(client, question, "releases.csv", RELEASES_TOOL, right)
+    assert g["sentences"][1]["action"] != "redact" and text == right, g
