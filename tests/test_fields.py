@@ -226,6 +226,8 @@ def test_a_deep_key_path_is_a_field():
     # pounds weighed are a mass, pounds paid sterling
     ("It stands 124 cm tall, weighing about 26 pounds.", set()),
     ("The heavier case is 30 pounds.", set()), ("It sold for 26 pounds.", {"GBP"}),
+    ("It weighs 41 kilograms, about 90 pounds, and is 210 cm long.", set()),  # converted
+    ("The 12 kg bag costs 30 pounds to check in.", {"GBP"}),  # a price, a way after
 ])
 def test_the_currencies_a_text_names(text, codes):
     assert mentioned(text) == codes
@@ -1090,3 +1092,39 @@ def test_another_records_value_of_another_sort_is_not_given_to_this_one():
                        "quarters.").field_changed is None
     assert ev.features("Dryer D1 takes 40 pounds.").field_changed is not None
 
+
+
+def test_a_value_another_field_holds_in_a_clause_naming_none_of_this_fields_own_words():
+    jumper = ContextEvidence.build([json.dumps({"booking_ref": "GLB-77410", "jumper": {
+        "name": "Kenji Moreau", "declared_weight_kg": 78, "measured_weight_kg": 81.4},
+        "cord": {"class": "medium", "range_kg": [70, 90]}})])
+    # "declared" stands only in the comparison: 81.4 kg is the measured weight
+    said = "You weighed in at 81.4 kilograms, 3.4 kilograms more than you declared."
+    assert jumper.features(said).field_changed is None
+    # its clause names the declared weight, or the measured one: another value of it
+    assert jumper.features("Your declared weight was 81.4 kilograms."
+                           ).field_changed == "jumper > declared weight kg: 78"
+    assert jumper.features("Your measured weight was 78 kilograms."
+                           ).field_changed == "jumper > measured weight kg: 81.4"
+
+
+def test_a_key_of_two_words_says_no_value_of_its_first():
+    grading = ContextEvidence.build([json.dumps({"grading": {"max_score": 100, "pass_mark": 70},
+                                                 "candidates": [
+        {"name": "Leo Martins", "score": 92, "result": "pass"},
+        {"name": "Sophie Grant", "score": 64, "result": "fail"}]})])
+    said = "Sophie Grant fell short of the pass mark of 70, scoring 64."
+    assert grading.features(said).field_changed is None
+    assert grading.features("Sophie Grant's result was a pass."
+                            ).field_changed == "candidates 2 > result: fail"
+
+
+def test_pounds_after_a_weight_in_kilograms_are_no_currency():
+    rower = ContextEvidence.build([json.dumps({"catalogue": "RowHome Rentals", "currency": "USD",
+                                               "machines": [
+        {"model": "AquaGlide W1", "monthly_rent_cents": 4900, "weight_kg": 41},
+        {"model": "AirStroke 500", "monthly_rent_cents": 4500, "weight_kg": 26}]})])
+    assert rower.features("The AquaGlide W1 weighs 41 kilograms, about 90 pounds."
+                          ).field_changed is None
+    assert rower.features("The AquaGlide W1 rents for 49 pounds a month."
+                          ).field_changed == "currency: USD"

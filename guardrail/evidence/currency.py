@@ -14,7 +14,7 @@ none of its currencies is one the record holds.
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import Collection, Optional, Sequence
 
 _NAMES = {
     "USD": "us dollar|us dollars|american dollar|american dollars|usd|us$",
@@ -63,8 +63,10 @@ _CURRENCY_KEY = re.compile(r"curr|ccy|money|denominat", re.I)
 
 _AMOUNT_BEFORE = re.compile(r"\d(?:\s?(?:million|billion|thousand|bn|m|k))?\s+$", re.I)
 # "weighing about 26 pounds": a mass, not sterling
-_WEIGHED = re.compile(r"\b(?:weigh\w*|weight|heav\w*|light(?:er|est)?|mass)\b[^.;,]{0,25}$",
-                      re.I)
+_WEIGHED = re.compile(r"\b(?:weigh\w*|weight|heav\w*|light(?:er|est)?|mass)\b[^.;,]{0,25}$"
+                      r"|\b(?:kilo(?:gram)?s?|kgs?|grams?|ounces?|oz|stones?|tonnes?)\b[,(]?\s*"
+                      r"(?:or|about|roughly|around|approximately|nearly|some|\s)*[\d.,]+\s*$",
+                      re.I)  # "... 41 kilograms, about 90 pounds": a weight said again
 
 
 def mentioned(text: str) -> set[str]:
@@ -113,3 +115,14 @@ def minor_units(found: Sequence[tuple[str, str, int]]) -> set[tuple[str, int]]:
              and v.islower() and v.upper() in _NAMES and v.upper() not in _WHOLE_UNITS}
     return {(path, r) for path, v, r in found if r in coded and v.isdigit()
             and _MINOR_KEY.search(path.rsplit(" > ", 1)[-1])}
+
+
+def other_currency(sentence: str, currencies: Sequence[tuple[int, int, set[str]]],
+                   about: Optional[Collection[int]]) -> tuple[int, ...]:
+    """The line of the currency of the record the sentence is about (None: of the
+    context), where the sentence names only other currencies ("It was for 869.30 rand."
+    where the record's `ccy` is BRL); ``currencies``: (line, record, codes) of the
+    grounding's fields that code one."""
+    said = mentioned(sentence)
+    of = [(i, c) for i, r, c in currencies if about is None or r in about or r == -1]
+    return (of[0][0],) if said and of and not said & set().union(*(c for _, c in of)) else ()

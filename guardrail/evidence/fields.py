@@ -27,13 +27,13 @@ from typing import Collection, Optional, Sequence
 from guardrail.evidence import left, units
 from guardrail.evidence.arithmetic import MEAN as _MEAN, SUM as _SUM
 from guardrail.evidence.totals import Group, by_key, columns_of, groups
-from guardrail.evidence.currency import coded, mentioned, minor_units
+from guardrail.evidence.currency import coded, mentioned, minor_units, other_currency
 from guardrail.evidence.field import (DIFFERENCE, Field, FieldCheck, attributive, comparable,
                                      keyed, no_count_of, over_records, rate_over, states,
                                      whole_after_of)
 from guardrail.evidence.keys import (WORDS, Owned, Stem, clauses, denied, echo, flag_said, has,
                                     joined, key_stems, name_words, naming, negated_words,
-                                    own_paths, pairs, path_words)
+                                    own_paths, pairs, path_words, phrases)
 from guardrail.evidence.lexicon import FLAGS, NULLS, OPPOSITES, REVERSE, STATE
 from guardrail.evidence.records import blanked, whole_names
 from guardrail.evidence.statuses import Statuses
@@ -52,8 +52,9 @@ _ITEMS = re.compile(r",\s*(?:and\s+|or\s+)?")
 _BOUNDS = ("min", "max", "minimum", "maximum", "limit", "range", "threshold", "target", "cap",
            "low", "high", "lower", "upper", "floor", "ceiling", "warn", "warning", "window")
 _NOTED = re.compile(r"([A-Za-z]+)\s*[(,;]")
-_COMPARED = re.compile(r"\b(?:above|below|under|over|beyond|short of|more than|less than)"
-                       r"\s+(?:its|your|their|his|her)\b|" + DIFFERENCE, re.I)  # "6 kg above its"
+_COMPARED = re.compile(r"\b(?:above|below|under|over|beyond|short of|more than|less than)\s+"
+                       r"(?:its|your|their|his|her|you|they|he|she|we)\b|" + DIFFERENCE, re.I)
+# "6 kg above its", "3.4 kg more than you declared"
 
 
 class Fields:
@@ -69,6 +70,7 @@ class Fields:
             found += [(k, v, i, records[i]) for k, v in pairs(line)]
         self._currencies = [(i, r, c) for k, v, i, r in found if (c := coded(v, k))]  # currencies
         self._whole = whole_names(lines, records)
+        self._phrases = phrases(k.rsplit(" > ", 1)[-1] for k, _, _, _ in found)  # "pass mark"
         per_record: dict[tuple[str, int], int] = {}
         for k, _, _, r in found:
             k = k.rsplit(" > ", 1)[-1].lower()
@@ -227,8 +229,11 @@ class Fields:
             own = [st for st in joined(plain, self.stem) if st & mine]
             line = self._swapped((set().union(*own) if own else naming(plain, self.stem)[0])
                                  - negated_words(words, self.stem), about, {w.lower() for w in
-                                 words}) or self._swapped_value(sentence, nums, about)
-        line = line or self._currency(sentence, about) or self._opposite(
+                                 words}, {self.stem(w) for m in self._phrases.finditer(sentence)
+                                          for w in m[0].split()}
+                                 ) or self._swapped_value(sentence, nums, about)
+        line = line or next((self.lines[i] for i in other_currency(
+            sentence, self._currencies, about)), None) or self._opposite(
             [m[3].lower() for m in STATE.finditer(sentence) if not (m[1] or m[2])], said, about
         ) or self._statuses.changed(sentence, about)  # "wrapped up" for ``in_progress``
         return FieldCheck(line, agreed and line is None)
@@ -253,26 +258,15 @@ class Fields:
                         return self.lines[f.line]
         return None
 
-    def _currency(self, sentence: str, about: Optional[set[int]]) -> Optional[str]:
-        """The line of the currency of the record the sentence is about (None: of the
-        context) where the sentence names only other currencies ("It was for 869.30
-        rand." where the record's `ccy` is BRL)."""
-        said = mentioned(sentence)
-        if not said:
-            return None
-        coded = [(i, c) for i, r, c in self._currencies
-                 if about is None or r in about or r == -1]
-        if coded and not said & set().union(*(c for _, c in coded)):
-            return self.lines[coded[0][0]]
-        return None
-
-    def _swapped(self, stems: set[str], about: set[int], said: set[str]) -> Optional[str]:
+    def _swapped(self, stems: set[str], about: set[int], said: set[str], keyed: set[str]
+                 ) -> Optional[str]:
         """The line of a field of the record the sentence is about that the sentence
         gives another record's value of, without naming the field ("It is a western."
         where this film is a drama and another a western); ``said``: its words in lower
-        case (the value as written: "opened" is no ``state: open``)."""
+        case (the value as written: "opened" is no ``state: open``); ``keyed``: those of a
+        key of two words or more it names ("the pass mark" says no ``result: pass``)."""
         own = set().union(*(self._record_stems.get(r, set()) for r in about))
-        for s in sorted(stems - own):  # the same line whatever the hash seed
+        for s in sorted(stems - own - keyed):  # the same line whatever the hash seed
             for j in self._by_value.get(s, ()):
                 f = self.fields[j]
                 if f.record in about or f.record == -1 or {s, s.removesuffix("s")} & f.key \
@@ -359,10 +353,15 @@ class Fields:
                        (self.fields[j] for j in self._of_record.get(r, ()))
                        if g is not f and any(g.values.has(n) for n in exact)]
             if measured:  # "within the 70 to 260 lb range" beside ``weight lb: 196``; "the
-                #   38-second course time": the field more of whose longer key it names
+                #   38-second course time": the field more of whose longer key it names; "You
+                #   weighed 81.4 kg, 3.4 kg more than you declared": one whose clause names
+                #   none of its own words (``measured weight kg``, not ``declared ...``)
+                own = {n.start: next(st for a, b, st in clauses(sentence, self.stem)
+                                     if a <= n.start < b) for n, _ in said}
                 return None if any((g.key ^ f.key) & self._bounds for g in holders) or all(
-                    any(g.unit is not None and g.unit.name == u.name and g.values.has(n) and set(
+                    any(g.unit is not None and g.unit.name == u.name and g.values.has(n) and (set(
                         f.key) < set(g.key) and sum(has(k, stems) for k in g.key) > len(f.key)
+                        or f.key - g.key and not any(has(k, own[n.start]) for k in f.key - g.key))
                         for g in holders) for n, u in said) else False
             # a holder named by key or path words ("lunch from 1:30": ``lunch closure > start``)
             return False if holders and all(n.kind in ("date", "time") and not n.hedged

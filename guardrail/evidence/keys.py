@@ -114,6 +114,14 @@ def path_words(path: str, stem: Stem, stopwords: frozenset[str]) -> frozenset[st
                      if len(w) > 3 and not w[0].isdigit()) - stopwords
 
 
+def phrases(keys: Iterable[str]) -> re.Pattern:
+    """The keys of two words or more as written (``pass mark``), to blank from a sentence
+    where its words are read as values ("fell short of the pass mark" says no ``pass``)."""
+    names = {k.lower() for k in keys if re.fullmatch(r"[A-Za-z]+(?: [A-Za-z]+)+", k)}
+    return re.compile("|".join(rf"\b{re.escape(k)}\b" for k in sorted(
+        names, key=len, reverse=True)) or "(?!)", re.I)
+
+
 def own_paths(fields: Sequence[tuple[bool, Field]], stems: Collection[str], stem: Stem,
               stopwords: frozenset[str]) -> list[tuple[bool, Field]]:
     """Of (verdict, field) pairs of one yes/no key, those whose path has a word no
