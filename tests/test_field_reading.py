@@ -121,6 +121,9 @@ def test_titles_and_time_zones_are_no_names():
     assert names("It closes at 6 PM Pacific time, says Rhea Patel.") == ["rhea", "patel"]
     # a zone word elsewhere may be a name: "Pacific Gas" is one
     assert names("Bills from Pacific Gas arrive monthly.") == ["pacifi", "gas"]
+    # a first word before a name is one too, unless a verb's -ing ("Counting Callum's")
+    assert names("Noa Kapoor is away.") == ["noa", "kapoor"]
+    assert names("Counting Callum's plan, it comes to $356.") == ["callum"]
 
 
 def test_a_count_of_the_records_holding_a_yes_no_keys_yes_is_checked():

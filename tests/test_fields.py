@@ -1128,3 +1128,16 @@ def test_pounds_after_a_weight_in_kilograms_are_no_currency():
                           ).field_changed is None
     assert rower.features("The AquaGlide W1 rents for 49 pounds a month."
                           ).field_changed == "currency: USD"
+
+
+def test_a_negation_agrees_with_a_line_tied_for_best_of_the_records_it_is_about():
+    keys = ContextEvidence.build([json.dumps({"job_id": "KJ-90352", "items": [
+        {"profile": "KW1", "qty": 4, "cut_ok": True, "charged": True},
+        {"profile": "SC1", "qty": 2, "cut_ok": True, "charged": True},
+        {"profile": "KW1", "qty": 1, "cut_ok": False, "charged": False},
+        {"profile": "ASSA Twin", "qty": 1, "cut_ok": True, "charged": True}]})])
+    # the failed key's ``charged: false`` ties with the others' lines: it agrees
+    assert not keys.features("You weren't charged for the failed key.").negation_mismatch
+    # a record it names, or all of them, say otherwise
+    assert keys.features("You weren't charged for the SC1 keys.").negation_mismatch
+    assert keys.features("You weren't charged for any keys.").negation_mismatch

@@ -32,6 +32,8 @@ def checked(sentence):
      "$104.50", "$94.50", "3 x 31.50 = 94.50"),
     ("Fills are $12 a tank, which is $150 for the group's ten tanks.", "$150", "$120",
      "10 x 12 = 120"),
+    ("Each class costs $32, and the three together come to $99.", "$99", "$96",
+     "3 x 32 = 96"),
     ("That one uses 2,250 kilograms of explosive across 50 holes, an average of 55 kilograms "
      "per hole.", "55 kilograms", "45 kilograms", "50 x 55 = 2,750"),
     ("Mid-roll accounted for 241 of the 375 uses of the code, or about 72%.", "72%", "64%",

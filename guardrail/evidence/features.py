@@ -15,7 +15,6 @@ sentences make a claim at all: claims.py.
 from __future__ import annotations
 
 import copy
-import datetime as dt
 import functools
 import itertools
 import re
@@ -42,7 +41,7 @@ from guardrail.evidence.restated import Restatements
 from guardrail.evidence.stored import StoredValues
 from guardrail.evidence.values import PARTS, Number, numbers
 from guardrail.evidence.render import render
-from guardrail.evidence.spans import Labels, Tallies, days_between
+from guardrail.evidence.spans import Labels, Tallies, days_between, shifted_dates
 from guardrail.evidence.totals import Group, rarely
 from guardrail.evidence.units import Quantities, without_units
 from guardrail.evidence.weekdays import weekday_changed
@@ -78,9 +77,9 @@ class SentenceEvidence:
 
 
 GENERAL_WORDS = 0.5  # a general claim against a tool result holding less of its words: flagged
-_DAYS = re.compile(r"\bdays?\b", re.I)
 _IN_HANDLE = re.compile(r"[A-Za-z][-_#]?\d")  # the digits of "TRL-88213", "B42": no quantity
 _ACRONYM = re.compile(r"^[A-Z]{2,5}$")
+_EVERY = re.compile(r"\b(?:any|all|every\w*|each|none|no one|nothing|either|neither)\b", re.I)
 _ZERO = ("0", "0.0")  # a field's value that says "none"
 _VERSION = re.compile(r"([A-Za-z][A-Za-z+#]*)\s+v?(\d+\.\d+)$")
 
@@ -137,7 +136,8 @@ class ContextEvidence:
         self.labels = Labels(text)
         self.tallies = Tallies(self.fields.fields, stem,
                                [c.values for c in self.fields.columns]) if self.fields else None
-        self._shifted = self._shifted_dates()
+        self._shifted = shifted_dates(self.fields.fields if self.fields else (),
+                                      self._record_values)
         self.lists = Lists(lines) if structured else None  # how many each list holds
         self.question_stems = frozenset(stem(w) for w in content_words(question))
         self.asked = StoredValues.of(question)
@@ -189,27 +189,6 @@ class ContextEvidence:
         return bool(day) and any((m, d) == (month, day) and year in (0, y)
                                  for r, shifted in self._shifted.items()
                                  if about is None or r in about for y, m, d in shifted)
-
-    def _shifted_dates(self) -> dict[int, frozenset[tuple[int, int, int]]]:
-        """Per record, its dates moved by each of its fields' numbers of days, either
-        way: read once per grounding for ``_dated``."""
-        days: dict[int, set[int]] = {}
-        for f in self.fields.fields if self.fields else ():
-            if _DAYS.search(f.path) and len(f.values.numbers) == 1 \
-                    and f.values.numbers[0] in range(1, 367):
-                days.setdefault(f.record, set()).add(int(f.values.numbers[0]))
-        out = {}
-        for r, ks in days.items():
-            found = set()
-            for y, m, d in self._record_values[r].dates if r in self._record_values else ():
-                try:  # a date without its year or day, or at the calendar's ends: none
-                    base = dt.date(y, m, d)
-                    found |= {(t.year, t.month, t.day) for k in ks for sign in (-1, 1)
-                              for t in [base + dt.timedelta(sign * k)]}
-                except (ValueError, OverflowError):
-                    continue
-            out[r] = frozenset(found)
-        return out
 
     def _left(self, about: Optional[set[int]]) -> list[tuple[float, ...]]:
         """What is left of a whole in the records the sentence is about (all of them
@@ -339,7 +318,13 @@ class ContextEvidence:
                  and not re.search(r"\d\s?$", sentence[max(0, m.start() - 2):m.start()])]
         missing_names = sum(1 for w in names if w.lower() not in self.lower
                             and stem(w) not in known)
-        mismatch = best_i is not None and neg != self._said_negated(best_i, sentence)
+        # negated where no line tied for best, of the records it is about, is ("You
+        # weren't charged for the failed key": its ``charged: false``, the others' true);
+        # said of them all ("any", "every"), where the best one is not
+        mismatch = best_i is not None and all(
+            neg != self._said_negated(i, sentence) for i, v in votes.items()
+            if i == best_i or v == votes[best_i] and not _EVERY.search(sentence)
+            and (not about or self._records[i] in about))
         # a value the sentence says it worked out ("that leaves 1,800 bushels") and the
         # grounding lacks is no field's or line's value stated otherwise: its operands
         # stand there, not it

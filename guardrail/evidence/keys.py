@@ -84,7 +84,8 @@ def key_stems(key: str, stem: Stem, stopwords: frozenset[str]) -> frozenset[str]
 
 def name_words(sentence: str, stem: Stem, ignored: Collection[str]) -> list[tuple[str, int]]:
     """Stems of the words that name things, with where they stand: capitalised and not
-    the first word (unless a capitalised word follows it: "Noa Kapoor is ..."), nor a
+    the first word (unless a capitalised word follows it: "Noa Kapoor is ...", not
+    "Counting Callum's plan"), nor a
     month or a day, nor a title before a name ("Judge Alvarado"), nor a time zone ("6:00
     PM Central", "Pacific time"), nor a unit after a number ("9:33 AM", "150 kW"), nor
     a stem of ``ignored`` (stopwords; a key's word: "SSO" for ``sso_provider``), nor two
@@ -94,7 +95,8 @@ def name_words(sentence: str, stem: Stem, ignored: Collection[str]) -> list[tupl
     for i, m in enumerate(found):
         w, lower = m[0], m[0].lower()
         after = found[i + 1][0] if i + 1 < len(found) else ""
-        if not (i or len(found) > 1 and found[1][0][0].isupper()) or not w[0].isupper() \
+        if not (i or len(found) > 1 and found[1][0][0].isupper() and not lower.endswith(
+                "ing")) or not w[0].isupper() \
                 or lower in CALENDAR or lower in ignored \
                 or lower in TITLES and after[:1].isupper() \
                 or lower in ZONES and (after.lower() == "time" or re.search(

@@ -166,6 +166,7 @@ def _joined(sentence: str, first: Number, unit, second: Number) -> bool:
                                              sentence[first.end:second.start], re.I) is not None
 
 
+_EACH_BEFORE = re.compile(r"\beach\s+[a-z]+(?:\s+[a-z]+)?\s+(?:is|costs|was|runs)\s+$", re.I)
 _RATE = re.compile(r"\s*(?:(?:a|an|per|each|every)\b|/)", re.I)
 _COMPARED = re.compile(r"\s*(?:below|above|under|over|short|more|less|fewer|higher|lower|"
                        r"longer|shorter|heavier|lighter|bigger|smaller|up|down|ahead|behind|"
@@ -201,7 +202,8 @@ def _times_each(sentence: str, nums: Sequence[Number], missing: set[int]) -> Opt
     if count.value < 2 or count.value != int(count.value) or count.precision > 0.5:
         return None
     for each, whole in (amounts, amounts[::-1]):
-        marker = _EACH.match(sentence, units.unit_end(sentence, each))
+        marker = _EACH.match(sentence, units.unit_end(sentence, each)) or \
+            _EACH_BEFORE.search(sentence, 0, each.start)  # "Each class is $32"
         if not marker or not {each.start, whole.start} & missing \
                 or marker.start() <= count.start < marker.end() + 4 \
                 or _RATE.match(sentence, marker.end()) or not _counts(sentence, count, marker):

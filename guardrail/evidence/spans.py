@@ -23,6 +23,9 @@ between two of its dates, the number of a label, and how many records hold a val
     per_span(sentence, n, said)              "84 people between 9:00 AM and 3:00 PM,
                                              about 14 an hour": a rate over a span it
                                              states
+    shifted_dates(fields, record_values)     per record, its dates moved by each of its
+                                             fields' numbers of days ("notice is due by
+                                             November 1" 30 days before December 1)
 
 Each is exact: a day count off by one, a label the grounding lacks, or a count no key's
 values give stays a value the context does not hold.
@@ -43,6 +46,7 @@ _SPAN_AFTER = re.compile(r"[\s-]?(?:calendar\s+)?(day|week|month|year)s?'?(?![\w
 _AGED = re.compile(r"\b(?:age of|aged|at)\s+$", re.I)
 _YEARS_AFTER = re.compile(r"[\s-]years?[\s-]old\b", re.I)
 _A_SPAN = re.compile(r"\b(?:a|one)\s+(day|week|fortnight|month|year)\b", re.I)
+_DAYS = re.compile(r"\bdays?\b", re.I)
 _DAYS_IN = {"day": 1, "night": 1, "week": 7, "fortnight": 14}
 # approximately so many, not a bound: a count in words is read exact (values.py), and
 # values' hedges hold "over" and "under" too
@@ -298,3 +302,26 @@ class Tallies:
                    for col in self.columns):
                 return True
         return False
+
+
+def shifted_dates(fields: Sequence, record_values: dict
+                  ) -> dict[int, frozenset[tuple[int, int, int]]]:
+    """Per record, its dates moved by each of its fields' numbers of days (a key naming
+    days), either way: read once per grounding."""
+    days: dict[int, set[int]] = {}
+    for f in fields:
+        if _DAYS.search(f.path) and len(f.values.numbers) == 1 \
+                and f.values.numbers[0] in range(1, 367):
+            days.setdefault(f.record, set()).add(int(f.values.numbers[0]))
+    out = {}
+    for r, ks in days.items():
+        found = set()
+        for y, m, d in record_values[r].dates if r in record_values else ():
+            try:  # a date without its year or day, or at the calendar's ends: none
+                base = dt.date(y, m, d)
+                found |= {(t.year, t.month, t.day) for k in ks for sign in (-1, 1)
+                          for t in [base + dt.timedelta(sign * k)]}
+            except (ValueError, OverflowError):
+                continue
+        out[r] = frozenset(found)
+    return out
