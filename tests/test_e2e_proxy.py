@@ -23,6 +23,7 @@ import httpx
 import openai
 import pytest
 from conftest import EIFFEL_ANSWER, EIFFEL_REWRITE, EIFFEL_TOOL, proxy_config, serve
+from test_misadded import RELEASES as RELEASES_TOOL  # the River Lune's four add to 39,900
 
 from guardrail.config import GuardrailConfig
 from guardrail.proxy.app import create_app
@@ -1344,15 +1345,6 @@ def test_a_status_said_as_a_kind_its_record_cannot_be_is_stopped(client, placeho
     right = report + status.format("is still working on")
     text, g = stream_tool_turn(client, question, "repairs.list", SHELTER_TOOL, right)
     assert g["sentences"][1]["action"] != "redact" and text == right, g
-
-
-# seven releases into three rivers; the four into the River Lune add up to 39,900 fish
-RELEASES_TOOL = "\n".join(["release_id,hatchery,river,stage,fish_count,avg_length_mm"] + [
-    f"RL-{i},{h},River {r},{s},{n},{mm}" for i, (h, r, s, n, mm) in enumerate([
-        ("Ashbeck", "Lune", "smolt", 8400, 142), ("Ashbeck", "Lune", "smolt", 6100, 138),
-        ("Corran Falls", "Esk", "parr", 11800, 74), ("Corran Falls", "Esk", "smolt", 3200, 165),
-        ("Ashbeck", "Wenning", "smolt", 5700, 140), ("Holm Mill", "Lune", "fry", 20500, 31),
-        ("Holm Mill", "Lune", "smolt", 4900, 136)], 301)])
 
 
 def test_a_total_over_a_group_the_sentence_names_said_otherwise_is_stopped(client,
