@@ -321,9 +321,10 @@ class ContextEvidence:
         # negated where no line tied for best, of the records it is about, is ("You
         # weren't charged for the failed key": its ``charged: false``, the others' true);
         # said of them all ("any", "every"), where the best one is not
+        tied = best_i is not None and not _EVERY.search(sentence)
         mismatch = best_i is not None and all(
             neg != self._said_negated(i, sentence) for i, v in votes.items()
-            if i == best_i or v == votes[best_i] and not _EVERY.search(sentence)
+            if i == best_i or tied and v == votes[best_i]
             and (not about or self._records[i] in about))
         # a value the sentence says it worked out ("that leaves 1,800 bushels") and the
         # grounding lacks is no field's or line's value stated otherwise: its operands

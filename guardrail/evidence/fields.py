@@ -356,8 +356,9 @@ class Fields:
                 #   38-second course time": the field more of whose longer key it names; "You
                 #   weighed 81.4 kg, 3.4 kg more than you declared": one whose clause names
                 #   none of its own words (``measured weight kg``, not ``declared ...``)
-                own = {n.start: next(st for a, b, st in clauses(sentence, self.stem)
-                                     if a <= n.start < b) for n, _ in said}
+                parts = clauses(sentence, self.stem) if holders else []
+                own = {n.start: next(st for a, b, st in parts if a <= n.start < b)
+                       for n, _ in said} if holders else {}
                 return None if any((g.key ^ f.key) & self._bounds for g in holders) or all(
                     any(g.unit is not None and g.unit.name == u.name and g.values.has(n) and (set(
                         f.key) < set(g.key) and sum(has(k, stems) for k in g.key) > len(f.key)

@@ -85,11 +85,10 @@ def key_stems(key: str, stem: Stem, stopwords: frozenset[str]) -> frozenset[str]
 def name_words(sentence: str, stem: Stem, ignored: Collection[str]) -> list[tuple[str, int]]:
     """Stems of the words that name things, with where they stand: capitalised and not
     the first word (unless a capitalised word follows it: "Noa Kapoor is ...", not
-    "Counting Callum's plan"), nor a
-    month or a day, nor a title before a name ("Judge Alvarado"), nor a time zone ("6:00
-    PM Central", "Pacific time"), nor a unit after a number ("9:33 AM", "150 kW"), nor
-    a stem of ``ignored`` (stopwords; a key's word: "SSO" for ``sso_provider``), nor two
-    capitals ("PO boxes", "an ID")."""
+    "Counting Callum's plan"), nor a month or a day, nor a title before a name ("Judge
+    Alvarado"), nor a time zone ("6:00 PM Central", "Pacific time"), nor a unit after a
+    number ("9:33 AM", "150 kW"), nor a stem of ``ignored`` (stopwords; a key's word:
+    "SSO" for ``sso_provider``), nor two capitals ("PO boxes", "an ID")."""
     out = []
     found = list(WORDS.finditer(sentence.replace("-", " ")))
     for i, m in enumerate(found):
