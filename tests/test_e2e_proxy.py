@@ -1369,3 +1369,26 @@ def test_a_total_over_a_group_the_sentence_names_said_otherwise_is_stopped(clien
     right = report + total.format("39,900")
     text, g = stream_tool_turn(client, question, "releases.csv", RELEASES_TOOL, right)
     assert g["sentences"][1]["action"] != "redact" and text == right, g
+
+
+JUMP_TOOL = json.dumps({"booking_ref": "GLB-77410", "jumper": {
+    "name": "Kenji Moreau", "age": 27, "declared_weight_kg": 78, "measured_weight_kg": 81.4},
+    "cord": {"class": "medium", "range_kg": [70, 90]}, "amount_paid_cents": 24400})
+
+
+def test_a_value_another_field_holds_reaches_the_client_verbatim(client, placeholder):
+    """Through the real server: "You weighed in at 81.4 kilograms, 3.4 kilograms more than
+    you declared." beside ``declared_weight_kg: 78`` and ``measured_weight_kg: 81.4``
+    reaches the client verbatim (57e5962 redacted it as the declared weight changed); the
+    declared weight said as 81.4 is still redacted on `value_changed`."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    question = "Is everything ready for my bungee jump check-in?"
+    intro = "Your booking GLB-77410 is for Kenji Moreau, aged 27. "
+    right = intro + "You weighed in at 81.4 kilograms, 3.4 kilograms more than you declared."
+    text, g = stream_tool_turn(client, question, "bookings.get", JUMP_TOOL, right)
+    assert text == right and g["sentences"][1]["action"] == "release", g
+    wrong = intro + "Your declared weight was 81.4 kilograms."
+    text, g = stream_tool_turn(client, question, "bookings.get", JUMP_TOOL, wrong)
+    assert g["sentences"][1]["action"] == "redact" and "81.4" not in text, g
+    assert g["sentences"][1]["explanation"]["basis"] == "value_changed"
