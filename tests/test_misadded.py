@@ -196,3 +196,53 @@ def test_nautical_miles_name_the_one_key_of_their_dimension():
     assert wrong.line_changed == "the records' distance nm add up to 2,015"
     assert evidence(voyages, "Altogether the four voyages cover 2,015 nautical miles."
                     ).missing_numbers == ()
+
+
+# five tables: four 12 ft snooker tables take $4,417.50 between them, the pool table $768
+TABLES = json.dumps({"club": "Crucible Cue Club", "tables": [
+    {"table": i, "type": t, "hours_booked": h, "revenue_usd": r} for i, (t, h, r) in
+    enumerate([("12 ft snooker", 142, 1349.0), ("12 ft snooker", 118, 1121.0),
+               ("12 ft snooker", 131, 1244.5), ("7 ft pool", 96, 768.0),
+               ("12 ft snooker", 74, 703.0)], 1)]})
+
+
+def test_a_group_is_named_by_the_words_a_value_holds_beside_its_number():
+    """``type: "12 ft snooker"`` names its records "snooker" as ``type: snooker`` would;
+    the number and unit beside it name nothing."""
+    wrong = evidence(TABLES, "Together the four snooker tables took $4,317.50.")
+    assert wrong.line_changed == "the revenue usd of the snooke records add up to 4,417.50"
+    assert basis(wrong) == "value_changed"
+    right = evidence(TABLES, "Together the four snooker tables took $4,417.50.")
+    assert right.missing_numbers == () and right.line_changed is None
+
+
+FLIGHTS = json.dumps({"pilot": "Ruth Calloway", "flights": [
+    {"date": f"2025-08-{d:02d}", "duration_min": m, "distance_km": k}
+    for d, m, k in [(3, 42, 12.4), (10, 65, 28.0), (17, 12, 2.1), (24, 55, 3.5),
+                    (31, 88, 41.3)]]})  # 262 minutes in the air
+
+
+def test_a_key_in_minutes_adds_up_and_a_minimum_does_not():
+    wrong = evidence(FLIGHTS, "Your total airtime came to 282 minutes.")
+    assert wrong.line_changed == "the records' duration min add up to 262"
+    assert evidence(FLIGHTS, "Your total airtime came to 262 minutes.").missing_numbers == ()
+    # "min" of a key in another unit is a minimum: minimums add up to nothing
+    lows = json.dumps({"days": [{"day": d, "min_temp_c": t} for d, t in
+                                [(1, 4.0), (2, 5.5), (3, 3.0), (4, 6.0)]]})
+    assert evidence(lows, "The lows added up to 20 degrees.").line_changed is None
+
+
+def test_a_total_said_to_come_to_is_the_records_unless_a_discount_may_take_part():
+    """ORDER holds a discount and shipping: "the order comes to $X" names no key and may
+    be after them (only marked); said before the discount, or naming the items' key, the
+    records' total is what it must be."""
+    assert evidence(ORDER, "Before the discount, the reeds come to $628.00."
+                    ).line_changed == "the records' qty x unit price cents add up to 608"
+    after = evidence(ORDER, "The order comes to $562.20.")
+    assert after.line_changed is None and basis(after) == "value_worked_out"
+    # no discount, tax or fee in the grounding: "come to" reads the records' total
+    plain = json.loads(ORDER)
+    del plain["discount_pct"], plain["shipping_cents"]
+    assert evidence(json.dumps(plain), "The order comes to $628.00."
+                    ).line_changed == "the records' qty x unit price cents add up to 608"
+    assert evidence(json.dumps(plain), "The order comes to $608.00.").missing_numbers == ()

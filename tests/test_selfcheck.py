@@ -34,6 +34,8 @@ def checked(sentence):
      "10 x 12 = 120"),
     ("Each class costs $32, and the three together come to $99.", "$99", "$96",
      "3 x 32 = 96"),
+    ("Each reformer class is $32, so booking all three would come to $104.", "$104", "$96",
+     "3 x 32 = 96"),  # what would be: the same arithmetic
     ("That one uses 2,250 kilograms of explosive across 50 holes, an average of 55 kilograms "
      "per hole.", "55 kilograms", "45 kilograms", "50 x 55 = 2,750"),
     ("Mid-roll accounted for 241 of the 375 uses of the code, or about 72%.", "72%", "64%",
@@ -78,6 +80,7 @@ def test_arithmetic_a_sentence_states_is_checked_against_itself(wrong, said, fix
     "At the reported prices, those sales come to $15,540, an average of $11.10 per dozen.",
     "Curlew costs $115.00 a night, so with the $35.00 cleaning fee your stay comes to $380.00.",
     "Three hours at $65 an hour comes to $195, plus $98 for Party Platter B.",
+    "If you add a drink, each class is $32, so all three would come to $104.",
     # a percentage that is no change: an age band of a population
     "The population was 26.3% under 18, 13.6% from 18 to 24, 30.7% from 25 to 44.",
     "The song got maximum points from 12 points from eighteen of 41 countries, or 43.9%.",

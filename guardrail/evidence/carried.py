@@ -36,7 +36,7 @@ RECENT = 8
 
 
 @functools.lru_cache(maxsize=256)  # the answer so far, read for each value of a sentence
-def _amounts(before: str, sort: str) -> tuple[float, ...]:
+def amounts_of(before: str, sort: str) -> tuple[float, ...]:
     """The amounts of ``sort`` said in ``before``, the latest ``RECENT``, rates left out."""
     out = [m.value for m in numbers(before) if m.kind == "number" and not m.percent
            and not m.hedged and m.value > 0 and sort_of(before, m) == sort
@@ -60,7 +60,7 @@ def carried(sentence: str, n: Number, said: Sequence[Number], before: str) -> bo
         return False
     # what it counts, or past a word that describes it ("128.2 certified acres")
     sorts = [sort_of(sentence, n), *(m[1].lower() for m in [_SECOND.match(sentence, n.end)] if m)]
-    sort, earlier = next(((s, e) for s in sorts if s and (e := _amounts(before, s))), ("", ()))
+    sort, earlier = next(((s, e) for s in sorts if s and (e := amounts_of(before, s))), ("", ()))
     if not earlier:
         return False
     stated = {m.value for m in said if m.start != n.start and not m.percent

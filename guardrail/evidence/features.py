@@ -32,12 +32,13 @@ from guardrail.evidence.counted import Lists
 from guardrail.evidence.fields import Fields
 from guardrail.evidence.group_states import field_check
 from guardrail.evidence.lexicon import CALENDAR
-from guardrail.evidence.misadded import Holders, misadded, misgrouped, rescaled
+from guardrail.evidence.misadded import Holders, adjusting, misadded, misgrouped, rescaled
 from guardrail.evidence.selfcheck import miscalculated
 from guardrail.evidence.ratios import per_key, table
 from guardrail.evidence.records import Records, enclosing, numbered
 from guardrail.evidence.referred import said_before
 from guardrail.evidence.restated import Restatements
+from guardrail.evidence.resummed import misshared, resummed
 from guardrail.evidence.stored import StoredValues
 from guardrail.evidence.values import PARTS, Number, numbers
 from guardrail.evidence.render import render
@@ -112,6 +113,7 @@ class ContextEvidence:
         self._records = records if records is not None else [-1] * len(lines)
         self._parents = parents or {}  # a nested record's enclosing one (records.numbered)
         self.fields = Fields(lines, self._records, stem, STOPWORDS) if structured else None
+        self._adjusted = bool(self.fields) and adjusting([f.name for f in self.fields.fields])
         self._keys = Holders({f.name: f.key for f in self.fields.fields}
                              if self.fields else {})  # "total" names ``total eur``: works_out
         self._sums = object_sums(self.fields.fields) if self.fields else ()
@@ -210,10 +212,12 @@ class ContextEvidence:
                    for key, _, value in (p.rpartition(": ") for p in parts))
 
     def _total_changed(self, sentence: str, missing: Sequence[Number],
-                       nums: Sequence[Number], named: Sequence[Group]) -> Optional[str]:
+                       nums: Sequence[Number], named: Sequence[Group], before: str
+                       ) -> Optional[str]:
         """A total over the records that a value the grounding lacks gives in another
         unit (the key's first line) or miscounts (misadded.py), arithmetic the sentence
-        states and gets wrong (selfcheck.py), a count of more than lists hold (counted.py)."""
+        states, or works out of the sentence before, and gets wrong (selfcheck.py,
+        resummed.py), a count of more than lists hold (counted.py)."""
         counted = self.lists.miscounted(sentence, nums) if self.lists else None
         if counted or not missing:  # most sentences state nothing the grounding lacks
             return counted
@@ -221,8 +225,9 @@ class ContextEvidence:
         key = rescaled(sentence, missing, columns)
         return next((self.lines[f.line] for f in self.fields.fields
                      if f.path.rsplit(" > ", 1)[-1] == key), None) if key else \
-            misadded(sentence, missing, columns) or misgrouped(sentence, missing, named) \
-            or miscalculated(sentence, missing, nums)
+            misadded(sentence, missing, columns, self._adjusted) or misgrouped(sentence, missing, named) \
+            or miscalculated(sentence, missing, nums) or resummed(
+                sentence, before, missing, nums) or misshared(sentence, before, missing, nums)
 
     def _stated(self, n: Number) -> bool:
         return self.stored.has(n) or self.asked.has(n)
@@ -341,7 +346,7 @@ class ContextEvidence:
             line, len(names), missing_names, mismatch, self.stored.any, gap,
             check.changed or self._where.day_changed(sentence, about),
             check.agreed, units.changed or self._total_changed(
-                sentence, missing, nums, [*named, *lent[1]]) or (
+                sentence, missing, nums, [*named, *lent[1]], before) or (
                 line if line and (best >= 0.5 and changed(
                 sentence, [n for n in missing if n.start not in unworked], line)
                 or weekday_changed(sentence, self.stored.dates, before)) else None),

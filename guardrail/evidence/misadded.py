@@ -37,12 +37,22 @@ from guardrail.evidence.words import stem
 NEAR = 0.1
 """How far from a key's total a value said as that total may be to count as miscounted."""
 RECORDS = 3  # a total over fewer records is read, not added up
-_SHARED = {stem(w) for w in ("cents", "pence", "usd", "eur", "gbp", "qty", "quantity", "unit",
-                             "price", "total", "amount")}  # words of many keys
+def _singular(word: str) -> str:
+    if len(word) > 4 and word.endswith("ies"):
+        word = word[:-3] + "y"
+    elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    return stem(word)
 
-# the sentence says it adds up every record: "altogether", "in all", "add up to"
+
+_SHARED = {_singular(w) for w in ("cents", "pence", "usd", "eur", "gbp", "qty", "quantity",
+                                  "unit", "price", "total", "amount")}  # words of many keys
+
+# the sentence says it adds up every record: "altogether", "in all", "add up to", "the
+# charges come to"
 _WHOLE = re.compile(r"\b(?:altogether|in all|in total|combined|together|between them|all told|"
-                    r"adds? up|added up|adding up|totals?|totall?ed|totall?ing)\b", re.I)
+                    r"adds? up|added up|adding up|totals?|totall?ed|totall?ing|"
+                    r"comes? to|came to|coming to)\b", re.I)
 # what it leaves out says nothing of what it adds: "before the discount", "excluding tax"
 _LEFT_OUT = re.compile(r"\b(?:before|excluding|not counting|not including|without)\b"
                        r"(?: the| any| your)?(?: [\w-]+){1,2}", re.I)
@@ -55,6 +65,16 @@ _COUNT_KEY = re.compile(r"^(?:count|number|qty|quantity|tally)$")  # a key of th
 _NO_TOTAL = re.compile(r"(?<![a-z])(?:per|rate|rates|each|unit|avg|average|mean|min|max|"
                        r"minimum|maximum|limit|capacity|target|threshold|id|no|number|"
                        r"rank|year)(?![a-z])")  # a key whose values do not add up to a whole
+
+
+def _no_total(key: str) -> bool:
+    """The key's values add up to no whole (``_NO_TOTAL``); its "min" is minutes where
+    the key is in a unit of time (``duration_min``, ``stop_min``), not a minimum."""
+    words = key.lower()
+    held = units.key_unit(key)
+    if held is not None and held.dim == "time" and held.name == "min":
+        words = re.sub(r"(?<![a-z])min(?![a-z])", " ", words)
+    return bool(_NO_TOTAL.search(words))
 
 
 def written(v: float) -> str:
@@ -108,15 +128,22 @@ def _named(sentence: str, columns: Sequence[Column], n: Number) -> list[Column]:
     keys named: it adds keys ("$143 for labor and parts together"), not records.  A unit
     written after the value names the one key in that unit's dimension ("2,150 nautical
     miles" of ``distance nm``), none where two keys are ("4,857 kg" of two in kg)."""
-    said = {stem(w) for w in re.findall(r"[a-z]+", sentence.lower())}
     alike = [c for c in columns if _in_kind(sentence, n, c.key)]
-    named = [c for c in alike if said & {
-        stem(w) for w in re.findall(r"[a-z]+", c.key.lower()) if len(w) > 2} - _SHARED]
+    named = [c for c in alike if _names(sentence, c.key)]
     if len({c.key.partition(" x ")[0] for c in named}) > 1 or not named and \
             sort_of(sentence, n) not in CURRENCY_SIGNS and not (units.unit_after(
                 sentence, n) and len({c.key for c in alike}) == 1):
         return []
     return named or alike
+
+
+def _names(sentence: str, key: str) -> bool:
+    """The sentence names a word of the key that few keys share, in the singular or the
+    plural ("the fees" of ``fee_eur``, "the entries" of ``entry_fee_cents``)."""
+    said = {_singular(w) for w in re.findall(r"[a-z]+", sentence.lower())}
+    return bool(said & {_singular(w) for w in re.findall(r"[a-z]+", key.lower()) if len(w) > 2}
+                - _SHARED)
+
 
 
 def _added(sentence: str, n: Number) -> bool:
@@ -145,22 +172,41 @@ def misgrouped(sentence: str, missing: Sequence[Number], named: Sequence[Group]
         for g in named if _added(sentence, n) else ():
             key = g.total.key  # a key the sentence names, money, or its unit's (``_named``)
             total = g.total.values[0] * (_in_kind(sentence, n, key) or 0.0)
-            if g.size >= 2 and total > 0 and not _NO_TOTAL.search(key.lower()) and key in keys \
+            if g.size >= 2 and total > 0 and not _no_total(key) and key in keys \
                     and n.precision < abs(n.value - total) <= NEAR * total:
                 return f"the {key} of the {' '.join(sorted(g.named))} records add up to " \
                     f"{written(total)}"
     return None
 
 
-def misadded(sentence: str, missing: Sequence[Number], columns: Sequence[Column]
-             ) -> Optional[str]:
+# a key of an amount that a bill's total adds or takes off: its records' sum is no total
+_ADJUSTING = re.compile(r"(?<![a-z])(?:discount\w*|tax\w*|vat|fees?|surcharge\w*|tips?|"
+                        r"gratuity|service charge|shipping|delivery|postage|credits?|"
+                        r"promo\w*|coupons?|voucher\w*|rebates?|refund\w*)(?![a-z])")
+
+
+def adjusting(keys: Sequence[str]) -> bool:
+    """A grounding of these keys holds an amount that its bill adds or takes off."""
+    return any(_ADJUSTING.search(k.lower().replace("_", " ")) for k in keys)
+
+
+def misadded(sentence: str, missing: Sequence[Number], columns: Sequence[Column],
+             adjusted: bool = False) -> Optional[str]:
     """The total a value that ``missing`` holds (values the grounding lacks) miscounts:
-    "the records' <key> add up to <total>", or None."""
-    columns = [c for c in columns if " x " in c.key or not _NO_TOTAL.search(c.key.lower())]
+    "the records' <key> add up to <total>", or None.  ``adjusted``: the grounding holds
+    a discount, a tax or a fee (``adjusting``), so an amount of money the sentence names
+    no key of ("the quote comes to $577.60") is read as the records' total only where it
+    says it leaves those out ("Before the discount, the charges come to $516")."""
+    columns = [c for c in columns if " x " in c.key or not _no_total(c.key)]
     for n in missing if columns else ():
         if not _added(sentence, n):
             continue
-        for c in _named(sentence, columns, n):
+        named = _named(sentence, columns, n)
+        if adjusted and sort_of(sentence, n) in CURRENCY_SIGNS \
+                and not any(_names(sentence, c.key) for c in named) \
+                and not _LEFT_OUT.search(sentence[slice(*part_of(sentence, n.start))]):
+            continue
+        for c in named:
             total = sum(c.values) * (_in_kind(sentence, n, c.key) or 0.0)
             if len(c.values) >= RECORDS and total > 0 \
                     and n.precision < abs(n.value - total) <= NEAR * total:

@@ -70,7 +70,7 @@ _OTHER = re.compile(r"\b(?:plus|with|without|including|includ\w*|excluding|after
                     r"postage|deposit|tips?|surcharge|credit\w*|refund\w*|on top|extra|"
                     r"except|besides|beyond|first|then|remaining|rest|another|"
                     r"other|per cent|percent|each of|min(?:imum)?|max(?:imum)?|up to|"
-                    r"more|less|over|under|above|below|if|would|could|or)\b|%", re.I)
+                    r"more|less|over|under|above|below|if|could|or)\b|%", re.I)
 # a part of a whole, and that part as a percentage: "241 of the 375 uses, or about 64%"
 _PART_OF = re.compile(r"^\s*(?:[a-z]+\s+)?(?:of|out of)\s+(?:the\s+|its\s+|their\s+|your\s+|"
                       r"his\s+|her\s+|all\s+)?$", re.I)

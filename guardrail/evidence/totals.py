@@ -157,9 +157,17 @@ def by_key(fields: Sequence) -> tuple[Numeric, Shared]:
         nums = [m for m in numbers(f.value) if m.kind == "number"]
         if len(nums) == 1:
             numeric.setdefault(key, {})[f.record] = nums[0].value
-        elif not nums and f.words and len(f.value.split()) <= 5:
-            shared.setdefault(key, {}).setdefault(f.words, set()).add(f.record)
+        words = f.words if not nums else _beside(f.value, nums, f.words)
+        if len(nums) <= 1 and words and len(f.value.split()) <= 5:
+            shared.setdefault(key, {}).setdefault(words, set()).add(f.record)
     return numeric, shared
+
+
+def _beside(value: str, nums: Sequence[Number], stems: frozenset[str]) -> frozenset[str]:
+    """The stems of the words a value holds besides its number and unit: "snooker" of
+    "12 ft snooker", which names the records of that kind as "pool" names "7 ft pool"."""
+    left = re.findall(r"[a-z]+", units.without_units(value, nums).lower())
+    return frozenset(s for s in stems if any(w.startswith(s) for w in left))
 
 
 _QUANTITY = frozenset({"qty", "quantity", "units", "count", "pieces", "pcs", "sold", "present",
