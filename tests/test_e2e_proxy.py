@@ -1392,3 +1392,34 @@ def test_a_value_another_field_holds_reaches_the_client_verbatim(client, placeho
     text, g = stream_tool_turn(client, question, "bookings.get", JUMP_TOOL, wrong)
     assert g["sentences"][1]["action"] == "redact" and "81.4" not in text, g
     assert g["sentences"][1]["explanation"]["basis"] == "value_changed"
+
+
+MUSEUM_TOOL = json.dumps({"booking_ref": "AG-19044", "museum": "Riverside Maritime Museum",
+                          "group": {"students": 28, "adults": 4},
+                          "devices": {"student_rate_cents": 250, "adult_rate_cents": 450},
+                          "invoice": {"status": "unpaid", "due_date": "2025-10-28"}})
+
+
+def test_a_total_of_the_sentence_befores_amounts_said_otherwise_is_stopped(client, placeholder):
+    """Through the real server: "That brings the total bill to $98." after a sentence
+    stating $70 and $18 is redacted on `value_changed` (59fc5c5 only marked it, a value
+    no rule reproduced); "$88" reaches the client verbatim; so does a share per person
+    of it (marked at most: 32 is in no tool result), and a wrong share is redacted."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    question = "What will the audio guides cost for my class visit?"
+    intro = ("Audio guides for the 28 students cost $2.50 each, which is $70, and the four "
+             "adults pay $4.50 each, which is $18. ")
+    right = intro + "That brings the total bill to $88."
+    text, g = stream_tool_turn(client, question, "bookings.get", MUSEUM_TOOL, right)
+    assert text == right and g["sentences"][1]["action"] == "release", g
+    wrong = intro + "That brings the total bill to $98."
+    text, g = stream_tool_turn(client, question, "bookings.get", MUSEUM_TOOL, wrong)
+    assert g["sentences"][1]["action"] == "redact" and "$98" not in text, g
+    assert g["sentences"][1]["explanation"]["basis"] == "value_changed"
+    shared = right + " Split across all 32 of you, that works out to $2.75 per person."
+    text, g = stream_tool_turn(client, question, "bookings.get", MUSEUM_TOOL, shared)
+    assert text == shared and g["sentences"][2]["action"] != "redact", g  # at most marked
+    text, g = stream_tool_turn(client, question, "bookings.get", MUSEUM_TOOL,
+                               shared.replace("$2.75", "$3.25"))
+    assert g["sentences"][2]["action"] == "redact" and "$3.25" not in text, g
