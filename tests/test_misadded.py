@@ -246,3 +246,17 @@ def test_a_total_said_to_come_to_is_the_records_unless_a_discount_may_take_part(
     assert evidence(json.dumps(plain), "The order comes to $628.00."
                     ).line_changed == "the records' qty x unit price cents add up to 608"
     assert evidence(json.dumps(plain), "The order comes to $608.00.").missing_numbers == ()
+
+
+def test_a_rate_per_period_times_its_count_of_periods_is_a_line_total():
+    """``weeks`` x ``weekly rate cents`` per permit: 6 x $35 + 4 x $27.50 + 2 x $27.50
+    = $375."""
+    permits = json.dumps({"permits": [
+        {"permit_id": 7710 + i, "plate": p, "weeks": w, "weekly_rate_cents": r}
+        for i, (p, w, r) in enumerate([("KX21 PLM", 6, 3500), ("LB19 TRW", 4, 2750),
+                                       ("YD70 HNE", 2, 2750)])],
+        "discount_pct": 10})
+    wrong = evidence(permits, "Before the discount the permits add up to $395.00.")
+    assert wrong.line_changed == "the records' weeks x weekly rate cents add up to 375"
+    right = evidence(permits, "Before the discount the permits add up to $375.00.")
+    assert right.missing_numbers == () and right.line_changed is None

@@ -59,6 +59,15 @@ def test_an_amount_shared_out_over_a_count_none_of_the_amounts_before_gives():
         is None
     # hedged: within its rounding
     assert share(BOAT, "Split four ways, that's about $11 each.") is None
+    # what is shared out said further back, or the sum of some amounts said before
+    invoice = ("The team owes $1,040.00, and it's unpaid. The stone rental is included at "
+               "no charge. ")
+    assert share(invoice, "Split evenly across the four players, it works out to $265.00 "
+                          "each.") == "1,040 / 4 = 260"
+    assert share(invoice, "Split evenly across the four players, it works out to $260.00 "
+                          "each.") is None
+    assert share("The boats are $925 for your five. Fills are $12 a tank, which is $120. ",
+                 "Split across the five of you, that works out to $209 each.") is None
     # the whole in the sentence itself
     assert share("", "The $90 hire split between 3 riders is $35 each.") == "90 / 3 = 30"
     assert share("", "The $90 hire split between 3 riders is $30 each.") is None

@@ -5,7 +5,8 @@
                                                 $4.50 each, which is $18.": 70 + 18 = 88
     misshared(sentence, before, missing, nums)  "Split across your party of four, that
                                                 works out to $12 per person." after "...
-                                                came to $42": 42 / 4 = 10.50
+                                                came to $42": 42 / 4 = 10.50, no amount
+                                                said before nor a sum of some giving $12
 
 Assistants add up in steps and then point back: "That brings the total to ...", "Split
 four ways, that's ... each".  The value is in no tool result, and the sentence states
@@ -104,9 +105,10 @@ def _any_sum(n: Number, total: float, earlier: Sequence[float], parts: Sequence[
 
 def misshared(sentence: str, before: str, missing: Sequence[Number],
               nums: Sequence[Number]) -> Optional[str]:
-    """An amount for each of the count a sentence states, shared out of an amount it or
-    the sentence before states, that none of them gives ("42 / 4 = 10.50"); None where
-    one does, or the sentence shares nothing out."""
+    """An amount for each of the count a sentence states, shared out of an amount it
+    states or of the amounts said before it, that none of them, nor any sum of some of
+    them, gives ("42 / 4 = 10.50"); None where one does, or the sentence shares nothing
+    out."""
     if not _SPLIT.search(sentence) or _OTHER.search(sentence):
         return None
     for n in missing:
@@ -119,12 +121,18 @@ def misshared(sentence: str, before: str, missing: Sequence[Number],
             continue
         count = counts[0].value
         wholes = [m.value for m in nums if m.start != n.start and sort_of(sentence, m) == sort
-                  and not _rate(sentence, m)] or list(amounts_of(last_sentence(before), sort))
-        if not wholes or _OTHER.search(last_sentence(before)):
+                  and not _rate(sentence, m)] or list(amounts_of(before, sort))
+        if not wholes:
             continue
         tol = max(2 * n.precision, HEDGED * n.value) if n.hedged else n.precision
-        if all(abs(w / count - n.value) > tol + 0.005 for w in wholes):
-            w = wholes[-1]
+        if all(abs(w / count - n.value) > tol + 0.005 for w in _sums(wholes)):
+            w = max(wholes)  # the whole most likely shared out
             return f"{written(w)} / {written(count)} = {written(round(w / count, 2))}"
     return None
+
+
+def _sums(amounts: Sequence[float]) -> set[float]:
+    """What may be shared out: one of the latest amounts said, or the sum of some."""
+    latest = amounts[-6:]
+    return {sum(c) for k in range(1, len(latest) + 1) for c in itertools.combinations(latest, k)}
 

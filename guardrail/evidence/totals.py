@@ -174,6 +174,8 @@ _QUANTITY = frozenset({"qty", "quantity", "units", "count", "pieces", "pcs", "so
                        "ordered", "stock"})
 _EACH = frozenset({"each", "unit", "per", "apiece", "price"})
 _LINE = " x "  # a line-total column's key: its quantity key, this, its amount-each key
+_PERIODS = {"hourly": "hours", "daily": "days", "nightly": "nights", "weekly": "weeks",
+            "monthly": "months", "yearly": "years", "annual": "years"}  # rate x ``weeks``
 
 
 def columns_of(numeric: Numeric) -> tuple[Column, ...]:
@@ -181,7 +183,7 @@ def columns_of(numeric: Numeric) -> tuple[Column, ...]:
     cents also in units): what a total over records adds up.  Where records state a
     quantity (``qty``; a plural's whole numbers, ``bowls``) and an amount for each, also
     their products, each record's line total ("a combined catalogue value of $2,030" over
-    ``qty`` and ``value each usd``)."""
+    ``qty`` and ``value each usd``; ``weeks`` and ``weekly rate cents``)."""
     out = []
     for key, per_record in numeric.items():
         if len(per_record) >= 2:
@@ -194,7 +196,8 @@ def columns_of(numeric: Numeric) -> tuple[Column, ...]:
                 for e, r in rates.items()}
     for qty, each in itertools.permutations(numeric, 2):
         rate, counted = rates.get(each), counting.get(each)
-        by_rate = rate and (qty in counted if counted else rate[0] in qty.lower().split())
+        by_rate = rate and (qty in counted if counted else rate[0] in qty.lower().split()) \
+            or any(_PERIODS.get(w) in qty.lower().split() for w in each.lower().split())
         counts = re.fullmatch(r"[a-z]{3,}[^s]s", qty.lower()) and all(
             v.is_integer() and v > 0 for v in numeric[qty].values())
         if (_QUANTITY.isdisjoint(qty.lower().split()) and not counts
