@@ -38,7 +38,7 @@ HEDGED = 0.03
 """The share of a hedged value ("about $3") its worked-out value may be off."""
 
 # the sentence opens pointing back at what was said: "That brings ...", "So together those ..."
-_BACK = re.compile(r"^\W*(?:(?:so|and|altogether|together|in total|in all|all told|combined)"
+_BACK = re.compile(r"^\W*(?:(?:so|and|altogether|together|in total|in all|all in|all told|combined)"
                    r",?\s+)?(?:that|this|these|those)\b", re.I)
 _TOTAL = re.compile(r"\b(?:total\w*|subtotal|comes? to|came to|brings?|bringing|puts?|makes?|"
                     r"adds? up|in all|altogether|combined|all told)\b", re.I)
