@@ -28,9 +28,9 @@ from typing import Collection, Optional, Sequence
 from guardrail.evidence import units
 from guardrail.evidence.left import USED, WHOLE
 from guardrail.evidence.listing import enumerated
-from guardrail.evidence.totals import (CHANCE, Column, Group, across, apart_from, by_key,
-                                       columns_of, counted_of, key_total, rarely, share_of,
-                                       totalled, within_record)
+from guardrail.evidence.columns import by_key, columns_of
+from guardrail.evidence.totals import (CHANCE, Column, Group, across, apart_from, counted_of,
+                                       key_total, rarely, share_of, totalled, within_record)
 from guardrail.evidence.spans import minutes_of, per_span, timed
 from guardrail.evidence.priced import priced
 from guardrail.evidence.values import (CURRENCY_SIGNS, Number, numbers, partitive, sort_of,

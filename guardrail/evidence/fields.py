@@ -26,7 +26,7 @@ from typing import Collection, Optional, Sequence
 
 from guardrail.evidence import left, units
 from guardrail.evidence.arithmetic import MEAN as _MEAN, SUM as _SUM
-from guardrail.evidence.totals import Group, by_key, columns_of, groups
+from guardrail.evidence.columns import Group, by_key, columns_of, groups
 from guardrail.evidence.currency import coded, mentioned, minor_units, other_currency
 from guardrail.evidence.field import (DIFFERENCE, Field, FieldCheck, attributive, comparable,
                                      keyed, no_count_of, over_records, rate_over, states,
