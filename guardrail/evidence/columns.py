@@ -66,16 +66,23 @@ _PERIODS = {"hourly": "hours", "daily": "days", "nightly": "nights", "weekly": "
 
 def columns_of(numeric: Numeric) -> tuple[Column, ...]:
     """The numbers of each key that two records or more hold, one per record (a key in
-    cents also in units): what a total over records adds up.  Where records state a
-    quantity (``qty``; a plural's whole numbers, ``bowls``) and an amount for each, also
-    their products, each record's line total ("a combined catalogue value of $2,030" over
-    ``qty`` and ``value each usd``; ``weeks`` and ``weekly rate cents``)."""
+    cents also in units), and the records' line totals (``lines``): what a total over
+    records adds up."""
     out = []
-    for key, per_record in numeric.items():
+    for key, per_record in {**numeric, **lines(numeric)}.items():
         if len(per_record) >= 2:
             out.append(Column(key, tuple(per_record.values())))
             if names_cents(key):
                 out.append(Column(key, tuple(v / 100 for v in per_record.values())))
+    return tuple(out)
+
+
+def lines(numeric: Numeric) -> Numeric:
+    """Where records state a quantity (``qty``; a plural's whole numbers, ``bowls``) and
+    an amount for each, their products, each record's line total ("a combined catalogue
+    value of $2,030" over ``qty`` and ``value each usd``; ``weeks`` and ``weekly rate
+    cents``), keyed "<quantity key> x <amount key>"."""
+    out: Numeric = {}
     # ``cost per kg``: by ``kg``; ``price per skein``: by ``skeins``, not ``skein weight g``
     rates = {e: r for e in numeric if (r := e.lower().partition(" per ")[2].split()[:1])}
     counting = {e: [k for k in numeric if k.lower() in (r[0], r[0] + "s")]
@@ -91,19 +98,19 @@ def columns_of(numeric: Numeric) -> tuple[Column, ...]:
             continue
         records = numeric[qty].keys() & numeric[each].keys()
         if len(records) >= 2:
-            line = tuple(numeric[qty][r] * numeric[each][r] for r in sorted(records))
-            out.append(Column(f"{qty}{LINE}{each}", line))
-            if names_cents(each):
-                out.append(Column(f"{qty}{LINE}{each}", tuple(v / 100 for v in line)))
-    return tuple(out)
+            out[f"{qty}{LINE}{each}"] = {r: numeric[qty][r] * numeric[each][r]
+                                         for r in sorted(records)}
+    return out
 
 
 def groups(numeric: Numeric, shared: Shared) -> tuple[Group, ...]:
     """For each value in words that two records or more share, of a key whose value
     differs between records (``charity``, ``ticker``, ``bike type``), the total of each
     number key over those records (``by_key`` read both), named by the value's words
-    that not every value of the key holds ("Lune" for "River Lune" beside "River Esk")."""
-    out = []
+    that not every value of the key holds ("Lune" for "River Lune" beside "River Esk"),
+    and of each line total (``lines``: "Drinks account for CHF 47.00" over the lines of
+    ``category: drink``)."""
+    out, numeric = [], {**numeric, **lines(numeric)}
     for key, by_value in shared.items():
         if len(by_value) < 2:
             continue  # one value in every record names no group

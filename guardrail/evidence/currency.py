@@ -126,3 +126,17 @@ def other_currency(sentence: str, currencies: Sequence[tuple[int, int, set[str]]
     said = mentioned(sentence)
     of = [(i, c) for i, r, c in currencies if about is None or r in about or r == -1]
     return (of[0][0],) if said and of and not said & set().union(*(c for _, c in of)) else ()
+
+
+# a currency's code beside an amount, as the sign it has; "¤" for one without its own
+_CODE_SIGNS = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥", "CNY": "¥", **dict.fromkeys((
+    "CHF", "CAD", "AUD", "NZD", "SEK", "NOK", "DKK", "INR", "ZAR", "BRL", "MXN", "HKD", "SGD",
+    "PLN", "CZK", "HUF", "TRY", "THB", "KRW", "ISK"), "¤")}
+_CODE_BEFORE = re.compile(r"\b([A-Z]{3})\s?$")
+
+
+def code_sign(before: str, after: str) -> str:
+    """What an amount is of where a currency's code stands right before it (``before``,
+    "CHF ") or is the word after it (``after``, "chf"): the code's sign; else ``after``."""
+    code = _CODE_BEFORE.search(before)
+    return _CODE_SIGNS.get(code[1] if code else after.upper(), after)

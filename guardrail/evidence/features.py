@@ -82,6 +82,7 @@ _IN_HANDLE = re.compile(r"[A-Za-z][-_#]?\d")  # the digits of "TRL-88213", "B42"
 _ACRONYM = re.compile(r"^[A-Z]{2,5}$")
 _EVERY = re.compile(r"\b(?:any|all|every\w*|each|none|no one|nothing|either|neither)\b", re.I)
 _ZERO = ("0", "0.0")  # a field's value that says "none"
+_MARKER = re.compile(r"\s*\d{1,2}[.)]\s+(?=\S)")
 _VERSION = re.compile(r"([A-Za-z][A-Za-z+#]*)\s+v?(\d+\.\d+)$")
 
 
@@ -248,7 +249,8 @@ class ContextEvidence:
     def features(self, sentence: str, before: str = "") -> SentenceEvidence:
         """``before``: the answer up to the sentence; a sentence that opens with a
         pronoun ("It costs ...") is about the record the sentence before it named."""
-        nums = numbers(sentence)
+        marker = _MARKER.match(sentence)  # "3. Espresso cup: $12.00": a list's 3 is no value
+        nums = [n for n in numbers(sentence) if not marker or n.start >= marker.end()]
         units = self.quantities.check(sentence, nums, self._stated)
         bare = content_words(without_units(sentence, nums))  # "77 degrees Fahrenheit" for
         words = [w for w in content_words(sentence) if w in bare or stem(w) in self.stems]  # °C

@@ -61,6 +61,13 @@ _ATTRIBUTIVE = re.compile(r"\b(?:your|the|this|that|its|their|his|her|our|my)\s+
 _PER_THING = re.compile(r"\s?(?:per|a|an|each|every|for each|for every)\s+([A-Za-z]+)", re.I)
 _NOUN_AFTER = re.compile(r"\s+(?!(?:at|on|in|to|from|until|by|and|or|is|was|for)\b)[a-z]")
 
+# an identifier: letters and digits in one token ("v1.9.2", "B42", "RR423152050", "2.14.0-rc1")
+HANDLE = re.compile(r"(?<![\w.\-])(?=[\w.\-]*\d)(?=[\w.\-]*[A-Za-z])"
+                    r"[A-Za-z\d]+(?:[.\-][A-Za-z\d]+)*")
+MEASURE = re.compile(r"\d+(?:\.\d+)?(?:-[A-Za-z]+)+")
+GLUED = re.compile(r"\d{1,4}[A-Za-z]{1,2}\b")  # a seat or a gate as written: "14C", "12A"
+NAME_ID = re.compile(r"[A-Za-z][A-Za-z\d]*(?:[-_/][A-Za-z\d]+)*[-_/]\d+")  # "BK-2291"
+
 
 @dataclass(frozen=True)
 class FieldCheck:

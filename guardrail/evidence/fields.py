@@ -28,9 +28,9 @@ from guardrail.evidence import left, units
 from guardrail.evidence.arithmetic import MEAN as _MEAN, SUM as _SUM
 from guardrail.evidence.columns import Group, by_key, columns_of, groups
 from guardrail.evidence.currency import coded, mentioned, minor_units, other_currency
-from guardrail.evidence.field import (DIFFERENCE, Field, FieldCheck, attributive, comparable,
-                                     keyed, no_count_of, over_records, rate_over, states,
-                                     whole_after_of)
+from guardrail.evidence.field import (DIFFERENCE, GLUED, HANDLE, MEASURE, NAME_ID, Field,
+                                     FieldCheck, attributive, comparable, keyed, no_count_of,
+                                     over_records, rate_over, states, whole_after_of)
 from guardrail.evidence.keys import (WORDS, Owned, Stem, clauses, denied, echo, flag_said, has,
                                     joined, key_stems, name_words, naming, negated_words,
                                     own_paths, pairs, path_words, phrases)
@@ -41,13 +41,7 @@ from guardrail.evidence.stored import StoredValues
 from guardrail.evidence.values import Number
 
 _NONE = re.compile(r"(?i)\b(?:no|not|none|nobody|no one|nothing|never|without|unassigned)\b|n't\b")
-# an identifier: letters and digits in one token ("v1.9.2", "B42", "RR423152050", "2.14.0-rc1")
-_HANDLE = re.compile(r"(?<![\w.\-])(?=[\w.\-]*\d)(?=[\w.\-]*[A-Za-z])"
-                     r"[A-Za-z\d]+(?:[.\-][A-Za-z\d]+)*")
-_MEASURE = re.compile(r"\d+(?:\.\d+)?(?:-[A-Za-z]+)+")
-_GLUED = re.compile(r"\d{1,4}[A-Za-z]{1,2}\b")  # a seat or a gate as written: "14C", "12A"
 _OVER_RECORDS = re.compile(f"{_SUM.pattern}|{_MEAN.pattern}", re.I)
-_NAME_ID = re.compile(r"[A-Za-z][A-Za-z\d]*(?:[-_/][A-Za-z\d]+)*[-_/]\d+")
 _ITEMS = re.compile(r",\s*(?:and\s+|or\s+)?")
 _BOUNDS = ("min", "max", "minimum", "maximum", "limit", "range", "threshold", "target", "cap",
            "low", "high", "lower", "upper", "floor", "ceiling", "warn", "warning", "window")
@@ -112,7 +106,7 @@ class Fields:
             # "labels: bug, good first issue" lists items as a line per item does
             items = [x for x in _ITEMS.split(v) if x.strip()] if ", " in v else [v]
             # an identifier holds digits, not a quantity ("build-host-3", "CHK-884")
-            held_values = StoredValues.of("" if _NAME_ID.fullmatch(v) else v, key=path)
+            held_values = StoredValues.of("" if NAME_ID.fullmatch(v) else v, key=path)
             self.fields.append(Field(key, k.lower(), v, FLAGS.get(v.lower()), held_values,
                                      words, i, r,
                                      per_record[(k.lower(), r)] > 1 or len(items) > 1, path))
@@ -166,6 +160,9 @@ class Fields:
                  if (about is None or self.fields[j].record in about or
                      self.fields[j].record == -1)
                  and all(has(k, stems | negated) for k in self.fields[j].key)]
+        named = [f for f in named if f.flag is None or not any(  # "next available": no
+            set(f.name.split()) < set(g.name.split()) and g.name in sentence.lower()  # yes of
+            and g.record == f.record for g in named)]  # ``available``
         held = ([self._all_values] if about is None else [StoredValues.union(  # one lookup
             [v for r, v in self._record_values.items() if r in about or r == -1])]) \
             if named else []
@@ -177,8 +174,8 @@ class Fields:
         mine = set().union(*(self._record_words.get(r, set()) for r in (*(about or ()), -1)))
         # identifiers the grounding never mentions ("v3.0-beta" where it has v1.9.2); a
         # number with its unit ("a 40-foot container", "a 12-seat request") is none
-        new_handles = [m.start() for m in _HANDLE.finditer(sentence)
-                       if m[0].lower() not in self._text and not _MEASURE.fullmatch(m[0])
+        new_handles = [m.start() for m in HANDLE.finditer(sentence)
+                       if m[0].lower() not in self._text and not MEASURE.fullmatch(m[0])
                        ] if named else []
         verdicts: dict[str, list[tuple[bool, Field]]] = {}
         for f in named:
@@ -241,11 +238,14 @@ class Fields:
     def _opposite(self, states: list[str], said: list[str], about: Optional[set[int]]
                   ) -> Optional[str]:
         """The line of a one-word state of the record the sentence is about that the
-        sentence gives its opposite ("It is currently closed." where ``state: open``);
+        sentence gives its opposite ("It is currently closed." where ``state: open``), but
+        a state a field it names holds ("the plowed road is open": ``plowed_road_status``);
         ``states``: the words it says something is, ``said``: all its words."""
         if len(about or ()) > 1 or about is None and self._records > 1:
             return None  # which record's state it speaks of is not known
-        for w in states:
+        stems = set(map(self.stem, said))
+        for w in (w for w in states if not any(  # no field it names holds it
+                f.key & stems and w in f.value.lower().split() for f in self.fields)):
             for value in filter(None, (OPPOSITES.get(w), REVERSE.get(w))):
                 if value in said:
                     continue
@@ -253,7 +253,7 @@ class Fields:
                     f = self.fields[j]
                     noted = _NOTED.match(f.value)  # and the sentence names its key
                     if (f.value.lower().replace(" ", "_") == value or noted and noted[1].lower() ==
-                            value and len(f.key & set(map(self.stem, said))) >= min(2, len(f.key))
+                            value and len(f.key & stems) >= min(2, len(f.key))
                             ) and not f.listed and (about is None or f.record in about):
                         return self.lines[f.line]
         return None
@@ -314,8 +314,8 @@ class Fields:
         1000).  ``new_handle``: the clause naming the field holds an unknown identifier."""
         if f.flag is not None or f.name.isdigit() and f.name not in sentence:
             return flag_said(f, sentence, stems, negated, self.stem) if f.flag is not None else None
-        if _GLUED.fullmatch(f.value.strip()):  # "seat 8A" for ``seat: 14C``: as written
-            said = {m[0].lower() for n in nums if (m := _GLUED.match(sentence, n.start))}
+        if GLUED.fullmatch(f.value.strip()):  # "seat 8A" for ``seat: 14C``: as written
+            said = {m[0].lower() for n in nums if (m := GLUED.match(sentence, n.start))}
             return (f.value.strip().lower() in said) if said else None
         if f.values.any:
             mine = [n for n in nums if comparable(n, f, sentence) and not keyed(sentence, n, f)
@@ -375,7 +375,7 @@ class Fields:
             return True
         if f.listed or not f.words:
             return None
-        if new_handle and _HANDLE.search(f.value):  # "the v3.0-beta milestone" for v1.9.2
+        if new_handle and HANDLE.search(f.value):  # "the v3.0-beta milestone" for v1.9.2
             return False
         # a rival: another record's value of the key, or a name the grounding never holds
         # ("run by Oskar Berg"), every word of it ("going home" is no ``pending_home_check``)

@@ -119,7 +119,8 @@ def counted_flag(fields: Fields, sentence: str) -> Optional[str]:
             if counts(held) and part <= len(held) and all(has(k, stems | negated)
                                                           for k in key):
                 state = _state_said(said, key, stems, negated)
-                if sum(f.flag == state for f in held) != part:
+                if sum(f.flag == state for f in held) != part and len(_holding(
+                        fields, sentence[end:], clause, key, held, said, stems, negated)) != part:
                     other = [f for f in held if f.flag != state] or held
                     return fields.lines[other[0].line]
     return None
@@ -150,7 +151,9 @@ def counted_right(fields: Fields, sentence: str, line: str) -> bool:
     """The yes/no field at ``line`` is one of a key's that the sentence counts rightly:
     a count (2 or more, fewer than the records holding the key) whose clause names the
     key, and as many records hold what that clause says of it ("Five have checked in":
-    five ``checked in: true``; "two are unpaid": two ``paid: false``)."""
+    five ``checked in: true``; "two are unpaid": two ``paid: false``), or as many hold
+    what it says of every yes/no key it names ("Three shops are open right now and offer
+    oat milk": three of the records holding ``open_now: true`` hold ``oat_milk: true``)."""
     held = _flag_at(fields, line)
     if held is None:
         return False
@@ -164,11 +167,34 @@ def counted_right(fields: Fields, sentence: str, line: str) -> bool:
         if not all(has(k, stems | negated) for k in key):
             continue
         words = WORDS.findall(clause)
-        state = _state_said(not any(negates(words, i) for i in range(len(words))), key,
-                            stems, negated)
-        if sum(f.flag == state for f in fields_of) == count:
+        said = not any(negates(words, i) for i in range(len(words)))
+        if sum(f.flag == _state_said(said, key, stems, negated) for f in fields_of) == count \
+                or len(_holding(fields, sentence[end:], clause, key, fields_of, said, stems,
+                                negated)) == count:
             return True
     return False
+
+
+def _holding(fields: Fields, rest: str, clause: str, key: frozenset[str],
+             held: Sequence[Field], said: bool, stems: set[str], negated: set[str]
+             ) -> set[int]:
+    """The records of ``held`` (a yes/no key's fields) holding what ``clause`` (the
+    start of ``rest``, the sentence after a count; ``stems``, ``negated``: the words
+    naming the key) says of ``key``, and what ``rest`` says of every other yes/no key of
+    those records it names ("Three shops are open right now and offer oat milk":
+    ``open_now: true`` and ``oat_milk: true``)."""
+    holding = {f.record for f in held if f.flag == _state_said(said, key, stems, negated)}
+    more, less, _ = naming(rest, fields.stem)
+    after = WORDS.findall(rest[len(clause):])
+    also = not any(negates(after, i) for i in range(len(after)))
+    records = {f.record for f in held}
+    for (_, other), its in _flags(fields).items():
+        if other != key and {f.record for f in its} == records \
+                and all(has(k, more | less) for k in other):
+            state = _state_said(said if all(has(k, stems | negated) for k in other)
+                                else also, other, more, less)
+            holding &= {f.record for f in its if f.flag == state}
+    return holding
 
 
 def _state_said(said: bool, key: frozenset[str], stems: set[str], negated: set[str]) -> bool:

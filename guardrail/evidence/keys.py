@@ -231,12 +231,24 @@ def clause_negated(sentence: str, key: Iterable[str], stem: Stem) -> bool:
     """The clause of the sentence that names ``key`` is negated ("renews November 15 and
     is not set to auto-renew" for ``auto renew``)."""
     words = _clause_naming(sentence, key, stem)
-    return any(negates(words, i, False) for i in range(len(words))) or any(
+    return any(negates(words, i, False) and not _free(words, i, key, stem)
+               for i in range(len(words))) or any(
         _INSTEAD.search(before := " ".join(words[max(0, i - 3):i])) or (
             lost := _LOST.search(before)) and not any(has(k, {stem(lost[0].split()[0])})
                                                       for k in key)  # ``lost circulation``
         for i, w in enumerate(words) if any(has(k, {stem(w)}) for k in key))  # "open rather
     #                                                    than covered", "lost its power"
+
+
+_FREE = frozenset({"extra", "additional", "added", "charge", "cost", "fee", "surcharge",
+                   "upcharge", "more"})
+
+
+def _free(words: Sequence[str], i: int, key: Iterable[str], stem: Stem) -> bool:
+    """The negation ``words[i]`` prices something at nothing ("oat milk costs nothing
+    extra", "at no additional charge"), saying nothing of a key but one of that price."""
+    nxt = [w.lower() for w in words[i + 1:i + 3]]  # "no extra charge" for ``charged``
+    return bool(nxt) and nxt[0] in _FREE and not any(has(k, set(map(stem, nxt))) for k in key)
 
 
 def denied(sentence: str, at: int) -> bool:

@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from guardrail.evidence.currency import code_sign
+
 MONTHS = {name[:3]: i for i, name in enumerate(
     "january february march april may june july august september october november december"
     .split(), 1)}
@@ -384,17 +386,15 @@ def word_after(text: str, n: Number) -> str:
     return m[1].lower() if m else ""
 
 
-CURRENCY_SIGNS = frozenset("$€£¥")
+CURRENCY_SIGNS = frozenset("$€£¥¤")  # "¤": a currency written by its code ("CHF 152.00")
 
 
 def sort_of(sentence: str, n: Number) -> str:
-    """What a value is of: the currency sign before it or the word after it ("$", "kwh")."""
+    """What a value is of: the currency sign (or code) before it, or the word after it."""
     if n.kind != "number":
         return n.kind
     sign = next((c for c in sentence[max(0, n.start - 1):n.start + 1] if c in CURRENCY_SIGNS), "")
-    if sign:
-        return sign
-    return word_after(sentence, n)
+    return sign or code_sign(sentence[max(0, n.start - 4):n.start], word_after(sentence, n))
 
 
 _WORD_AFTER = re.compile(r"\s*([A-Za-z]+)")

@@ -27,11 +27,14 @@ NEGATIONS = frozenset("not no never none nothing nobody neither nor without isn'
 # an identifier (TXN75280238, SK701) is one word: it names its record
 WORD = re.compile(r"[A-Za-z]+\d[A-Za-z\d]*|[A-Za-z][A-Za-z'’\-]*|\d+(?:[.,:]\d+)*")
 _NUMBERED = re.compile(r"\bno\.\s?(?=\d)", re.I)  # "Symphony No. 5": a number sign
+_FREE = re.compile(r"\b(?:no|nothing)\s+(?=(?:extra|additional)\b)", re.I)  # a price of 0
 
 
 def negated(text: str) -> bool:
-    """``text`` holds a negation ("Symphony No. 5" holds none)."""
-    return any(w.lower() in NEGATIONS for w in WORD.findall(_NUMBERED.sub(" ", text)))
+    """``text`` holds a negation ("Symphony No. 5" holds none, nor "oat milk costs nothing
+    extra", a price)."""
+    return any(w.lower() in NEGATIONS for w in WORD.findall(_FREE.sub(" ", _NUMBERED.sub(
+        " ", text))))
 
 
 def stem(word: str) -> str:
