@@ -1423,3 +1423,30 @@ def test_a_total_of_the_sentence_befores_amounts_said_otherwise_is_stopped(clien
     text, g = stream_tool_turn(client, question, "bookings.get", MUSEUM_TOOL,
                                shared.replace("$2.75", "$3.25"))
     assert g["sentences"][2]["action"] == "redact" and "$3.25" not in text, g
+
+
+SHOPS_TOOL = json.dumps({"shops": [
+    {"name": n, "open_now": o, "oat_milk": m, "oat_milk_upcharge_cents": c, "rating": r}
+    for n, o, m, c, r in [("Leaf Lab", True, True, 60, 4.5),
+                          ("Pearl Point", True, False, None, 4.7),
+                          ("Boba Barn", False, True, 50, 4.4), ("Moon Sip", True, True, 0, 4.2),
+                          ("Tea Tide", True, True, 40, 4.0)]]})
+
+
+def test_supported_sentences_once_read_as_changed_values_reach_the_client_verbatim(
+        client, placeholder):
+    """Through the real server: "oat milk costs nothing extra" (a price, no negation of
+    ``oat_milk: true``) and "Three shops are open right now and offer oat milk" (three
+    records hold both yes/no keys) reach the client verbatim (59fc5c5 redacted both on
+    `value_changed`); the same said of the shop without oat milk is still redacted."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    question = "Which bubble tea shops near me are open and have oat milk?"
+    right = ("Three shops are open right now and offer oat milk. Moon Sip is rated 4.2, and "
+             "oat milk costs nothing extra.")
+    text, g = stream_tool_turn(client, question, "shops.search", SHOPS_TOOL, right)
+    assert text == right and [s["action"] for s in g["sentences"]] == ["release"] * 2, g
+    wrong = right.replace("Moon Sip is rated 4.2", "Pearl Point is rated 4.7")
+    text, g = stream_tool_turn(client, question, "shops.search", SHOPS_TOOL, wrong)
+    assert g["sentences"][1]["action"] == "redact", g
+    assert g["sentences"][1]["explanation"]["basis"] == "value_changed"
