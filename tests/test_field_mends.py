@@ -105,3 +105,15 @@ def test_a_currency_written_by_its_code_is_money():
     assert evidence(FONDUE, "Altogether the bill comes to CHF 143.00.").missing_numbers == ()
     # a group's total over line totals: the drinks' two lines
     assert evidence(FONDUE, "Drinks account for CHF 47.00 of it.").missing_numbers == ()
+
+
+BALLOONS = "\n".join(["booking_id: BK-55127", "artist: Helium Heroes", "design: Grand Arch",
+                      "columns: 2", "helium_columns: false", "event_date: 2025-10-04"])
+
+
+def test_the_words_of_the_results_own_name_name_no_key():
+    """"Helium Heroes" is the artist: it says nothing of ``helium_columns``."""
+    right = evidence(BALLOONS, "Helium Heroes will install a Grand Arch with two columns.")
+    assert right.field_changed is None
+    wrong = evidence(BALLOONS, "Helium Heroes will fill the two columns with helium.")
+    assert wrong.field_changed == "helium_columns: false"

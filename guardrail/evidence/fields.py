@@ -155,11 +155,12 @@ class Fields:
         words = WORDS.findall(sentence.replace("-", " "))
         stems, negated, said = naming(sentence, self.stem)
         names = name_words(sentence, self.stem, self._not_names)
-        candidates = {j for s in stems | negated for j in self._by_prefix.get(s[:4], ())}
-        named = [self.fields[j] for j in sorted(candidates)
-                 if (about is None or self.fields[j].record in about or
+        keying = naming(plain, self.stem)[0] if (plain := blanked(sentence, self._whole)) else stems
+        named = [self.fields[j] for j in sorted({j for s in stems | negated  # "Helium Heroes"
+                                                 for j in self._by_prefix.get(s[:4], ())})
+                 if (about is None or self.fields[j].record in about or  # names no key
                      self.fields[j].record == -1)
-                 and all(has(k, stems | negated) for k in self.fields[j].key)]
+                 and all(has(k, keying | negated) for k in self.fields[j].key)]
         named = [f for f in named if f.flag is None or not any(  # "next available": no
             set(f.name.split()) < set(g.name.split()) and g.name in sentence.lower()  # yes of
             and g.record == f.record for g in named)]  # ``available``
@@ -172,8 +173,7 @@ class Fields:
         # the words of its records, or of none, are no rival names ("Gallery 2" beside
         # ``gallery: Halvorsen``, of "Tomas Lind's show opens in Gallery 2")
         mine = set().union(*(self._record_words.get(r, set()) for r in (*(about or ()), -1)))
-        # identifiers the grounding never mentions ("v3.0-beta" where it has v1.9.2); a
-        # number with its unit ("a 40-foot container", "a 12-seat request") is none
+        # identifiers the grounding never mentions ("v3.0-beta" for v1.9.2; no "40-foot")
         new_handles = [m.start() for m in HANDLE.finditer(sentence)
                        if m[0].lower() not in self._text and not MEASURE.fullmatch(m[0])
                        ] if named else []
