@@ -260,3 +260,16 @@ def test_a_rate_per_period_times_its_count_of_periods_is_a_line_total():
     assert wrong.line_changed == "the records' weeks x weekly rate cents add up to 375"
     right = evidence(permits, "Before the discount the permits add up to $375.00.")
     assert right.missing_numbers == () and right.line_changed is None
+
+
+def test_a_key_named_in_the_plural_is_read_beside_a_discount():
+    """"the fees" names ``fee_eur`` (the singular or the plural): a total of the key the
+    sentence names is the records' even where the grounding holds a discount."""
+    gigs = json.dumps({"gigs": [{"venue": v, "fee_eur": f} for v, f in
+                                [("Aula", 4200), ("Kesselhaus", 5600), ("Mosaik", 3900),
+                                 ("Stadtpark", 5700)]], "agency_discount_pct": 5})
+    wrong = evidence(gigs, "In all, the fees add up to €19,600.")
+    assert wrong.line_changed == "the records' fee eur add up to 19,400"
+    assert evidence(gigs, "In all, the fees add up to €19,400.").missing_numbers == ()
+    # naming no key, a total near the records' may be after the discount: only marked
+    assert evidence(gigs, "In all, the bill comes to €18,430.").line_changed is None
