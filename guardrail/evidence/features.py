@@ -249,7 +249,9 @@ class ContextEvidence:
     def features(self, sentence: str, before: str = "") -> SentenceEvidence:
         """``before``: the answer up to the sentence; a sentence that opens with a
         pronoun ("It costs ...") is about the record the sentence before it named."""
-        marker = _MARKER.match(sentence)  # "3. Espresso cup: $12.00": a list's 3 is no value
+        # "3. Espresso cup: $12.00": a list's 3 is no value of a tool result (the prose
+        # head was fitted reading it as one, so prose reads it so still)
+        marker = _MARKER.match(sentence) if self.structured else None
         nums = [n for n in numbers(sentence) if not marker or n.start >= marker.end()]
         units = self.quantities.check(sentence, nums, self._stated)
         bare = content_words(without_units(sentence, nums))  # "77 degrees Fahrenheit" for

@@ -34,7 +34,9 @@ if [ "$1" = judge ]; then
   #    before-2026-12-02/judge-e4bd678.json (the evidence code of 59fc5c5).
   .venv/bin/guardrail judge eval --layers 4 --data runs/toolctx/dev.jsonl \
     --data runs/toolctx/holdout.jsonl --data runs/ragtruth/derived_ragtruth_format@dev \
-    --out $B/judge-now.json
+    --out $B/judge-now.json  # with 5e46c74; the end's RAGTruth run:
+  .venv/bin/guardrail judge eval --layers 4 --data runs/ragtruth/derived_ragtruth_format@dev \
+    --out $B/judge-ragtruth-end.json
   exit
 fi
 if [ "$1" = blind ]; then
