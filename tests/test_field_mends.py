@@ -72,6 +72,8 @@ TEA = json.dumps({"shops": [
 def test_a_price_of_nothing_negates_nothing_but_a_key_of_that_price():
     assert not negated("Oat milk costs nothing extra.")
     assert negated("Oat milk is not offered.")
+    assert negated("There are no additional seats.") and negated("There is no more oat milk.")
+    assert clause_negated("there is no more oat milk", {"oat", "milk"}, stem)
     assert not clause_negated("oat milk costs nothing extra", {"oat", "milk"}, stem)
     assert clause_negated("at no extra charge", {"extra", "charg"}, stem)
     right = evidence(TEA, "Moon Sip is open, and oat milk costs nothing extra.")

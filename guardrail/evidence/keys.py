@@ -240,8 +240,7 @@ def clause_negated(sentence: str, key: Iterable[str], stem: Stem) -> bool:
     #                                                    than covered", "lost its power"
 
 
-_FREE = frozenset({"extra", "additional", "added", "charge", "cost", "fee", "surcharge",
-                   "upcharge", "more"})
+_FREE = frozenset({"extra", "additional", "charge", "cost", "fee", "surcharge", "upcharge"})
 
 
 def _free(words: Sequence[str], i: int, key: Iterable[str], stem: Stem) -> bool:

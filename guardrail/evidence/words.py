@@ -27,7 +27,8 @@ NEGATIONS = frozenset("not no never none nothing nobody neither nor without isn'
 # an identifier (TXN75280238, SK701) is one word: it names its record
 WORD = re.compile(r"[A-Za-z]+\d[A-Za-z\d]*|[A-Za-z][A-Za-z'’\-]*|\d+(?:[.,:]\d+)*")
 _NUMBERED = re.compile(r"\bno\.\s?(?=\d)", re.I)  # "Symphony No. 5": a number sign
-_FREE = re.compile(r"\b(?:no|nothing)\s+(?=(?:extra|additional)\b)", re.I)  # a price of 0
+_FREE = re.compile(r"\bnothing\s+(?=extra\b)|\bno\s+(?=(?:extra|additional)\s+(?:charge|cost|"
+                   r"fee)s?\b)", re.I)  # a price of nothing: "costs nothing extra"
 
 
 def negated(text: str) -> bool:
