@@ -37,6 +37,8 @@ if [ "$1" = judge ]; then
     --out $B/judge-now.json  # with 5e46c74; the end's RAGTruth run:
   .venv/bin/guardrail judge eval --layers 4 --data runs/ragtruth/derived_ragtruth_format@dev \
     --out $B/judge-ragtruth-end.json
+  .venv/bin/guardrail judge eval --layers 4 --data runs/toolctx/dev.jsonl \
+    --data runs/toolctx/holdout.jsonl --out $B/judge-toolctx-end.json
   exit
 fi
 if [ "$1" = blind ]; then
