@@ -226,9 +226,10 @@ class ContextEvidence:
         key = rescaled(sentence, missing, columns)
         return next((self.lines[f.line] for f in self.fields.fields
                      if f.path.rsplit(" > ", 1)[-1] == key), None) if key else \
-            misadded(sentence, missing, columns, self._adjusted) or misgrouped(sentence, missing, named) \
-            or miscalculated(sentence, missing, nums) or resummed(
-                sentence, before, missing, nums) or misshared(sentence, before, missing, nums)
+            misadded(sentence, missing, columns, self._adjusted) \
+            or misgrouped(sentence, missing, named) or miscalculated(sentence, missing, nums) \
+            or resummed(sentence, before, missing, nums) \
+            or misshared(sentence, before, missing, nums)
 
     def _stated(self, n: Number) -> bool:
         return self.stored.has(n) or self.asked.has(n)
