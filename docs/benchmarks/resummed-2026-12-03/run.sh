@@ -3,7 +3,8 @@
 # model card: runs/toolctx, runs/ragtruth).
 # Versions:
 #   old    59fc5c5, the fiftieth session's start:  git worktree add /tmp/old 59fc5c5
-#   now    the checkout (the session's end)
+#   now    the checkout (the session's end; dtdu-now ran with e2854fa, and dtdu-end, the same
+#          command with --out $B/dtdu-end, with the end)
 # (the console script puts PYTHONPATH before the checkout, so PYTHONPATH=<worktree> runs it).
 # Usage: bash run.sh bases | judge | blind VERSION PAIR... | sets [VERSION]
 OLD=${OLD:-/tmp/old}
