@@ -29,6 +29,7 @@ from typing import Mapping, Optional, Sequence
 
 from guardrail.evidence import units
 from guardrail.evidence.claims import part_of
+from guardrail.evidence.counted import singular
 from guardrail.evidence.field import MONEY_KEY
 from guardrail.evidence.totals import Column, Group
 from guardrail.evidence.values import CURRENCY_SIGNS, Number, numbers, sort_of, word_after
@@ -38,11 +39,7 @@ NEAR = 0.1
 """How far from a key's total a value said as that total may be to count as miscounted."""
 RECORDS = 3  # a total over fewer records is read, not added up
 def _singular(word: str) -> str:
-    if len(word) > 4 and word.endswith("ies"):
-        word = word[:-3] + "y"
-    elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    return stem(word)
+    return stem(singular(word))  # "fees" and "fee" alike
 
 
 _SHARED = {_singular(w) for w in ("cents", "pence", "usd", "eur", "gbp", "qty", "quantity",

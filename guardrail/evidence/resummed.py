@@ -29,13 +29,12 @@ from typing import Optional, Sequence
 from guardrail.evidence.carried import amounts_of
 from guardrail.evidence.misadded import written
 from guardrail.evidence.referred import last_sentence
+from guardrail.evidence.selfcheck import HEDGED
 from guardrail.evidence.values import Number, sort_of
 
 NEAR = 0.25
 """How far off the sum of the amounts before a total said of them may be and still be
 read as that sum said wrongly; further off, it is read as some other total."""
-HEDGED = 0.03
-"""The share of a hedged value ("about $3") its worked-out value may be off."""
 
 # the sentence opens pointing back at what was said: "That brings ...", "So together those ..."
 _BACK = re.compile(r"^\W*(?:(?:so|and|altogether|together|in total|in all|all in|all told|combined)"
