@@ -189,13 +189,15 @@ class Explanation:
                 "basis": self.basis, "grounding": self.grounding}
 
 
-BASES = ("value_changed", "other_record", "general", "value_missing", "value_worked_out",
-         "negation", "words")
+BASES = ("value_changed", "other_record", "general", "unlisted", "value_missing",
+         "value_worked_out", "negation", "words")
 """What a flag rests on, strongest first: the grounding states one of the sentence's
 values otherwise (a field, its closest line, a yes/no said the other way round, values
 swapped between records); a value that only another record holds; a claim of what
 usually happens ("usually", "typically", "tend to") beside a tool result that holds
-fewer than half of its words; a value the grounding
+fewer than half of its words; an extra the sentence adds to what a tool result lists
+("also includes a one-year warranty") of which the result names fewer than half of the
+words; a value the grounding
 does not hold at all; such a value in a sentence that says it worked it out ("in total",
 "comes to", "that leaves") or, against a tool result, states quantities the result holds
 beside it (its operands): arithmetic no rule reproduced; a negation its closest line

@@ -1227,6 +1227,65 @@ def test_a_general_claim_beside_a_tool_result_is_stopped_or_marked_as_asked(clie
     assert g["sentences"][1]["explanation"]["basis"] == "general"
 
 
+CLOCK_REPAIR_TOOL = json.dumps({"repair_id": "CR-2210", "item": "longcase clock",
+                                "work": "movement overhaul", "price_cents": 42000,
+                                "case_included": True, "collection_date": "2025-04-11"})
+
+
+def test_an_extra_the_tool_result_does_not_list_is_stopped_or_marked_as_asked(client,
+                                                                              placeholder):
+    """Through the real server: "The repair also comes with a one-year guarantee on the
+    movement." beside a repair record that lists no guarantee is redacted by default as
+    `unverifiable` on basis `unlisted`, the evidence naming the extra, while the record
+    said again before it and an extra the record lists ("also includes the case", its
+    ``case_included: true``) reach the client verbatim; a request's ``by_basis:
+    {"structured.unlisted": "annotate"}`` releases it as written and marks it (48fedfa
+    released it unmarked)."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    question = "How much is the clock repair, and when can I collect it?"
+    report = ("The movement overhaul on your longcase clock comes to $420.00, and you can "
+              "collect it on Friday, April 11. The price also includes the case. ")
+    extra = "The repair also comes with a one-year guarantee on the movement."
+    text, g = stream_tool_turn(client, question, "repair", CLOCK_REPAIR_TOOL, report + extra)
+    *kept, last = g["sentences"]
+    assert all(s["action"] == "release" for s in kept) and text.startswith(report), g
+    assert last["action"] != "release" and extra not in text, g
+    assert last["explanation"]["basis"] == "unlisted"
+    assert last["explanation"]["kind"] == "unverifiable"
+    assert last["explanation"]["evidence"] == "not listed: a one-year guarantee on the movement"
+    text, g = stream_tool_turn(client, question, "repair", CLOCK_REPAIR_TOOL, report + extra,
+                               policy={"by_basis": {"structured.unlisted": "annotate"}})
+    assert text == report + extra, g
+    assert g["sentences"][-1]["action"] == "annotate"
+
+
+COMEDY_TOOL = json.dumps({"comic": "Dana Whitlock", "venue": "The Laugh Cellar", "shows": [
+    {"date": "2025-10-10", "start": "20:00", "sold_out": True, "seats_left": 0,
+     "premium_cents": 3800},
+    {"date": "2025-10-10", "start": "22:15", "sold_out": False, "seats_left": 12,
+     "premium_cents": 3400}]})
+
+
+def test_a_sold_out_show_beside_one_with_seats_reaches_the_client_verbatim(client,
+                                                                          placeholder):
+    """Through the real server: "Friday's 8:00 PM show is sold out, but the 10:15 PM
+    show still has 12 seats." says the 8:00 PM show's ``sold_out: true`` (48fedfa
+    redacted it as the 10:15 PM show's ``sold_out: false`` said otherwise); the late
+    show said sold out is still stopped."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    question = "Which Dana Whitlock shows still have seats?"
+    right = ("Friday's 8:00 PM show is sold out, but the 10:15 PM show still has 12 seats. "
+             "Two premium tickets for the late show come to $68.00.")
+    text, g = stream_tool_turn(client, question, "shows", COMEDY_TOOL, right)
+    assert text == right and all(s["action"] == "release" for s in g["sentences"]), g
+    text, g = stream_tool_turn(client, question, "shows", COMEDY_TOOL,
+                               "Friday's 10:15 PM show is sold out.", REDACT_ALL)
+    assert g["sentences"][0]["action"] != "release", g
+    assert g["sentences"][0]["explanation"]["basis"] == "value_changed"
+
+
 ANALYSERS_TOOL = json.dumps({"site": "Ashby General", "machines": [
     {"name": "Ward 4 analyser", "room": "Ward 4", "online": True},
     {"name": "Maternity analyser", "room": "Maternity", "online": False},

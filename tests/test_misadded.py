@@ -168,7 +168,7 @@ PANS = json.dumps({"pans": [
 
 def test_a_total_over_a_group_the_sentence_names_said_near_it_and_not_it():
     wrong = evidence(RELEASES, "Altogether that comes to 41,900 fish for the Lune.")
-    assert wrong.line_changed == "the fish count of the lune records add up to 39,900"
+    assert wrong.line_changed == "the fish count of the Lune records add up to 39,900"
     assert basis(wrong) == "value_changed"
     # the group's total, and a total over every record, are read as such
     assert evidence(RELEASES, "Altogether that comes to 39,900 fish for the Lune."
@@ -210,7 +210,7 @@ def test_a_group_is_named_by_the_words_a_value_holds_beside_its_number():
     """``type: "12 ft snooker"`` names its records "snooker" as ``type: snooker`` would;
     the number and unit beside it name nothing."""
     wrong = evidence(TABLES, "Together the four snooker tables took $4,317.50.")
-    assert wrong.line_changed == "the revenue usd of the snooke records add up to 4,417.50"
+    assert wrong.line_changed == "the revenue usd of the snooker records add up to 4,417.50"
     assert basis(wrong) == "value_changed"
     right = evidence(TABLES, "Together the four snooker tables took $4,417.50.")
     assert right.missing_numbers == () and right.line_changed is None
@@ -273,3 +273,14 @@ def test_a_key_named_in_the_plural_is_read_beside_a_discount():
     assert evidence(gigs, "In all, the fees add up to €19,400.").missing_numbers == ()
     # naming no key, a total near the records' may be after the discount: only marked
     assert evidence(gigs, "In all, the bill comes to €18,430.").line_changed is None
+
+
+def test_a_group_in_the_evidence_is_named_as_the_answer_names_it():
+    """The evidence names a group in the answer's words, also where the sentence before
+    named it ("Together they took ..."), not by the stems it is matched on ("snooke")."""
+    said = ContextEvidence.build([TABLES], "").features(
+        "Together they took $4,317.50.", "Four of the tables are 12 ft snooker tables. ")
+    assert said.line_changed == "the revenue usd of the snooker records add up to 4,417.50"
+    said = ContextEvidence.build([RELEASES], "").features(
+        "Together they come to 41,900 fish.", "Four of the releases went into the River Lune. ")
+    assert said.line_changed == "the fish count of the Lune records add up to 39,900"

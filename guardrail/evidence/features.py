@@ -29,6 +29,7 @@ from guardrail.evidence.carried import carried
 from guardrail.evidence.changed import changed
 from guardrail.evidence.claims import general, works_out
 from guardrail.evidence.counted import Lists
+from guardrail.evidence.extras import unlisted
 from guardrail.evidence.fields import Fields
 from guardrail.evidence.group_states import field_check
 from guardrail.evidence.lexicon import CALENDAR
@@ -75,6 +76,7 @@ class SentenceEvidence:
     #                  states beside it quantities a tool result holds (a date names a record)
     general: bool = False     # it says what usually happens (claims.general), against a
     #                           tool result that holds fewer than half of its words
+    extra: Optional[str] = None  # an extra it adds ("also includes X") no tool result names
 
 
 GENERAL_WORDS = 0.5  # a general claim against a tool result holding less of its words: flagged
@@ -227,7 +229,8 @@ class ContextEvidence:
         return next((self.lines[f.line] for f in self.fields.fields
                      if f.path.rsplit(" > ", 1)[-1] == key), None) if key else \
             misadded(sentence, missing, columns, self._adjusted) \
-            or misgrouped(sentence, missing, named) or miscalculated(sentence, missing, nums) \
+            or misgrouped(sentence, missing, named, before) \
+            or miscalculated(sentence, missing, nums) \
             or resummed(sentence, before, missing, nums) \
             or misshared(sentence, before, missing, nums)
 
@@ -360,7 +363,7 @@ class ContextEvidence:
                 n.kind not in ("date", "time") and n not in missing
                 and not _IN_HANDLE.search(sentence, max(0, n.start - 2), n.start + 1)
                 for n in nums)), self.structured and found < GENERAL_WORDS * len(stems)
-            and general(sentence))
+            and general(sentence), unlisted(sentence, self.stems) if self.structured else None)
 
 
 def index(documents: tuple[str, ...]) -> ContextEvidence:  # uncached (``build`` caches)

@@ -128,6 +128,17 @@ def rate_over(sentence: str, n: Number, f: Field, keys: Collection[tuple[int, st
         and not re.search(r"\bper\b", f.name)
 
 
+def dated_elsewhere(said: Sequence[Number], f: "Field", fields: Sequence["Field"]) -> bool:
+    """A time or date of ``said`` (a clause's values) that no field of the record of ``f``
+    holds and a field of another record holding the same key does: the clause speaks of
+    that one ("Friday's 8:00 PM show is sold out", of the 10:15 PM show's ``sold out:
+    false``)."""
+    peers = {g.record for g in fields if g.name == f.name} - {f.record, -1}
+    return any(n.kind in ("time", "date")
+               and not any(g.values.has(n) for g in fields if g.record == f.record)
+               and any(g.values.has(n) for g in fields if g.record in peers) for n in said)
+
+
 def over_records(n: Number, nums: Sequence[Number], columns: Sequence, key: str) -> bool:
     """``n`` speaks of ``key`` over all the records (``columns``: each key's numbers, one
     per record): their total ("3 agricultural tyres" in all), or one end of their range

@@ -4,17 +4,16 @@
     fields.check(sentence, numbers, about)   -> FieldCheck: a field it names with another
                                              value (the line saying so), or one it agrees with
 
-An answer that names a field (``terminal: 5``, ``checked bag included: false``) and gives it
-another value ("leaves from Terminal 2", "includes a checked bag") is contradicted, even when
-that value stands elsewhere in the context, which the value lookups of features.py find and
-the detector often passes.  So is one giving its record another record's value unnamed ("It
-is a western." for a drama), a list with another record's item, a one-word state said as its
-opposite ("closed" for ``state: open``), a status of a kind it cannot be (statuses.py) or an
-identifier the grounding never mentions ("v3.0-beta" for ``v1.9.2``).  Precision first: a
-field is read in the clause naming it (or the next); a text value is changed only by a name
-or another record's value of the field; a number only where no field of the record holds
-it (a date or time: no field the sentence names); a yes/no value by the negation of the
-clause naming the whole key, unless every such clause names only another record's words.
+An answer that names a field (``terminal: 5``, ``checked bag included: false``) and gives
+it another value ("leaves from Terminal 2", "includes a checked bag") is contradicted, even
+where that value stands elsewhere in the context.  So is one giving its record another
+record's value unnamed ("It is a western." for a drama), a list with another record's item,
+a state said as its opposite ("closed" for ``state: open``), a status of a kind it cannot be
+(statuses.py) or an identifier the grounding never mentions ("v3.0-beta" for ``v1.9.2``).
+Precision first: a field is read in the clause naming it (or the next); a text value is
+changed only by a name or another record's value of the field; a number only where no field
+of the record holds it; a yes/no value by the negation of the clause naming the whole key,
+unless every such clause names only another record's words or times.
 """
 
 from __future__ import annotations
@@ -28,11 +27,11 @@ from guardrail.evidence import left, units
 from guardrail.evidence.arithmetic import MEAN as _MEAN, SUM as _SUM
 from guardrail.evidence.columns import Group, by_key, columns_of, groups
 from guardrail.evidence.currency import coded, mentioned, minor_units, other_currency
-from guardrail.evidence.field import (DIFFERENCE, GLUED, HANDLE, MEASURE, NAME_ID, Field,
-                                     FieldCheck, attributive, comparable, keyed, no_count_of,
-                                     over_records, rate_over, states, whole_after_of)
+from guardrail.evidence.field import (
+    DIFFERENCE, GLUED, HANDLE, MEASURE, NAME_ID, Field, FieldCheck, attributive, comparable,
+    dated_elsewhere, keyed, no_count_of, over_records, rate_over, states, whole_after_of)
 from guardrail.evidence.keys import (WORDS, Owned, Stem, clauses, denied, echo, flag_said, has,
-                                    joined, key_stems, name_words, naming, negated_words,
+                                    in_a_row, joined, key_stems, name_words, naming, negated_words,
                                     own_paths, pairs, path_words, phrases)
 from guardrail.evidence.lexicon import FLAGS, NULLS, OPPOSITES, REVERSE, STATE
 from guardrail.evidence.records import blanked, whole_names
@@ -170,8 +169,7 @@ class Fields:
         parts = clauses(sentence, self.stem) if named else []
         keys_in = [{key for key in {g.key for g in named} if all(has(k, st) for k in key)}
                    for _, _, st in parts]  # the keys each clause names, read once
-        # the words of its records, or of none, are no rival names ("Gallery 2" beside
-        # ``gallery: Halvorsen``, of "Tomas Lind's show opens in Gallery 2")
+        # its records' words, or none's, are no rival names ("Gallery 2" beside ``gallery``)
         mine = set().union(*(self._record_words.get(r, set()) for r in (*(about or ()), -1)))
         # identifiers the grounding never mentions ("v3.0-beta" for v1.9.2; no "40-foot")
         new_handles = [m.start() for m in HANDLE.finditer(sentence)
@@ -197,14 +195,14 @@ class Fields:
                     states(sentence, n, f) and not any(g.values.has(n) for g in named
                                                         if g is not f)
                     for n in nums if n not in inside)  # value, said before the clause
-                    or f.flag is not None and self._owned.said_of_others(parts, f.key, f.record)):
-                v = None  # a yes/no said only in clauses naming another record's words
+                    or f.flag is not None and (self._owned.said_of_others(parts, f.key, f.record)
+                                               or dated_elsewhere(inside, f, self.fields))):
+                v = None  # a yes/no said only in clauses naming another record's words or times
             if v is not None:
                 verdicts.setdefault(f.name, []).append((v, f))
-        # a query the tool echoes (``query > remote: any``) states nothing of the world, nor is
-        # a key named in part beside one it states (``p90 first response min``) its subject
-        # of the fields of one key, those whose own path words it names ("The UV
-        # clarifier is running" says nothing of the pump's ``running``)
+        # an echoed query (``query > remote: any``) states nothing, nor is a key named in part
+        # beside one it states (``p90 first response min``) its subject; of the fields of a
+        # key, those whose own path words it names ("The UV clarifier is running")
         verdicts = {name: own_paths(fs, stems, self.stem, self.stopwords) or fs
                     for name, fs in verdicts.items()}
         kept = {f.key for fs in verdicts.values() for ok, f in fs if ok}  # few keys, many records
@@ -225,8 +223,8 @@ class Fields:
             mine = self.words_of(about) - self.words_of(set(self._record_words) - about)
             own = [st for st in joined(plain, self.stem) if st & mine]
             line = self._swapped((set().union(*own) if own else naming(plain, self.stem)[0])
-                                 - negated_words(words, self.stem), about, {w.lower() for w in
-                                 words}, {self.stem(w) for m in self._phrases.finditer(sentence)
+                                 - negated_words(words, self.stem), about, tuple(w.lower() for w
+                                 in words), {self.stem(w) for m in self._phrases.finditer(sentence)
                                           for w in m[0].split()}
                                  ) or self._swapped_value(sentence, nums, about)
         line = line or next((self.lines[i] for i in other_currency(
@@ -258,13 +256,13 @@ class Fields:
                         return self.lines[f.line]
         return None
 
-    def _swapped(self, stems: set[str], about: set[int], said: set[str], keyed: set[str]
-                 ) -> Optional[str]:
-        """The line of a field of the record the sentence is about that the sentence
-        gives another record's value of, without naming the field ("It is a western."
-        where this film is a drama and another a western); ``said``: its words in lower
-        case (the value as written: "opened" is no ``state: open``); ``keyed``: those of a
-        key of two words or more it names ("the pass mark" says no ``result: pass``)."""
+    def _swapped(self, stems: set[str], about: set[int], said: tuple[str, ...],
+                 keyed: set[str]) -> Optional[str]:
+        """The line of a field of the record the sentence is about that the sentence gives
+        another record's value of, unnamed ("It is a western." where this film is a drama
+        and another a western); ``said``: its words in lower case, in order ("opened" is no
+        ``state: open``; "room for up to eight" no list item "private room"); ``keyed``:
+        those of a key of two words or more it names ("the pass mark")."""
         own = set().union(*(self._record_stems.get(r, set()) for r in about))
         for s in sorted(stems - own - keyed):  # the same line whatever the hash seed
             for j in self._by_value.get(s, ()):
@@ -272,7 +270,8 @@ class Fields:
                 if f.record in about or f.record == -1 or {s, s.removesuffix("s")} & f.key \
                         and not all(w.lower() in said for w in WORDS.findall(f.value)) \
                         or not (f.listed or f.words - self.stopwords <= stems) or not any(
-                        w.lower() in said for w in WORDS.findall(f.value) if self.stem(w) == s):
+                        w.lower() in said for w in WORDS.findall(f.value) if self.stem(w) == s) \
+                        or f.listed and not in_a_row(f.value, said):
                     continue  # -1: the whole; a value: all its words, not its key's ("ages")
                 mine = [self.fields[k] for r in about
                         for k in self._by_key.get((r, f.name), ())]

@@ -39,7 +39,8 @@ FEATURES = ("p_max", "p_mean", "p_frac", "logit_p_max", "has_number", "number_mi
             "negation_mismatch", "structured", "log_words", "p_max_x_number_missing",
             "p_max_x_word_gap", "p_max_x_structured", "no_context_numbers_x_number",
             "record_gap", "values_all_found", "unanchored", "field_changed", "field_agreed",
-            "line_value_changed", "flag_changed", "values_swapped", "general_claim")
+            "line_value_changed", "flag_changed", "values_swapped", "general_claim",
+            "unlisted_extra")
 FIRST_FEATURES = FEATURES[:17]
 """What a judge fitted before ``record_gap`` reads (its JSON names no features)."""
 
@@ -47,11 +48,13 @@ _LINE_CHANGED = FEATURES.index("line_value_changed")
 _FLAG_CHANGED = FEATURES.index("flag_changed")
 _SWAPPED = FEATURES.index("values_swapped")
 _GENERAL = FEATURES.index("general_claim")
-RULES = ("line_value_changed", "flag_changed", "values_swapped", "general_claim")
+_EXTRA = FEATURES.index("unlisted_extra")
+RULES = ("line_value_changed", "flag_changed", "values_swapped", "general_claim",
+         "unlisted_extra")
 FITTED_FEATURES = tuple(f for f in FEATURES if f not in RULES)
 """What ``guardrail judge fit`` weighs; a changed value, a yes/no field said the other
-way round, values swapped between the records a sentence names and a general claim
-beside a tool result are rules (``decide``)."""
+way round, values swapped between the records a sentence names, a general claim beside
+a tool result and an extra the result does not list are rules (``decide``)."""
 _YES_NO = re.compile(r":\s*(?:true|false|yes|no)\s*$", re.I)
 
 Kind = Literal["contradicted", "unverifiable"]
@@ -80,7 +83,7 @@ def feature_vector(ev: SentenceEvidence, probs: Sequence[float], structured: boo
             float(ev.field_changed is not None), float(ev.field_agreed),
             float(ev.line_changed is not None),
             float(ev.field_changed is not None and bool(_YES_NO.search(ev.field_changed))),
-            float(ev.swapped), float(ev.general)]
+            float(ev.swapped), float(ev.general), float(ev.extra is not None)]
 
 
 def explain(ev: SentenceEvidence, prob: float, structured: bool = False) -> Explanation:
@@ -90,12 +93,14 @@ def explain(ev: SentenceEvidence, prob: float, structured: bool = False) -> Expl
     changed = lacks or ev.record_gap > 0 or ev.field_changed is not None \
         or ev.line_changed is not None or ev.swapped
     about_it = ev.best_line_recall >= 0.5 and ev.word_precision >= 0.6 and not ev.works_out
-    kind: Kind = "contradicted" if (changed or ev.negation_mismatch or about_it) and not (
-        ev.general and basis(ev) == "general") else "unverifiable"
+    kind: Kind = "contradicted" if (changed or ev.negation_mismatch or about_it) and \
+        basis(ev) not in ("general", "unlisted") else "unverifiable"
     severity: Severity = "high" if changed or prob >= 0.9 else \
         "medium" if prob >= 0.75 else "low"
-    return Explanation(kind, severity, ev.field_changed or ev.line_changed or ev.best_line,
-                       basis(ev), "structured" if structured else "prose")
+    why = basis(ev)
+    evidence = f"not listed: {ev.extra}" if why == "unlisted" else \
+        ev.field_changed or ev.line_changed or ev.best_line
+    return Explanation(kind, severity, evidence, why, "structured" if structured else "prose")
 
 
 def basis(ev: SentenceEvidence) -> str:
@@ -106,6 +111,8 @@ def basis(ev: SentenceEvidence) -> str:
         return "other_record"
     if ev.general:
         return "general"
+    if ev.extra is not None:
+        return "unlisted"
     if ev.missing_numbers:
         return "value_worked_out" if ev.works_out else "value_missing"
     return "negation" if ev.negation_mismatch else "words"
@@ -228,11 +235,13 @@ class SentenceJudge:
         so does a general claim beside a tool result that holds fewer than half of its
         words ("Refunds like this usually take three to five business days."): what
         usually happens is no record's; measured in docs/model-card.md ("A general
-        claim beside a tool result")."""
+        claim beside a tool result").  And so does an extra that the sentence adds to
+        what a tool result lists ("The repair also comes with a one-year guarantee.")
+        where the result names fewer than half of its words (extras.py)."""
         head = self.head(layer, structured)
         prob = head.prob(x)
         if x[_LINE_CHANGED] > 0.5 or x[_FLAG_CHANGED] > 0.5 or x[_SWAPPED] > 0.5 \
-                or x[_GENERAL] > 0.5:
+                or x[_GENERAL] > 0.5 or x[_EXTRA] > 0.5:
             prob = max(prob, head.threshold)
         return prob, prob >= (head.threshold if threshold is None else threshold)
 

@@ -279,7 +279,7 @@ def _unnamed_parent(f: Field, stems: set[str], stem: Stem) -> bool:
 # a key that says a thing was done (``delivered``), and the nouns of its verb that say
 # nothing of whether it was ("the delivery", "free shipping"; "its power connection" does)
 _PARTICIPLE = re.compile(r"\b[a-z]{3,}ed\b", re.I)
-_NOUN_FORM = re.compile(r"(?:ings?|y|ies)$", re.I)
+_NOUN_FORM = re.compile(r"(?:ings?|y|ies|ances?|ences?|ments?)$", re.I)  # no participle
 _DETERMINED = re.compile(r"\b(?:the|a|an|its|their|your|his|her|our|my|this|that)\s+$", re.I)
 _PREPOSED = re.compile(r"^(in|on|at|under|off) ([a-z]+)$", re.I)  # ``in service``, ``on hold``
 # a yes/no word before the records it picks out: "across the treated routes"
@@ -318,17 +318,28 @@ class Owned:
         return bool(whole) and all(self.elsewhere(st, record) for st in whole)
 
 
+def in_a_row(value: str, said: Sequence[str]) -> bool:
+    """An item of a list ``value`` ("labels: bug, good first issue") stands in ``said``
+    (a sentence's words in lower case, in order) with its words in a row: "room" alone
+    says no "private room"."""
+    text = f" {' '.join(said)} "
+    return any(f" {' '.join(WORDS.findall(x)).lower()} " in text
+               for x in re.split(r",|;| and ", value))
+
+
 def flag_said(f: Field, sentence: str, stems: set[str], negated: set[str], stem: Stem
               ) -> Optional[bool]:
     """Whether the sentence (its ``naming`` stems and negated stems) says the yes/no
     field ``f`` as the field holds it; None where it says nothing of it."""
     if any(d not in sentence for d in re.findall(r"\d+", f.name)):
         return None  # "open spaces" does not name ``open 24h``
-    if done := {stem(w) for w in _PARTICIPLE.findall(f.name)}:  # "Delivery is promised for
-        bare = {w.lower()[:-2] for w in _PARTICIPLE.findall(f.name)}  # Friday" or "its
-        sentence = WORDS.sub(lambda m: "it" if stem(m[0]) in done and (  # return date" says
+    # "Delivery is promised for Friday", "its return date", "that allowance" say nothing
+    # of ``delivered``, ``returned``, ``allowed`` ("did not pass" does)
+    if done := tuple({stem(w) for w in _PARTICIPLE.findall(f.name)}):
+        bare = {w.lower()[:-2] for w in _PARTICIPLE.findall(f.name)}
+        sentence = WORDS.sub(lambda m: "it" if stem(m[0]).startswith(done) and (
             _NOUN_FORM.search(m[0]) or m[0].lower() in bare and _DETERMINED.search(
-                m.string, 0, m.start())) else m[0], sentence)  # nothing of it ("did not pass")
+                m.string, 0, m.start())) else m[0], sentence)
         stems, negated, _ = naming(sentence, stem)
         if not all(has(k, stems | negated) for k in f.key):
             return None

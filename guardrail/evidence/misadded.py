@@ -158,12 +158,13 @@ def _added(sentence: str, n: Number) -> bool:
                    and sort_of(sentence, m) == kind for m in numbers(sentence) if a <= m.start < z)
 
 
-def misgrouped(sentence: str, missing: Sequence[Number], named: Sequence[Group]
-               ) -> Optional[str]:
+def misgrouped(sentence: str, missing: Sequence[Number], named: Sequence[Group],
+               before: str = "") -> Optional[str]:
     """The total of a group of records that the sentence, or the one before it that it
-    points back at, names (totals.groups), which a value it says it added up gives
-    within ``NEAR`` and not: "Altogether that comes to 41,900 fish for the Lune" where
-    the four releases into the River Lune add up to 39,900."""
+    points back at (``before``: the answer up to it), names (totals.groups), which a
+    value it says it added up gives within ``NEAR`` and not: "Altogether that comes to
+    41,900 fish for the Lune" where the four releases into the River Lune add up to
+    39,900 ("the fish count of the Lune records add up to 39,900")."""
     for n in missing:
         keys = {c.key for c in _named(sentence, [g.total for g in named], n)}
         for g in named if _added(sentence, n) else ():
@@ -171,9 +172,24 @@ def misgrouped(sentence: str, missing: Sequence[Number], named: Sequence[Group]
             total = g.total.values[0] * (_in_kind(sentence, n, key) or 0.0)
             if g.size >= 2 and total > 0 and not _no_total(key) and key in keys \
                     and n.precision < abs(n.value - total) <= NEAR * total:
-                return f"the {key} of the {' '.join(sorted(g.named))} records add up to " \
-                    f"{written(total)}"
+                return f"the {key} of the {_said(f'{before} {sentence}', g.named)} " \
+                    f"records add up to {written(total)}"
     return None
+
+
+def _said(text: str, stems: frozenset[str]) -> str:
+    """The words of ``text`` that name a group by its ``stems``, as written ("snooker"
+    for the stem "snooke", "Doctors Without Borders" for "doctor" and "border"); the
+    stems where the text names only some of them."""
+    hits, seen = [], set()
+    for m in re.finditer(r"[A-Za-z][A-Za-z'-]*", text):
+        if (s := stem(m[0])) in stems and s not in seen:
+            hits.append(m)
+            seen.add(s)
+    if seen != stems:
+        return " ".join(sorted(stems))
+    span = text[hits[0].start():hits[-1].end()]
+    return span if len(span.split()) <= 2 * len(stems) else " ".join(m[0] for m in hits)
 
 
 # a key of an amount that a bill's total adds or takes off: its records' sum is no total

@@ -42,6 +42,10 @@ _WEEKDAY = re.compile(r"\b(Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b")
 _DAY_VALUE = re.compile(r"(mon|tue|wed|thu|fri|sat|sun)(?:[a-z]*day|s|\.)?", re.I)
 _VERSUS = re.compile(r"\S?\s*(?:to|vs\.?|versus|against|than)\s*[-+−$€£]?", re.I)
 _KEYED = re.compile(r"\b([A-Za-z]{3,})\s+#?(\d+)\b(?![.,:]\d)")
+# records named by a plural and their numbers: "Courts 1 to 3", "tables 2 and 3", "Stones
+# 1, 4 and 6" (each record's name "Court 1")
+_NUMBERED = re.compile(r"\b([A-Za-z]{3,}?)s\s+(\d{1,3}(?:,\s*\d{1,3})*),?\s+"
+                       r"(and|or|to|through|-|\u2013)\s+(\d{1,3})\b(?![.,:]\d)")
 
 
 def numbered(lines: Sequence[str], first: int, rows: bool = False
@@ -174,11 +178,15 @@ class Records:
         # a number tagged as an id ("Her own PR, #479, ...") names its record
         tagged = self.hits((), [n for n in nums if sentence[n.start - 1:n.start] == "#"])[0]
         ids = set().union(*(w for w in tagged if len(w) == 1))
+        # "Courts 1 to 3"; and two dates or more, each of one record ("You skipped the
+        # week of May 5, so your next box arrives on May 14"): it speaks of each
+        dated = self.hits((), [n for n in nums if n.kind == "date"])[0]
+        named |= self._ranged(sentence) | (once if len(once := {
+            r for w in dated if len(w) == 1 for r in w}) >= 2 else set())
         if len(named | ids) >= 2:
             return About(named | ids, values, True, self._misplaced(sentence, nums, by_stem))
         _, hits = self.hits(stems, nums, by_text)  # every content word, the first too
         # its dates ("It stayed closed on Thursday, June 5") say which record
-        dated = self.hits((), [n for n in nums if n.kind == "date"])[0]
         for prev in _recent_sentences(before) \
                 if not _singles_out(tagged) and self._refers(sentence, own, stems, values,
                                                              dated) else ():
@@ -243,6 +251,22 @@ class Records:
                      if v == m[2] and stem(k.rsplit(" > ", 1)[-1]) == key}
             if where and -1 not in where:
                 out.append(where)
+        return out
+
+    def _ranged(self, sentence: str) -> set[int]:
+        """The records a plural and numbers name ("Courts 1 to 3": those whose name is
+        "Court 1", "Court 2" or "Court 3"; a range of at most 12)."""
+        out: set[int] = set()
+        for m in _NUMBERED.finditer(sentence):
+            said = [int(k) for k in re.findall(r"\d+", m[2])] + [int(m[4])]
+            if m[3] not in ("and", "or"):  # a range: from its first number to its last
+                if len(said) != 2 or not 0 < said[1] - said[0] <= 12:
+                    continue
+                said = list(range(said[0], said[1] + 1))
+            names = {f"{m[1].lower()} {k}" for k in said}
+            out |= {self.records[i] for i in self.postings.get(stem(m[1]), ())
+                    if self.records[i] != -1 and any(
+                        v.strip().lower() in names for _, v in pairs(self.lines[i]))}
         return out
 
     def _misplaced(self, sentence: str, nums: Sequence[Number], by_stem: dict[str, int]) -> int:

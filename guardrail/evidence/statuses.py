@@ -39,7 +39,8 @@ from guardrail.evidence.keys import WORDS, Owned, Stem
 # each kind: how a field's value names it (the value, "_" read as " ") and how a sentence does
 _KINDS = {
     "done": (r"complete|completed|done|finished|resolved|fixed|repaired|closed out",
-             r"(?:has|have|had|was|were|been|is|are|now|all|already|since)\s+(?:\w+\s+)?"
+             r"(?:has|have|had|was|were|been|is|are|now|all|already|since)\s+"
+             r"(?:(?!(?:it|them|this|that|one)\s)\w+\s+)?"  # "have it done": to be
              r"(?:completed?|finished|done|resolved|fixed|repaired)|wrapped up|"
              r"(?:has|have|had) (?:\w+ )?(?:completed|finished|resolved)"),
     "progress": (r"in progress|in production|in repair|underway|under way|ongoing|in work",
@@ -96,6 +97,7 @@ _COUNTED = re.compile(r"\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|te
 _PARTS = re.compile(r";\s+|,\s+(?:and|but|while|whereas|so|though|although)\s+|"
                     r"\s+(?:but|while|whereas|although|though)\s+", re.I)
 _HEDGED = re.compile(r"\b(?:nearly|almost|partly|partially|mostly|half)\b", re.I)
+_IF = re.compile(r"\b(?:if|unless|whether|once|would|could)\b", re.I)  # what may be, not is
 _NOT = re.compile(r"\b(?:not|never|no longer|yet to)\s+(?:\w+\s+){0,2}$|n't\s+(?:\w+\s+){0,2}$",
                   re.I)
 
@@ -115,7 +117,8 @@ def _said(clause: str) -> tuple[set[str], set[str]]:
         return said, negated
     for kind, p in _SAID.items():
         for m in p.finditer(clause):
-            if _PICKS.search(clause, 0, m.start()) or _HEDGED.search(m[0]):
+            if _PICKS.search(clause, 0, m.start()) or _HEDGED.search(m[0]) \
+                    or _IF.search(clause, 0, m.start()):
                 continue
             if "not working" in m[0].lower() or "n't" in m[0] or " not " in m[0]:
                 said.add(kind)  # the negation is the kind's own words

@@ -26,6 +26,8 @@ const VERB = { release: "Released", annotate: "Annotated", redact: "Redacted",
 // What a flag rests on (the explanation's basis), in words.
 const BASIS = { value_changed: "the grounding states a value otherwise",
                 other_record: "a value of another record",
+                general: "a claim of what usually happens",
+                unlisted: "an extra the tool result does not list",
                 value_missing: "a value the grounding does not hold",
                 value_worked_out: "a value it says it worked out that no rule reproduces",
                 negation: "a negation the grounding does not share",

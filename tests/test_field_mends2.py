@@ -1,0 +1,104 @@
+"""Fields read as the sentence means them, second round (guardrail.evidence.fields,
+.keys, .records, .statuses): a list item said in part, a status of what may be, records
+named by a plural and their numbers, a yes/no said of the record whose time the clause
+names, a noun of a yes/no key, two records each named by its date.  Each was written
+from a supported sentence of the blind pair turns-dx/-dy read as a changed value at its
+first measurement; each wrong sentence beside it is still read so.  All fail on 48fedfa."""
+
+import json
+
+from guardrail.evidence.features import ContextEvidence
+from guardrail.evidence.judge import basis
+
+
+def evidence(context, sentence, before=""):
+    return ContextEvidence.build([context], "").features(sentence, before)
+
+
+LANES = json.dumps({"alley": "Strike Zone", "lanes": [
+    {"lane_id": "L1", "name": "Lane 1", "max_bowlers": 6, "rate_cents": 4500, "extras": []},
+    {"lane_id": "L2", "name": "Lane 2", "max_bowlers": 6, "rate_cents": 4500, "extras": []},
+    {"lane_id": "L3", "name": "Party Lane", "max_bowlers": 10, "rate_cents": 8000,
+     "extras": ["private lounge", "bumpers", "table service"]},
+    {"lane_id": "L4", "name": "VIP Lane", "max_bowlers": 12, "rate_cents": 12000,
+     "extras": ["private room", "bar"]}]})
+
+
+def test_a_list_item_of_two_words_is_said_with_both_in_a_row():
+    """"room for up to ten" names no "private room" of another lane."""
+    right = evidence(LANES, "The Party Lane has room for up to ten and comes with a private "
+                            "lounge, bumpers and table service.")
+    assert right.field_changed is None and basis(right) != "value_changed"
+    wrong = evidence(LANES, "The Party Lane comes with a private room, bumpers and table "
+                            "service.")
+    assert wrong.field_changed == "lanes 3 > extras: private lounge"
+
+
+REPAIR = json.dumps({"ticket": "TR-88", "status": "awaiting_parts", "quote_cents": 31000,
+                     "optional": {"item": "strap", "price_cents": 4500}})
+
+
+def test_a_status_in_a_clause_of_what_may_be_says_nothing():
+    """"If you decide to have it done too" says no ``status`` of done."""
+    right = evidence(REPAIR, "If you decide to have it done too, the bill would rise to $355.")
+    assert right.field_changed is None
+    assert evidence(REPAIR, "The repair has been completed.").field_changed \
+        == "status: awaiting_parts"
+
+
+COURTS = ("| Court | Location | Peak |\n|---|---|---|\n| Court 1 | Indoor | $52 |\n"
+          "| Court 2 | Indoor | $52 |\n| Court 3 | Indoor | $52 |\n"
+          "| Court 4 | Outdoor | $40 |\n| Centre Court | Indoor | $70 |")
+
+
+def test_records_named_by_a_plural_and_their_numbers():
+    """"Courts 1 to 3" are the records named "Court 1" to "Court 3": their peak price,
+    not the Centre Court's."""
+    right = evidence(COURTS, "At peak times Courts 1 to 3 are $52 an hour, and the Centre "
+                             "Court is $70.")
+    assert right.field_changed is None and basis(right) != "value_changed"
+    assert evidence(COURTS, "At peak times Courts 1 and 2 are $52 an hour, and the Centre "
+                            "Court is $70.").field_changed is None
+
+
+SHOWS = json.dumps({"comic": "Dana Whitlock", "shows": [
+    {"date": "2025-10-10", "start": "20:00", "sold_out": True, "seats_left": 0},
+    {"date": "2025-10-10", "start": "22:15", "sold_out": False, "seats_left": 12}]})
+
+
+def test_a_yes_no_said_in_a_clause_naming_another_records_time_is_that_records():
+    right = evidence(SHOWS, "The 8:00 PM show is sold out, but the 10:15 PM show still has "
+                            "12 seats.")
+    assert right.field_changed is None and basis(right) != "value_changed"
+    wrong = evidence(SHOWS, "The 10:15 PM show is sold out.")
+    assert wrong.field_changed == "shows 2 > sold out: false"
+
+
+MEMBER = json.dumps({"member": "M-40917", "plan": "10-Class Pack",
+                     "freeze": {"allowed": True, "max_days": 14, "used_days": 0}})
+
+
+def test_a_noun_of_a_yes_no_key_is_no_yes_no():
+    """"that allowance" (of ``allowed``), negated, says nothing of ``allowed``."""
+    right = evidence(MEMBER, "You can freeze it for up to 14 days, and you haven't used any "
+                             "of that allowance yet.")
+    assert right.field_changed is None
+    wrong = evidence(MEMBER, "Freezing is not allowed on this plan.")
+    assert wrong.field_changed == "freeze > allowed: true"
+
+
+BOXES = json.dumps({"subscription": "sub_7Hq2", "deliveries": [
+    {"week_of": "2025-05-05", "delivery_date": "2025-05-07", "status": "skipped"},
+    {"week_of": "2025-05-12", "delivery_date": "2025-05-14", "status": "scheduled"},
+    {"week_of": "2025-05-19", "delivery_date": "2025-05-21", "status": "scheduled"}]})
+
+
+def test_two_records_each_named_by_its_date():
+    """"You skipped the week of May 5, so your next box arrives on May 14": the skip is
+    the May 5 week's, no state of the May 14 box."""
+    right = evidence(BOXES, "You skipped the week of May 5, so your next box arrives on "
+                            "Wednesday, May 14.")
+    assert right.field_changed is None and basis(right) != "value_changed"
+    wrong = evidence(BOXES, "You skipped the week of May 12, so your next box arrives on "
+                            "Wednesday, May 21.")
+    assert wrong.field_changed == "deliveries 2 > status: scheduled"
