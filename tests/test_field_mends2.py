@@ -102,3 +102,55 @@ def test_two_records_each_named_by_its_date():
     wrong = evidence(BOXES, "You skipped the week of May 12, so your next box arrives on "
                             "Wednesday, May 21.")
     assert wrong.field_changed == "deliveries 2 > status: scheduled"
+
+
+MENU = "\n".join([  # turns-dy/14
+    "### Week of June 2, 2025 - Classic menu (2-person plan)",
+    '',
+    '| # | Recipe | Cook time | Calories | Protein (g) | Tags | Premium add-on |',
+    '|---|--------|-----------|----------|-------------|------|----------------|',
+    '| 1 | Lemon Herb Chicken with Orzo | 30 min | 640 | 42 | - | - |',
+    '| 2 | Korean Beef Bulgogi Bowls | 25 min | 710 | 38 | spicy | - |',
+    '| 3 | Black Bean & Sweet Potato Enchiladas | 40 min | 590 | 21 | vegetarian | - |',
+    '| 4 | Seared Scallops with Brown Butter Corn | 20 min | 520 | 29 | pescatarian '
+    '| +$7.99/serving |',
+    '| 5 | Tofu Pad See Ew | 30 min | 680 | 24 | vegan, spicy | - |',
+    '| 6 | Steak Frites with Chimichurri | 35 min | 820 | 46 | - | +$5.99/serving |',
+    '| 7 | Mediterranean Chickpea Salad Wraps | 15 min | 480 | 17 | vegetarian, no-cook | - |',
+    '| 8 | Turkey Meatball Marinara | 30 min | 660 | 39 | - | - |',
+    '',
+])
+MENU_BEFORE = (
+    "Three recipes on this week's Classic menu work for a vegetarian. Tofu Pad See Ew"
+    ' has the most protein of the three, 24 grams, and cooks in 30 minutes, though '
+    "it's marked spicy. The Black Bean and Sweet Potato Enchiladas give you 21 grams "
+    'of protein but are the slowest, at 40 minutes. If speed matters most, the '
+    'Mediterranean Chickpea Salad Wraps need no cooking and take just 15 minutes, '
+    "although they're lowest in protein at 17 grams. "
+)
+
+
+def test_a_value_said_as_an_average_is_no_records_field():
+    """"the three average about 21 grams" (24, 21 and 17 over the three named before) is no
+    protein of the Seared Scallops (turns-dy/14, a markdown table)."""
+    right = evidence(MENU, "Between them, the three average about 21 grams of protein per "
+                           "serving.", MENU_BEFORE)
+    assert right.field_changed is None and basis(right) != "value_changed"
+    wrong = evidence(MENU, "The Seared Scallops offer 21 grams of protein.")
+    assert "Seared Scallops" in wrong.field_changed
+
+
+SUITINGS = json.dumps({"results": [
+    {"code": "DR-3380", "name": "Lino Fresco", "weave": "hopsack", "price_cents": 189000},
+    {"code": "LP-5512", "name": "Tasmanian Summer", "weave": "twill", "price_cents": 298000},
+    {"code": "VB-2217", "name": "Perennial", "weave": "fresco", "price_cents": 168000}]})
+
+
+def test_the_other_side_of_a_comparison_is_no_value_of_the_record():
+    """"$1,300 more than the fresco" names the fresco to compare with: no weave of the
+    Tasmanian Summer."""
+    right = evidence(SUITINGS, "The Tasmanian Summer is the priciest at $2,980, $1,300 more "
+                               "than the fresco.")
+    assert right.field_changed is None and basis(right) != "value_changed"
+    wrong = evidence(SUITINGS, "The Tasmanian Summer is a fresco at $2,980.")
+    assert wrong.field_changed == "results 2 > weave: twill"

@@ -30,9 +30,9 @@ from guardrail.evidence.currency import coded, mentioned, minor_units, other_cur
 from guardrail.evidence.field import (
     DIFFERENCE, GLUED, HANDLE, MEASURE, NAME_ID, Field, FieldCheck, attributive, comparable,
     dated_elsewhere, keyed, no_count_of, over_records, rate_over, states, whole_after_of)
-from guardrail.evidence.keys import (WORDS, Owned, Stem, clauses, denied, echo, flag_said, has,
-                                    in_a_row, joined, key_stems, name_words, naming, negated_words,
-                                    own_paths, pairs, path_words, phrases)
+from guardrail.evidence.keys import (
+    WORDS, Owned, Stem, clauses, compared, denied, echo, flag_said, has, in_a_row, joined,
+    key_stems, name_words, naming, negated_words, own_paths, pairs, path_words, phrases)
 from guardrail.evidence.lexicon import FLAGS, NULLS, OPPOSITES, REVERSE, STATE
 from guardrail.evidence.records import blanked, whole_names
 from guardrail.evidence.statuses import Statuses
@@ -264,7 +264,7 @@ class Fields:
         ``state: open``; "room for up to eight" no list item "private room"); ``keyed``:
         those of a key of two words or more it names ("the pass mark")."""
         own = set().union(*(self._record_stems.get(r, set()) for r in about))
-        for s in sorted(stems - own - keyed):  # the same line whatever the hash seed
+        for s in sorted(stems - own - keyed - compared(said, self.stem)):  # in one order
             for j in self._by_value.get(s, ()):
                 f = self.fields[j]
                 if f.record in about or f.record == -1 or {s, s.removesuffix("s")} & f.key \
@@ -318,7 +318,9 @@ class Fields:
             return (f.value.strip().lower() in said) if said else None
         if f.values.any:
             mine = [n for n in nums if comparable(n, f, sentence) and not keyed(sentence, n, f)
-                    and not self._quantity_of_other(sentence, n, f)]
+                    and not self._quantity_of_other(sentence, n, f) and not (  # "the three
+                        _MEAN.search(sentence, max(0, n.start - 40), n.start)  # average 21 g"
+                        and not _MEAN.search(f.path))]
             if not mine:
                 return None
             if any(f.values.has(n) for n in mine if not units.unit_after(sentence, n)):
@@ -338,9 +340,8 @@ class Fields:
             mine = [n for n in mine if measured or not whole_after_of(sentence, n)]
             if not mine:
                 return None
-            # another field of the record holds it: the sentence is about that one (not a
-            # rounding of it) -- unless it is a date or time and that field goes unnamed:
-            # "until October 17 to add a course" with the drop deadline's date
+            # another field of the record holds it: the sentence is about that one (no rounding)
+            # -- unless a date or time of a field unnamed ("until October 17 to add a course")
             exact = [replace(n, precision=0.0) for n in mine]
             if not any(h.has(n) for n in exact for h in held):
                 # a total over records ("they logged 22.5 hours"), or left of a whole ("5 left")

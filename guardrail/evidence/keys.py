@@ -279,6 +279,7 @@ def _unnamed_parent(f: Field, stems: set[str], stem: Stem) -> bool:
 # a key that says a thing was done (``delivered``), and the nouns of its verb that say
 # nothing of whether it was ("the delivery", "free shipping"; "its power connection" does)
 _PARTICIPLE = re.compile(r"\b[a-z]{3,}ed\b", re.I)
+_THAN = frozenset({"than", "versus", "vs", "unlike", "against", "compared"})
 _NOUN_FORM = re.compile(r"(?:ings?|y|ies|ances?|ences?|ments?)$", re.I)  # no participle
 _DETERMINED = re.compile(r"\b(?:the|a|an|its|their|your|his|her|our|my|this|that)\s+$", re.I)
 _PREPOSED = re.compile(r"^(in|on|at|under|off) ([a-z]+)$", re.I)  # ``in service``, ``on hold``
@@ -316,6 +317,14 @@ class Owned:
         """Every clause naming the whole key names only another record's words."""
         whole = [st for _, _, st in parts if all(has(k, st) for k in key)]
         return bool(whole) and all(self.elsewhere(st, record) for st in whole)
+
+
+def compared(said: Sequence[str], stem: Stem) -> set[str]:
+    """The stems of the words a comparison names as the other side ("$1,300 more than the
+    fresco", "against the Lino"): no value the sentence gives its own record; ``said``: a
+    sentence's words in lower case, in order."""
+    return {stem(w) for i, w in enumerate(said)
+            if _THAN.intersection(said[max(0, i - 2):i])}
 
 
 def in_a_row(value: str, said: Sequence[str]) -> bool:
