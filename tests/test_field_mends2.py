@@ -1,9 +1,12 @@
 """Fields read as the sentence means them, second round (guardrail.evidence.fields,
-.keys, .records, .statuses): a list item said in part, a status of what may be, records
-named by a plural and their numbers, a yes/no said of the record whose time the clause
-names, a noun of a yes/no key, two records each named by its date.  Each was written
-from a supported sentence of the blind pair turns-dx/-dy read as a changed value at its
-first measurement; each wrong sentence beside it is still read so.  All fail on 48fedfa."""
+.field, .keys, .records, .statuses, .totals): a list item said in part, a status of what
+may be, records named by a plural and their numbers, a yes/no said of the record whose
+time the clause names, a noun of a yes/no key, two records each named by its date, a
+value said as an average, the other side of a comparison, another record's value said
+negated, "off" after a key's own verb, a key's total in hours.  Each was written from a
+supported sentence of the pairs turns-dx/-dy and turns-dz/-ea read as a changed value
+at their first measurement; each wrong sentence beside it is still read so.  All fail
+on 48fedfa."""
 
 import json
 
@@ -154,3 +157,47 @@ def test_the_other_side_of_a_comparison_is_no_value_of_the_record():
     assert right.field_changed is None and basis(right) != "value_changed"
     wrong = evidence(SUITINGS, "The Tasmanian Summer is a fresco at $2,980.")
     assert wrong.field_changed == "results 2 > weave: twill"
+
+
+INSPECTIONS = json.dumps({"job": "EV charger install", "inspections": [
+    {"kind": "rough-in", "date": "2025-10-14", "result": "pass"},
+    {"kind": "final", "date": "2025-10-21", "result": "fail"},
+    {"kind": "final", "date": "2025-10-28", "result": "pass"}]})
+
+
+def test_another_records_value_said_negated_is_no_rival():
+    """"didn't pass" says the October 21 inspection's ``fail``, not the others' ``pass``."""
+    right = evidence(INSPECTIONS, "The first final inspection, on October 21, didn't pass.")
+    assert right.field_changed is None and basis(right) != "value_changed"
+    wrong = evidence(INSPECTIONS, "The first final inspection, on October 21, passed.")
+    assert wrong.field_changed == "inspections 2 > result: fail"
+
+
+LEAK = json.dumps({"call_out": "PL-3381", "issue": {"kind": "leak under sink",
+                                                   "water_shut_off": True},
+                   "arrival_window": "09:00-11:00"})
+
+
+def test_off_after_the_keys_own_verb_is_the_keys():
+    """"you shut off the main water" says ``water shut off: true``; "the water was not
+    shut off" still says it otherwise."""
+    right = evidence(LEAK, "You shut off the main water before the plumber came.")
+    assert right.field_changed is None and basis(right) != "value_changed"
+    wrong = evidence(LEAK, "The water was not shut off before the plumber came.")
+    assert wrong.field_changed == "issue > water shut off: true"
+
+
+CLOCK = json.dumps({"ticket": "RPR-417", "status": "awaiting_parts", "labor": [
+    {"description": "Full movement cleaning", "hours": 4.5, "rate_cents_per_hour": 8500},
+    {"description": "Rebush third wheel", "hours": 2.0, "rate_cents_per_hour": 8500}],
+    "parts": [{"part": "suspension spring", "qty": 1, "unit_cost_cents": 1850}]})
+
+
+def test_a_keys_total_in_hours_is_no_records_value():
+    """"6.5 hours" of labor is the two lines' 4.5 and 2 hours added up (a span, read in
+    minutes), no other value of the first line's."""
+    right = evidence(CLOCK, "The labor estimate is 6.5 hours for a full cleaning plus "
+                            "rebushing that wheel, which comes to $552.50 at $85 an hour.")
+    assert right.field_changed is None and basis(right) != "value_changed"
+    wrong = evidence(CLOCK, "The full movement cleaning is 5.5 hours of labor.")
+    assert wrong.field_changed == "labor 1 > hours: 4.5"

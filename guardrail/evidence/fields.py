@@ -36,6 +36,7 @@ from guardrail.evidence.keys import (
 from guardrail.evidence.lexicon import FLAGS, NULLS, OPPOSITES, REVERSE, STATE
 from guardrail.evidence.records import blanked, whole_names
 from guardrail.evidence.statuses import Statuses
+from guardrail.evidence.totals import is_total
 from guardrail.evidence.stored import StoredValues
 from guardrail.evidence.values import Number
 
@@ -177,9 +178,8 @@ class Fields:
                        ] if named else []
         verdicts: dict[str, list[tuple[bool, Field]]] = {}
         for f in named:
-            # what it says of the field stands in the clause naming it, or the next one,
-            # unless a value worked out ("he averaged 26.6 points, and Portland went 3-2")
-            # or a comparison ("$2,000 under your reserve", "15 more") stands in it
+            # what it says of the field stands in the clause naming it, or the next, unless a
+            # value worked out ("he averaged 26.6 points") or a comparison ("15 more") does
             at = [i for i, (_, _, st) in enumerate(parts) if any(has(k, st) for k in f.key)]
             apart = {i for i in at if any(parts[i][0] <= w < parts[i][1] for w in worked)
                      or _COMPARED.search(sentence, parts[i][0], parts[i][1])}
@@ -347,8 +347,8 @@ class Fields:
                 # a total over records ("they logged 22.5 hours"), or left of a whole ("5 left")
                 return None if _OVER_RECORDS.search(sentence) or any(
                     n.value in self.remainders.get(f.record, ()) for n in mine) or any(
-                    c.key == f.path.rsplit(" > ", 1)[-1] and abs(sum(c.values) - n.value)
-                    <= n.precision for c in self.columns for n in mine) else False
+                    c.key == f.path.rsplit(" > ", 1)[-1] and is_total(sentence, n, c)
+                    for c in self.columns for n in mine) else False
             holders = [g for r in {f.record, -1} for g in
                        (self.fields[j] for j in self._of_record.get(r, ()))
                        if g is not f and any(g.values.has(n) for n in exact)]
@@ -377,17 +377,17 @@ class Fields:
             return None
         if new_handle and HANDLE.search(f.value):  # "the v3.0-beta milestone" for v1.9.2
             return False
-        # a rival: another record's value of the key, or a name the grounding never holds
-        # ("run by Oskar Berg"), every word of it ("going home" is no ``pending_home_check``)
+        # a rival, all of it and not negated: another record's value ("didn't pass" is none),
+        # or a name never held ("run by Oskar Berg"; "going home": no ``pending_home_check``)
         own = self._record_words.get(f.record, set()) | mine
-        rivals = [w for w in self._key_words.get(f.name, ()) if w and w != f.words]
+        rivals = [w for w in self._key_words.get(f.name, ()) if w and w != f.words
+                  and not w <= negated_words(WORDS.findall(sentence), self.stem)]
         return False if any(s not in own for w in rivals if w <= stems for s in w) or any(
             s in set(names) - self._held and s not in own for s in stems) else None
 
     def _quantity_of_other(self, sentence: str, n: Number, f: Field) -> bool:
-        """``n`` counts something the field is not: "64 francs", "120 rooms", "level 9"
-        is no train number, rating or ``floors: 18``; "2 changes", "330 metres", "$25 per
-        person" and "$39,800 already committed" (money) may be the field's value."""
+        """``n`` counts something the field is not ("64 francs", "120 rooms", "level 9": no
+        ``floors: 18``); "2 changes", "330 metres", "$25 per person" may be its value."""
         if rate_over(sentence, n, f, self._by_key) or no_count_of(sentence, n, f):
             return True  # a rate, or which one, not how many ("round 1" for ``rounds: 5``)
         m = re.match(r"\s?-?\s?([A-Za-z][A-Za-z'’]*)", sentence[n.end:])

@@ -231,8 +231,10 @@ def clause_negated(sentence: str, key: Iterable[str], stem: Stem) -> bool:
     """The clause of the sentence that names ``key`` is negated ("renews November 15 and
     is not set to auto-renew" for ``auto renew``)."""
     words = _clause_naming(sentence, key, stem)
-    return any(negates(words, i, False) and not _free(words, i, key, stem)
-               for i in range(len(words))) or any(
+    # "off" after the key's own verb is the key's ("you shut off the water": ``water shut off``)
+    return any(negates(words, i, False) and not _free(words, i, key, stem) and not (
+        words[i].lower() == "off" and words[i - 1].lower() in _SWITCHED
+        and any(has(k, {stem(words[i - 1])}) for k in key)) for i in range(len(words))) or any(
         _INSTEAD.search(before := " ".join(words[max(0, i - 3):i])) or (
             lost := _LOST.search(before)) and not any(has(k, {stem(lost[0].split()[0])})
                                                       for k in key)  # ``lost circulation``

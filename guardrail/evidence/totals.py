@@ -93,6 +93,12 @@ def _read(sentence: str, n: Number, column: Column, *totals: float) -> bool:
         abs(t * scale - n.value) <= n.precision for t in totals)
 
 
+def is_total(sentence: str, n: Number, column: Column) -> bool:
+    """``n`` is the key's total over the records, in the unit written after it ("6.5
+    hours" over ``hours`` 4.5 and 2.0, a span read in minutes)."""
+    return _read(sentence, n, column, sum(column.values))
+
+
 def _width(n: Number) -> float:
     """The width of the written digits (a count in words: one)."""
     return max(2 * n.precision, 1.0 if n.kind == "count" else 1e-9)
