@@ -10,10 +10,10 @@ yes/no keys (``materials_included: true``).  An answer that adds "also includes"
 "also comes with", "also covers", "also offers" to one of them names one more thing;
 where the result names nothing of that thing, the claim is one it cannot support.
 "Also" is the cue: without it, "includes" and "covers" mostly restate a record ("It
-covers four people: two adults at $18 each ..."), with it they add something.  Counted
-over the 126 hand-written sets (docs/model-card.md, "An extra the tool result does not
-list"): of the sentences with such a cue whose extra the grounding names fewer than half
-of the words of, almost all were labelled unverifiable.
+covers four people: two adults at $18 each ..."), with it they add something.  Over the
+127 hand-written sets written before it (docs/model-card.md, "An extra the tool result
+does not list"), all 20 sentences with such a cue whose extra the grounding names fewer
+than half of the words of were labelled unverifiable.
 """
 
 from __future__ import annotations

@@ -128,7 +128,7 @@ def rate_over(sentence: str, n: Number, f: Field, keys: Collection[tuple[int, st
         and not re.search(r"\bper\b", f.name)
 
 
-def dated_elsewhere(said: Sequence[Number], f: "Field", fields: Sequence["Field"]) -> bool:
+def dated_elsewhere(said: Sequence[Number], f: Field, fields: Sequence[Field]) -> bool:
     """A time or date of ``said`` (a clause's values) that no field of the record of ``f``
     holds and a field of another record holding the same key does: the clause speaks of
     that one ("Friday's 8:00 PM show is sold out", of the 10:15 PM show's ``sold out:

@@ -36,8 +36,8 @@ from guardrail.evidence.keys import (
 from guardrail.evidence.lexicon import FLAGS, NULLS, OPPOSITES, REVERSE, STATE
 from guardrail.evidence.records import blanked, whole_names
 from guardrail.evidence.statuses import Statuses
-from guardrail.evidence.totals import is_total
 from guardrail.evidence.stored import StoredValues
+from guardrail.evidence.totals import is_total
 from guardrail.evidence.values import Number
 
 _NONE = re.compile(r"(?i)\b(?:no|not|none|nobody|no one|nothing|never|without|unassigned)\b|n't\b")

@@ -93,11 +93,11 @@ def explain(ev: SentenceEvidence, prob: float, structured: bool = False) -> Expl
     changed = lacks or ev.record_gap > 0 or ev.field_changed is not None \
         or ev.line_changed is not None or ev.swapped
     about_it = ev.best_line_recall >= 0.5 and ev.word_precision >= 0.6 and not ev.works_out
+    why = basis(ev)  # what usually happens, or an extra not listed: no value said otherwise
     kind: Kind = "contradicted" if (changed or ev.negation_mismatch or about_it) and \
-        basis(ev) not in ("general", "unlisted") else "unverifiable"
+        why not in ("general", "unlisted") else "unverifiable"
     severity: Severity = "high" if changed or prob >= 0.9 else \
         "medium" if prob >= 0.75 else "low"
-    why = basis(ev)
     evidence = f"not listed: {ev.extra}" if why == "unlisted" else \
         ev.field_changed or ev.line_changed or ev.best_line
     return Explanation(kind, severity, evidence, why, "structured" if structured else "prose")
