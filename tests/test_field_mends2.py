@@ -201,3 +201,25 @@ def test_a_keys_total_in_hours_is_no_records_value():
     assert right.field_changed is None and basis(right) != "value_changed"
     wrong = evidence(CLOCK, "The full movement cleaning is 5.5 hours of labor.")
     assert wrong.field_changed == "labor 1 > hours: 4.5"
+
+
+TEMBO = json.dumps({"animal": {"id": "ZOO-EL-003", "name": "Tembo"}, "records": [
+    {"date": "2025-01-06", "weight_kg": 5412, "recorded_by": "Rhoda Osei"},
+    {"date": "2025-03-03", "weight_kg": 5475, "recorded_by": "Liam Porter"},
+    {"date": "2025-03-31", "weight_kg": 5461, "recorded_by": "Rhoda Osei"},
+    {"date": "2025-04-28", "weight_kg": 5503, "recorded_by": "Liam Porter"},
+    {"date": "2025-05-26", "weight_kg": 5530, "recorded_by": "Rhoda Osei"}],
+    "diet_changes": [{"date": "2025-04-07", "change": "Hay ration increased by 8 kg/day",
+                      "ordered_by": "veterinary team"}]})
+
+
+def test_a_change_said_as_gained_is_no_records_value():
+    """"he has gained 69 kg from his March 31 reading" (5,530 - 5,461) gives no weight of
+    the March 31 record, which the sentence's two dates name beside the diet change's
+    (turns-au/1; 94b07ff read it as that record's weight)."""
+    right = evidence(TEMBO, "The veterinary team increased his hay ration by 8 kg a day on "
+                            "April 7, and over the two weigh-ins since then he has gained 69 "
+                            "kg from his March 31 reading.")
+    assert right.field_changed is None and basis(right) != "value_changed"
+    wrong = evidence(TEMBO, "On March 31 he weighed 5,416 kg.")
+    assert wrong.field_changed == "records 3 > weight kg: 5461"

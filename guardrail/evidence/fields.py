@@ -47,8 +47,9 @@ _BOUNDS = ("min", "max", "minimum", "maximum", "limit", "range", "threshold", "t
            "low", "high", "lower", "upper", "floor", "ceiling", "warn", "warning", "window")
 _NOTED = re.compile(r"([A-Za-z]+)\s*[(,;]")
 _COMPARED = re.compile(r"\b(?:above|below|under|over|beyond|short of|more than|less than)\s+"
-                       r"(?:its|your|their|his|her|you|they|he|she|we)\b|" + DIFFERENCE, re.I)
-# "6 kg above its", "3.4 kg more than you declared"
+                       r"(?:its|your|their|his|her|you|they|he|she|we)\b|" + DIFFERENCE + r"|\b(?:"
+                       r"gained|lost|put on|dropped|rose|fell)\s+(?:by\s+)?(?:about\s+)?\d", re.I)
+# "6 kg above its", "3.4 kg more than you declared", "he has gained 69 kg": a change
 
 
 class Fields:
@@ -259,10 +260,9 @@ class Fields:
     def _swapped(self, stems: set[str], about: set[int], said: tuple[str, ...],
                  keyed: set[str]) -> Optional[str]:
         """The line of a field of the record the sentence is about that the sentence gives
-        another record's value of, unnamed ("It is a western." where this film is a drama
-        and another a western); ``said``: its words in lower case, in order ("opened" is no
-        ``state: open``; "room for up to eight" no list item "private room"); ``keyed``:
-        those of a key of two words or more it names ("the pass mark")."""
+        another record's value of, unnamed ("It is a western." of a drama); ``said``: its
+        words in lower case, in order ("opened" is no ``state: open``; "room" no list item
+        "private room"); ``keyed``: those of a key of two words or more it names."""
         own = set().union(*(self._record_stems.get(r, set()) for r in about))
         for s in sorted(stems - own - keyed - compared(said, self.stem)):  # in one order
             for j in self._by_value.get(s, ()):
