@@ -3,10 +3,11 @@
 may be, records named by a plural and their numbers, a yes/no said of the record whose
 time the clause names, a noun of a yes/no key, two records each named by its date, a
 value said as an average, the other side of a comparison, another record's value said
-negated, "off" after a key's own verb, a key's total in hours.  Each was written from a
-supported sentence of the pairs turns-dx/-dy and turns-dz/-ea read as a changed value
-at their first measurement; each wrong sentence beside it is still read so.  All fail
-on 48fedfa."""
+negated, "off" after a key's own verb, a key's total in hours, a change said as
+"gained", "open until" a closing time.  Each was written from a supported sentence of
+the session's pairs turns-dx/-dy, turns-dz/-ea and turns-eb/-ec (or, "gained", of
+turns-au) read as a changed value; each wrong sentence beside it is still read so.  All
+fail on 48fedfa but "gained", which fails on 94b07ff."""
 
 import json
 
@@ -223,3 +224,19 @@ def test_a_change_said_as_gained_is_no_records_value():
     assert right.field_changed is None and basis(right) != "value_changed"
     wrong = evidence(TEMBO, "On March 31 he weighed 5,416 kg.")
     assert wrong.field_changed == "records 3 > weight kg: 5461"
+
+
+DESKS = json.dumps({"airport": "BOS", "desks": [
+    {"name": "Northway", "level": 1, "hours": {"open": "05:00", "close": "01:00"}},
+    {"name": "ValuDrive", "level": 2, "hours": {"open": "06:00", "close": "21:00"}}]})
+
+
+def test_open_until_is_the_closing_time():
+    """"stays open until 1:00 AM" says ``close: 01:00``, not an opening time of 1:00 AM;
+    a wrong one is read against the closing time (48fedfa read it against ``open``)."""
+    right = evidence(DESKS, "Northway, down on Level 1, stays open until 1:00 AM.")
+    assert right.field_changed is None and basis(right) != "value_changed"
+    wrong = evidence(DESKS, "Northway, down on Level 1, stays open until 2:00 AM.")
+    assert wrong.field_changed == "desks 1 > hours > close: 01:00"
+    assert evidence(DESKS, "Northway opens at 7:00 AM.").field_changed \
+        == "desks 1 > hours > open: 05:00"

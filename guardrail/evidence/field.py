@@ -46,6 +46,9 @@ MONEY_KEY = re.compile(
 _AS_OF = re.compile(r"\bas\s+(?:of|at)\s+(?:[A-Z][a-z]+day,?\s+)?$", re.I)
 _AS_OF_KEY = re.compile(r"as[\s_]+(?:of|at)|updated|snapshot|generated|report|retrieved|"
                         r"fetched|current|checked", re.I)
+_UNTIL = re.compile(r"\b(?:until|till)\s+(?:about\s+|around\s+)?$", re.I)
+_START_KEY = re.compile(r"(?:^|[\s>_])(?:open|opens|opening|start|starts|from|begin|begins)$",
+                        re.I)
 _MINOR_AFTER = re.compile(r"\s?(?:cents?|pence|p)\b")  # "18 cents", "86p"
 _TIME_KEY = re.compile(r"(?<![^\W_])(?:s|sec|secs|seconds?|ms|min|mins|minutes?|h|hr|hrs|hours?|"
                        r"days?|d|duration|time|eta|age|latency|elapsed|wait|uptime)(?![^\W_])",
@@ -191,8 +194,9 @@ def comparable(n: Number, f: Field, sentence: str = "") -> bool:
     if n.kind in ("time", "date") and sentence and _AS_OF.search(
             sentence, max(0, n.start - 40), n.start) and not _AS_OF_KEY.search(f.path):
         return False  # "six open tickets as of March 1": when it holds, no ``opened`` date
-    if n.kind == "time":
-        return bool(values.times)
+    if n.kind == "time":  # "open until 1:00 AM": an end, no ``open`` or start time
+        return bool(values.times) and not (sentence and _UNTIL.search(
+            sentence, max(0, n.start - 12), n.start) and _START_KEY.search(f.path))
     if n.kind == "date":
         return bool(values.dates)
     if values.dates or values.times:  # of a date-time only its year: "51 minutes after";

@@ -39,7 +39,7 @@ NEGATIONS = frozenset("not no never none without isn't wasn't aren't weren't doe
 # a yes/no key's value in other words: its word negated (``open: false`` -> "closed") or
 # said another way (``in stock: true`` -> "available"); a phrase counts as one word
 PHRASES = re.compile(r"\b(sold out|out of stock|on time|out of service|out of order|taken place|"
-                     r"took place)\b", re.I)
+                     r"took place|open until|open till|opens? late until)\b", re.I)
 OPPOSITES = {"closed": "open", "shut": "open", "offline": "online", "inactive": "active",
              "deactivated": "active", "suspended": "active", "paused": "active",
              "disabled": "enabled",
@@ -58,7 +58,8 @@ REVERSE = {"open": "closed", "online": "offline", "active": "inactive", "enabled
 SAME = {"available": "in_stock", "on_time": "punctual", "punctual": "on_time",
         "working": "operational", "operational": "working", "currently": "now",
         "confirmed": "booked", "completed": "done",
-        "taken_place": "held", "took_place": "held"}
+        "taken_place": "held", "took_place": "held",
+        "open_until": "close", "open_till": "close"}  # "open until 10 PM": ``close``
 _COUNTRIES = """
 norwegian norway swedish sweden danish denmark finnish finland icelandic iceland
 german germany french france spanish spain portuguese portugal italian italy
