@@ -39,7 +39,7 @@ NEGATIONS = frozenset("not no never none without isn't wasn't aren't weren't doe
 # a yes/no key's value in other words: its word negated (``open: false`` -> "closed") or
 # said another way (``in stock: true`` -> "available"); a phrase counts as one word
 PHRASES = re.compile(r"\b(sold out|out of stock|on time|out of service|out of order|taken place|"
-                     r"took place|open until|open till|opens? late until)\b", re.I)
+                     r"took place|open until|open till)\b", re.I)
 OPPOSITES = {"closed": "open", "shut": "open", "offline": "online", "inactive": "active",
              "deactivated": "active", "suspended": "active", "paused": "active",
              "disabled": "enabled",
