@@ -284,9 +284,8 @@ class Fields:
 
     def _swapped_value(self, sentence: str, nums: Sequence[Number], about: set[int]
                        ) -> Optional[str]:
-        """The line of a field of the record it is about given another record's number,
-        unnamed ("Paper Kites came out in 1987." where its year is 1974, another's 1987):
-        in others' fields, not this record's nor left of a whole in it ("4 places left")."""
+        """The line of a field of its record given another record's number unnamed ("Paper
+        Kites came out in 1987": its year 1974, another's 1987), not left of a whole in it."""
         for n in nums:  # a time or date often says which record ("the 5 PM reading")
             if n.kind in ("count", "time", "date") or n.hedged or denied(sentence, n.start) \
                     or any(r in self._record_values and self._record_values[r].has(n)
@@ -377,11 +376,12 @@ class Fields:
             return None
         if new_handle and HANDLE.search(f.value):  # "the v3.0-beta milestone" for v1.9.2
             return False
-        # a rival, all of it and not negated: another record's value ("didn't pass" is none),
-        # or a name never held ("run by Oskar Berg"; "going home": no ``pending_home_check``)
-        own = self._record_words.get(f.record, set()) | mine
+        # a rival, all of it, not negated ("didn't pass"): another record's value, or a name
+        # never held ("run by Oskar Berg"; "going home" is no ``pending_home_check``)
+        own, denied = self._record_words.get(f.record, set()) | mine, negated_words(
+            WORDS.findall(sentence), self.stem)  # read once, not per rival
         rivals = [w for w in self._key_words.get(f.name, ()) if w and w != f.words
-                  and not w <= negated_words(WORDS.findall(sentence), self.stem)]
+                  and not w <= denied]
         return False if any(s not in own for w in rivals if w <= stems for s in w) or any(
             s in set(names) - self._held and s not in own for s in stems) else None
 
