@@ -49,6 +49,9 @@ def checked(sentence):
     ("That's up about $630 from July's $3,310.54, an increase of roughly 16%.", "16%", "19%",
      "630 / 3,310.54 = 19.0%"),
     ("Sales grew from 310 to 465, a rise of 40%.", "40%", "50%", "155 / 310 = 50.0%"),
+    # said again after words about it with a hedge alone
+    ("In total, 96,300 kg of olives went through the mill, roughly 963 tonnes, producing "
+     "15,726 liters of oil.", "963", "96", "96,300 kg = 96.30 t"),
 ])
 def test_arithmetic_a_sentence_states_is_checked_against_itself(wrong, said, fixed,
                                                                   equation):
@@ -63,6 +66,8 @@ def test_arithmetic_a_sentence_states_is_checked_against_itself(wrong, said, fix
     "Cases are pursued whether they are 30 days or 30 years old.",
     # an amount each, a difference, one of several, a modifier, a range, a compound value
     "At 750 ml a bottle, that's roughly 26,676 liters of finished product.",
+    "The flock ate 826.5 kilograms of feed, about 207 grams for every egg collected.",
+    "The trail climbs 400 m over 5 km, about 2 km of it on gravel.",
     "Burnsall is at 1.67 m, which is 23 cm below its 1.90 m typical high.",
     "It filled 520 bottles of 330 ml, or 171.6 litres.",
     "Screen 5 has 120 hours left on its 2,500-hour lamp, or about 11 days at this pace.",

@@ -47,8 +47,10 @@ _SAID_AGAIN = r"(?:or|which is|which comes to|that's|that is|i\.e\.,?|equal to|t
 _AGAIN = re.compile(rf"\s*(?:\(\s*|,\s*{_SAID_AGAIN}\s+|(?:or|which is|that's|i\.e\.,?)\s+"
                     rf"(?=about |roughly |around |approximately |nearly |almost |some |just ))"
                     rf"{_APPROX}", re.I)  # "30 days or 30 years": two values, not one
+# hedged alone after words about it: "96,300 kg of olives went to the mill, roughly 96 t"
+_HEDGE = r"(?:about|roughly|around|approximately|nearly|almost|some) "
 # after words about it: "56,530 kg of material in the week of March 3, which is about 56 t"
-_LATER = re.compile(rf"[^();]*,\s*{_SAID_AGAIN}\s+{_APPROX}", re.I)
+_LATER = re.compile(rf"[^();]*,\s*(?:{_SAID_AGAIN}\s+{_APPROX}|{_HEDGE})", re.I)
 _RANGE_END = re.compile(r"(?:\d\s*(?:to|-|–|—|and|by|x|×)\s*(?:about |roughly |around )?|"
                         r"\d\s*[a-z]{1,3}\.?\s*,?\s*|[\d⁄/]\s*)$", re.I)
 _UNSURE = {"gal", "oz"}  # US or imperial gallons, ounces of mass or of volume
@@ -134,7 +136,8 @@ def _converted(sentence: str, nums: Sequence[Number], missing: set[int]) -> Opti
 def _declined(sentence: str, nums: Sequence[Number], quantities, i: int) -> bool:
     """The ``i``-th quantity and the next are no value said again: not said so (", or",
     "which is", "(" right after it), another value between them ("40 kg of flour in 2
-    bags, or"), an amount each ("at 750 ml a bottle, that's"), a difference ("which is
+    bags, or"), an amount each ("at 750 ml a bottle, that's"; "826.5 kg of feed, about 207
+    grams for every egg"), a difference ("which is
     23 cm below"), one of several ("520 bottles of 330 ml, or"), a modifier ("a
     2,500-hour lamp"), a range, or a value in two units ("5 feet 4 inches (1.63 m)")."""
     (a, _), (b, ub) = quantities[i], quantities[i + 1]
@@ -143,6 +146,7 @@ def _declined(sentence: str, nums: Sequence[Number], quantities, i: int) -> bool
     return not (_AGAIN.fullmatch(gap) or _LATER.fullmatch(gap)) \
         or any(n.kind == "number" and a.end <= n.start < b.start for n in nums) \
         or sentence[a.end:a.end + 1] == "-" or bool(_RATE.match(sentence, after_a)) \
+        or bool(_RATE.match(sentence, after_b)) \
         or bool(_COMPARED.match(sentence, after_b) or _RANGE_START.match(sentence, b.end)) \
         or bool(_EACH_OF.search(sentence, 0, a.start) or _RANGE_END.search(sentence, 0, a.start)) \
         or re.match(r"\s*\d", sentence[after_b:]) is not None \
@@ -167,7 +171,7 @@ def _joined(sentence: str, first: Number, unit, second: Number) -> bool:
 
 
 _EACH_BEFORE = re.compile(r"\beach\s+[a-z]+(?:\s+[a-z]+)?\s+(?:is|costs|was|runs)\s+$", re.I)
-_RATE = re.compile(r"\s*(?:(?:a|an|per|each|every)\b|/)", re.I)
+_RATE = re.compile(r"\s*(?:(?:a|an|per|each|every|for (?:each|every))\b|/)", re.I)
 _COMPARED = re.compile(r"\s*(?:below|above|under|over|short|more|less|fewer|higher|lower|"
                        r"longer|shorter|heavier|lighter|bigger|smaller|up|down|ahead|behind|"
                        r"than|off|too|extra|left|remaining|to go|to spare)\b", re.I)
