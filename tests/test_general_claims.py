@@ -23,9 +23,33 @@ GENERAL = "Refunds like this usually take three to five business days to reach y
     GENERAL, "Spring boxes tend to sell out by midday.", "Offers are typically made by phone.",
     "As a rule, waitlisted riders are emailed the evening before.",
     "Advisories are normally lifted after two clean samples.",
-    "Maintenance crews often clear faults like these within a day."])
+    "Maintenance crews often clear faults like these within a day.",
+    # what most of a kind do
+    "Most patients with chronic back pain notice improvement within three or four sessions.",
+    "Many groups on the boat tip the crew about 20% of the trip price."])
 def test_what_usually_happens_is_a_general_claim(sentence):
     assert general(sentence)
+
+
+@pytest.mark.parametrize("sentence", [
+    # what most of the records were or did
+    "Most boats were paid $5.25 a pound, though Osprey II got $5.40.",
+    "Most items arrived as ordered.", "Most eggs graded large at 62%.",
+    "Most customers went for the basic $10 shine.", "Most of the lots are organic."])
+def test_what_most_of_the_records_did_is_not(sentence):
+    assert not general(sentence)
+
+
+TRAIL = json.dumps({"trail": "Windle Crag Scramble", "length_km": 9.4,
+                    "typical_duration_min": 375, "dogs_allowed": True, "parking_spaces": 10})
+
+
+def test_what_most_do_in_the_tool_result_s_values_is_the_result_s():
+    def said(sentence):
+        return ContextEvidence.build([TRAIL]).features(sentence).general
+    assert not said("Most walkers finish the Windle Crag Scramble in 6 hours 15 minutes.")
+    assert said("Most walkers stop for lunch at the summit cairn.")
+    assert said("Most walkers tip their guide about 10%.")  # a percentage is no record's
 
 
 @pytest.mark.parametrize("sentence", [
