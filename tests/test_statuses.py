@@ -27,6 +27,13 @@ PUMP = json.dumps({"station": "North Weir", "pump_status": "fault", "fault_code"
 RUNS = json.dumps({"runs": [
     {"run": 881, "branch": "fix/login-timeout", "status": "completed", "conclusion": "cancelled"},
     {"run": 882, "branch": "main", "status": "completed", "conclusion": "success"}]})
+CLAIMS = json.dumps({"policy": "PP-5520", "claims": [
+    {"claim_id": "C-1", "submitted": "2025-03-04", "condition": "dental extraction",
+     "status": "paid", "paid_cents": 38700},
+    {"claim_id": "C-2", "submitted": "2025-05-27", "condition": "annual wellness exam",
+     "status": "denied", "paid_cents": 0},
+    {"claim_id": "C-3", "submitted": "2025-06-30", "condition": "thyroid bloodwork",
+     "status": "in_review", "paid_cents": None}]})
 DROPS = json.dumps({"standing_orders": [
     {"customer": "Harbour Deli", "loaves": 6, "active": True},
     {"customer": "Quayside Cafe", "loaves": 12, "active": False}]})
@@ -43,7 +50,8 @@ def changed(context, sentence, before=""):
     ("cancelled", "cancelled"), ("fault", "fault"), ("out_of_service", "fault"),
     ("operational", "working"), ("resolved", "done"), ("open", "open"),
     ("Kitchen sink draining slowly", None), ("2025-03-01", None), ("confirmed", None),
-    ("Crew B", None)])
+    ("Crew B", None), ("approved", "approved"), ("paid", "approved"), ("denied", "denied"),
+    ("rejected", "denied")])
 def test_a_fields_value_names_a_kind_of_status_or_none(value, kind):
     assert status_of(value) == kind
 
@@ -58,6 +66,11 @@ def test_a_fields_value_names_a_kind_of_status_or_none(value, kind):
     (ORDER, "The copper hand lamp has shipped, so it should reach you soon.",
      "status: in_production"),
     (PUMP, "The pump at North Weir is working normally.", "pump status: fault"),
+    # a decision said the other way round, or made where none is; a date is no count
+    (CLAIMS, "The annual wellness exam claim from May 27 was accepted as covered.",
+     "status: denied"),
+    (CLAIMS, "The dental extraction claim was denied.", "status: paid"),
+    (CLAIMS, "The thyroid bloodwork claim has been approved.", "status: in_review"),
 ])
 def test_a_status_said_as_a_kind_its_record_cannot_be_is_changed(context, sentence, line):
     got = changed(context, sentence)
@@ -78,6 +91,11 @@ def test_a_status_said_as_a_kind_its_record_cannot_be_is_changed(context, senten
     # a kind another field of the record holds: GitHub's status and conclusion
     (RUNS, "The run on fix/login-timeout was cancelled after a minute."),
     (PUMP, "The pump at North Weir is reporting a fault, code P-17."),
+    (CLAIMS, "The annual wellness exam claim from May 27 was denied."),
+    (CLAIMS, "The dental extraction claim was approved and paid out $387."),
+    (CLAIMS, "The thyroid bloodwork claim is still under review."),
+    # someone approving something is no record's decision
+    (CLAIMS, "The wellness exam claim was denied, though the vet had approved the visit."),
 ])
 def test_a_status_its_record_can_be_or_no_record_status_changes_nothing(context, sentence):
     assert changed(context, sentence) is None

@@ -13,8 +13,9 @@ made", "has been wrapped up", "is working normally").  A field's own value said 
 ("closed" for ``open``, another record's ``shipped``) is read by fields.py; a paraphrase of
 another kind is not, and the answer that says a repair in progress "has been wrapped up"
 passes.  Here both sides are read as kinds (done, in progress, waiting, shipped, ready,
-cancelled, fault, working, open), and a clause that names one record, says one kind and not
-its record's, where the two cannot both hold, changes that record's status field.
+cancelled, fault, working, open, and a claim's or request's approved or denied), and a
+clause that names one record, says one kind and not its record's, where the two cannot
+both hold, changes that record's status field.
 
 Precision first: a kind is read only in a part of the sentence that names one record by
 words only it holds (a status word names none), or a status key's own words, or in a
@@ -64,6 +65,11 @@ _KINDS = {
                 r"working (?:normally|fine|properly|as (?:it )?should)|in (?:good )?working "
                 r"order|fully operational|(?:is|are|was|were) (?:\w+ )?operational|"
                 r"functioning (?:normally|properly)|back in service"),
+    "approved": (r"approved|accepted|granted|authori[sz]ed|paid",
+                 r"(?:was|were|been|is|are|got)\s+(?:\w+\s+)?(?:approved|accepted|"
+                 r"granted|authori[sz]ed)"),
+    "denied": (r"denied|rejected|declined|refused|disallowed",
+               r"denied|rejected|declined|refused|turned down"),
     "open": (r"open|unresolved|under review|in review",
              r"(?:still|remains?) open|unresolved|under review|awaiting (?:a |the )?(?:final )?"
              r"decision"),
@@ -74,13 +80,15 @@ _SAID = {k: re.compile(rf"\b(?:{s})\b", re.I) for k, (_, s) in _KINDS.items()}
 _CLASH = {
     "done": {"progress", "waiting", "open", "cancelled"},
     "progress": {"done", "shipped", "ready", "cancelled"},
-    "waiting": {"done", "shipped", "ready", "cancelled"},
+    "waiting": {"done", "shipped", "ready", "cancelled", "approved", "denied"},
     "shipped": {"progress", "waiting", "ready", "cancelled"},
     "ready": {"progress", "waiting", "shipped", "cancelled"},
     "cancelled": {"done", "progress", "waiting", "shipped", "ready", "open"},
     "fault": {"working"},
     "working": {"fault"},
-    "open": {"done", "cancelled"},
+    "open": {"done", "cancelled", "approved", "denied"},
+    "approved": {"denied", "waiting", "open"},  # a claim, a request, an application
+    "denied": {"approved", "waiting", "open"},
 }
 _STATUS_KEY = re.compile(r"\b(?:status|state|stage|condition|progress)\b", re.I)
 # a kind that picks records rather than says one's ("the cancelled order", "orders that were
@@ -93,6 +101,8 @@ _COUNTED = re.compile(r"\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|te
                       r"none|several|most|many|some|few)\s+(?:of\b|are\b|were\b|is\b|was\b|"
                       r"have\b|has\b|had\b|(?:\w+\s+)?(?:succeeded|failed|finished|completed))",
                       re.I)
+_DATE = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}"
+                   r"(?:st|nd|rd|th)?(?:,?\s+\d{4})?\b", re.I)
 # the sentences joined in one ("The sink was fixed, and the ant request was cancelled")
 _PARTS = re.compile(r";\s+|,\s+(?:and|but|while|whereas|so|though|although)\s+|"
                     r"\s+(?:but|while|whereas|although|though)\s+", re.I)
@@ -113,7 +123,7 @@ def status_of(value: str) -> Optional[str]:
 def _said(clause: str) -> tuple[set[str], set[str]]:
     """The kinds a clause says, and those it says negated ("has not shipped yet")."""
     said, negated = set(), set()
-    if _COUNTED.search(clause):
+    if _COUNTED.search(_DATE.sub(" ", clause)):  # "from May 27 was": no count
         return said, negated
     for kind, p in _SAID.items():
         for m in p.finditer(clause):
