@@ -312,3 +312,18 @@ def test_a_concentration_or_a_rate_is_neither_of_its_units():
     assert ok.field_changed is None and not ok.missing_numbers
     wrong = ev.features("There is 7.4 mg/L of dissolved oxygen.")
     assert [n.value for n in wrong.missing_numbers] == [7.4] and not wrong.field_agreed
+
+
+def test_a_thickness_in_micrometres_said_in_mils_is_a_unit_changed():
+    """``paint_thickness_um`` read back as thousandths of an inch: the numbers are the
+    result's, the unit is not (a mil is 25.4 µm); converted, it is found."""
+    job = json.dumps({"job_id": "GB-J-7731", "paint_thickness_um": {
+        "hood": 118, "driver_door": 131, "trunk": 112}, "water_used_l": 38})
+    ev = ContextEvidence.build([job])
+    wrong = ev.features("Paint thickness ranged from 112 mils on the trunk to 131 mils on "
+                        "the driver's door.")
+    assert wrong.line_changed is not None and "112" in wrong.line_changed
+    right = ev.features("Paint thickness ranged from 112 microns on the trunk to about "
+                        "5.2 mils on the driver's door.")
+    assert right.line_changed is None and not right.missing_numbers
+    assert unit_after("It costs $3 mil a year.", numbers("It costs $3 mil a year.")[0]) is None

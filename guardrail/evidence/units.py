@@ -38,6 +38,8 @@ class Unit:
 
 
 _ROWS = (  # dimension, name, base factor, spellings (lower case; "|" between them)
+    ("length", "um", 1e-6, "µm|μm|um|micron|micrometer|micrometre"),
+    ("length", "mil", 2.54e-5, "mils|thousandths of an inch"),  # "mil" alone: a million
     ("length", "mm", 1e-3, "mm|millimeter|millimetre"),
     ("length", "cm", 1e-2, "cm|centimeter|centimetre"),
     ("length", "m", 1.0, "m|meter|metre"),
