@@ -1509,3 +1509,54 @@ def test_supported_sentences_once_read_as_changed_values_reach_the_client_verbat
     text, g = stream_tool_turn(client, question, "shops.search", SHOPS_TOOL, wrong)
     assert g["sentences"][1]["action"] == "redact", g
     assert g["sentences"][1]["explanation"]["basis"] == "value_changed"
+
+
+CLAIMS_TOOL = json.dumps({"policy_no": "PP-5520917", "pet": {"name": "Juniper",
+                                                             "species": "cat"},
+                          "claims": [
+    {"claim_id": "CLM-030112", "submitted": "2025-03-04", "condition": "dental extraction",
+     "claimed_cents": 64500, "status": "paid", "paid_cents": 38700},
+    {"claim_id": "CLM-058233", "submitted": "2025-05-27", "condition": "annual wellness exam",
+     "claimed_cents": 18900, "status": "denied", "paid_cents": 0}],
+                          "totals": {"claimed_cents": 83400, "paid_cents": 38700}})
+
+
+def test_a_decision_said_the_other_way_round_and_what_most_cats_do_are_stopped(client,
+                                                                              placeholder):
+    """Through the real server: a claim the tool result holds as ``denied`` said accepted
+    is a status changed, and what most cats do, which no record says, a general claim;
+    9d8414c released both.  The right decision reaches the client verbatim."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    question = "How did my claims for Juniper go?"
+    right = "The annual wellness exam claim from May 27 was denied. "
+    text, g = stream_tool_turn(
+        client, question, "claims", CLAIMS_TOOL,
+        right + "The dental extraction claim from March 4 was denied. Most cats with dental "
+        "disease recover fully within two weeks.", REDACT_ALL)
+    kept, wrong, general = g["sentences"]
+    assert kept["action"] == "release" and text.startswith(right), g
+    assert wrong["action"] != "release" and wrong["explanation"]["basis"] == "value_changed"
+    assert general["action"] != "release" and general["explanation"]["basis"] == "general"
+    assert general["explanation"]["kind"] == "unverifiable"
+
+
+OLIVES_TOOL = json.dumps({"producer": "Sierra Olivar", "lots": [
+    {"lot": "L-101", "olives_kg": 18400, "oil_l": 3220},
+    {"lot": "L-102", "olives_kg": 21600, "oil_l": 3996}], "totals": {"olives_kg": 40000,
+                                                                      "oil_l": 7216}})
+
+
+def test_a_quantity_said_again_wrongly_after_a_hedge_is_stopped(client, placeholder):
+    """Through the real server: "40,000 kg of olives ..., roughly 400 tonnes" restates
+    the total a hundred times over (9d8414c only marked it); "roughly 40 tonnes" reaches
+    the client verbatim."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    question = "How much did the mill press this season?"
+    right = "In total, 40,000 kg of olives went through the mill, roughly 40 tonnes. "
+    text, g = stream_tool_turn(client, question, "lots", OLIVES_TOOL,
+                               right + right.replace("roughly 40 tonnes", "roughly 400 tonnes"))
+    kept, wrong = g["sentences"]
+    assert kept["action"] == "release" and text.startswith(right), g
+    assert wrong["action"] != "release" and wrong["explanation"]["basis"] == "value_changed"

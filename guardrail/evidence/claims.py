@@ -13,9 +13,10 @@
 from __future__ import annotations
 
 import re
-from typing import Collection
+from typing import Collection, Sequence
 
 from guardrail.evidence.arithmetic import MEAN, SUM
+from guardrail.evidence.values import Number
 from guardrail.evidence.words import WORD, content_words, stem
 
 META_WORDS = frozenset("""
@@ -66,14 +67,17 @@ _MOST_DO = re.compile(r"^\W*(?:most|many)\s+(?!of\b)(?:[a-z-]+\s+){0,4}?[a-z-]+s
                       r"told|wrote|did|met|set|put|cost|hit|read)\b)([a-z]+)\b", re.I)
 
 
-def general(sentence: str, valued: bool = False) -> bool:
+def general(sentence: str, said: Sequence[Number] = (), missing: Sequence[Number] = ()
+            ) -> bool:
     """The sentence says what usually happens ("Maintenance crews usually clear faults
     like these within a day.") or what most of a kind do: a claim about the world
     beside the grounding, which a tool result, reporting what is, seldom makes
-    (features.py weighs it against the words the grounding holds).  ``valued``: every
-    value it states stands in the grounding, one at least no percentage, so what most do
-    is the grounding's ("Most walkers finish the trail in 6 hours" for
-    ``typical_duration_min: 360``; "Most groups tip about 20%" is no record's)."""
+    (features.py weighs it against the words the grounding holds).  Where the grounding
+    holds every value it states (``said``; none ``missing``), one at least neither a
+    percentage nor a count, what most do is the grounding's ("Most walkers finish the
+    trail in 6 hours" for ``typical_duration_min: 360``; "Most groups tip about 20%",
+    "Most cats recover within two weeks" are no record's)."""
+    valued = not missing and any(not n.percent and n.kind != "count" for n in said)
     return _GENERAL.search(sentence) is not None or not valued and bool(
         (m := _MOST_DO.search(sentence)) and not m[1].lower().endswith("ed"))
 

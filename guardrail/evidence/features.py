@@ -363,7 +363,7 @@ class ContextEvidence:
                 n.kind not in ("date", "time") and n not in missing
                 and not _IN_HANDLE.search(sentence, max(0, n.start - 2), n.start + 1)
                 for n in nums)), self.structured and found < GENERAL_WORDS * len(stems)
-            and general(sentence, not missing and any(not n.percent for n in nums)),
+            and general(sentence, nums, missing),
             unlisted(sentence, self.stems) if self.structured else None)
 
 
