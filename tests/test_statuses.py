@@ -94,6 +94,9 @@ def test_a_status_said_as_a_kind_its_record_cannot_be_is_changed(context, senten
     (CLAIMS, "The annual wellness exam claim from May 27 was denied."),
     (CLAIMS, "The dental extraction claim was approved and paid out $387."),
     (CLAIMS, "The thyroid bloodwork claim is still under review."),
+    (CLAIMS, "The annual wellness exam claim was not approved."),
+    (CLAIMS, "Online claims are accepted around the clock, and the thyroid bloodwork one "
+             "is still under review."),
     # someone approving something is no record's decision
     (CLAIMS, "The wellness exam claim was denied, though the vet had approved the visit."),
 ])

@@ -137,9 +137,9 @@ def _declined(sentence: str, nums: Sequence[Number], quantities, i: int) -> bool
     """The ``i``-th quantity and the next are no value said again: not said so (", or",
     "which is", "(" right after it), another value between them ("40 kg of flour in 2
     bags, or"), an amount each ("at 750 ml a bottle, that's"; "826.5 kg of feed, about 207
-    grams for every egg"), a difference ("which is
-    23 cm below"), one of several ("520 bottles of 330 ml, or"), a modifier ("a
-    2,500-hour lamp"), a range, or a value in two units ("5 feet 4 inches (1.63 m)")."""
+    grams for every egg"), a difference ("which is 23 cm below"), one of several ("520
+    bottles of 330 ml, or"), a modifier ("a 2,500-hour lamp"), a range, or a value in two
+    units ("5 feet 4 inches (1.63 m)")."""
     (a, _), (b, ub) = quantities[i], quantities[i + 1]
     after_a, after_b = units.unit_end(sentence, a), units.unit_end(sentence, b)
     gap = sentence[after_a:b.start]

@@ -66,8 +66,9 @@ _KINDS = {
                 r"order|fully operational|(?:is|are|was|were) (?:\w+ )?operational|"
                 r"functioning (?:normally|properly)|back in service"),
     "approved": (r"approved|accepted|granted|authori[sz]ed|paid",
-                 r"(?:was|were|been|is|are|got)\s+(?:\w+\s+)?(?:approved|accepted|"
-                 r"granted|authori[sz]ed)"),
+                 r"(?:was|were|been|got)\s+(?:(?!not\b|never\b)\w+\s+)?(?:approved|accepted|"
+                 r"granted|authori[sz]ed)|(?:is|are)\s+(?:(?!not\b|never\b)\w+\s+)?"
+                 r"(?:approved|granted|authori[sz]ed)"),  # "Walk-ins are accepted": a rule
     "denied": (r"denied|rejected|declined|refused|disallowed",
                r"denied|rejected|declined|refused|turned down"),
     "open": (r"open|unresolved|under review|in review",
@@ -101,8 +102,9 @@ _COUNTED = re.compile(r"\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|te
                       r"none|several|most|many|some|few)\s+(?:of\b|are\b|were\b|is\b|was\b|"
                       r"have\b|has\b|had\b|(?:\w+\s+)?(?:succeeded|failed|finished|completed))",
                       re.I)
-_DATE = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}"
-                   r"(?:st|nd|rd|th)?(?:,?\s+\d{4})?\b", re.I)
+_DATE = re.compile(r"\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|"
+                   r"aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+                   r"\.?\s+\d{1,2}(?:st|nd|rd|th)?(?:,?\s+\d{4})?\b", re.I)
 # the sentences joined in one ("The sink was fixed, and the ant request was cancelled")
 _PARTS = re.compile(r";\s+|,\s+(?:and|but|while|whereas|so|though|although)\s+|"
                     r"\s+(?:but|while|whereas|although|though)\s+", re.I)
