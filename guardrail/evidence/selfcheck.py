@@ -40,15 +40,15 @@ errors read here are gross ("2,240 kg, or about 22.4 tonnes")."""
 HEDGED = 0.03
 """The share of a hedged value ("about", "roughly") its worked-out value may be off, beyond
 twice its written precision ("about 80 °F" for 78.1 °F)."""
-_APPROX = r"(?:about |roughly |around |approximately |nearly |almost |some |just )?"
+_HEDGES = "about|roughly|around|approximately|nearly|almost|some"
+_APPROX = rf"(?:(?:{_HEDGES}|just) )?"
 # the same quantity said again: "2,240 kg, or about 2.2 tonnes", "25.6 °C (78 °F)"
 _SAID_AGAIN = r"(?:or|which is|which comes to|that's|that is|i\.e\.,?|equal to|the equivalent of)"
 # right after the value's unit: "2,240 kg, or about 2.2 tonnes", "610 feet (190 m)"
 _AGAIN = re.compile(rf"\s*(?:\(\s*|,\s*{_SAID_AGAIN}\s+|(?:or|which is|that's|i\.e\.,?)\s+"
-                    rf"(?=about |roughly |around |approximately |nearly |almost |some |just ))"
+                    rf"(?=(?:{_HEDGES}|just) ))"
                     rf"{_APPROX}", re.I)  # "30 days or 30 years": two values, not one
-# hedged alone after words about it: "96,300 kg of olives went to the mill, roughly 96 t"
-_HEDGE = r"(?:about|roughly|around|approximately|nearly|almost|some) "
+_HEDGE = rf"(?:{_HEDGES}) "  # alone after words about it: "96,300 kg of ..., roughly 96 t"
 # after words about it: "56,530 kg of material in the week of March 3, which is about 56 t"
 _LATER = re.compile(rf"[^();]*,\s*(?:{_SAID_AGAIN}\s+{_APPROX}|{_HEDGE})", re.I)
 _RANGE_END = re.compile(r"(?:\d\s*(?:to|-|–|—|and|by|x|×)\s*(?:about |roughly |around )?|"

@@ -36,6 +36,7 @@ from typing import Collection, Optional, Sequence
 
 from guardrail.evidence.field import Field
 from guardrail.evidence.keys import WORDS, Owned, Stem
+from guardrail.evidence.values import numbers
 
 # each kind: how a field's value names it (the value, "_" read as " ") and how a sentence does
 _KINDS = {
@@ -102,9 +103,6 @@ _COUNTED = re.compile(r"\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|te
                       r"none|several|most|many|some|few)\s+(?:of\b|are\b|were\b|is\b|was\b|"
                       r"have\b|has\b|had\b|(?:\w+\s+)?(?:succeeded|failed|finished|completed))",
                       re.I)
-_DATE = re.compile(r"\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|"
-                   r"aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
-                   r"\.?\s+\d{1,2}(?:st|nd|rd|th)?(?:,?\s+\d{4})?\b", re.I)
 # the sentences joined in one ("The sink was fixed, and the ant request was cancelled")
 _PARTS = re.compile(r";\s+|,\s+(?:and|but|while|whereas|so|though|although)\s+|"
                     r"\s+(?:but|while|whereas|although|though)\s+", re.I)
@@ -122,10 +120,19 @@ def status_of(value: str) -> Optional[str]:
     return next((k for k, p in _VALUE.items() if p.fullmatch(text)), None)
 
 
+def _undated(clause: str) -> str:
+    """``clause`` with its dates blanked (``values.numbers`` reads them)."""
+    for n in numbers(clause):
+        if n.kind == "date":
+            clause = clause[:n.start] + " " * (n.end - n.start) + clause[n.end:]
+    return clause
+
+
 def _said(clause: str) -> tuple[set[str], set[str]]:
     """The kinds a clause says, and those it says negated ("has not shipped yet")."""
     said, negated = set(), set()
-    if _COUNTED.search(_DATE.sub(" ", clause)):  # "from May 27 was": no count
+    # "the claim from May 27 was ...": a date's day is no count
+    if _COUNTED.search(clause) and _COUNTED.search(_undated(clause)):
         return said, negated
     for kind, p in _SAID.items():
         for m in p.finditer(clause):
