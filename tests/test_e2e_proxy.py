@@ -1560,3 +1560,79 @@ def test_a_quantity_said_again_wrongly_after_a_hedge_is_stopped(client, placehol
     kept, wrong = g["sentences"]
     assert kept["action"] == "release" and text.startswith(right), g
     assert wrong["action"] != "release" and wrong["explanation"]["basis"] == "value_changed"
+
+
+HIRE_TOOL = json.dumps({"contract": "HC-1001", "currency": "USD", "charges": [
+    {"invoice": "INV-1", "period": "2025-09-01/2025-09-07", "amount_cents": 64500, "paid": True},
+    {"invoice": "INV-2", "period": "2025-09-08/2025-09-12", "amount_cents": 46000,
+     "paid": False, "due": "2025-09-22"}]})
+
+
+def test_two_records_states_said_both_ways_pass_and_outstanding_is_unpaid(client, placeholder):
+    """Through the real server: "$645.00 for the first week, which is paid, and $460.00
+    ..., which is still outstanding" reaches the client verbatim (589a061 redacted it as
+    the second invoice's ``paid`` said otherwise); the first invoice said outstanding is
+    a value changed (589a061 released it)."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    right = ("You've been invoiced $645.00 for the first week, which is paid, and $460.00 "
+             "for September 8 to 12, which is still outstanding. ")
+    text, g = stream_tool_turn(client, "Where do my hire invoices stand?", "charges", HIRE_TOOL,
+                               right + "The $645.00 invoice for the first week is still "
+                               "outstanding.", REDACT_ALL)
+    kept, wrong = g["sentences"]
+    assert kept["action"] == "release" and text.startswith(right), g
+    assert wrong["action"] != "release" and wrong["explanation"]["basis"] == "value_changed"
+
+
+LOANS_TOOL = json.dumps({"patron": "LIB-1", "loans": [
+    {"title": "Braiding Sweetgrass", "due_date": "2025-10-14", "renewals_used": 1,
+     "renewable": False},
+    {"title": "Sourdough Basics", "due_date": "2025-10-20", "renewals_used": 0,
+     "renewable": True}]})
+
+
+def test_a_thing_not_yet_done_passes_and_one_that_cannot_be_done_is_checked(client,
+                                                                             placeholder):
+    """Through the real server: "you haven't renewed it yet" of a ``renewable`` loan says
+    what was done, not what can be, and reaches the client verbatim (589a061 redacted
+    it); "can't be renewed" of it is still a value changed."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    right = "Sourdough Basics isn't due until October 20, and you haven't renewed it yet. "
+    text, g = stream_tool_turn(client, "What do I have out from the library?", "loans",
+                               LOANS_TOOL, right + "Sourdough Basics is due on October 20 and "
+                               "can't be renewed.", REDACT_ALL)
+    kept, wrong = g["sentences"]
+    assert kept["action"] == "release" and text.startswith(right), g
+    assert wrong["action"] != "release" and wrong["explanation"]["basis"] == "value_changed"
+
+
+STATEMENT_TOOL = json.dumps({"loan": "ML-1", "total_payment_due_cents": 267450,
+                             "payment_breakdown": {"principal_cents": 59214,
+                                                   "interest_cents": 159500,
+                                                   "escrow_cents": 48736}})
+RESALE_TOOL = json.dumps({"listing": {"section": "118", "seats": ["7", "8", "9", "10"]},
+                          "sales": [{"order": "ORD-1", "seats": ["7", "8"],
+                                     "sale_price_cents_each": 16500, "transferred": True},
+                                    {"order": "ORD-2", "seats": ["9"],
+                                     "sale_price_cents_each": 15000, "transferred": False}]})
+
+
+def test_amounts_named_and_added_up_wrongly_are_stopped_a_seat_said_by_number_passes(
+        client, placeholder):
+    """Through the real server: "Principal and interest together account for $2,178.14"
+    where they add up to $2,187.14 is a value changed (589a061 only marked it); "Seat 9
+    sold for $150" of a sale holding ``seats: ["9"]`` and ``sale_price_cents_each: 15000``
+    reaches the client verbatim (589a061 redacted it as the seat count said otherwise)."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    right = "Principal and interest together account for $2,187.14 of the payment. "
+    text, g = stream_tool_turn(client, "How is my October payment split?", "statement",
+                               STATEMENT_TOOL, right + right.replace("2,187.14", "2,178.14"))
+    kept, wrong = g["sentences"]
+    assert kept["action"] == "release" and text.startswith(right), g
+    assert wrong["action"] != "release" and wrong["explanation"]["basis"] == "value_changed"
+    seat = "Seat 9 sold for $150, but it hasn't been transferred yet."
+    text, g = stream_tool_turn(client, "How is my resale going?", "sales", RESALE_TOOL, seat)
+    assert text == seat and g["sentences"][0]["action"] == "release", g

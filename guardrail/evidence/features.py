@@ -33,7 +33,7 @@ from guardrail.evidence.extras import unlisted
 from guardrail.evidence.fields import Fields
 from guardrail.evidence.group_states import field_check
 from guardrail.evidence.lexicon import CALENDAR
-from guardrail.evidence.misadded import Holders, adjusting, misadded, misgrouped, rescaled
+from guardrail.evidence.misadded import Holders, adjusting, misadded, misgrouped, misnamed, rescaled
 from guardrail.evidence.selfcheck import miscalculated
 from guardrail.evidence.ratios import per_key, table
 from guardrail.evidence.records import Records, enclosing, numbered
@@ -230,7 +230,7 @@ class ContextEvidence:
                      if f.path.rsplit(" > ", 1)[-1] == key), None) if key else \
             misadded(sentence, missing, columns, self._adjusted) \
             or misgrouped(sentence, missing, named, before) \
-            or miscalculated(sentence, missing, nums) \
+            or miscalculated(sentence, missing, nums) or misnamed(sentence, missing, self.fields) \
             or resummed(sentence, before, missing, nums) \
             or misshared(sentence, before, missing, nums)
 

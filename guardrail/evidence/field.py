@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import Collection, Optional, Sequence
+from typing import Callable, Collection, Optional, Sequence
 
 from guardrail.evidence import units
 from guardrail.evidence.stored import StoredValues
@@ -62,6 +62,8 @@ _WHICH = frozenset("level floor gate bay aisle row room platform track lane pier
 _ATTRIBUTIVE = re.compile(r"\b(?:your|the|this|that|its|their|his|her|our|my)\s+$", re.I)
 # a rate for each of some things: "$28 per player", "about $28 a player"
 _PER_THING = re.compile(r"\s?(?:per|a|an|each|every|for each|for every)\s+([A-Za-z]+)", re.I)
+# "1.2 cents of value per mile": a unit (and what of) between the number and its thing
+_RATE_AFTER = re.compile(r"\s+[A-Za-z]+(?:\s+of\s+[A-Za-z]+)?" + _PER_THING.pattern, re.I)
 _NOUN_AFTER = re.compile(r"\s+(?!(?:at|on|in|to|from|until|by|and|or|is|was|for)\b)[a-z]")
 
 # an identifier: letters and digits in one token ("v1.9.2", "B42", "RR423152050", "2.14.0-rc1")
@@ -70,6 +72,10 @@ HANDLE = re.compile(r"(?<![\w.\-])(?=[\w.\-]*\d)(?=[\w.\-]*[A-Za-z])"
 MEASURE = re.compile(r"\d+(?:\.\d+)?(?:-[A-Za-z]+)+")
 GLUED = re.compile(r"\d{1,4}[A-Za-z]{1,2}\b")  # a seat or a gate as written: "14C", "12A"
 NAME_ID = re.compile(r"[A-Za-z][A-Za-z\d]*(?:[-_/][A-Za-z\d]+)*[-_/]\d+")  # "BK-2291"
+CHANGE = re.compile(r"\b(?:above|below|under|over|beyond|short of|more than|less than)\s+"
+                    r"(?:its|your|their|his|her|you|they|he|she|we)\b|" + DIFFERENCE + r"|\b(?:"
+                    r"gained|lost|put on|dropped|rose|fell)\s+(?:by\s+)?(?:about\s+)?\d", re.I)
+# "6 kg above its", "3.4 kg more than you declared", "he has gained 69 kg": a change
 
 
 @dataclass(frozen=True)
@@ -109,16 +115,46 @@ def states(sentence: str, n: Number, f: Field) -> bool:
         units.close(n, u, v, unit) for v in f.values.numbers))
 
 
+_DUE = re.compile(r"\b(?:due|deadline)(?:\s+(?:on|by|date|is|of))?\s*$", re.I)
+
+
 def keyed(sentence: str, n: Number, f: Field) -> bool:
     """``n`` is no value of the field: the period or size the key itself names ("in the
-    last 24 hours" for ``evaluations 24h``), or a time span where the key names no time
-    ("in just under 7 minutes" for ``deploys 30d: 11``)."""
+    last 24 hours" for ``evaluations 24h``), a time span where the key names no time
+    ("in just under 7 minutes" for ``deploys 30d: 11``), or a date said due where the
+    key names no due date."""
     digits = re.findall(r"\d+", sentence[n.start:n.end])
     if digits and all(d in re.findall(r"\d+", f.name) for d in digits):
         return True
+    if n.kind == "date" and _DUE.search(sentence, 0, n.start) and not _DUE.search(f.path):
+        return True  # "That August bill is due on August 25": no ``bill date``
     u = units.unit_after(sentence, n) if n.kind == "number" else None
     return bool(u and u.dim == "time" and not _TIME_KEY.search(f.name)
                 and not f.values.has(n))
+
+
+_ABLE = re.compile(r"\b([a-z]{4,}?)l?[ai]ble\b", re.I)  # ``renewable``, ``cancellable``
+_DONE = re.compile(r"\b(?:ha(?:ve|s|d)|ha(?:ve|s|d)n['’]t|was|were|wasn['’]t|weren['’]t|"
+                   r"already|been|you|they|we|I)\s+(?:(?:not|never|yet|just|already|been)\s+)?$",
+                   re.I)  # "you haven't renewed", "was refunded"; not "is refunded"
+
+
+def done_not_able(name: str, sentence: str) -> bool:
+    """The sentence says a thing was done ("you haven't renewed it yet"), not whether it
+    can be (``renewable``; "can't be renewed", "is refunded if you cancel" say that)."""
+    for root in _ABLE.findall(name):
+        forms = list(re.finditer(rf"\b{root}\w*", sentence, re.I))
+        if forms and all(m[0].lower().endswith("ed") and _DONE.search(sentence, 0, m.start())
+                         for m in forms):
+            return True
+    return False
+
+
+def labelled(sentence: str, n: Number, f: Field, stem: Callable[[str], str]) -> bool:
+    """``n`` is said after a word naming the key of ``f`` ("Seat 9 sold on ...", "in
+    seats 7 and 8" for ``seats: 9``): its value as a label, whatever word follows."""
+    m = re.search(r"([A-Za-z]+)\s+(?:\d+\s*(?:,|and|&)\s*)*$", sentence[:n.start])
+    return bool(m) and n.kind == "number" and any(stem(m[1]) == k for k in f.key)
 
 
 def rate_over(sentence: str, n: Number, f: Field, keys: Collection[tuple[int, str]]) -> bool:
@@ -126,7 +162,7 @@ def rate_over(sentence: str, n: Number, f: Field, keys: Collection[tuple[int, st
     player" beside ``players: 6``), so no value of ``players`` or ``price usd: 168``;
     ``price per player: 28`` it may be.  ``keys``: (record, last key segment) of every
     field."""
-    m = _PER_THING.match(sentence, n.end)
+    m = _PER_THING.match(sentence, n.end) or _RATE_AFTER.match(sentence, n.end)
     return bool(m) and any((f.record, m[1].lower() + s) in keys for s in ("", "s")) \
         and not re.search(r"\bper\b", f.name)
 

@@ -28,15 +28,17 @@ from guardrail.evidence.arithmetic import MEAN as _MEAN, SUM as _SUM
 from guardrail.evidence.columns import Group, by_key, columns_of, groups
 from guardrail.evidence.currency import coded, mentioned, minor_units, other_currency
 from guardrail.evidence.field import (
-    DIFFERENCE, GLUED, HANDLE, MEASURE, NAME_ID, Field, FieldCheck, attributive, comparable,
-    dated_elsewhere, keyed, no_count_of, over_records, rate_over, states, whole_after_of)
+    CHANGE, GLUED, HANDLE, MEASURE, NAME_ID, Field, FieldCheck, attributive, comparable,
+    dated_elsewhere, keyed, labelled, no_count_of, rate_over, states, whole_after_of)
 from guardrail.evidence.keys import (
-    WORDS, Owned, Stem, clauses, compared, denied, echo, flag_said, has, in_a_row, joined,
+    WORDS, Stem, clauses, compared, echo, flag_said, has, in_a_row, joined,
     key_stems, name_words, naming, negated_words, own_paths, pairs, path_words, phrases)
 from guardrail.evidence.lexicon import FLAGS, NULLS, OPPOSITES, REVERSE, STATE
+from guardrail.evidence.owned import Owned
 from guardrail.evidence.records import blanked, whole_names
 from guardrail.evidence.statuses import Statuses
 from guardrail.evidence.stored import StoredValues
+from guardrail.evidence.swapped import swapped_value
 from guardrail.evidence.totals import is_total
 from guardrail.evidence.values import Number
 
@@ -46,10 +48,6 @@ _ITEMS = re.compile(r",\s*(?:and\s+|or\s+)?")
 _BOUNDS = ("min", "max", "minimum", "maximum", "limit", "range", "threshold", "target", "cap",
            "low", "high", "lower", "upper", "floor", "ceiling", "warn", "warning", "window")
 _NOTED = re.compile(r"([A-Za-z]+)\s*[(,;]")
-_COMPARED = re.compile(r"\b(?:above|below|under|over|beyond|short of|more than|less than)\s+"
-                       r"(?:its|your|their|his|her|you|they|he|she|we)\b|" + DIFFERENCE + r"|\b(?:"
-                       r"gained|lost|put on|dropped|rose|fell)\s+(?:by\s+)?(?:about\s+)?\d", re.I)
-# "6 kg above its", "3.4 kg more than you declared", "he has gained 69 kg": a change
 
 
 class Fields:
@@ -136,8 +134,21 @@ class Fields:
         # no names: stopwords and the keys' words ("SSO" for ``sso_provider``)
         self._not_names = stopwords | frozenset(
             stem(w) for path, _, _, _ in found for w in WORDS.findall(path.replace("_", " ")))
-        self._owned = Owned(self._record_words, self._not_names)  # no key's words
+        self._owned = Owned(self._record_words, self._not_names, self._record_values)
         self._statuses = Statuses(self.fields, self._owned, stem, lines)
+
+    @property
+    def record_values(self) -> dict[int, StoredValues]:
+        """Each record's values, read once (-1: the result's own, outside its records)."""
+        return self._record_values
+
+    @property
+    def owned(self) -> Owned:
+        return self._owned
+
+    def of_key(self, record: int, name: str) -> list[int]:
+        """The indices in ``fields`` of the record's fields of the key ``name``."""
+        return self._by_key.get((record, name), [])
 
     def words_of(self, records: Collection[int]) -> set[str]:
         """The stems of the values of ``records`` (their names, states, ...)."""
@@ -183,7 +194,7 @@ class Fields:
             # value worked out ("he averaged 26.6 points") or a comparison ("15 more") does
             at = [i for i, (_, _, st) in enumerate(parts) if any(has(k, st) for k in f.key)]
             apart = {i for i in at if any(parts[i][0] <= w < parts[i][1] for w in worked)
-                     or _COMPARED.search(sentence, parts[i][0], parts[i][1])}
+                     or CHANGE.search(sentence, parts[i][0], parts[i][1])}
             # the next clause, unless it names a field of its own ("... but his average")
             scope = [parts[j][:2] for i in at if i not in apart for j in (i, i + 1)
                      if j < len(parts) and (j == i or not keys_in[j] - {f.key})
@@ -196,8 +207,9 @@ class Fields:
                     states(sentence, n, f) and not any(g.values.has(n) for g in named
                                                         if g is not f)
                     for n in nums if n not in inside)  # value, said before the clause
-                    or f.flag is not None and (self._owned.said_of_others(parts, f.key, f.record)
-                                               or dated_elsewhere(inside, f, self.fields))):
+                    or f.flag is not None and (
+                        self._owned.said_of_others(sentence, parts, f, self.stem, nums)
+                        or dated_elsewhere(inside, f, self.fields))):
                 v = None  # a yes/no said only in clauses naming another record's words or times
             if v is not None:
                 verdicts.setdefault(f.name, []).append((v, f))
@@ -222,12 +234,12 @@ class Fields:
             # Roller Restorations has ...": the shop's name, no record's part)
             plain = blanked(sentence, self._whole) or sentence
             mine = self.words_of(about) - self.words_of(set(self._record_words) - about)
-            own = [st for st in joined(plain, self.stem) if st & mine]
+            own = [st for _, _, st in joined(plain, self.stem) if st & mine]
             line = self._swapped((set().union(*own) if own else naming(plain, self.stem)[0])
                                  - negated_words(words, self.stem), about, tuple(w.lower() for w
                                  in words), {self.stem(w) for m in self._phrases.finditer(sentence)
                                           for w in m[0].split()}
-                                 ) or self._swapped_value(sentence, nums, about)
+                                 ) or swapped_value(self, sentence, nums, about)
         line = line or next((self.lines[i] for i in other_currency(
             sentence, self._currencies, about)), None) or self._opposite(
             [m[3].lower() for m in STATE.finditer(sentence) if not (m[1] or m[2])], said, about
@@ -282,27 +294,6 @@ class Fields:
                     return self.lines[mine[0].line]
         return None
 
-    def _swapped_value(self, sentence: str, nums: Sequence[Number], about: set[int]
-                       ) -> Optional[str]:
-        """The line of a field of its record given another record's number unnamed ("Paper
-        Kites came out in 1987": its year 1974, another's 1987), not left of a whole in it."""
-        for n in nums:  # a time or date often says which record ("the 5 PM reading")
-            if n.kind in ("count", "time", "date") or n.hedged or denied(sentence, n.start) \
-                    or any(r in self._record_values and self._record_values[r].has(n)
-                           or n.value in self.remainders.get(r, ()) for r in about | {-1}):
-                continue
-            holders = [f for f in self.fields if f.record not in about and not f.listed
-                       and f.values.has(n) and comparable(n, f, sentence)]  # "40-minute"
-            mine = [self.fields[k] for f in holders for r in about
-                    for k in self._by_key.get((r, f.name), ())]
-            # "the biggest being $82.40 ... and $64.18": several records' values; "3
-            # agricultural tyres" in all, "from 13.6 to 15.1 g": over the records
-            if holders and mine and len({f.name for f in holders}) == 1 and not any(
-                    m.start != n.start and g.values.has(m) for m in nums for g in mine + holders
-            ) and not over_records(n, nums, self.columns, holders[0].name):
-                return self.lines[mine[0].line]
-        return None
-
     def _verdict(self, f: Field, sentence: str, nums: Sequence[Number], stems: set[str],
                  negated: set[str], names: set[str], held: list[StoredValues],
                  new_handle: bool = False, mine: frozenset[str] | set[str] = frozenset()
@@ -316,6 +307,8 @@ class Fields:
             said = {m[0].lower() for n in nums if (m := GLUED.match(sentence, n.start))}
             return (f.value.strip().lower() in said) if said else None
         if f.values.any:
+            if any(f.values.has(n) and labelled(sentence, n, f, self.stem) for n in nums):
+                return True  # "Seat 9 sold on ...": its value said as a label
             mine = [n for n in nums if comparable(n, f, sentence) and not keyed(sentence, n, f)
                     and not self._quantity_of_other(sentence, n, f) and not (  # "the three
                         _MEAN.search(sentence, max(0, n.start - 40), n.start)  # average 21 g"

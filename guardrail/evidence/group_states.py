@@ -40,6 +40,7 @@ from guardrail.evidence.counted import singular
 from guardrail.evidence.fields import Fields
 from guardrail.evidence.lexicon import CALENDAR
 from guardrail.evidence.keys import CLAUSE, WORDS, has, naming, negates
+from guardrail.evidence.owned import both_ways
 from guardrail.evidence.values import Number, numbers, parts_of
 
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
@@ -47,6 +48,7 @@ _CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
 _GROUP = re.compile(r"\bboth\b|\ball (?:of|the|these|those|its|their|your|\d+|two|three|"
                     r"four|five|six|seven|eight|nine|ten)\b", re.I)
 _SMALL = "two three four five six seven eight nine ten eleven twelve".split()
+_VERBS = frozenset({"have", "has", "are", "were", "is", "was"})
 _OF_THEM = re.compile(rf"\b(\d+|{'|'.join(_SMALL)}) of (?:them|those|these)\b", re.I)
 _NOUN = re.compile(r"\s+([A-Za-z]+)")
 # the whole of a part ("three of Dry Creek Farms' five pivots"), the rest of a group
@@ -118,9 +120,19 @@ def counted_flag(fields: Fields, sentence: str) -> Optional[str]:
         for (_, key), held in by_key.items():
             if counts(held) and part <= len(held) and all(has(k, stems | negated)
                                                           for k in key):
-                state = _state_said(said, key, stems, negated)
+                st, ng = stems, negated
+                if counts.whole:  # its own clause says the state it counts, if it names the
+                    #               key ("two of them planned and three unplanned"); no other
+                    #               where the sentence says the key both ways ("Two of the
+                    #               stalls haven't been assigned: MS-03, without power, ...")
+                    own = naming(_own(sentence, end), fields.stem)
+                    if all(has(k, own[0] | own[1]) for k in key):
+                        st, ng = own[0], own[1]
+                    elif both_ways(CLAUSE.split(sentence), key, fields.stem):
+                        continue
+                state = _state_said(said, key, st, ng)
                 if sum(f.flag == state for f in held) != part and len(_holding(
-                        fields, sentence[end:], clause, key, held, said, stems, negated)) != part:
+                        fields, sentence[end:], clause, key, held, said, st, ng)) != part:
                     other = [f for f in held if f.flag != state] or held
                     return fields.lines[other[0].line]
     return None
@@ -220,7 +232,10 @@ class _Counts:
         self.fields, self.whole, self.noun = fields, whole, noun
 
     def __call__(self, held: Sequence[Field]) -> bool:
-        return len(held) == self.whole if self.whole else _list_of(self.fields, held) == self.noun
+        if self.whole:
+            return len(held) == self.whole
+        listed = _list_of(self.fields, held)  # "Six have checked in": the one list's
+        return listed == self.noun or self.noun.lower() in _VERBS and listed != ""
 
 
 _OF_THEM = re.compile(r"\b(\d+|[a-z]+)\s+of\s+them\b", re.I)
@@ -249,7 +264,8 @@ def _wholes(fields: Fields, sentence: str) -> list[tuple[int, int, _Counts]]:
     for n in numbers(sentence):
         if n.kind == "count" and n.value.is_integer() and n.value >= 2 and n.end not in wholes \
                 and not _PART_BEFORE.search(sentence, 0, n.start) \
-                and (m := _NOUN.match(sentence, n.end)):
+                and (m := _NOUN.match(sentence, n.end)) \
+                and (m[1].lower() not in _VERBS or _opens(sentence, n.start)):
             found.append((int(n.value), m.end(), _Counts(fields, noun=singular(m[1]))))
     return found
 
@@ -259,6 +275,20 @@ def _clause(sentence: str, at: int) -> str:
     listed: four confirmed, ..." says no state of the six)."""
     cut = _CUT.search(sentence, at)
     return sentence[at:cut.start() if cut else len(sentence)]
+
+
+def _opens(sentence: str, at: int) -> bool:
+    """``at`` starts its clause: "Six have checked in", "..., and three are unpaid"; not
+    "The first three are", "a table for two has"."""
+    a = max((m.end() for m in _CUT.finditer(sentence, 0, at)), default=0)
+    return sentence[a:at].strip().lower() in ("", "and", "but", "while", "so")
+
+
+def _own(sentence: str, at: int) -> str:
+    """The clause (``CLAUSE``) of the sentence that ``at`` falls in."""
+    a = max((m.end() for m in CLAUSE.finditer(sentence, 0, at)), default=0)
+    cut = CLAUSE.search(sentence, at)
+    return sentence[a:cut.start() if cut else len(sentence)]
 
 
 def _list_of(fields: Fields, held: Sequence[Field]) -> str:

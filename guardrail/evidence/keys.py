@@ -8,7 +8,7 @@ and a sentence's clauses (where what it says of a key stands).
     own_paths(fields, stems, ...)       of one key's fields, those whose own path words it names
     name_words(sentence, stem, ignored) the words naming things, where they stand
     clauses(sentence, stem)             (start, end, stems) of each clause
-    joined(sentence, stem)              the stems of each sentence joined in it
+    joined(sentence, stem)              (start, end, stems) of each sentence joined in it
     naming(text, stem)                  the stems a text names keys by, plainly or negated
     negated_words(words, stem)          the stems a negation governs
     clause_negated(sentence, key, stem) the clause naming a key is negated
@@ -24,7 +24,7 @@ import re
 from typing import Callable, Collection, Iterable, Optional, Sequence
 
 from guardrail.evidence import units
-from guardrail.evidence.field import Field
+from guardrail.evidence.field import Field, done_not_able
 from guardrail.evidence.lexicon import (CALENDAR, DEMONYMS, GENERIC, IDENTITY, NEGATIONS,
                                         NOT_NAMING, OPPOSITES, PHRASES, SAME, TITLES, UNITS,
                                         ZONES)
@@ -167,17 +167,24 @@ def clauses(sentence: str, stem: Stem) -> list[tuple[int, int, set[str]]]:
     return out
 
 
-def joined(sentence: str, stem: Stem) -> list[set[str]]:
-    """The stems of each sentence joined in this one ("The sink was fixed, and the ant
-    request was cancelled."): parts after a semicolon or a comma and a conjunction, with
-    three words or more (a list, "navy, teal, and graphite", is one part)."""
-    return [{stem(w) for w in WORDS.findall(part)} for part in _JOINED.split(sentence)]
+def joined(sentence: str, stem: Stem) -> list[tuple[int, int, set[str]]]:
+    """Each sentence joined in this one ("The sink was fixed, and the ant request was
+    cancelled."), where it stands and the stems of its words: parts after a semicolon or
+    a comma and a conjunction, with three words or more (a list, "navy, teal, and
+    graphite", is one part)."""
+    cuts = [0, *(x for m in _JOINED.finditer(sentence) for x in m.span()), len(sentence)]
+    return [(a, b, {stem(w) for w in WORDS.findall(sentence[a:b])})
+            for a, b in zip(cuts[::2], cuts[1::2])]
+
+
+_OWED = re.compile(r"(\b(?:is|are|was|were|remains?|stays?)\s+(?:still\s+)?)outstanding\b", re.I)
 
 
 def naming(text: str, stem: Stem) -> tuple[set[str], set[str], list[str]]:
     """The stems a text names keys by, those it names negated ("closed" names ``open``
     negated, "unpaid" ``paid``, "out of service" ``in service``; "available" names ``in
     stock``), and its words and phrases in lower case."""
+    text = _OWED.sub(r"\1unpaid", text)  # "which is still outstanding": not paid
     words = WORDS.findall(text.replace("-", " "))
     stems = {stem(w) for w in words if not w[0].isdigit() and w.lower() not in NOT_NAMING}
     negated = {stem(_NEG_PREFIX.sub("", w)) for w in words if _NEG_PREFIX.match(w)} | {
@@ -300,27 +307,6 @@ def _filters(sentence: str, key: Iterable[str], stem: Stem) -> bool:
         and _PICKS.search(sentence, 0, words[i][0].start()) for i in at)
 
 
-class Owned:
-    """The words only one record of a grounding holds, read once: ``elsewhere(stems,
-    record)``, a clause (its stems) names some of another record's and none of
-    ``record``'s ("the Gruyère is the only raw-milk cheese" is no other cheese's)."""
-
-    def __init__(self, words: dict[int, set[str]], stopwords: Collection[str]):
-        every = collections.Counter(w for r, ws in words.items() if r >= 0 for w in ws)
-        self.own = {r: {w for w in ws if every[w] == 1 and w not in stopwords and len(w) > 2}
-                    for r, ws in words.items() if r >= 0}
-
-    def elsewhere(self, stems: set[str], record: int) -> bool:
-        return record in self.own and not self.own[record] & stems and any(
-            ws & stems for r, ws in self.own.items() if r != record)
-
-    def said_of_others(self, parts: Sequence[tuple[int, int, set[str]]], key: Iterable[str],
-                       record: int) -> bool:
-        """Every clause naming the whole key names only another record's words."""
-        whole = [st for _, _, st in parts if all(has(k, st) for k in key)]
-        return bool(whole) and all(self.elsewhere(st, record) for st in whole)
-
-
 def compared(said: Sequence[str], stem: Stem) -> set[str]:
     """The stems of the words a comparison names as the other side ("$1,300 more than the
     fresco", "against the Lino"): no value the sentence gives its own record; ``said``: a
@@ -354,6 +340,8 @@ def flag_said(f: Field, sentence: str, stems: set[str], negated: set[str], stem:
         stems, negated, _ = naming(sentence, stem)
         if not all(has(k, stems | negated) for k in f.key):
             return None
+    if done_not_able(f.name, sentence):
+        return None
     if (m := _PREPOSED.match(f.name)) and re.search(rf"\b{m[2][:5]}", sentence, re.I) \
             and not re.search(rf"\b(?:{m[1]}|out of)\s+(?:\w+\s+)?{m[2]}", sentence, re.I):
         return None  # "It was last serviced" says nothing of ``in service`` ("available" does)

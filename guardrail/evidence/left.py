@@ -18,7 +18,7 @@ WHOLE = re.compile(r"\b(?:capacity|cap|total|limit|max|maximum|quota|allowance|g
                    r"size|visits|allowed|on hand|in stock|stock|inventory)\b")
 USED = re.compile(r"\b(?:booked|used|occupied|taken|sold|reserved|enrolled|registered|entered|"
                   r"consumed|spent|balance|current|filled|done|completed|attending|hold|held|"
-                  r"allocated|committed)\b")
+                  r"allocated|assigned|committed)\b")
 
 
 def remainders(fields: Sequence) -> dict[int, tuple[float, ...]]:

@@ -25,19 +25,27 @@ the reading here declines.  Measured on the hand-written tool turns (docs/model-
 from __future__ import annotations
 
 import re
-from typing import Mapping, Optional, Sequence
+from itertools import combinations
+from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 
 from guardrail.evidence import units
 from guardrail.evidence.claims import part_of
 from guardrail.evidence.counted import singular
 from guardrail.evidence.field import MONEY_KEY
+from guardrail.evidence.keys import has, naming
 from guardrail.evidence.totals import Column, Group
 from guardrail.evidence.values import CURRENCY_SIGNS, Number, numbers, sort_of, word_after
 from guardrail.evidence.words import stem
 
+if TYPE_CHECKING:
+    from guardrail.evidence.fields import Fields
+
 NEAR = 0.1
 """How far from a key's total a value said as that total may be to count as miscounted."""
 RECORDS = 3  # a total over fewer records is read, not added up
+_UNIT_STEMS = frozenset(stem(w) for w in ("cents", "cent", "pence", "usd", "eur", "gbp", "amount"))
+
+
 def _singular(word: str) -> str:
     return stem(singular(word))  # "fees" and "fee" alike
 
@@ -175,6 +183,37 @@ def misgrouped(sentence: str, missing: Sequence[Number], named: Sequence[Group],
                 return f"the {key} of the {_said(f'{before} {sentence}', g.named)} " \
                     f"records add up to {written(total)}"
     return None
+
+
+def misnamed(sentence: str, missing: Sequence[Number], fields: Optional[Fields]
+             ) -> Optional[str]:
+    """The amounts of one object of the result whose keys the sentence names, added up,
+    where it says it added them ("Principal and interest together account for
+    $2,178.14" beside ``principal_cents: 59214`` and ``interest_cents: 159500``: "592.14
+    + 1,595 = 2,187.14"): a value it says so, within ``NEAR`` of one such sum and equal to
+    none."""
+    said = [n for n in missing if _added(sentence, n) and sort_of(sentence, n) in CURRENCY_SIGNS]
+    if fields is None or len(said) != 1:
+        return None
+    (n,) = said
+    stems = naming(sentence, fields.stem)[0]
+    objects: dict[tuple[str, int], list] = {}  # the money fields it names, by object
+    for f in fields.fields:
+        name = f.key - _UNIT_STEMS
+        if name and f.values.numbers and MONEY_KEY.search(f.path.rsplit(" > ", 1)[-1]) \
+                and all(has(k, stems) for k in name):
+            objects.setdefault((f.path.rpartition(" > ")[0], f.record), []).append(f)
+    sums = [(sum(f.values.numbers[0] for f in group), group) for fs in objects.values()
+            for size in range(2, min(len(fs), 4) + 1) for group in combinations(fs, size)]
+    if any(abs(total - n.value) <= n.precision for total, _ in sums):
+        return None
+    near = [(total, group) for total, group in sums
+            if n.precision < abs(n.value - total) <= NEAR * total]
+    if len(near) != 1:
+        return None
+    total, group = near[0]
+    return " + ".join(f"{fields.lines[f.line].rsplit(' > ', 1)[-1].split(':')[0]} "
+                      f"{written(f.values.numbers[0])}" for f in group) + f" = {written(total)}"
 
 
 def _said(text: str, stems: frozenset[str]) -> str:

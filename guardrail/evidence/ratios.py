@@ -31,7 +31,7 @@ def table(lines: Sequence[str], records: Sequence[int]) -> Table:
     out: Table = {}
     for line, r in zip(lines, records):  # (-1: the result's own, outside every record)
         out.setdefault(r, []).extend(  # plain amounts: no date's year, no code's digits
-            (frozenset(stem(w) for w in WORD.findall(k)), StoredValues.of(v).numbers)
+            (frozenset(stem(w) for w in WORD.findall(k)), StoredValues.of(v, key=k).numbers)
             for k, v in pairs(line) if _AMOUNT.fullmatch(v.strip()))
     return out
 

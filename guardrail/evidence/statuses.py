@@ -35,7 +35,8 @@ import re
 from typing import Collection, Optional, Sequence
 
 from guardrail.evidence.field import Field
-from guardrail.evidence.keys import WORDS, Owned, Stem
+from guardrail.evidence.keys import WORDS, Stem
+from guardrail.evidence.owned import Owned
 from guardrail.evidence.values import numbers
 
 # each kind: how a field's value names it (the value, "_" read as " ") and how a sentence does

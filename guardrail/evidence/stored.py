@@ -36,7 +36,7 @@ _ISO_SPAN = re.compile(r"\bPT(?=\d)(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?\b
 _IN_CODE = re.compile(r"(?<=[A-Za-z_])(?<!\d[Tt])(\d+)(?![\d.]*\d)(_?cents?(?![a-z]))?",
                       re.I)  # not a version, nor the hour of an ISO time ("2023-11-01T10:35")
 _HEX_ID = re.compile(r"\b[0-9a-f]*\d[0-9a-f-]{7,}\b", re.I)
-_CENTS_KEY = re.compile(r"(?:^|[\s_>])(?:cents|pence)(?:$|:|\s+per\b|\s+>)", re.I)
+_CENTS_KEY = re.compile(r"(?:^|[\s_>])(?:cents|pence)(?:$|:|\s+(?:per|each)\b|\s+>)", re.I)
 # a span in seconds that answers write as minutes and seconds ("3:10" for ``leg_s: 190``)
 _SECONDS = re.compile(r"\b(?:time|leg|split|lap|elapsed|duration|finish|length)\s"
                       r"(?:s|sec|secs|seconds):\s*(\d+(?:\.\d+)?)\s*$", re.I)
