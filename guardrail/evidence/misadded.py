@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 NEAR = 0.1
 """How far from a key's total a value said as that total may be to count as miscounted."""
 RECORDS = 3  # a total over fewer records is read, not added up
+_NAMED = 8  # amounts of one object a sentence names, at most, for their sums to be tried
 _UNIT_STEMS = frozenset(stem(w) for w in ("cents", "cent", "pence", "usd", "eur", "gbp", "amount"))
 
 
@@ -204,7 +205,8 @@ def misnamed(sentence: str, missing: Sequence[Number], fields: Optional[Fields]
                 and all(has(k, stems) for k in name):
             objects.setdefault((f.path.rpartition(" > ")[0], f.record), []).append(f)
     sums = [(sum(f.values.numbers[0] for f in group), group) for fs in objects.values()
-            for size in range(2, min(len(fs), 4) + 1) for group in combinations(fs, size)]
+            if len(fs) <= _NAMED for size in range(2, min(len(fs), 4) + 1)
+            for group in combinations(fs, size)]
     if any(abs(total - n.value) <= n.precision for total, _ in sums):
         return None
     near = [(total, group) for total, group in sums

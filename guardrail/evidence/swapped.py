@@ -6,11 +6,11 @@
 
 "Paper Kites came out in 1987" where its year is 1974 and another film's 1987.  Not where
 the number is left of a whole in its record, several records' values stand in the
-sentence, the number adds up or bounds the records, the clause holding it names the record
-that holds it and none of those the sentence is about ("the cabinet was denied, and the
-kitchen flooring was approved at $5,850"), or it lies within the record's own range of the
-key ("classes that take
-9-year-olds" beside ``age_min: 7`` and ``age_max: 10``).
+sentence, the number adds up or bounds the records, the joined clause holding it
+(``keys.joined``) names the record that holds it and none of those the sentence is about
+("the cabinet was denied, and the kitchen flooring was approved at $5,850"), or it lies
+within the record's own range of the key ("classes that take 9-year-olds" beside
+``age_min: 7`` and ``age_max: 10``).
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ class Fields(Protocol):
 
     def of_key(self, record: int, name: str) -> list[int]: ...
 
+
 _BOUND = re.compile(r"\b(?:min|max|minimum|maximum)\b")
 _OTHER_END = {"min": "max", "max": "min", "minimum": "maximum", "maximum": "minimum"}
 
@@ -67,7 +68,7 @@ def swapped_value(fields: Fields, sentence: str, nums: Sequence[Number], about: 
                 or any(_within(n, g, fields.fields) for g in mine):
             continue
         parts = parts or joined(sentence, fields.stem)
-        own = next(st for a, b, st in parts if a <= n.start < b)
+        own = next((st for a, b, st in parts if a <= n.start < b), set())
         if not any(all(fields.owned.elsewhere(own, r) for r in about)  # its clause names the
                    and (fields.owned.own.get(f.record, set()) - f.words) & own  # holder, not by
                    for f in holders):  # the value's own words ("6.80 TRY")
