@@ -37,7 +37,7 @@ if [ "$1" = judge ]; then
   exit
 fi
 if [ "$1" = blind ]; then
-  # 3. Streamed, pairs of sets with VERSION: bash run.sh blind old ej ek el em
+  # 3. Streamed, pairs of sets with VERSION: bash run.sh blind old ej ek el em en eo
   v=$2; shift 2
   while [ $# -ge 2 ]; do
     PYTHONPATH=$(pp $v) .venv/bin/guardrail bench verdicts --data $P/turns-$1.jsonl \
