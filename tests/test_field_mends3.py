@@ -1,11 +1,13 @@
-"""Fields read as the sentence means them, third round (guardrail.evidence.keys,
-.group_states, .field, .fields, .left, .ratios, .stored, .lexicon): a yes/no key said
-both ways in one sentence, a count's own clause, "outstanding" as unpaid, a thing done
-against a thing that can be done, a value said as a label, a price in cents "each", a
-date said due, seats assigned, a rate with its unit before "per", a rate in cents.  Each
-was written from a supported sentence of the hand-written sets read as a changed or
-missing value (turns-ee, -ei, -ck, -bq and, measured first, -ej/-ek); each wrong sentence
-beside it is still read so."""
+"""Fields read as the sentence means them, third round (guardrail.evidence.owned, .keys,
+.group_states, .field, .fields, .left, .ratios, .stored, .misadded, .swapped): a yes/no
+key said both ways in one sentence, a count's own clause, "outstanding" as unpaid, a
+thing done against a thing that can be done, a value said as a label, a price in cents
+"each", a date said due, seats assigned, a rate with its unit before "per", a rate in
+cents, amounts named and added up, another record's number in a clause naming it, a
+value within its record's range.  Each but the sum was written from a supported sentence
+of the hand-written sets read as a changed or missing value (turns-ee, -ei, -ck, -bq and,
+measured first, -ej/-ek and -el); the sum from a wrong one of -ek that was only marked.
+Each wrong sentence beside a right one is still read so.  All fail on 589a061."""
 
 import json
 
