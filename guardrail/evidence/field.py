@@ -133,23 +133,6 @@ def keyed(sentence: str, n: Number, f: Field) -> bool:
                 and not f.values.has(n))
 
 
-_ABLE = re.compile(r"\b([a-z]{4,}?)l?[ai]ble\b", re.I)  # ``renewable``, ``cancellable``
-_DONE = re.compile(r"\b(?:ha(?:ve|s|d)|ha(?:ve|s|d)n['’]t|was|were|wasn['’]t|weren['’]t|"
-                   r"already|been|you|they|we|I)\s+(?:(?:not|never|yet|just|already|been)\s+)?$",
-                   re.I)  # "you haven't renewed", "was refunded"; not "is refunded"
-
-
-def done_not_able(name: str, sentence: str) -> bool:
-    """The sentence says a thing was done ("you haven't renewed it yet"), not whether it
-    can be (``renewable``; "can't be renewed", "is refunded if you cancel" say that)."""
-    for root in _ABLE.findall(name):
-        forms = list(re.finditer(rf"\b{root}\w*", sentence, re.I))
-        if forms and all(m[0].lower().endswith("ed") and _DONE.search(sentence, 0, m.start())
-                         for m in forms):
-            return True
-    return False
-
-
 def labelled(sentence: str, n: Number, f: Field, stem: Callable[[str], str]) -> bool:
     """``n`` is said after a word naming the key of ``f`` ("Seat 9 sold on ...", "in
     seats 7 and 8" for ``seats: 9``): its value as a label, whatever word follows."""

@@ -24,7 +24,7 @@ import re
 from typing import Callable, Collection, Iterable, Optional, Sequence
 
 from guardrail.evidence import units
-from guardrail.evidence.field import Field, done_not_able
+from guardrail.evidence.field import Field
 from guardrail.evidence.lexicon import (CALENDAR, DEMONYMS, GENERIC, IDENTITY, NEGATIONS,
                                         NOT_NAMING, OPPOSITES, PHRASES, SAME, TITLES, UNITS,
                                         ZONES)
@@ -324,6 +324,23 @@ def in_a_row(value: str, said: Sequence[str]) -> bool:
                for x in re.split(r",|;| and ", value))
 
 
+_ABLE = re.compile(r"\b([a-z]{4,}?)l?[ai]ble\b", re.I)  # ``renewable``, ``cancellable``
+_DONE = re.compile(r"\b(?:ha(?:ve|s|d)|ha(?:ve|s|d)n['’]t|was|were|wasn['’]t|weren['’]t|"
+                   r"already|been|you|they|we|I)\s+(?:(?:not|never|yet|just|already|been)\s+)?$",
+                   re.I)  # "you haven't renewed", "was refunded"; not "is refunded"
+
+
+def _done_not_able(name: str, sentence: str) -> bool:
+    """The sentence says a thing was done ("you haven't renewed it yet"), not whether it
+    can be (``renewable``; "can't be renewed", "is refunded if you cancel" say that)."""
+    for root in _ABLE.findall(name):
+        forms = list(re.finditer(rf"\b{root}\w*", sentence, re.I))
+        if forms and all(m[0].lower().endswith("ed") and _DONE.search(sentence, 0, m.start())
+                         for m in forms):
+            return True
+    return False
+
+
 def flag_said(f: Field, sentence: str, stems: set[str], negated: set[str], stem: Stem
               ) -> Optional[bool]:
     """Whether the sentence (its ``naming`` stems and negated stems) says the yes/no
@@ -340,7 +357,7 @@ def flag_said(f: Field, sentence: str, stems: set[str], negated: set[str], stem:
         stems, negated, _ = naming(sentence, stem)
         if not all(has(k, stems | negated) for k in f.key):
             return None
-    if done_not_able(f.name, sentence):
+    if _done_not_able(f.name, sentence):
         return None
     if (m := _PREPOSED.match(f.name)) and re.search(rf"\b{m[2][:5]}", sentence, re.I) \
             and not re.search(rf"\b(?:{m[1]}|out of)\s+(?:\w+\s+)?{m[2]}", sentence, re.I):
