@@ -1636,3 +1636,33 @@ def test_amounts_named_and_added_up_wrongly_are_stopped_a_seat_said_by_number_pa
     seat = "Seat 9 sold for $150, but it hasn't been transferred yet."
     text, g = stream_tool_turn(client, "How is my resale going?", "sales", RESALE_TOOL, seat)
     assert text == seat and g["sentences"][0]["action"] == "release", g
+
+
+WELL_TOOL = json.dumps({"well_id": "W-7", "site": "Mill Farm", "completed": "2025-06-10",
+                        "total_depth_m": 80, "static_water_level_m": 15.2,
+                        "casing": {"material": "PVC", "diameter_mm": 125, "depth_m": 20}})
+ILL_TOOL = json.dumps({"patron": "P-44", "requests": [
+    {"request_id": "ILL-2", "title": "Coastal Survey, vol. 4", "format": "article_scan",
+     "status": "delivered_electronically", "requested_on": "2025-03-04",
+     "arrived_on": "2025-03-06", "pages": 18}]})
+
+
+def test_a_depth_in_two_units_and_a_date_two_days_on_reach_the_client_verbatim(client,
+                                                                            placeholder):
+    """Through the real server: "a depth of 80 meters, which is about 262 feet" of
+    ``total_depth_m: 80`` beside a casing's ``depth_m: 20`` reaches the client verbatim
+    (3673953 redacted it as the casing's depth changed); a wrong depth so said is still
+    stopped.  "filled on March 6, two days after you asked for it" of ``requested_on:
+    2025-03-04`` passes too (3673953 redacted it as the request date changed)."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    right = "The well at Mill Farm was finished at a depth of 80 meters, which is about 262 feet. "
+    text, g = stream_tool_turn(client, "How deep is the new well?", "well", WELL_TOOL,
+                               right + right.replace("80", "95").replace("262", "312"))
+    kept, wrong = g["sentences"]
+    assert kept["action"] == "release" and text.startswith(right), g
+    assert wrong["action"] != "release", g
+    filled = "Your article request was filled electronically on March 6, two days after you asked."
+    text, g = stream_tool_turn(client, "Where are my loan requests?", "requests", ILL_TOOL,
+                               filled)
+    assert text == filled and g["sentences"][0]["action"] == "release", g

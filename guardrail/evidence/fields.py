@@ -32,10 +32,12 @@ from guardrail.evidence.field import (
     dated_elsewhere, keyed, labelled, no_count_of, rate_over, states, whole_after_of)
 from guardrail.evidence.keys import (
     WORDS, Stem, clauses, compared, echo, flag_said, has, in_a_row, joined,
-    key_stems, name_words, naming, negated_words, own_paths, pairs, path_words, phrases)
+    key_stems, more_unnamed, name_words, naming, negated_words, own_paths, pairs, path_words,
+    phrases)
 from guardrail.evidence.lexicon import FLAGS, NULLS, OPPOSITES, REVERSE, STATE
 from guardrail.evidence.owned import Owned
 from guardrail.evidence.records import blanked, whole_names
+from guardrail.evidence.spans import date_apart
 from guardrail.evidence.statuses import Statuses
 from guardrail.evidence.stored import StoredValues
 from guardrail.evidence.swapped import swapped_value
@@ -328,9 +330,10 @@ class Fields:
                 mine = [n for n, _ in said]
             elif any(f.values.has(n) for n in mine):
                 return True
-            # "Four of the five checks passed": the whole is no value of ``passed``
+            # "Four of the five checks passed": no value of ``passed``; "on February 12, two
+            # days after you asked" for ``requested on: 2025-02-10``: no value of it either
             mine = [n for n in mine if measured or not whole_after_of(sentence, n)]
-            if not mine:
+            if not mine or all(date_apart(sentence, n, nums, f.values.dates) for n in mine):
                 return None
             # another field of the record holds it: the sentence is about that one (no rounding)
             # -- unless a date or time of a field unnamed ("until October 17 to add a course")
@@ -352,8 +355,12 @@ class Fields:
                 own = {n.start: next(st for a, b, st in parts if a <= n.start < b)
                        for n, _ in said} if holders else {}
                 return None if any((g.key ^ f.key) & self._bounds for g in holders) or all(
-                    any(g.unit is not None and g.unit.name == u.name and g.values.has(n) and (set(
-                        f.key) < set(g.key) and sum(has(k, stems) for k in g.key) > len(f.key)
+                    any(g.unit is not None and (g.unit.name == u.name and g.values.has(n) or any(
+                        units.close(n, u, v, g.unit) for v in g.values.numbers)) and (set(
+                        f.key) < set(g.key) and (sum(has(k, stems) for k in g.key) > len(f.key)
+                                                 or g.record == f.record and more_unnamed(
+                                                     self._path(f.path) - self._path(g.path)
+                                                     - f.key, stems))
                         or f.key - g.key and not any(has(k, own[n.start]) for k in f.key - g.key))
                         for g in holders) for n, u in said) else False
             # a holder named by key or path words ("lunch from 1:30": ``lunch closure > start``)

@@ -115,6 +115,13 @@ def path_words(path: str, stem: Stem, stopwords: frozenset[str]) -> frozenset[st
                      if len(w) > 3 and not w[0].isdigit()) - stopwords
 
 
+def more_unnamed(more: frozenset[str], stems: Collection[str]) -> bool:
+    """A field's path words beyond the key a sentence names, none of them named: "a depth
+    of 92 m, about 302 feet" is ``total depth m: 92``, not ``casing > depth m: 24``
+    (``more``: casing)."""
+    return bool(more) and not more & set(stems)
+
+
 def phrases(keys: Iterable[str]) -> re.Pattern:
     """The keys of two words or more as written (``pass mark``), to blank from a sentence
     where its words are read as values ("fell short of the pass mark" says no ``pass``)."""

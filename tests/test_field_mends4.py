@@ -1,0 +1,106 @@
+"""Fields read as the sentence means them, fourth round (guardrail.evidence.fields, .keys):
+a quantity said in two units of the field that holds it, and a date a stated span from
+the field's own date.  Each was written from supported sentences of the hand-written sets
+read as a changed value (turns-di, -cv, -cq, -bt, -ei); the contexts here are new.  The
+wrong sentence beside each right one is still a value changed or missing, and a value said in the
+unit of a longer key whose extra path words the sentence names is still that key's
+(turns-y).  The right ones fail on 3673953."""
+
+import json
+
+from guardrail.evidence.features import ContextEvidence
+from guardrail.evidence.judge import basis
+
+
+STOPPED = ("value_changed", "value_missing")
+"""What the default policy redacts of a tool result's values."""
+
+
+def evidence(context, sentence, before=""):
+    return ContextEvidence.build([context], "").features(sentence, before)
+
+
+WELL = json.dumps({"well_id": "W-7", "site": "Mill Farm", "completed": "2025-06-10",
+                   "total_depth_m": 80, "static_water_level_m": 15.2,
+                   "casing": {"material": "PVC", "diameter_mm": 125, "depth_m": 20}})
+
+
+def test_a_depth_said_in_two_units_is_the_total_not_the_casing():
+    """"80 meters, which is about 262 feet" is ``total depth m``; the casing's
+    ``depth m`` (20) holds neither number."""
+    right = evidence(WELL, "The well at Mill Farm was finished on June 10, 2025, at a depth "
+                           "of 80 meters, which is about 262 feet.")
+    assert right.field_changed is None and basis(right) != "value_changed"
+    wrong = evidence(WELL, "The well at Mill Farm was finished on June 10, 2025, at a depth "
+                           "of 95 meters, which is about 312 feet.")
+    assert basis(wrong) in STOPPED, wrong.field_changed
+
+
+BORE = json.dumps({"bore": "B-12", "owner": "Ada Quill", "total_depth_ft": 300,
+                   "casing": {"material": "steel", "diameter_in": 6, "depth_ft": 50},
+                   "static_water_level_ft": 41})
+
+
+def test_a_depth_in_feet_restated_in_meters_is_the_total():
+    right = evidence(BORE, "The hole reached a total depth of 300 feet, or about 91 meters.")
+    assert right.field_changed is None and basis(right) != "value_changed"
+    wrong = evidence(BORE, "The hole reached a total depth of 340 feet, or about 104 meters.")
+    assert basis(wrong) in STOPPED, wrong.field_changed
+
+
+BATCH = json.dumps({"recipe": "Oat bar", "oils": [{"name": "Olive oil", "weight_g": 600},
+                                                  {"name": "Coconut oil", "weight_g": 200}],
+                    "results": {"total_oils_g": 800, "lye_g": 110.4, "water_g": 242.9,
+                                "batch_weight_g": 1153.3}, "cure_weeks": 6})
+
+
+def test_a_weight_in_grams_restated_in_pounds():
+    right = evidence(BATCH, "The finished batch will weigh about 1,153 grams, or roughly "
+                            "2.5 pounds.")
+    assert right.field_changed is None and basis(right) != "value_changed"
+
+
+GUSTS = ("station_name: Pine Hollow\nwind_speed_mph: 14\nwind_gust_mph: 26\n"
+         "nearest_station: Cedar Point, 4.1 mi\nnearest_station_wind_gust_mph: 33\n")
+
+
+def test_a_value_of_a_longer_key_is_not_the_named_fields():
+    """"gusting to 33 mph" at Pine Hollow is ``wind gust mph`` (26), not the nearest
+    station's, whose extra path words the sentence does not name."""
+    wrong = evidence(GUSTS, "Winds at Pine Hollow are 14 mph, gusting to 33 mph.")
+    assert basis(wrong) in STOPPED, wrong.field_changed
+    right = evidence(GUSTS, "Cedar Point, the nearest station, saw gusts to 33 mph.")
+    assert basis(right) != "value_changed", right.field_changed
+
+
+LOANS = json.dumps({"patron": "P-44", "requests": [
+    {"request_id": "ILL-1", "title": "Harbour Lights", "format": "book",
+     "status": "in_transit", "requested_on": "2025-03-01", "arrived_on": None},
+    {"request_id": "ILL-2", "title": "Coastal Survey, vol. 4", "format": "article_scan",
+     "status": "delivered_electronically", "requested_on": "2025-03-04",
+     "arrived_on": "2025-03-06", "pages": 18}]})
+
+
+def test_a_date_a_stated_span_after_the_fields_date():
+    """"on March 6, two days after you asked for it": March 6 is ``arrived on``, and the
+    date two days before is ``requested on``; no value of that field is changed."""
+    right = evidence(LOANS, "Your article request was filled electronically on March 6, two "
+                            "days after you asked for it.")
+    assert right.field_changed is None and basis(right) != "value_changed"
+    wrong = evidence(LOANS, "Your article request was filled electronically on March 9, two "
+                            "days after you asked for it.")
+    assert basis(wrong) in STOPPED, wrong.field_changed
+
+
+PAWN = json.dumps({"loan": {"ticket_no": "PT-9", "opened": "2025-06-01",
+                            "maturity_date": "2025-07-01", "grace_period_days": 30,
+                            "status": "active"},
+                   "terms": {"principal_cents": 15000, "extension_allowed": True}})
+
+
+def test_a_grace_period_that_takes_you_to_a_date():
+    right = evidence(PAWN, "There's a 30-day grace period after maturity, which takes you to "
+                           "July 31, 2025.", "The loan matures on July 1, 2025.")
+    assert right.field_changed is None and basis(right) != "value_changed"
+    wrong = evidence(PAWN, "The loan matures on July 8, 2025, six days after it opened.")
+    assert basis(wrong) in STOPPED, wrong.field_changed
