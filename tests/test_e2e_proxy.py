@@ -1641,19 +1641,24 @@ def test_amounts_named_and_added_up_wrongly_are_stopped_a_seat_said_by_number_pa
 WELL_TOOL = json.dumps({"well_id": "W-7", "site": "Mill Farm", "completed": "2025-06-10",
                         "total_depth_m": 80, "static_water_level_m": 15.2,
                         "casing": {"material": "PVC", "diameter_mm": 125, "depth_m": 20}})
+OYSTERS_TOOL = json.dumps({"lot": "OY-31", "harvested_at": "2025-09-08T06:30:00",
+                           "shipped_date": "2025-09-09", "received_by": "Harbour Grill",
+                           "received_date": "2025-09-10"})
 ILL_TOOL = json.dumps({"patron": "P-44", "requests": [
     {"request_id": "ILL-2", "title": "Coastal Survey, vol. 4", "format": "article_scan",
      "status": "delivered_electronically", "requested_on": "2025-03-04",
      "arrived_on": "2025-03-06", "pages": 18}]})
 
 
-def test_a_depth_in_two_units_and_a_date_two_days_on_reach_the_client_verbatim(client,
-                                                                            placeholder):
+def test_a_depth_in_two_units_and_dates_a_span_on_reach_the_client_verbatim(client,
+                                                                          placeholder):
     """Through the real server: "a depth of 80 meters, which is about 262 feet" of
     ``total_depth_m: 80`` beside a casing's ``depth_m: 20`` reaches the client verbatim
     (3673953 redacted it as the casing's depth changed); a wrong depth so said is still
     stopped.  "filled on March 6, two days after you asked for it" of ``requested_on:
-    2025-03-04`` passes too (3673953 redacted it as the request date changed)."""
+    2025-03-04`` passes too (3673953 redacted it as the request date changed), and so
+    does "harvested on September 8, 2025, shipped the next day, and reached Harbour Grill
+    on September 10" of ``shipped_date: 2025-09-09`` (3673953 redacted it)."""
     if placeholder:
         pytest.skip("needs the trained default model")
     right = "The well at Mill Farm was finished at a depth of 80 meters, which is about 262 feet. "
@@ -1666,3 +1671,8 @@ def test_a_depth_in_two_units_and_a_date_two_days_on_reach_the_client_verbatim(c
     text, g = stream_tool_turn(client, "Where are my loan requests?", "requests", ILL_TOOL,
                                filled)
     assert text == filled and g["sentences"][0]["action"] == "release", g
+    shipped = ("They were harvested on Monday, September 8, 2025, shipped the next day, and "
+               "reached Harbour Grill on September 10.")
+    text, g = stream_tool_turn(client, "When did my oysters ship?", "lot", OYSTERS_TOOL,
+                               shipped)
+    assert text == shipped and g["sentences"][0]["action"] == "release", g

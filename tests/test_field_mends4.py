@@ -104,3 +104,23 @@ def test_a_grace_period_that_takes_you_to_a_date():
     assert right.field_changed is None and basis(right) != "value_changed"
     wrong = evidence(PAWN, "The loan matures on July 8, 2025, six days after it opened.")
     assert basis(wrong) in STOPPED, wrong.field_changed
+
+
+OYSTERS = json.dumps({"lot": "OY-31", "harvested_at": "2025-09-08T06:30:00",
+                      "shipped_date": "2025-09-09", "received_by": "Harbour Grill",
+                      "received_date": "2025-09-10", "count": 300})
+
+
+def test_a_date_said_the_next_day_after_one_the_sentence_states():
+    """"harvested on September 8, shipped the next day" says ``shipped date`` (9); a
+    date said in its place a day off is still a value changed."""
+    right = evidence(OYSTERS, "They were harvested on Monday, September 8, 2025, shipped the "
+                              "next day, and reached Harbour Grill on September 10.")
+    assert right.field_changed is None and basis(right) != "value_changed"
+    wrong = evidence(OYSTERS, "They were harvested on Monday, September 8, 2025, and shipped "
+                              "on September 11.")
+    assert basis(wrong) in STOPPED, wrong.field_changed
+    late = evidence(OYSTERS, "They were harvested on Monday, September 8, 2025, shipped the "
+                             "next day, and reached Harbour Grill on September 10.".replace(
+                                 "September 8", "September 6"))
+    assert basis(late) in STOPPED, late.field_changed

@@ -31,13 +31,12 @@ from guardrail.evidence.field import (
     CHANGE, GLUED, HANDLE, MEASURE, NAME_ID, Field, FieldCheck, attributive, comparable,
     dated_elsewhere, keyed, labelled, no_count_of, rate_over, states, whole_after_of)
 from guardrail.evidence.keys import (
-    WORDS, Stem, clauses, compared, echo, flag_said, has, in_a_row, joined,
-    key_stems, more_unnamed, name_words, naming, negated_words, own_paths, pairs, path_words,
-    phrases)
+    WORDS, Stem, clauses, compared, echo, flag_said, has, in_a_row, joined, key_stems,
+    more_unnamed, name_words, naming, negated_words, own_paths, pairs, path_words, phrases)
 from guardrail.evidence.lexicon import FLAGS, NULLS, OPPOSITES, REVERSE, STATE
 from guardrail.evidence.owned import Owned
 from guardrail.evidence.records import blanked, whole_names
-from guardrail.evidence.spans import date_apart
+from guardrail.evidence.spans import date_apart, next_day
 from guardrail.evidence.statuses import Statuses
 from guardrail.evidence.stored import StoredValues
 from guardrail.evidence.swapped import swapped_value
@@ -330,10 +329,11 @@ class Fields:
                 mine = [n for n, _ in said]
             elif any(f.values.has(n) for n in mine):
                 return True
-            # "Four of the five checks passed": no value of ``passed``; "on February 12, two
-            # days after you asked" for ``requested on: 2025-02-10``: no value of it either
+            # "Four of the five checks passed": no value of ``passed``; nor "on February 12, two
+            # days after you asked", "on October 13, shipped the next day" of the date fields
             mine = [n for n in mine if measured or not whole_after_of(sentence, n)]
-            if not mine or all(date_apart(sentence, n, nums, f.values.dates) for n in mine):
+            if not mine or next_day(sentence, f.values.dates) or all(
+                    date_apart(sentence, n, nums, f.values.dates) for n in mine):
                 return None
             # another field of the record holds it: the sentence is about that one (no rounding)
             # -- unless a date or time of a field unnamed ("until October 17 to add a course")

@@ -8,6 +8,8 @@ between two of its dates, the number of a label, and how many records hold a val
     date_apart(sentence, n, said, dates)     "within 30 days, which means by November
                                              1": the date ``n`` lies a span the
                                              sentence states from one of them
+    next_day(sentence, dates)                "harvested on October 13, shipped the next
+                                             day": the day after a date it states
     Labels(text).has(sentence, n)            "week-8 retention" for ``w8``, "day 14" for
                                              ``PT-118-D14``, "Category 4" for
                                              ``category_4``: a number the grounding
@@ -39,7 +41,7 @@ import re
 from typing import Callable, Collection, Optional, Sequence
 
 from guardrail.evidence.totals import CHANCE
-from guardrail.evidence.values import Number
+from guardrail.evidence.values import Number, numbers
 
 _DAYS_AFTER = re.compile(r"[\s-]?(?:calendar\s+)?(days?|weeks?|nights?)\b", re.I)
 _SPAN_AFTER = re.compile(r"[\s-]?(?:calendar\s+)?(day|week|month|year)s?'?(?![\w-])", re.I)
@@ -214,6 +216,21 @@ def date_apart(sentence: str, n: Number, said: Sequence[Number],
     return any((s.month, s.day) == (month, day) and year in (0, s.year)
                for base in bases for unit, k in spans for sign in (1, -1)
                if (s := _shift(base, unit, sign * k)) is not None)
+
+
+_NEXT_DAY = re.compile(r"\b(?:the (?:next|following) day|a day later|the day after)\b", re.I)
+
+
+def next_day(sentence: str, dates: Collection[tuple[int, int, int]]) -> bool:
+    """One of ``dates`` is the day after a date the sentence states before "the next day"
+    ("harvested on October 13, shipped the next day" for ``shipped: 2025-10-14``); a date
+    without its year takes the years of ``dates``."""
+    years = {y for y, _, _ in dates if y}
+    return any(m.kind == "date" and int(m.value) % 100 and m.end <= cue.start()
+               and (d := _day((int(m.value) // 10000, int(m.value) // 100 % 100,
+                               int(m.value) % 100), y)) is not None
+               and ((d := d + dt.timedelta(days=1)).year, d.month, d.day) in dates
+               for cue in _NEXT_DAY.finditer(sentence) for m in numbers(sentence) for y in years)
 
 
 _LABEL_BEFORE = re.compile(r"\b([A-Za-z]{1,12})[\s-]$")
