@@ -1676,3 +1676,41 @@ def test_a_depth_in_two_units_and_dates_a_span_on_reach_the_client_verbatim(clie
     text, g = stream_tool_turn(client, "When did my oysters ship?", "lot", OYSTERS_TOOL,
                                shipped)
     assert text == shipped and g["sentences"][0]["action"] == "release", g
+
+
+RUNS_TOOL = json.dumps({"project": "api", "runs": [
+    {"run_id": 501 + i, "duration_s": 300 + 7 * i, "status": s}
+    for i, s in enumerate(["success", "failed", "success", "success", "canceled", "success",
+                           "success", "failed", "success", "success"])]})
+VISION_TOOL = json.dumps({"plan": "ClearView Basic", "benefits": {
+    "contact_lens_fitting": {"covered": True, "copay_cents": 4000},
+    "lenses": {"single_vision_copay_cents": 2000, "progressive_covered": False}}})
+FUND_TOOL = json.dumps({"account": "PX-1", "period": {"start": "2025-01-01",
+                                                      "end": "2025-06-30"},
+                        "balances": {"beginning_cents": 5012000, "ending_cents": 5230050}})
+
+
+def test_a_share_of_the_records_a_longer_yes_no_and_the_start_of_the_year_pass(client,
+                                                                               placeholder):
+    """Through the real server, each redacted by 3673953 and now released verbatim: "Seven
+    of them succeeded, a 70% success rate." over ten runs (the 70% was a value missing);
+    "progressive lenses aren't covered" beside a contact lens fitting that is covered (its
+    ``covered`` read as said otherwise); "from $50,120 at the start of the year to
+    $52,300.50 on June 30, 2025" (June 30 read as ``period > start``).  A wrong share is
+    still stopped."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    right = "Seven of them succeeded, a 70% success rate. "
+    text, g = stream_tool_turn(client, "How did the api runs go?", "runs", RUNS_TOOL,
+                               right + right.replace("70%", "60%"))
+    kept, wrong = g["sentences"]
+    assert kept["action"] == "release" and text.startswith(right), g
+    assert wrong["action"] != "release", g
+    for question, name, tool, said in (
+            ("Are progressive lenses covered?", "benefits", VISION_TOOL,
+             "Single-vision lenses have a $20 copay, but progressive lenses aren't covered."),
+            ("How did my account do?", "statement", FUND_TOOL,
+             "Your account grew from $50,120 at the start of the year to $52,300.50 on June "
+             "30, 2025.")):
+        text, g = stream_tool_turn(client, question, name, tool, said)
+        assert text == said and g["sentences"][0]["action"] == "release", g

@@ -1,9 +1,13 @@
-"""Fields read as the sentence means them, fourth round (guardrail.evidence.fields, .keys):
-a quantity said in two units of the field that holds it, and a date a stated span from
-the field's own date.  Each was written from supported sentences of the hand-written sets
-read as a changed value (turns-di, -cv, -cq, -bt, -ei); the contexts here are new.  The
-wrong sentence beside each right one is still a value changed or missing, and a value said in the
-unit of a longer key whose extra path words the sentence names is still that key's
+"""Fields read as the sentence means them, fourth round (guardrail.evidence.fields, .keys,
+.spans, .arithmetic): a quantity said in two units of the field that holds it, a date a
+stated span from the field's own date or the day after one the sentence states ("shipped
+the next day"), a share of a part it counts in the records ("Seven of them succeeded, a
+70% success rate"), a yes/no of a longer key said rightly beside a shorter one whose path
+it names, and "the start of the year" as no ``start``.  Each was written from supported
+sentences of the hand-written sets read as a changed or missing value (turns-di, -cv, -cq,
+-bt, -ei, -cg and, measured first, -ep and -eq); the contexts here are new.  The wrong
+sentence beside each right one is still a value changed or missing, and a value said in
+the unit of a longer key whose extra path words the sentence names is still that key's
 (turns-y).  The right ones fail on 3673953."""
 
 import json
@@ -124,3 +128,50 @@ def test_a_date_said_the_next_day_after_one_the_sentence_states():
                              "next day, and reached Harbour Grill on September 10.".replace(
                                  "September 8", "September 6"))
     assert basis(late) in STOPPED, late.field_changed
+
+
+RUNS = json.dumps({"project": "api", "runs": [
+    {"run_id": 501 + i, "duration_s": 300 + 7 * i, "status": s}
+    for i, s in enumerate(["success", "failed", "success", "success", "canceled", "success",
+                           "success", "failed", "success", "success"])]})
+
+
+def test_a_share_of_a_part_of_the_records_or_of_a_stated_whole():
+    """"Seven of them succeeded, a 70% success rate" over ten runs: the share of the
+    part it counts in the records; a share they do not give is still missing."""
+    right = evidence(RUNS, "Seven of them succeeded, a 70% success rate.")
+    assert not right.missing_numbers and basis(right) == "words"
+    wrong = evidence(RUNS, "Seven of them succeeded, a 60% success rate.")
+    assert [n.value for n in wrong.missing_numbers] == [60.0]
+
+
+VISION = json.dumps({"plan": "ClearView Basic", "benefits": {
+    "exam": {"copay_cents": 1500, "last_used": "2024-09-02"},
+    "contact_lens_fitting": {"covered": True, "copay_cents": 4000},
+    "lenses": {"single_vision_copay_cents": 2000, "progressive_covered": False}}})
+
+
+def test_a_yes_no_of_a_longer_key_the_sentence_says_rightly():
+    """"progressive lenses aren't covered" says ``progressive covered: false``; the
+    contact lens fitting's ``covered`` (its path word "lens" named) is not said otherwise.
+    "progressive lenses are covered" is still a value changed."""
+    right = evidence(VISION, "Single-vision lenses have a $20 copay, but progressive lenses "
+                             "aren't covered.")
+    assert right.field_changed is None and basis(right) != "value_changed"
+    wrong = evidence(VISION, "Single-vision lenses have a $20 copay, and progressive lenses "
+                             "are covered.")
+    assert wrong.field_changed == "benefits > lenses > progressive covered: false"
+
+
+FUND = json.dumps({"account": "PX-1", "period": {"start": "2025-01-01", "end": "2025-06-30"},
+                   "balances": {"beginning_cents": 5012000, "ending_cents": 5230050}})
+
+
+def test_the_start_of_the_year_names_no_start_field():
+    """"from $50,120 at the start of the year to $52,300.50 on June 30" gives June 30 to
+    no ``start``; a start said as June 30 is still a value changed."""
+    right = evidence(FUND, "Your account grew from $50,120 at the start of the year to "
+                           "$52,300.50 on June 30, 2025.")
+    assert right.field_changed is None and basis(right) != "value_changed"
+    wrong = evidence(FUND, "The statement period started on June 30, 2025.")
+    assert basis(wrong) == "value_changed", wrong.field_changed

@@ -176,7 +176,9 @@ def derived(sentence: str, n: Number, values: Sequence[float],
         #            "roughly 3.5% of its 4,680 sessions")
         #            or, said as a share ("about", "of"), of two values of its record that
         #            it leaves unsaid ("using 81% of its CPU limit": 1620 of 2000), or, with
-        #            no such word, to digits chance seldom hits ("came in at 92.5%": 111/120)
+        #            no such word, to digits chance seldom hits ("came in at 92.5%": 111/120);
+        #            or of a part it counts ("of") in the records of a key ("Seven of them
+        #            succeeded, a 70% success rate": 7 of the 10 records of ``runs``)
         return any(_close(100 * a / b, n) for a, b in itertools.permutations(operands, 2)) \
             or any(_close(100 * a / total, n) for c in columns for a in operands
                    if a in c.values and (total := sum(c.values)) > a) \
@@ -189,6 +191,8 @@ def derived(sentence: str, n: Number, values: Sequence[float],
                 for a in rec for b in rec if 0 < a < b) \
             or any(rarely(n, [100 * a / b for a in rec for b in rec if 0 < a < b])
                    for rec in records if len(rec) <= _RECORD_VALUES) \
+            or any(_close(100 * a / k, n) for a in partitive(sentence, n.start)
+                   for k in {len(c.values) for c in columns} if k > a) \
             or bool(_CHANGE.search(sentence)) and (  # "$1,620.77 against $1,500: about 8%
                 #   over"; "412 ms, about 37% over the SLO" (300 ms in its record)
                 any(_close(100 * abs(a - b) / b, n) for a, b in itertools.permutations(operands, 2))

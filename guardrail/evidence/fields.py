@@ -162,9 +162,8 @@ class Fields:
 
     def check(self, sentence: str, nums: Sequence[Number],
               about: Optional[set[int]] = None, worked: Collection[int] = ()) -> FieldCheck:
-        """What the sentence says of the fields it names, in the records it is about
-        (None: any record).  ``worked``: where the values it works out stand (left out
-        of ``nums``)."""
+        """What the sentence says of the fields it names, in the records it is ``about``
+        (None: any); ``worked``: where the values it works out stand (not in ``nums``)."""
         words = WORDS.findall(sentence.replace("-", " "))
         stems, negated, said = naming(sentence, self.stem)
         names = name_words(sentence, self.stem, self._not_names)
@@ -219,10 +218,11 @@ class Fields:
         # key, those whose own path words it names ("The UV clarifier is running")
         verdicts = {name: own_paths(fs, stems, self.stem, self.stopwords) or fs
                     for name, fs in verdicts.items()}
-        kept = {f.key for fs in verdicts.values() for ok, f in fs if ok}  # few keys, many records
+        kept = {(f.key, f.flag is not None) for fs in verdicts.values() for ok, f in fs if ok}
         changed = [fs for fs in verdicts.values() if not any(ok for ok, _ in fs)
-                   and not all(echo(f.path) for _, f in fs)
-                   and not any(len(f.key) > 1 and set(f.key) < k for _, f in fs for k in kept)]
+                   and not all(echo(f.path) for _, f in fs)  # a yes/no's longer key agreed
+                   and not any((len(f.key) > 1 or f.flag is not None and flag) and set(f.key) < k
+                               for _, f in fs for k, flag in kept)]
         agreed = any(ok for fs in verdicts.values() for ok, _ in fs) or bool(
             _NONE.search(sentence)) and any(  # "Nobody is assigned" for ``assignee: null``
                 all(has(k, stems) for k in key) for key, r in self._nulls

@@ -185,13 +185,16 @@ def joined(sentence: str, stem: Stem) -> list[tuple[int, int, set[str]]]:
 
 
 _OWED = re.compile(r"(\b(?:is|are|was|were|remains?|stays?)\s+(?:still\s+)?)outstanding\b", re.I)
+# "at the start of the year", "by the end of the month": a time of the calendar, no key
+_CALENDAR_EDGE = re.compile(r"\b(?:start|beginning|end|middle)\s+of\s+(?:the|this|last|next)\s+"
+                            r"(?:year|month|week|quarter|day)\b", re.I)
 
 
 def naming(text: str, stem: Stem) -> tuple[set[str], set[str], list[str]]:
     """The stems a text names keys by, those it names negated ("closed" names ``open``
     negated, "unpaid" ``paid``, "out of service" ``in service``; "available" names ``in
     stock``), and its words and phrases in lower case."""
-    text = _OWED.sub(r"\1unpaid", text)  # "which is still outstanding": not paid
+    text = _CALENDAR_EDGE.sub(" ", _OWED.sub(r"\1unpaid", text))  # "still outstanding": unpaid
     words = WORDS.findall(text.replace("-", " "))
     stems = {stem(w) for w in words if not w[0].isdigit() and w.lower() not in NOT_NAMING}
     negated = {stem(_NEG_PREFIX.sub("", w)) for w in words if _NEG_PREFIX.match(w)} | {
