@@ -1714,3 +1714,23 @@ def test_a_share_of_the_records_a_longer_yes_no_and_the_start_of_the_year_pass(c
              "30, 2025.")):
         text, g = stream_tool_turn(client, question, name, tool, said)
         assert text == said and g["sentences"][0]["action"] == "release", g
+
+
+PARCELS_TOOL = json.dumps({"owner": "Alder LLC", "parcels": [
+    {"address": "4 Ferry Ln", "amount_due_cents": 210000, "status": "delinquent"},
+    {"address": "9 Ferry Ln", "amount_due_cents": 185000, "status": "paid",
+     "paid_date": "2025-03-02"}]})
+
+
+def test_a_paid_parcel_said_still_outstanding_is_stopped(client, placeholder):
+    """Through the real server: "9 Ferry Ln is also still outstanding" of ``status: paid``
+    is a value changed (3673953 released it); the delinquent parcel said outstanding
+    passes verbatim."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    right = "4 Ferry Ln is still outstanding at $2,100. "
+    text, g = stream_tool_turn(client, "Which of my parcels are unpaid?", "parcels",
+                               PARCELS_TOOL, right + "9 Ferry Ln is also still outstanding.")
+    kept, wrong = g["sentences"]
+    assert kept["action"] == "release" and text.startswith(right), g
+    assert wrong["action"] != "release" and wrong["explanation"]["basis"] == "value_changed"

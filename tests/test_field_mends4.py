@@ -5,7 +5,8 @@ the next day"), a share of a part it counts in the records ("Seven of them succe
 70% success rate"), a yes/no of a longer key said rightly beside a shorter one whose path
 it names, and "the start of the year" as no ``start``.  Each was written from supported
 sentences of the hand-written sets read as a changed or missing value (turns-di, -cv, -cq,
--bt, -ei, -cg and, measured first, -ep and -eq); the contexts here are new.  The wrong
+-bt, -ei, -cg and, measured first, -ep and -eq); the contexts here are new.  One more stops
+a wrong sentence: "still outstanding" of a record whose status is paid (turns-ep).  The wrong
 sentence beside each right one is still a value changed or missing, and a value said in
 the unit of a longer key whose extra path words the sentence names is still that key's
 (turns-y).  The right ones fail on 3673953."""
@@ -175,3 +176,21 @@ def test_the_start_of_the_year_names_no_start_field():
     assert right.field_changed is None and basis(right) != "value_changed"
     wrong = evidence(FUND, "The statement period started on June 30, 2025.")
     assert basis(wrong) == "value_changed", wrong.field_changed
+
+
+PARCELS = json.dumps({"owner": "Alder LLC", "parcels": [
+    {"address": "4 Ferry Ln", "amount_due_cents": 210000, "status": "delinquent",
+     "penalty_cents": 21000},
+    {"address": "9 Ferry Ln", "amount_due_cents": 185000, "status": "paid",
+     "paid_date": "2025-03-02", "penalty_cents": 0}]})
+
+
+def test_still_outstanding_of_a_paid_record_is_a_status_changed():
+    """"9 Ferry Ln is still outstanding" says the opposite of ``status: paid``; said of
+    the delinquent parcel, or after an amount, it changes nothing."""
+    wrong = evidence(PARCELS, "9 Ferry Ln is also still outstanding, though no penalty has "
+                              "been added yet.")
+    assert wrong.field_changed == "parcels 2 > status: paid"
+    right = evidence(PARCELS, "4 Ferry Ln is still outstanding, with a $210 penalty.")
+    assert right.field_changed is None
+    assert evidence(PARCELS, "Together that is $2,310 outstanding.").field_changed is None

@@ -33,7 +33,7 @@ from guardrail.evidence.field import (
 from guardrail.evidence.keys import (
     WORDS, Stem, clauses, compared, echo, flag_said, has, in_a_row, joined, key_stems,
     more_unnamed, name_words, naming, negated_words, own_paths, pairs, path_words, phrases)
-from guardrail.evidence.lexicon import FLAGS, NULLS, OPPOSITES, REVERSE, STATE
+from guardrail.evidence.lexicon import FLAGS, NULLS, REVERSE, STATE, STATED_OPPOSITES
 from guardrail.evidence.owned import Owned
 from guardrail.evidence.records import blanked, whole_names
 from guardrail.evidence.spans import date_apart, next_day
@@ -258,7 +258,7 @@ class Fields:
         stems = set(map(self.stem, said))
         for w in (w for w in states if not any(  # no field it names holds it
                 f.key & stems and w in f.value.lower().split() for f in self.fields)):
-            for value in filter(None, (OPPOSITES.get(w), REVERSE.get(w))):
+            for value in filter(None, (STATED_OPPOSITES.get(w), REVERSE.get(w))):
                 if value in said:
                     continue
                 for j in self._by_value.get(self.stem(value), ()):

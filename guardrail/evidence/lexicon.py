@@ -2,7 +2,8 @@
 
     GENERIC, IDENTITY, UNITS    key words that do not name a field's content
     FLAGS, NULLS                yes/no and empty values
-    OPPOSITES, SAME, REVERSE    a state in other words ("closed" for ``open: false``)
+    OPPOSITES, SAME, REVERSE    a state in other words ("closed" for ``open: false``);
+    STATED_OPPOSITES            and one said of a record ("is still outstanding")
     DEMONYMS                    a country's adjective ("Norwegian" for ``flag: Norway``)
     STATE                       what a sentence says something is ("is currently closed")
 """
@@ -52,6 +53,9 @@ OPPOSITES = {"closed": "open", "shut": "open", "offline": "online", "inactive": 
 STATE = re.compile(r"(?:(\bnot|\bnever|n't)\s+(?:\w+\s+)?)?\b(?:is|are|was|were|remains?|"
                     r"stays?|be|been|shows? as|marked(?: as)?)\s+(?:(not|never)\s+)?(?:(?:"
                     r"currently|now|still|already|both|all|also)\s+)*([a-z]+)", re.I)
+# a state said of one record ("7 Mill Pond Ln is still outstanding" of ``status: paid``);
+# "£420 outstanding" after an amount names no state, so it is no opposite in keys' naming
+STATED_OPPOSITES = {**OPPOSITES, "outstanding": "paid"}
 REVERSE = {"open": "closed", "online": "offline", "active": "inactive", "enabled": "disabled",
             "paid": "unpaid", "public": "private", "valid": "expired", "locked": "unlocked"}
 """A state said where the record holds its opposite ("open" for ``state: closed``)."""
