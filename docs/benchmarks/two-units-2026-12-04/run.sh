@@ -7,7 +7,7 @@
 #          from a field's):  git worktree add /tmp/first aec40b7
 #   now    the checkout (the session's readings)
 # (the console script puts PYTHONPATH before the checkout, so PYTHONPATH=<worktree> runs it).
-# Usage: bash run.sh bases | blind VERSION SET...
+# Usage: bash run.sh bases | blind VERSION SET... | judge
 OLD=${OLD:-/tmp/old}
 FIRST=${FIRST:-/tmp/first}
 B=docs/benchmarks/two-units-2026-12-04
@@ -30,6 +30,15 @@ if [ "$1" = bases ]; then
     echo "# the session's own sets"
     .venv/bin/python scripts/claim_bases.py compare /tmp/bases-old-new.json /tmp/bases-now-new.json
   } > $B/bases-moved.txt
+  exit
+fi
+if [ "$1" = judge ]; then
+  # 3. In flight: generated tool turns and RAGTruth QA dev (prose); the session's start is
+  #    both-ways-2026-12-03/judge-now.json (da55048; 3673953 moved no claim's basis
+  #    after it).
+  .venv/bin/guardrail judge eval --layers 4 --data runs/toolctx/dev.jsonl \
+    --data runs/toolctx/holdout.jsonl --data runs/ragtruth/derived_ragtruth_format@dev \
+    --out $B/judge-now.json
   exit
 fi
 if [ "$1" = blind ]; then
