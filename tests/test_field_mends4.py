@@ -5,7 +5,8 @@ the next day"), a share of a part it counts in the records ("Seven of them succe
 70% success rate"), a yes/no of a longer key said rightly beside a shorter one whose path
 it names, and "the start of the year" as no ``start``.  Each was written from supported
 sentences of the hand-written sets read as a changed or missing value (turns-di, -cv, -cq,
--bt, -ei, -cg and, measured first, -ep and -eq); the contexts here are new.  One more stops
+-bt, -ei, -cg and, measured first, -ep and -eq), and a count of things over the quantities
+of their records ("six bottles", turns-ep); the contexts here are new.  One more stops
 a wrong sentence: "still outstanding" of a record whose status is paid (turns-ep).  The wrong
 sentence beside each right one is still a value changed or missing, and a value said in
 the unit of a longer key whose extra path words the sentence names is still that key's
@@ -194,3 +195,18 @@ def test_still_outstanding_of_a_paid_record_is_a_status_changed():
     right = evidence(PARCELS, "4 Ferry Ln is still outstanding, with a $210 penalty.")
     assert right.field_changed is None
     assert evidence(PARCELS, "Together that is $2,310 outstanding.").field_changed is None
+
+
+WINES = json.dumps({"member": "WC-7", "shipment": {"ship_date": "2025-05-06", "bottles": [
+    {"wine": "Ridge Pinot Noir", "qty": 3, "list_price_cents": 4200},
+    {"wine": "Hill Syrah", "qty": 1, "list_price_cents": 5100},
+    {"wine": "Creek Riesling", "qty": 2, "list_price_cents": 2300}]}})
+
+
+def test_a_count_of_things_is_the_total_of_the_key_counting_them():
+    """"six bottles" over three ``bottles`` records whose ``qty`` add up to six; a count
+    the quantities do not give is still read against the list."""
+    right = evidence(WINES, "Your next shipment has six bottles and ships on May 6, 2025.")
+    assert not right.missing_numbers and basis(right) == "words"
+    wrong = evidence(WINES, "Your next shipment has five bottles and ships on May 6, 2025.")
+    assert [n.value for n in wrong.missing_numbers] == [5.0]

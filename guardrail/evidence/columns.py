@@ -18,7 +18,7 @@ from typing import Sequence
 
 from guardrail.evidence import units
 from guardrail.evidence.stored import names_cents
-from guardrail.evidence.totals import LINE, Column, Group
+from guardrail.evidence.totals import LINE, QUANTITY, Column, Group
 from guardrail.evidence.values import Number, numbers
 
 _NO = frozenset({" no"})  # the records a yes/no key holds no for: no sentence's words
@@ -57,8 +57,6 @@ def _beside(value: str, nums: Sequence[Number], stems: frozenset[str]) -> frozen
     return frozenset(s for s in stems if any(w.startswith(s) for w in left))
 
 
-_QUANTITY = frozenset({"qty", "quantity", "units", "count", "pieces", "pcs", "sold", "present",
-                       "ordered", "stock"})
 _EACH = frozenset({"each", "unit", "per", "apiece", "price"})
 _PERIODS = {"hourly": "hours", "daily": "days", "nightly": "nights", "weekly": "weeks",
             "monthly": "months", "yearly": "years", "annual": "years"}  # rate x ``weeks``
@@ -93,7 +91,7 @@ def lines(numeric: Numeric) -> Numeric:
             or any(_PERIODS.get(w) in qty.lower().split() for w in each.lower().split())
         counts = re.fullmatch(r"[a-z]{3,}[^s]s", qty.lower()) and all(
             v.is_integer() and v > 0 for v in numeric[qty].values())
-        if (_QUANTITY.isdisjoint(qty.lower().split()) and not counts
+        if (QUANTITY.isdisjoint(qty.lower().split()) and not counts
                 or _EACH.isdisjoint(each.lower().split())) and not by_rate:
             continue
         records = numeric[qty].keys() & numeric[each].keys()

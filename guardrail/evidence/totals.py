@@ -138,6 +138,9 @@ class Group(NamedTuple):
 
 _HYPHENED = re.compile(r"\s*([A-Za-z]+(?:-[A-Za-z]+)*)")
 LINE = " x "  # a line-total column's key: its quantity key, this, its amount-each key
+QUANTITY = frozenset({"qty", "quantity", "units", "count", "pieces", "pcs", "sold", "present",
+                      "ordered", "stock"})
+"""Words of a key that counts things (``qty``, ``units sold``)."""
 def totalled(sentence: str, n: Number, columns: Sequence[Column],
              counted: Sequence[int] = (), named: Sequence[Group] = (),
              parts: Sequence[int] = ()) -> bool:
@@ -286,7 +289,8 @@ def key_total(sentence: str, n: Number, columns: Sequence[Column],
     ("six unexcused absences": ``unexcused`` over the records), over the records of a
     group the sentence names ("Eastside Depot ... 699 kg from 13 bins": ``bins emptied``
     over Eastside's pickups) or over all, exact: a sum or two tried, the key the sentence
-    names, so a changed count is no total of another key."""
+    names, so a changed count is no total of another key.  Where no key is so named, the
+    one key counting things (``QUANTITY``) over all the records counts the noun."""
     m = _HYPHENED.match(sentence, n.end)  # "12 e-bikes" names ``ebikes available``
     after = m[1].lower().replace("-", "")[:5] if m else ""
     if n.hedged or n.percent or len(after) < 4 or not n.value.is_integer():
@@ -298,4 +302,10 @@ def key_total(sentence: str, n: Number, columns: Sequence[Column],
     keyed = [c for c in columns if names(c.key)]
     totals = [g.total.values[0] for g in named if names(g.total.key)]
     totals += [sum(keyed[0].values)] if len(keyed) == 1 else []
+    # or of the one key that counts things, a noun after it ("six bottles" over the records'
+    # ``qty``: 2, 1, 1, 1, 1)
+    counting = [c for c in columns if LINE not in c.key and not keyed
+                and not QUANTITY.isdisjoint(c.key.lower().split())]
+    totals += [sum(counting[0].values)] if len(counting) == 1 and units.unit_after(
+        sentence, n) is None else []
     return any(abs(t - n.value) <= n.precision for t in totals)
