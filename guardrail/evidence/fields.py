@@ -220,9 +220,9 @@ class Fields:
                     for name, fs in verdicts.items()}
         kept = {(f.key, f.flag is not None) for fs in verdicts.values() for ok, f in fs if ok}
         changed = [fs for fs in verdicts.values() if not any(ok for ok, _ in fs)
-                   and not all(echo(f.path) for _, f in fs)  # a yes/no's longer key agreed
+                   and not all(echo(f.path) for _, f in fs)
                    and not any((len(f.key) > 1 or f.flag is not None and flag) and set(f.key) < k
-                               for _, f in fs for k, flag in kept)]
+                               for _, f in fs for k, flag in kept)]  # a longer key agreed
         agreed = any(ok for fs in verdicts.values() for ok, _ in fs) or bool(
             _NONE.search(sentence)) and any(  # "Nobody is assigned" for ``assignee: null``
                 all(has(k, stems) for k in key) for key, r in self._nulls

@@ -57,6 +57,12 @@ MAX_DATES = 12
 """More dates than this to pair, and a day count is no evidence of which two it spans."""
 
 
+def _ymd(n: Number) -> tuple[int, int, int]:
+    """A date ``n`` (written yyyymmdd, 0 for a part it leaves unsaid) as (y, m, d)."""
+    v = int(n.value)
+    return v // 10000, v // 100 % 100, v % 100
+
+
 def _day(d: tuple[int, int, int], year: int) -> dt.date | None:
     y, m, day = d
     try:
@@ -150,8 +156,7 @@ def days_between(sentence: str, n: Number, said: Sequence[Number],
     theirs = {d for d in (_day(x, 0) for x in dates) if d}
     if not theirs or len(theirs) > MAX_DATES:
         return False
-    stated = [(int(m.value) // 10000, int(m.value) // 100 % 100, int(m.value) % 100)
-              for m in said if m.kind == "date" and m.start != n.start]
+    stated = [_ymd(m) for m in said if m.kind == "date" and m.start != n.start]
     mine = {d for x in stated for y in (years or {0}) if (d := _day(x, y))}
     spans = [(a, b) for a in mine for b in theirs | mine] if mine else \
         itertools.combinations(theirs, 2)
@@ -198,8 +203,7 @@ def date_apart(sentence: str, n: Number, said: Sequence[Number],
     way, to the day; a date without its year takes the years of the others."""
     if n.kind != "date" or not int(n.value) % 100:
         return False
-    v = int(n.value)
-    year, month, day = v // 10000, v // 100 % 100, v % 100
+    year, month, day = _ymd(n)
     spans = {(m[1].lower(), 1) for m in _A_SPAN.finditer(sentence)}
     for m in said:
         if m.kind == "duration" and m.value and m.value % 1440 == 0:  # "48 hours"
@@ -207,8 +211,7 @@ def date_apart(sentence: str, n: Number, said: Sequence[Number],
         elif m.kind in ("number", "count") and m.value.is_integer() and 1 <= m.value <= 366 \
                 and (unit := _SPAN_AFTER.match(sentence, m.end)):
             spans.add((unit[1].lower(), int(m.value)))
-    stated = [(int(m.value) // 10000, int(m.value) // 100 % 100, int(m.value) % 100)
-              for m in said if m.kind == "date" and m.start != n.start]
+    stated = [_ymd(m) for m in said if m.kind == "date" and m.start != n.start]
     years = {y for y, _, _ in [*dates, *stated] if y}
     bases = {d for x in [*dates, *stated] for y in (years or {year} - {0}) if (d := _day(x, y))}
     if not spans or not bases or 2 * len(bases) * len(spans) > CHANCE * 365:
@@ -225,12 +228,14 @@ def next_day(sentence: str, dates: Collection[tuple[int, int, int]]) -> bool:
     """One of ``dates`` is the day after a date the sentence states before "the next day"
     ("harvested on October 13, shipped the next day" for ``shipped: 2025-10-14``); a date
     without its year takes the years of ``dates``."""
+    last = max((cue.start() for cue in _NEXT_DAY.finditer(sentence)), default=None)
+    if last is None or not dates:  # read only where the sentence says "the next day"
+        return False
     years = {y for y, _, _ in dates if y}
-    return any(m.kind == "date" and int(m.value) % 100 and m.end <= cue.start()
-               and (d := _day((int(m.value) // 10000, int(m.value) // 100 % 100,
-                               int(m.value) % 100), y)) is not None
+    return any(m.kind == "date" and m.end <= last and _ymd(m)[2]
+               and (d := _day(_ymd(m), y)) is not None
                and ((d := d + dt.timedelta(days=1)).year, d.month, d.day) in dates
-               for cue in _NEXT_DAY.finditer(sentence) for m in numbers(sentence) for y in years)
+               for m in numbers(sentence) for y in years)
 
 
 _LABEL_BEFORE = re.compile(r"\b([A-Za-z]{1,12})[\s-]$")

@@ -304,8 +304,8 @@ def key_total(sentence: str, n: Number, columns: Sequence[Column],
     totals += [sum(keyed[0].values)] if len(keyed) == 1 else []
     # or of the one key that counts things, a noun after it ("six bottles" over the records'
     # ``qty``: 2, 1, 1, 1, 1)
-    counting = [c for c in columns if LINE not in c.key and not keyed
-                and not QUANTITY.isdisjoint(c.key.lower().split())]
+    counting = [] if keyed else [c for c in columns if LINE not in c.key
+                                 and not QUANTITY.isdisjoint(c.key.lower().split())]
     totals += [sum(counting[0].values)] if len(counting) == 1 and units.unit_after(
         sentence, n) is None else []
     return any(abs(t - n.value) <= n.precision for t in totals)
