@@ -1,0 +1,41 @@
+# The measurements of docs/model-card.md, "v6-H2: trained with 90 hand-written sets on an
+# H200" (fifty-sixth session), from the repository root (data as in the model card:
+# runs/toolctx, runs/ragtruth -> ../shared/data/ragtruth_qa_test_subset).
+# Models: v5 = guardrail/models/default at the session's start; h2 = runs/h2, the device
+# run's weights (device_run.sh here) with v5's judge copied into its guardrail.json.
+# Usage: bash run.sh hand [v5|h2] | blind MODEL SET... | wide MODEL | judge MODEL
+B=docs/benchmarks/v6-h2-2026-12-04
+P=docs/model-card/paraphrases
+m() { case $1 in v5) echo guardrail/models/default;; *) echo runs/$1;; esac; }
+if [ "$1" = hand ]; then
+  # 1. In flight (layer 4) from the device run's rows (runs/gpu-c/MODEL.json, the detector's
+  #    probabilities in bfloat16 on the H200): the sets held out from training and fitting
+  #    (C), generated turns and RAGTruth dev, under the shipped judge and three refits.
+  if [ "$2" = v5 ]; then .venv/bin/python scripts/hand_judge.py --pairs > $B/hand-v5.txt
+  else .venv/bin/python scripts/hand_judge.py --pairs --model runs/$2 --cache runs/gpu-c/$2.json \
+    > $B/hand-$2.txt; fi
+  exit
+fi
+if [ "$1" = judge ]; then
+  # 2. In flight as the model card's gate rows are measured (RAGTruth dev and the generated
+  #    families, layers 2, 4 and 6), the detector run on this CPU.
+  .venv/bin/guardrail judge eval --model $(m $2) --layers 2,4,6 --data runs/toolctx/dev.jsonl \
+    --data runs/toolctx/holdout.jsonl --data runs/ragtruth@dev --out $B/judge-$2.json
+  exit
+fi
+if [ "$1" = wide ]; then
+  # 3. Streamed through the real proxy with the shipped defaults: RAGTruth dev and the
+  #    holdout family, 150 answers each.
+  .venv/bin/guardrail bench verdicts --model $(m $2) --data runs/ragtruth@dev \
+    --data runs/toolctx/holdout.jsonl --limit 150 --out $B/wide-$2
+  exit
+fi
+if [ "$1" = blind ]; then
+  # 4. Streamed, each set, every in-flight check at exit 4 (the shipped policy).
+  v=$2; shift 2
+  for s in "$@"; do
+    .venv/bin/guardrail bench verdicts --model $(m $v) --data $P/turns-$s.jsonl \
+      --config docs/benchmarks/by-basis/fixed-exit.yaml --out $B/$s-$v
+  done
+  exit
+fi
