@@ -3,10 +3,15 @@
 # runs/toolctx, runs/ragtruth -> ../shared/data/ragtruth_qa_test_subset).
 # Models: v5 = guardrail/models/default at the session's start; h2 = runs/h2, the device
 # run's weights (device_run.sh here) with v5's judge copied into its guardrail.json.
-# Usage: bash run.sh hand [v5|h2] | blind MODEL SET... | wide MODEL | judge MODEL
+# v5's rows were scored under the name `default` (the shipped model then): once v6-H2 is
+# the default, run `hand v5` and `rows v5` with the session's first commit on PYTHONPATH
+# (git worktree add /tmp/v5 1b87e4b; PYTHONPATH=/tmp/v5), and the others likewise with
+# V5=/tmp/v5/guardrail/models/default.
+#   h3 = runs/h3, the second device run (device_run_h3.sh): the sets of A and B trained on.
+# Usage: bash run.sh hand [v5|h2] | rows MODEL | blind MODEL SET... | wide MODEL | judge MODEL
 B=docs/benchmarks/v6-h2-2026-12-04
 P=docs/model-card/paraphrases
-m() { case $1 in v5) echo guardrail/models/default;; *) echo runs/$1;; esac; }
+m() { case $1 in v5) echo ${V5:-guardrail/models/default};; *) echo runs/$1;; esac; }
 if [ "$1" = hand ]; then
   # 1. In flight (layer 4) from the device run's rows (runs/gpu-c/MODEL.json, the detector's
   #    probabilities in bfloat16 on the H200): the sets held out from training and fitting
@@ -14,6 +19,17 @@ if [ "$1" = hand ]; then
   if [ "$2" = v5 ]; then .venv/bin/python scripts/hand_judge.py --pairs > $B/hand-v5.txt
   else .venv/bin/python scripts/hand_judge.py --pairs --model runs/$2 --cache runs/gpu-c/$2.json \
     > $B/hand-$2.txt; fi
+  exit
+fi
+if [ "$1" = rows ]; then
+  # 1b. In flight (layer 4, the shipped judge) from the device runs' rows alone: the sets
+  #     of C, RAGTruth dev and the generated dev and holdout families (judge-gpu-rows-*).
+  C=$(.venv/bin/python -c "import sys; sys.path.insert(0, 'scripts'); from hand_judge import parts
+print(' '.join('--data ' + s for s in parts()['C']))")
+  M=$(m $2); [ $2 = v5 ] && M=default
+  .venv/bin/guardrail judge eval --model $M --layers 4 $C \
+    --data ../shared/data/ragtruth_qa_test_subset@dev --data runs/toolctx/dev.jsonl \
+    --data runs/toolctx/holdout.jsonl --rows-cache runs/gpu-c/$2.json --out $B/judge-gpu-rows-$2.json
   exit
 fi
 if [ "$1" = judge ]; then
