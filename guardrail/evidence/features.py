@@ -30,6 +30,7 @@ from guardrail.evidence.changed import changed
 from guardrail.evidence.claims import general, works_out
 from guardrail.evidence.counted import Lists
 from guardrail.evidence.extras import unlisted
+from guardrail.evidence.field import bound_of
 from guardrail.evidence.fields import Fields
 from guardrail.evidence.group_states import field_check
 from guardrail.evidence.lexicon import CALENDAR
@@ -267,11 +268,11 @@ class ContextEvidence:
         about, gap = where.records, self._where.gap(where)
         unread = [n for n in nums if not (n.start in units.converted or self._stated(
             replace(n, hedged=False) if n.start in units.unmatched else n)
-                                          or self._verbatim(sentence[:n.end], n)
-                                          or self.labels.has(sentence, n))]  # worked out?
-        # a value the grounding states only in records the sentence is not about may be
-        # worked out in its own ("3 of its 120 seats left" for 117 taken, where another
-        # course has 3 credits): worked out, it is no other record's value
+            or self._verbatim(sentence[:n.end], n) or self.labels.has(sentence, n)  # worked
+            or self.fields and bound_of(sentence, n, self.fields.fields, about))]  # out?
+        # a value the grounding states only in records the sentence is not about may be worked
+        # out in its own ("3 of its 120 seats left" for 117 taken, where another course has 3
+        # credits): worked out, it is no other record's value
         elsewhere = [n for n in nums if about and n not in unread and n.kind != "count"
                      and n.start not in units.converted and not any(
                          self._record_values[r].has(n) for r in about | {-1}
@@ -339,9 +340,8 @@ class ContextEvidence:
             neg != self._said_negated(i, sentence) for i, v in votes.items()
             if i == best_i or tied and v == votes[best_i]
             and (not about or self._records[i] in about))
-        # a value the sentence says it worked out ("that leaves 1,800 bushels") and the
-        # grounding lacks is no field's or line's value stated otherwise: its operands
-        # stand there, not it
+        # a value the sentence says it worked out ("that leaves 1,800 bushels") and the grounding
+        # lacks is no field's or line's value stated otherwise: its operands stand there, not it
         unworked = {n.start for n in missing if works_out(
             sentence, n.start, n.end, self._keys.holding(sentence, n))}
         check = field_check(self.fields, sentence, [n for n in nums if n.start not in worked

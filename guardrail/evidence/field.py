@@ -9,6 +9,8 @@
     attributive(sentence, n)   a date before what it names ("your March 11 claim")
     no_count_of(sentence, n, f)  ``n`` picks one ("level 9") or measures ("15 mm"): no count
     comparable(n, f)           ``n`` is of the field's sort (a share for a share)
+    bound_kept(sentence, n, f) ``n`` is a bound the field's value keeps ("at least 7 m")
+    bound_of(sentence, n, fields, about)  such a bound, of the records the sentence is about
     DIFFERENCE                 a value said as a difference ("15 more rolls"): no field's
 """
 
@@ -193,7 +195,24 @@ def comparable(n: Number, f: Field, sentence: str = "") -> bool:
     share ("20%" is no ``down payment: 85000``, "$130,200" no ``probability pct: 70``), a
     quantity in the field's dimension ("8 minutes" is no ``capacity lb: 30``) and money
     for no quantity in units ("$117" is no ``crossing minutes: 95``) nor for a count whose
-    key names no money ("$280.08" is no ``pages: 412``)."""
+    key names no money ("$280.08" is no ``pages: 412``); no bound its value keeps."""
+    return not (sentence and bound_kept(sentence, n, f)) and _of_sort(n, f, sentence)
+
+
+def bound_of(sentence: str, n: Number, fields: Sequence[Field], about: Collection[int]) -> bool:
+    """``n`` is a bound, of money or in a unit, that a field of that sort of the records
+    the sentence is about keeps ("under $50 an hour" of ``hourly_rate_usd: 45``, "at least
+    20 meters" of ``on_reel_m: 86.5``; not "at least 30 people" of that rate): no value
+    the grounding lacks."""
+    money = any(c in "$€£¥" for c in sentence[max(0, n.start - 1):n.end])
+    unit = units.unit_after(sentence, n)
+    return bool(about) and (money or unit is not None) and any(
+        f.record in about and (MONEY_KEY.search(f.path.replace("_", " ")) if money else
+                               f.unit is not None and f.unit.dim == unit.dim)
+        and _of_sort(n, f, sentence) and bound_kept(sentence, n, f) for f in fields)
+
+
+def _of_sort(n: Number, f: Field, sentence: str) -> bool:
     values = f.values
     if n.kind == "count":  # "four-hour slots" for ``slot hours: 4``; else a count of things
         return values.has(n)
@@ -224,6 +243,35 @@ def comparable(n: Number, f: Field, sentence: str = "") -> bool:
         return n.kind == "number" and n.value.is_integer() and 1000 <= n.value <= 2100 \
             and not (sentence and ("," in written or any(c in "$€£¥" for c in written)))
     return n.kind in ("number", "duration") and bool(values.numbers)
+
+
+# a bound said before a number, the field's value above it or below it ("at least 7 meters",
+# "under $50"); strict where the words are ("more than 7" is not 7). Not "up to" nor "over":
+# "add up to $1,250" is a total, "39.1 points over 11 credits" a rate
+_ABOVE = re.compile(r"\b(?:(?P<strict>more than|above|upwards of)|at least|no (?:fewer|less) "
+                    r"than)\s*[$€£¥]?$", re.I)
+_BELOW = re.compile(r"\b(?:(?P<strict>less than|fewer than|under|below)|at most|no more "
+                    r"than)\s*[$€£¥]?$", re.I)
+
+
+def bound_kept(sentence: str, n: Number, f: Field) -> bool:
+    """``n`` is a bound of money or in a unit that the field's values all keep, in its
+    unit or converted: "Three colours have at least 7 meters in stock" says nothing exact
+    of ``in stock m: 42.5`` (a bound they break, "at least 7 meters" of 6.0, is still a
+    value said otherwise; a bare count, "children under 12", is not read so: which field
+    it bounds is not said)."""
+    before = sentence[max(0, n.start - 20):n.start]
+    m = _ABOVE.search(before) or _BELOW.search(before)
+    if m is None or n.kind != "number" or n.percent or not f.values.numbers:
+        return False
+    said = units.unit_after(sentence, n)
+    if said is None and not any(c in "$€£¥" for c in sentence[max(0, n.start - 1):n.end]) \
+            or said is not None and (f.unit is None or said.dim != f.unit.dim):
+        return False
+    vals = [f.unit.to(v, said) if said is not None else v for v in f.values.numbers]
+    above, strict = m.re is _ABOVE, bool(m["strict"])
+    return all((v > n.value if strict else v >= n.value) if above else
+               (v < n.value if strict else v <= n.value) for v in vals)
 
 
 def no_count_of(sentence: str, n: Number, f: Field) -> bool:

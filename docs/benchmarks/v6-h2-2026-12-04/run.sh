@@ -9,6 +9,7 @@
 # V5=/tmp/v5/guardrail/models/default.
 #   h3 = runs/h3, the second device run (device_run_h3.sh): the sets of A and B trained on.
 # Usage: bash run.sh hand [v5|h2] | rows MODEL | blind MODEL SET... | wide MODEL | judge MODEL
+#        | bases | bound
 B=docs/benchmarks/v6-h2-2026-12-04
 P=docs/model-card/paraphrases
 m() { case $1 in v5) echo ${V5:-guardrail/models/default};; *) echo runs/$1;; esac; }
@@ -52,6 +53,24 @@ if [ "$1" = blind ]; then
   for s in "$@"; do
     .venv/bin/guardrail bench verdicts --model $(m $v) --data $P/turns-$s.jsonl \
       --config docs/benchmarks/by-basis/fixed-exit.yaml --out $B/$s-$v
+  done
+  exit
+fi
+if [ "$1" = bases ]; then
+  # 5. No model: what each claim would rest on if flagged, 6f6d27f (OLD, a worktree) against
+  #    the checkout (a bound kept by the field, "at least 7 meters"), over every
+  #    hand-written set and the generated dev and holdout families.
+  OLD=${OLD:-/tmp/old}; S="$(ls $PWD/$P/turns*.jsonl) $PWD/runs/toolctx/dev.jsonl $PWD/runs/toolctx/holdout.jsonl"
+  (cd /tmp && PYTHONPATH=$OLD $OLDPWD/.venv/bin/python $OLDPWD/scripts/claim_bases.py dump /tmp/bases-old.json $S)
+  (cd /tmp && $OLDPWD/.venv/bin/python $OLDPWD/scripts/claim_bases.py dump /tmp/bases-now.json $S)
+  .venv/bin/python scripts/claim_bases.py compare /tmp/bases-old.json /tmp/bases-now.json > $B/bases-moved.txt
+  exit
+fi
+if [ "$1" = bound ]; then
+  # 6. The pair turns-et/-eu streamed again with the default (v6-H2) and the bound reading.
+  for s in et eu; do
+    .venv/bin/guardrail bench verdicts --data $P/turns-$s.jsonl \
+      --config docs/benchmarks/by-basis/fixed-exit.yaml --out $B/$s-bound
   done
   exit
 fi
