@@ -204,15 +204,17 @@ def bound_of(sentence: str, n: Number, fields: Sequence[Field], about: Collectio
     the sentence is about keeps ("under $50 an hour" of ``hourly_rate_usd: 45``, "at least
     20 meters" of ``on_reel_m: 86.5``; not "at least 30 people" of that rate): no value
     the grounding lacks."""
-    money = any(c in "$€£¥" for c in sentence[max(0, n.start - 1):n.end])
-    unit = units.unit_after(sentence, n)
-    return bool(about) and (money or unit is not None) and any(
-        f.record in about and (MONEY_KEY.search(f.path.replace("_", " ")) if money else
-                               f.unit is not None and f.unit.dim == unit.dim)
-        and _of_sort(n, f, sentence) and bound_kept(sentence, n, f) for f in fields)
+    if not about or _bound(sentence, n) is None:  # most numbers: no bound before them
+        return False
+    money, unit = _money(sentence, n), units.unit_after(sentence, n)
+    return any(f.record in about and (MONEY_KEY.search(f.path.replace("_", " ")) if money else
+                                      f.unit is not None and unit is not None
+                                      and f.unit.dim == unit.dim)
+               and _of_sort(n, f, sentence) and bound_kept(sentence, n, f) for f in fields)
 
 
 def _of_sort(n: Number, f: Field, sentence: str) -> bool:
+    """``comparable`` but for bounds: the sorts alone."""
     values = f.values
     if n.kind == "count":  # "four-hour slots" for ``slot hours: 4``; else a count of things
         return values.has(n)
@@ -254,18 +256,28 @@ _BELOW = re.compile(r"\b(?:(?P<strict>less than|fewer than|under|below)|at most|
                     r"than)\s*[$€£¥]?$", re.I)
 
 
+def _money(sentence: str, n: Number) -> bool:
+    return any(c in "$€£¥" for c in sentence[max(0, n.start - 1):n.end])
+
+
+def _bound(sentence: str, n: Number) -> Optional[re.Match]:
+    """The bound said before ``n``, of money or a number (no share, date or time)."""
+    before = sentence[max(0, n.start - 20):n.start]
+    return None if n.kind != "number" or n.percent else (_ABOVE.search(before)
+                                                         or _BELOW.search(before))
+
+
 def bound_kept(sentence: str, n: Number, f: Field) -> bool:
     """``n`` is a bound of money or in a unit that the field's values all keep, in its
     unit or converted: "Three colours have at least 7 meters in stock" says nothing exact
     of ``in stock m: 42.5`` (a bound they break, "at least 7 meters" of 6.0, is still a
     value said otherwise; a bare count, "children under 12", is not read so: which field
     it bounds is not said)."""
-    before = sentence[max(0, n.start - 20):n.start]
-    m = _ABOVE.search(before) or _BELOW.search(before)
-    if m is None or n.kind != "number" or n.percent or not f.values.numbers:
+    m = _bound(sentence, n)
+    if m is None or not f.values.numbers:
         return False
     said = units.unit_after(sentence, n)
-    if said is None and not any(c in "$€£¥" for c in sentence[max(0, n.start - 1):n.end]) \
+    if said is None and not _money(sentence, n) \
             or said is not None and (f.unit is None or said.dim != f.unit.dim):
         return False
     vals = [f.unit.to(v, said) if said is not None else v for v in f.values.numbers]
