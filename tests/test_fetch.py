@@ -406,3 +406,16 @@ def test_a_local_copy_stands_in_for_the_download(tmp_path, monkeypatch, index_wi
     with pytest.raises(FetchError, match="holds 4 of the 5 files of bigbench==1.0.0 needed; it lacks "
                                          "bigbench/benchmark_tasks/vitaminc_fact_verification"):
         fetch(tmp_path / "out3", ["vitaminc", "passages"], exclude=None, local=[repo])
+
+
+def test_a_set_fetch_left_out_is_named_as_missing_not_as_an_unknown_format(tmp_path):
+    with pytest.raises(ValueError, match=r"vitaminc.jsonl does not exist \(`guardrail data "
+                                         r"fetch` writes it"):
+        load_any(tmp_path / "vitaminc.jsonl")
+    with pytest.raises(ValueError, match=r"mine.jsonl does not exist$"):
+        load_any(tmp_path / "mine.jsonl")
+    result = CliRunner().invoke(app, ["judge", "eval", "--layers", "4", "--data",
+                                      f"{tmp_path / 'passages.jsonl'}@dev"])
+    said = " ".join(result.output.replace("│", " ").split())  # rich wraps it in a box
+    assert result.exit_code == 2 and "does not exist" in said
+    assert "cannot tell the data format" not in said

