@@ -9,7 +9,7 @@
 # V5=/tmp/v5/guardrail/models/default.
 #   h3 = runs/h3, the second device run (device_run_h3.sh): the sets of A and B trained on.
 # Usage: bash run.sh hand [v5|h2] | rows MODEL | blind MODEL SET... | wide MODEL | judge MODEL
-#        | bases | bound
+#        | bases | bound | eval MODEL
 B=docs/benchmarks/v6-h2-2026-12-04
 P=docs/model-card/paraphrases
 m() { case $1 in v5) echo ${V5:-guardrail/models/default};; *) echo runs/$1;; esac; }
@@ -72,5 +72,14 @@ if [ "$1" = bound ]; then
     .venv/bin/guardrail bench verdicts --data $P/turns-$s.jsonl \
       --config docs/benchmarks/by-basis/fixed-exit.yaml --out $B/$s-bound
   done
+  exit
+fi
+if [ "$1" = eval ]; then
+  # 7. (fifty-seventh session) `guardrail eval` on RAGTruth dev at full depth: the token
+  #    rule and the full-depth judge, as a user measuring a RAGTruth-style set sees them.
+  #    h2 is the default since c0fdb61; v5 from its worktree (V5=/tmp/v5/guardrail/models/default).
+  M=$(m $2); [ $2 = h2 ] && M=guardrail/models/default
+  .venv/bin/guardrail eval --model $M --data runs/ragtruth --split dev --no-progress \
+    --out $B/eval-$2.json
   exit
 fi
