@@ -388,6 +388,7 @@ def test_a_local_copy_stands_in_for_the_download(tmp_path, monkeypatch, index_wi
     url, asked = index_without_bigbench_1
     monkeypatch.setenv("PIP_INDEX_URL", url)
     repo = checkout(tmp_path)
+    (tmp_path / "elsewhere").mkdir()  # a copy of something else: passed over
     result = CliRunner().invoke(app, ["data", "fetch", "--dest", str(tmp_path / "out"), "--only",
                                       "vitaminc,passages", "--no-exclude", "--local",
                                       str(tmp_path / "elsewhere"), "--local", str(repo)])
@@ -401,6 +402,8 @@ def test_a_local_copy_stands_in_for_the_download(tmp_path, monkeypatch, index_wi
     # once extracted, the files serve later runs without the archive or the index
     assert fetch(tmp_path / "out2", ["knowledge-conflicts"], exclude=None)["failed"] == {}
     assert asked == []
+    with pytest.raises(ValueError, match="no such local copy: .*typo"):
+        fetch(tmp_path / "out2", ["vitaminc"], exclude=None, local=[tmp_path / "typo"])
     # a folder with some of the package's files is another version: said, not guessed
     (repo / VITAMINC_TASK).unlink()
     with pytest.raises(FetchError, match="holds 4 of the 5 files of bigbench==1.0.0 needed; it lacks "

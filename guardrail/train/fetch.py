@@ -323,6 +323,8 @@ def fetch(dest: str | Path, which: Sequence[str] = SETS, *, max_per_set: Optiona
         raise ValueError(f"unknown data sets {unknown}; choose from {', '.join(SETS)}")
     if length not in ("none", "ratio", "matched"):
         raise ValueError(f"length control must be none, ratio or matched, got {length!r}")
+    if gone := [str(p) for p in local if not Path(p).exists()]:
+        raise ValueError(f"no such local copy: {', '.join(gone)}")
     files: dict[str, Path] = {}
     failed: dict[str, str] = {}  # set: why it could not be had
     halu = [HALUEVAL_DIR + HALUEVAL[n][0] for n in which if n in HALUEVAL]
