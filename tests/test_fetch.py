@@ -406,8 +406,9 @@ def test_a_local_copy_stands_in_for_the_download(tmp_path, monkeypatch, index_wi
         fetch(tmp_path / "out2", ["vitaminc"], exclude=None, local=[tmp_path / "typo"])
     # a folder with some of the package's files is another version: said, not guessed
     (repo / VITAMINC_TASK).unlink()
-    with pytest.raises(FetchError, match="holds 4 of the 5 files of bigbench==1.0.0 needed; it lacks "
-                                         "bigbench/benchmark_tasks/vitaminc_fact_verification"):
+    with pytest.raises(FetchError, match="holds 4 of the 5 files of bigbench==1.0.0 needed; "
+                                         "it lacks bigbench/benchmark_tasks/"
+                                         "vitaminc_fact_verification"):
         fetch(tmp_path / "out3", ["vitaminc", "passages"], exclude=None, local=[repo])
 
 

