@@ -333,6 +333,7 @@ def register(app: typer.Typer) -> None:
         from guardrail.train import longctx_eval
         from guardrail.train.data import load_any, split_by_source
         from guardrail.train.evaluate import evaluate, reads_by_sentence
+        from guardrail.train.kinds import kinds_of
         from guardrail.train.scores import format_report
 
         if split not in ("all", "dev", "train"):
@@ -382,7 +383,8 @@ def register(app: typer.Typer) -> None:
             text = longctx_eval.format_by(result, fields_by)
         else:
             result = evaluate(det, examples, exit_layer=exit_layer, selector=selector,
-                              progress=progress, by_sentence=by_sentence)
+                              progress=progress, by_sentence=by_sentence,
+                              kind_of=kinds_of(str(data)))
             text = format_report(result)
         result.update(data=str(data), split=split, model=det.name,
                       dtype=str(next(det.model.parameters()).dtype).removeprefix("torch."),

@@ -37,34 +37,6 @@ def load_split(spec: str, meta: dict):
     return fit if split == "fit" else calib
 
 
-def kinds_of(spec: str):
-    """The labelled kind (contradicted / unverifiable) of an unsupported sentence, where
-    the data says: per sentence in a `guardrail data toolctx` file, per example in a
-    `guardrail data fetch` file; None elsewhere."""
-    path = spec.rpartition("@")[0] if "@" in spec else spec
-    p = Path(path)
-    if not p.is_file():
-        return None
-    per_sentence: dict[str, list] = {}
-    per_example: dict[str, str] = {}
-    with p.open(encoding="utf-8") as f:
-        for line in f:
-            row = json.loads(line)
-            for s in row.get("sentences", ()):
-                if s["label"] in ("contradicted", "unverifiable"):
-                    per_sentence.setdefault(row["id"], []).append((s["start"], s["end"],
-                                                                    s["label"]))
-            if row.get("kind"):
-                per_example[row["id"]] = row["kind"]
-
-    def kind_of(ex, start: int, end: int) -> Optional[str]:
-        for a, b, label in per_sentence.get(ex.id, ()):
-            if a < end and b > start:
-                return label
-        return per_example.get(ex.id)
-    return kind_of if per_sentence or per_example else None
-
-
 CACHE_HELP = ("A JSON file of the detector's token probabilities per sentence: read when it "
               "was written for the same model, data and options, else written; refitting "
               "or re-measuring then runs no model (the evidence features are recomputed).")
@@ -91,6 +63,7 @@ def _rows(det, specs: list[str], layers: list[int], limit: Optional[int],
     from dataclasses import asdict
 
     from guardrail.train.judge import Scored, rows_from, score
+    from guardrail.train.kinds import kinds_of
 
     def key(spec: str) -> str:
         served = [] if windows == "all" else [windows]  # keys of earlier caches still match

@@ -167,3 +167,15 @@ def works_out(sentence: str, at: int, end: int, keys: Collection[str] = ()) -> b
         return False
     return bool(worded or _LEADS.search(sentence, start, at)
                 or _TRAILS.match(sentence[:stop], end) or _PER_OPENING.match(sentence))
+
+
+_ASKS_VALUE = re.compile(r"\b(?:when|what (?:year|date|time|day)|which (?:year|date|day)|how "
+                         r"(?:many|much|long|tall|high|far|old|big|large|often|fast|heavy|"
+                         r"deep|wide|soon|late|early))\b", re.I)
+
+
+def asks_value(question: str) -> bool:
+    """The question asks for a value: a date or time ("When was it built?"), a count or a
+    quantity ("How tall is it?").  A value the grounding lacks in the answer is then the
+    answer said otherwise, not a detail it adds (``judge.explain``)."""
+    return bool(_ASKS_VALUE.search(question))

@@ -27,7 +27,7 @@ from guardrail.evidence.between import a_bill, billed, named_apart, object_sums
 from guardrail.evidence.blocks import unfenced
 from guardrail.evidence.carried import carried
 from guardrail.evidence.changed import changed
-from guardrail.evidence.claims import general, works_out
+from guardrail.evidence.claims import asks_value, general, works_out
 from guardrail.evidence.counted import Lists
 from guardrail.evidence.extras import unlisted
 from guardrail.evidence.field import bound_of
@@ -146,13 +146,13 @@ class ContextEvidence:
                                       self._record_values)
         self.lists = Lists(lines) if structured else None  # how many each list holds
         self.question_stems = frozenset(stem(w) for w in content_words(question))
-        self.asked = StoredValues.of(question)
+        self.asked, self.asks_value = StoredValues.of(question), asks_value(question)
 
     def asking(self, question: str) -> "ContextEvidence":
         """This index (shared, not copied) with another question."""
         ev = copy.copy(self)
         ev.question_stems = frozenset(stem(w) for w in content_words(question))
-        ev.asked = StoredValues.of(question)
+        ev.asked, ev.asks_value = StoredValues.of(question), asks_value(question)
         return ev
 
     @classmethod

@@ -228,7 +228,7 @@ class FocusedEvidence:
     def __init__(self, results: _Results, question: str = ""):
         self._results, self.question = results, question
         self.whole = ContextEvidence.build(results.documents, question)
-        self.structured = self.whole.structured
+        self.structured, self.asks_value = self.whole.structured, self.whole.asks_value
         self._asked = results.anchors(question)
         self._views: dict[frozenset[int], ContextEvidence] = {}
 

@@ -13,6 +13,7 @@ from guardrail.model.spans import merge_spans
 from guardrail.model.windows import WindowSelector
 from guardrail.train import scores as metrics
 from guardrail.train.data import Example, grounding
+from guardrail.train.kinds import KindOf
 from guardrail.types import Detection
 
 
@@ -59,7 +60,10 @@ def rethreshold(d: Detection, threshold: float) -> Detection:
 
 def evaluate(det: Detector, examples: Sequence[Example], *, exit_layer: Optional[int] = None,
              selector: Optional[WindowSelector] = None, progress: bool = True,
-             by_sentence: bool = False) -> dict:
+             by_sentence: bool = False, kind_of: Optional[KindOf] = None) -> dict:
+    """The detector's metrics on ``examples`` and, with a judge, the proxy's decisions;
+    ``kind_of`` (``train.kinds``): the data's kind of each unsupported sentence, so the
+    explanations are measured too."""
     detections, seconds = detect_all(det, examples, exit_layer=exit_layer, selector=selector,
                                      progress=progress, by_sentence=by_sentence)
     result = metrics.evaluate(list(examples), detections, seconds)
@@ -67,14 +71,14 @@ def evaluate(det: Detector, examples: Sequence[Example], *, exit_layer: Optional
     result["threshold"] = det.threshold_for(exit_layer)
     result["response_split"] = sum(d.response_split for d in detections)
     result["windowed"] = sum(d.windows_total > 1 for d in detections)
-    decided = judged(det, examples, detections, result["exit_layer"])
+    decided = judged(det, examples, detections, result["exit_layer"], kind_of)
     if decided:
         result["judge"] = decided
     return result
 
 
 def judged(det: Detector, examples: Sequence[Example], detections: Sequence[Detection],
-           layer: int) -> Optional[dict]:
+           layer: int, kind_of: Optional[KindOf] = None) -> Optional[dict]:
     """What the proxy would do with these answers: the model's sentence judge on each
     sentence of the span-labelled examples, the token probabilities read over the whole
     answer.  Per data set and overall: supported sentences kept, unsupported stopped,
@@ -90,7 +94,7 @@ def judged(det: Detector, examples: Sequence[Example], detections: Sequence[Dete
               for s, e in metrics.sentence_bounds(ex.response)]
     if not scored:
         return None
-    return measure(rows_from(examples, scored), SentenceJudge.from_json(params))
+    return measure(rows_from(examples, scored, kind_of), SentenceJudge.from_json(params))
 
 
 def calibrate(det: Detector, examples: Sequence[Example], layers: Sequence[int],

@@ -18,7 +18,7 @@ Fit on data the detector did not train on; measure on data neither saw.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
 import numpy as np
 
@@ -28,6 +28,7 @@ from guardrail.evidence.focus import FocusedEvidence, evidence_for
 from guardrail.evidence.judge import (FEATURES, FITTED_FEATURES, Head, SentenceJudge, explain,
                                       feature_vector)
 from guardrail.train.data import Example, grounding
+from guardrail.train.kinds import KindOf
 from guardrail.train.scores import auroc, sentence_bounds
 
 
@@ -42,9 +43,6 @@ class Row:
     layer: int
     kind: Optional[str] = None       # the data's kind for an unsupported sentence, if known
     explained: Optional[str] = None  # the kind the judge's explanation gives it
-
-
-KindOf = Callable[[Example, int, int], Optional[str]]
 
 
 @dataclass(frozen=True)
@@ -118,7 +116,8 @@ def rows_from(examples: Sequence[Example], scored: Sequence[Scored],
         x = feature_vector(sev, sc.probs, ev.structured)
         kind = kind_of(ex, s, e) if kind_of is not None and gold else None
         rows.append(Row(ex.dataset, ex.id, text, gold, is_claim(text), tuple(x), sc.layer,
-                        kind, explain(sev, 1.0).kind if gold else None))
+                        kind, explain(sev, 1.0, ev.structured, ev.asks_value).kind
+                        if gold else None))
     return rows
 
 

@@ -315,11 +315,12 @@ def format_report(result: dict) -> str:
         lines.append(f"{result['examples_per_s']:.2f} examples/s over {result['seconds']:.1f} s")
     if result.get("judge"):
         head = f"{'the sentence judge':<24}{'answers':>8}{'ex P':>7}{'ex R':>6}{'ex F1':>7}" \
-               f"  {'kept':>6}{'stopped':>8}{'stop F1':>8}"
+               f"  {'kept':>6}{'stopped':>8}{'stop F1':>8}{'kind ok':>8}"
         lines += ["", head, "-" * len(head)]
         for name, j in result["judge"].items():
+            # kind ok: the flags whose contradicted/unverifiable agrees with the data's
             lines.append(f"{name[:24]:<24}{j['answers']:>8}{_fmt(j['example_precision']):>7}"
                          f"{_fmt(j['example_recall']):>6}{_fmt(j['example_f1']):>7}  "
                          f"{_fmt(j['supported_kept']):>6}{_fmt(j['unsupported_stopped']):>8}"
-                         f"{_fmt(j['stop_f1']):>8}")
+                         f"{_fmt(j['stop_f1']):>8}{_fmt(j.get('explanation_accuracy')):>8}")
     return "\n".join(lines)

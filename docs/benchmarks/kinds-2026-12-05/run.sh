@@ -1,0 +1,18 @@
+# What a flag is called (docs/model-card.md, "What a flag is called", fifty-eighth session),
+# from the repository root with the data of the model card (runs/ragtruth ->
+# ../shared/data/ragtruth_qa_test_subset; runs/toolctx as its commands write it).
+#   bash run.sh rule [old]   every labelled unsupported sentence, no model: kinds-new.txt, or
+#                            with OLD=/tmp/old (a worktree of fa7f79b with
+#                            guardrail/train/kinds.py copied in) kinds-old.txt
+#   bash run.sh eval         `guardrail eval` on RAGTruth dev: the judge's "kind ok" (eval.txt)
+B=docs/benchmarks/kinds-2026-12-05
+if [ "$1" = rule ]; then
+  if [ "$2" = old ]; then PYTHONPATH=${OLD:-/tmp/old} .venv/bin/python scripts/explain_kinds.py \
+      --out /tmp/kinds-old.json > $B/kinds-old.txt
+  else .venv/bin/python scripts/explain_kinds.py --out /tmp/kinds-new.json > $B/kinds-new.txt; fi
+  exit
+fi
+if [ "$1" = eval ]; then
+  .venv/bin/guardrail eval --data runs/ragtruth --split dev --no-progress --out $B/eval.json > $B/eval.txt
+  exit
+fi
