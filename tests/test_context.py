@@ -74,6 +74,13 @@ def test_system_message_documents(mode, expected):
         == expected
 
 
+def test_null_stream_is_unset_as_openai_reads_it():
+    """``"stream": null`` is what clients that send every field write for "not set":
+    a plain answer, as OpenAI's API and ``/v1/responses`` read it, not a 400."""
+    r = parse_chat_request(req(stream=None, guardrail={"context": ["Doc."]}), CFG)
+    assert r.stream is False and r.checked
+
+
 @pytest.mark.parametrize("raw, message", [
     (b"", "request body is empty"),
     (b"{not json", "not valid JSON: Expecting property name"),

@@ -148,6 +148,16 @@ async def test_passthrough_errors_end_with_error_event_and_done(data, message):
     assert b'"broken' not in out
 
 
+async def test_passthrough_of_a_finished_answer_without_done_ends_as_a_checked_one():
+    """An upstream that finishes choice 0 and closes without ``[DONE]``: a checked stream
+    accepts it (``chat_chunks``), and so does the pass-through, which ends it with
+    ``[DONE]`` after the bytes as sent instead of an error the SDK raises."""
+    data = answer_stream(done=False)
+    out = await collect(passthrough_stream(raw(data, 9)))
+    assert out == data + b"data: [DONE]\n\n"
+    assert not any(isinstance(e, dict) and "error" in e for e in events(out))
+
+
 async def test_passthrough_cut_mid_stream():
     err = UpstreamProtocolError("upstream closed the connection")
     out = await collect(passthrough_stream(raw(answer_stream()[:100], 30, error=err)))
@@ -183,6 +193,21 @@ async def test_hold_releases_checked_sentences_in_order_with_final_object():
     assert (first.target_start, first.target_end) == (0, 23)
     second = v.requests[1]
     assert second.response[:second.target_start] == "The tower is in Paris. "
+
+
+async def test_done_without_a_finish_reason_still_ends_on_a_chunk_with_choice_0():
+    """An upstream that ends with ``[DONE]`` and sends no ``finish_reason``: the report
+    rides on a chunk holding choice 0 (an empty delta), so the openai docs' loop,
+    ``chunk.choices[0].delta.content``, reads to the end as it does unchecked."""
+    out = await collect(guarded_stream(raw(answer_stream(finish=None)), settings(),
+                                       ScriptedVerifier()))
+    evs = events(out)
+    assert evs[-1] == "[DONE]" and all(e["choices"] for e in evs[:-1])
+    last = evs[-2]
+    assert last["choices"] == [{"index": 0, "delta": {}, "logprobs": None,
+                                "finish_reason": None}]
+    assert last["guardrail"]["hallucination_detected"] is True
+    assert content(evs).endswith("It is 330 metres tall.")
 
 
 async def test_nothing_is_released_before_its_verdict_and_order_is_kept():

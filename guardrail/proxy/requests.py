@@ -147,7 +147,9 @@ def _check_scalars(body: dict) -> tuple[str, bool, int, bool]:
     model = body.get("model")
     if not isinstance(model, str) or not model:
         raise BadRequest("'model' is required and must be a non-empty string")
-    stream = body.get("stream", False)
+    stream = body.get("stream")
+    if stream is None:  # OpenAI's API takes null as unset, as it does every optional field
+        stream = False
     if not isinstance(stream, bool):
         raise BadRequest(f"'stream' must be a boolean, got {json_kind(stream)}")
     n = body.get("n", 1)

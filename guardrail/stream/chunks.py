@@ -105,20 +105,27 @@ async def passthrough_stream(raw: AsyncIterator[bytes],
                              ends: Callable[[Optional[dict]], bool] = lambda e: e is None
                              ) -> AsyncIterator[bytes]:
     """Forward upstream bytes unchanged, event-aligned, after validating each event;
-    ``ends``: whether an event (``None``: ``[DONE]``) is the stream's last."""
+    ``ends``: whether an event (``None``: ``[DONE]``) is the stream's last.  A chat
+    stream that closes after choice 0 finished but before ``[DONE]`` ends with one, as
+    a checked stream does (``chat_chunks``)."""
     decoder = SSEDecoder()
     pending = bytearray()
+    finished = False
     try:
         async for data in raw:
-            done = any(ends(parse_chat_chunk(e)) for e in decoder.feed(data)
-                       if e.data.strip())
+            events = [parse_chat_chunk(e) for e in decoder.feed(data) if e.data.strip()]
+            finished = finished or any(e is not None and _finish_reason(e) is not None
+                                       for e in events)
             pending += data  # appended after validation: bad bytes are never forwarded
             cut = _last_boundary(pending) if decoder.has_pending else len(pending)
             if cut:
                 yield bytes(pending[:cut])
                 del pending[:cut]
-            if done:
+            if any(ends(e) for e in events):
                 return
+        if finished and not decoder.has_pending:
+            yield DONE
+            return
         raise UpstreamProtocolError("upstream closed the stream without [DONE]")
     except GuardrailError as e:  # malformed, cut, or silent past read_timeout_s
         yield error_event(e) + DONE

@@ -68,8 +68,11 @@ class ChatWire:
     def final(self, tail: list[dict], report: dict) -> bytes:
         """The finish chunk with the report on it, then whatever followed it (usage).
         Every client tolerates a chunk with a choice; ``choices: []`` only with usage."""
-        if not tail:  # no finish_reason came (a stream of other choices only)
-            return encode_event({**meta_of(self.meta), "choices": [], "guardrail": report})
+        if not tail:  # no finish_reason came ([DONE] after the text, or other choices
+            # only): choice 0 with an empty delta, so a loop reading choices[0] reads on
+            return encode_event({**meta_of(self.meta), "choices": [
+                {"index": 0, "delta": {}, "logprobs": None, "finish_reason": None}],
+                "guardrail": report})
         first, *rest = tail
         return b"".join([encode_event({**first, "guardrail": report}),
                          *(encode_event(c) for c in rest)])
