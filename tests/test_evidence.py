@@ -490,6 +490,38 @@ async def test_a_judged_stream_skips_lead_ins_and_explains_its_flags():
     assert report["span_count"] == 1 and report["hallucination_detected"] is True
 
 
+async def test_the_final_object_says_what_the_judge_decided_at_full_depth():
+    """With a judge, the report's ``final`` agrees with its sentences and with
+    ``hallucination_detected``: a token score over the detector's threshold that the
+    judge passes is no flag there either (it was ``hallucinated: true`` beside
+    ``hallucination_detected: false``), and a sentence the judge flags gives its spans
+    in answer offsets."""
+    from dataclasses import replace
+
+    from scripted import ScriptedVerifier
+    from test_pipeline import answer_stream, collect, events, raw, settings
+
+    from guardrail.stream.pipeline import guarded_stream
+
+    async def report(judge, bad, last=" 1950."):
+        s = replace(settings(), judge=judge)
+        out = events(await collect(guarded_stream(
+            raw(answer_stream(["The tower is in", " Paris.", " It was built in", last])),
+            s, ScriptedVerifier(bad=(bad,)))))
+        return next(e["guardrail"] for e in out if isinstance(e, dict) and "guardrail" in e)
+
+    # the detector scores "Paris" (which the grounding holds) high; the judge passes it
+    passes = await report(SentenceJudge({6: _head("p_max", -8.0)}), "Paris", " 1889.")
+    assert passes["hallucination_detected"] is False
+    assert passes["final"]["hallucinated"] is False and passes["final"]["spans"] == []
+    assert not any(x["final"]["hallucinated"] for x in passes["sentences"])
+    flags = await report(SentenceJudge({6: _head("p_max", 8.0, threshold=0.5)}), "1950")
+    assert flags["hallucination_detected"] is True and flags["final"]["hallucinated"] is True
+    answer = "The tower is in Paris. It was built in 1950."
+    assert [answer[x["start"]:x["end"]] for x in flags["final"]["spans"]] == \
+        [x["text"] for x in flags["final"]["spans"]] and flags["final"]["spans"]
+
+
 def test_a_negative_value_is_found_written_as_its_size():
     """``"rent_change_pct": -10.2`` is what "down 10.2 percent" says."""
     ev = ContextEvidence.build([json.dumps({"rent_change_pct": -10.2, "rooms": 3})], "")

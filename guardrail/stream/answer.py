@@ -36,7 +36,7 @@ from guardrail.errors import (Blocked, ContextError, DetectorError, GuardrailErr
 from guardrail.evidence.claims import is_claim
 from guardrail.stream.policy import (SEVERITY, Assessment, Outcome, RegenerateRequest,
                                      assess, decide, judged, redact)
-from guardrail.stream.final import FinalView, final_reads, final_view
+from guardrail.stream.final import FinalView, as_judged, final_reads, final_view
 from guardrail.stream.regenerate import regenerate
 from guardrail.stream.settle import GroundingEvidence
 from guardrail.stream.settings import GuardSettings, NullObserver, StreamObserver
@@ -308,6 +308,8 @@ class AnswerGuard:
                 check.verdict = replace(v, final_score=f.score, final_hallucinated=f.flagged,
                                         final_spans=f.spans, missed_by_shallow=missed,
                                         explanation=v.explanation or f.explanation)
+        if self.s.judge is not None:  # the report's ``final`` says what the judge decided
+            self._final = as_judged(self._final, self.checks)
 
     async def _confirm_final(self, check: SentenceCheck) -> Optional[Assessment]:
         """The full-depth pass reads the original answer, so a sentence is also judged

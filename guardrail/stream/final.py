@@ -16,7 +16,7 @@ answer so far again.  No I/O: plans and arithmetic only.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional, Sequence
 
 from guardrail.stream.policy import Assessment, assess
@@ -83,3 +83,22 @@ def final_view(parts: Sequence[tuple[FinalRead, Detection]], threshold: Optional
                      first.exit_layer, first.n_layers,
                      any(det.context_truncated for _, det, _ in seen),
                      any(det.response_split for _, det, _ in seen))
+
+
+def as_judged(view: Optional[FinalView], checks: Sequence) -> Optional[FinalView]:
+    """The view as the sentence judge decided at full depth, so that the report's
+    ``final`` agrees with its sentences and ``hallucination_detected``: flagged when it
+    flags a sentence, that sentence's spans (answer offsets), the highest probability it
+    gave a sentence.  The token rule alone over-flags what the judge passes."""
+    if view is None:
+        return None
+    judged = [(c.sentence.start, c.verdict) for c in checks
+              if c.verdict is not None and c.verdict.final_score is not None]
+    if not judged:
+        return view
+    spans = tuple(sp.shifted(start) for start, v in judged if v.final_hallucinated
+                  for sp in v.final_spans)
+    flagged = any(v.final_hallucinated for _, v in judged)
+    score = max(v.final_score for _, v in judged)
+    return replace(view, assessment=Assessment(score, spans, flagged,
+                                               view.assessment.exit_layer))
