@@ -92,6 +92,12 @@ CASES: list[tuple[str, list[str]]] = [
     ("  \n\nLeading space. Trailing.  \n", [NC("  \n\n"), "Leading space. ", "Trailing.  \n"]),
     ("Hi.\tYou.\r\n\r\nThen.", ["Hi.\t", "You.\r\n\r\n", "Then."]),
     ("Soft\nwrapped line. End", ["Soft\nwrapped line. ", "End"]),
+    # a statement per line without a full stop, as chat answers write them; a line that
+    # leads on into the next (a comma, "by", "the") or a next line in lower case goes on
+    ("The tower is 330 metres tall\nIt was built in 1950\nIt is in Paris",
+     ["The tower is 330 metres tall\n", "It was built in 1950\n", "It is in Paris"]),
+    ("It was built by\nGustave Eiffel in 1889. The\nTower is tall, and\nParis loves it.",
+     ["It was built by\nGustave Eiffel in 1889. ", "The\nTower is tall, and\nParis loves it."]),
     # Markdown
     ("1. First\n2. Second", ["1. First\n", "2. Second"]),
     ("- a\n- b", ["- a\n", "- b"]),

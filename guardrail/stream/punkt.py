@@ -8,6 +8,7 @@ the tokenizer knows only ``guardrail/data/punkt_abbreviations.txt``.
 from __future__ import annotations
 
 import functools
+import re
 from importlib import resources
 
 from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
@@ -56,3 +57,16 @@ def build_punkt(abbreviations: frozenset[str]) -> PunktSentenceTokenizer:
     params.abbrev_types = set(abbreviations)
     params.ortho_context = _NoInsertDict()
     return PunktSentenceTokenizer(params)
+
+
+_LEADS_ON = re.compile(  # a line ending so goes on into the next one
+    r"(?:[,;:\-\u2013\u2014(/&]|\b(?:a|an|the|and|or|but|nor|of|by|to|in|on|at|for|from|with|"
+    r"as|than|that|which|who|whose|is|are|was|were|be|been|his|her|its|their|our|your|my|"
+    r"this|these|those|into|onto|via|per|not|no|if|so))\s*$", re.I)
+
+
+def line_ends(before: str, first: str) -> bool:
+    """Does a plain line break end a statement?  ``before``: the end of the line,
+    ``first``: the next line's first character.  Yes when that is a capital letter and
+    the line does not lead on into it (a comma, "by", "the")."""
+    return first.isalpha() and first.isupper() and not _LEADS_ON.search(before)

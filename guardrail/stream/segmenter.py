@@ -20,8 +20,12 @@ Boundaries
     ``"Stop." he said``, the ``1.`` of a numbered list item);
   * ``。！？`` always end a sentence, with or without a space after them;
   * a line break ends a sentence when a blank line or a Markdown block (list
-    item, heading, quote, table row, rule, code fence) follows it, or when it ends
-    a heading, table row or rule; other line breaks are spaces, as in Markdown.
+    item, heading, quote, table row, rule, code fence) follows it, when it ends
+    a heading, table row or rule, or when the next line begins with a capital
+    letter and the line before does not end in a word that leads on (``by``,
+    ``and``, ``the``) or a comma: chat answers put one statement per line
+    without a full stop ("330 metres tall" / "It was built in 1950"); other line
+    breaks are spaces, as in Markdown ("built by" / "Gustave Eiffel").
 
 Code
   Fenced code blocks are never split into sentences: each fence line and each code
@@ -40,7 +44,8 @@ import enum
 import re
 from typing import Iterable, Optional
 
-from guardrail.stream.punkt import build_punkt, final_abbreviations, load_abbreviations
+from guardrail.stream.punkt import (build_punkt, final_abbreviations, line_ends,
+                                    load_abbreviations)
 from guardrail.types import Sentence
 
 __all__ = ["SentenceSegmenter", "build_punkt", "load_abbreviations"]
@@ -320,7 +325,8 @@ class SentenceSegmenter:
                 if found is None:
                     self._pos = base + a
                     return False
-                boundary = found[0] is not _Kind.PLAIN
+                boundary = found[0] is not _Kind.PLAIN or not self._tick_len \
+                    and line_ends(buf[max(0, a - 16):a], buf[q])
         else:
             # A table row is one piece whatever its cells say.
             boundary = (not self._tick_len and self._line_kind is not _Kind.TABLE
