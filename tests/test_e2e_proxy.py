@@ -158,6 +158,33 @@ def test_block_ends_the_stream_as_a_content_filter_in_the_sdk(client):
     assert any("blocks the answer" in e for e in g["errors"])
 
 
+@pytest.mark.parametrize("stream, grounded", [(True, True), (False, True), (True, False),
+                                            (False, False)])
+def test_request_ids_traces_and_rate_limits_pass_both_ways(client, fake_upstream, stream,
+                                                           grounded):
+    """The client's request id, trace and OpenAI organization reach the upstream; the
+    upstream's own request id and rate limits reach the client (the SDK's
+    ``_request_id``), checked or not, streamed or not.  Other headers stay behind."""
+    raw = client.chat.completions.with_raw_response.create(
+        model="fake-llm", messages=[{"role": "user", "content": QUESTION}], stream=stream,
+        extra_headers={"x-request-id": "client-7", "traceparent": TRACE,
+                       "OpenAI-Organization": "org-9", "x-secret-thing": "no"},
+        extra_body={"guardrail": {"context": [EIFFEL_TOOL]}} if grounded else None)
+    assert raw.headers["x-request-id"].startswith("req_fake")
+    assert raw.headers["x-ratelimit-remaining-requests"] == "499"
+    assert raw.headers["x-guardrail-verified"] == str(grounded).lower()
+    parsed = raw.parse()
+    if stream:
+        list(parsed)
+    sent = fake_upstream.app.state.log[-1].headers
+    assert (sent["x-request-id"], sent["traceparent"], sent["openai-organization"]) == \
+        ("client-7", TRACE, "org-9")
+    assert "x-secret-thing" not in sent
+
+
+TRACE = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+
 def test_no_context_passes_through_unverified(client, fake_upstream):
     raw = client.chat.completions.with_raw_response.create(
         model="fake-llm", messages=[{"role": "user", "content": QUESTION}], stream=True)

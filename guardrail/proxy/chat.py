@@ -28,7 +28,7 @@ from guardrail.proxy.requests import (ChatRequest, check_size, documents_list,
                                       parse_json_object, read_body)
 from guardrail.proxy.responses_api import parse_responses_request
 from guardrail.proxy.state import AppState, _Admission, state_of
-from guardrail.proxy.upstream import UpstreamStream
+from guardrail.proxy.upstream import PASSED_BACK, PASSED_ON, UpstreamStream, passed
 from guardrail.stream.answer import GuardSettings
 from guardrail.stream.chunks import passthrough_stream
 from guardrail.stream.pipeline import CompletionResult, guarded_completion, guarded_stream
@@ -129,13 +129,14 @@ async def _serve(request: Request, api: Api) -> Response:
     tenant = st.tenants.resolve(auth)
     raw = await read_body(request.stream(), st.config.server.max_body_bytes)
     req = api.parse(raw, st.config.context)
+    auth = _Auth(auth, passed(request.headers, PASSED_ON))
     if not req.checked:
         _no_grounding(st)
         return await _forward(st, api, req, None, auth)
     stream_id = new_stream_id()
     st.verifier.admit(stream_id)  # refuse early (503) rather than fail mid-stream
     try:
-        settings = await _settings(st, req.grounding, req.policy, tenant, auth, n=req.n,
+        settings = await _settings(st, req.grounding, req.policy, tenant, auth.key, n=req.n,
                                    model=req.model, stream_id=stream_id,
                                    sentence_events=req.sentence_events)
         return await _forward(st, api, req, settings, auth)
@@ -144,8 +145,17 @@ async def _serve(request: Request, api: Api) -> Response:
         raise
 
 
+@dataclass(frozen=True)
+class _Auth:
+    """What of the client's request the upstream request carries: its key (where the
+    server forwards keys) and the headers of ``upstream.PASSED_ON``."""
+
+    key: Optional[str]
+    headers: dict
+
+
 async def _forward(st: AppState, api: Api, req: ChatRequest,
-                   settings: Optional[GuardSettings], auth: Optional[str]) -> Response:
+                   settings: Optional[GuardSettings], auth: _Auth) -> Response:
     st.metrics.request("stream" if req.stream else "json", settings is not None)
     slot = _Admission(st)
     if not req.stream:
@@ -156,16 +166,19 @@ async def _forward(st: AppState, api: Api, req: ChatRequest,
             if settings is not None:
                 st.verifier.abort(settings.stream_id)
     try:
-        up: UpstreamStream = await st.upstream.open_stream(api.path, req.forward_bytes, auth)
+        up: UpstreamStream = await st.upstream.open_stream(api.path, req.forward_bytes,
+                                                           auth.key, auth.headers)
     except BaseException:
         await slot.release()
         raise
     slot.streaming(up)
+    back = passed(up.response.headers, PASSED_BACK)
     if settings is None:
-        body, headers = passthrough_stream(up.chunks(), api.ends), dict(UNGROUNDED)
+        body, headers = passthrough_stream(up.chunks(), api.ends), {**back, **UNGROUNDED}
     else:
         body = guarded_stream(up.chunks(), settings, st.verifier, api.wire(settings))
-        headers = {"x-guardrail-verified": "true", "x-guardrail-stream-id": settings.stream_id}
+        headers = {**back, "x-guardrail-verified": "true",
+                   "x-guardrail-stream-id": settings.stream_id}
     return EventSourceResponse(_streaming(body, slot), headers=headers,
                                ping=st.config.server.ping_interval_s,
                                background=BackgroundTask(_ended, st, slot, settings))
@@ -179,13 +192,15 @@ async def _ended(st: AppState, slot: _Admission, settings: Optional[GuardSetting
 
 
 async def _complete(st: AppState, api: Api, req: ChatRequest,
-                    settings: Optional[GuardSettings], auth: Optional[str]) -> Response:
-    reply = await st.upstream.request("POST", api.path, req.forward_bytes, auth)
+                    settings: Optional[GuardSettings], auth: _Auth) -> Response:
+    reply = await st.upstream.request("POST", api.path, req.forward_bytes, auth.key,
+                                      client=auth.headers)
     if settings is None:
         return Response(reply.content, reply.status, media_type=reply.content_type,
-                        headers=UNGROUNDED)
+                        headers={**dict(reply.headers), **UNGROUNDED})
     result = await api.complete(reply.json(), settings, st.verifier)
-    headers = {"x-guardrail-verified": "true", "x-guardrail-stream-id": settings.stream_id,
+    headers = {**dict(reply.headers), "x-guardrail-verified": "true",
+               "x-guardrail-stream-id": settings.stream_id,
                "x-guardrail-hallucination": str(result.detected).lower(),
                "x-guardrail-spans": str(result.span_count),
                "x-guardrail-action": result.action.value}

@@ -30,6 +30,23 @@ from guardrail.errors import (Overloaded, UpstreamError, UpstreamProtocolError,
 
 log = logging.getLogger(__name__)
 
+PASSED_ON = ("x-request-id", "traceparent", "tracestate", "openai-organization",
+             "openai-project")
+"""A client's request headers the upstream receives too: its request id and trace, and
+which OpenAI organization and project the request is billed to."""
+PASSED_BACK = ("x-request-id", "openai-processing-ms", "openai-version",
+               "openai-organization", "x-ratelimit-")
+"""The upstream's response headers the client receives too (a name ending in ``-``:
+every header it begins): the id to quote to the provider, and its rate limits."""
+
+
+def passed(headers, names: tuple[str, ...]) -> dict[str, str]:
+    """The headers of ``headers`` (a mapping or httpx/Starlette headers) that ``names``
+    lets through, names in lower case."""
+    return {k.lower(): v for k, v in headers.items()
+            if any(k.lower() == n or n.endswith("-") and k.lower().startswith(n)
+                   for n in names)}
+
 
 @dataclass(frozen=True)
 class UpstreamReply:
@@ -38,6 +55,7 @@ class UpstreamReply:
     status: int
     content: bytes
     content_type: str
+    headers: tuple[tuple[str, str], ...] = ()  # the upstream's, as ``PASSED_BACK`` allows
 
     def json(self) -> dict:
         try:
@@ -131,8 +149,10 @@ class UpstreamClient:
     async def aclose(self) -> None:
         await self._client.aclose()
 
-    def headers(self, client_auth: Optional[str] = None, *, stream: bool = False) -> dict:
-        h = {"content-type": "application/json",
+    def headers(self, client_auth: Optional[str] = None, *, stream: bool = False,
+                client: Optional[dict] = None) -> dict:
+        """``client``: the client's headers that pass on (``PASSED_ON``)."""
+        h = {**(client or {}), "content-type": "application/json",
              "accept": "text/event-stream" if stream else "application/json"}
         if stream:  # compression would make the upstream buffer tokens
             h["accept-encoding"] = "identity"
@@ -161,11 +181,12 @@ class UpstreamClient:
                                   status=response.status_code, body=body,
                                   retry_after=response.headers.get("retry-after"))
 
-    async def open_stream(self, path: str, body: bytes,
-                          client_auth: Optional[str] = None) -> UpstreamStream:
+    async def open_stream(self, path: str, body: bytes, client_auth: Optional[str] = None,
+                          client: Optional[dict] = None) -> UpstreamStream:
         """POST ``body`` and return once the upstream's headers arrived with a 2xx."""
-        request = self._client.build_request("POST", path, content=body,
-                                             headers=self.headers(client_auth, stream=True))
+        request = self._client.build_request(
+            "POST", path, content=body, headers=self.headers(client_auth, stream=True,
+                                                             client=client))
         try:
             response = await self._client.send(request, stream=True)
         except httpx.HTTPError as e:
@@ -175,11 +196,12 @@ class UpstreamClient:
 
     async def request(self, method: str, path: str, body: Optional[bytes] = None,
                       client_auth: Optional[str] = None,
-                      timeout: Optional[float] = None) -> UpstreamReply:
+                      timeout: Optional[float] = None,
+                      client: Optional[dict] = None) -> UpstreamReply:
         """A whole request/response (non-streaming chat, ``/models``, regeneration),
         bounded by ``max_response_bytes``; error statuses raise."""
         request = self._client.build_request(
-            method, path, content=body, headers=self.headers(client_auth),
+            method, path, content=body, headers=self.headers(client_auth, client=client),
             timeout=httpx.USE_CLIENT_DEFAULT if timeout is None else timeout)
         try:
             response = await self._client.send(request, stream=True)
@@ -198,7 +220,8 @@ class UpstreamClient:
         finally:
             await response.aclose()
         return UpstreamReply(response.status_code, bytes(content),
-                             response.headers.get("content-type", "application/json"))
+                             response.headers.get("content-type", "application/json"),
+                             tuple(passed(response.headers, PASSED_BACK).items()))
 
     async def chat(self, body: dict, client_auth: Optional[str] = None,
                    timeout: Optional[float] = None) -> dict:

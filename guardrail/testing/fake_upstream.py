@@ -160,16 +160,20 @@ def create_fake_upstream(script: Optional[FakeScript] = None) -> Starlette:
         app.state.log.append(call)
         if fake.get("mode") == "error":
             return scripted_error(fake)
+        # as OpenAI answers: its own request id, its rate limits
+        sent = {"x-request-id": f"req_fake{len(app.state.log)}", "openai-processing-ms": "3",
+                "x-ratelimit-remaining-requests": "499"}
         if fake.get("mode") == "raw" and stream:
-            return StreamingResponse(raw_events(fake, call), media_type="text/event-stream")
+            return StreamingResponse(raw_events(fake, call), media_type="text/event-stream",
+                                     headers=sent)
         rule = script.rule_for(body)
         if not stream:
             if fake.get("delay"):
                 await asyncio.sleep(float(fake["delay"]))
             call.finished = True
-            return JSONResponse(_completion(script, rule, body))
+            return JSONResponse(_completion(script, rule, body), headers=sent)
         return StreamingResponse(_stream(script, rule, body, call, fake, request),
-                                 media_type="text/event-stream")
+                                 media_type="text/event-stream", headers=sent)
 
     async def models(request: Request) -> Response:
         return JSONResponse({"object": "list", "data": [
