@@ -1801,3 +1801,25 @@ def test_a_bound_the_stock_keeps_reaches_the_client_verbatim(client, placeholder
     kept, wrong = g["sentences"]
     assert kept["action"] == "release" and text.startswith(right), g
     assert wrong["action"] != "release", g
+
+
+PLANS_TOOL = json.dumps({"plans": [{"name": "Plan A", "price_usd": 20},
+                                   {"name": "Plan B", "price_usd": 30},
+                                   {"name": "Plan C", "price_usd": 40}]})
+
+
+def test_another_plans_price_is_stopped_where_the_names_share_a_word(client, placeholder):
+    """Through the real server: "Plan B costs $40 a month." where $40 is Plan C's price
+    is stopped as Plan B's price said otherwise (a57e0c7 released it: "Plan" is every
+    record's, and the $40 of Plan C tied with the "B" of Plan B); Plan B's own price
+    reaches the client verbatim."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    right = "Plan B costs $30 a month. "
+    text, g = stream_tool_turn(client, "How much is Plan B?", "list_plans", PLANS_TOOL,
+                               right + "Plan B costs $40 a month.")
+    kept, wrong = g["sentences"]
+    assert kept["action"] == "release" and text.startswith(right), g
+    assert wrong["action"] != "release", g
+    assert wrong["explanation"]["basis"] == "value_changed"
+    assert wrong["explanation"]["kind"] == "contradicted"

@@ -19,6 +19,7 @@ import re
 from dataclasses import replace
 from typing import Collection, NamedTuple, Optional, Sequence
 
+from guardrail.evidence.claims import works_out
 from guardrail.evidence.keys import CLAUSE, denied, pairs
 from guardrail.evidence.stored import StoredValues
 from guardrail.evidence.values import Number, numbers
@@ -121,7 +122,7 @@ class Records:
                  postings: dict[str, list[int]], values: dict[int, StoredValues]):
         self.lines, self.records, self.postings, self.values = lines, records, postings, values
         self._holding: dict[Number, frozenset[int]] = {}  # a value's records, read once
-        self._labels = _label_keys(lines, records)
+        self._labels, self._labelled = _label_keys(lines, records)
         self._whole = whole_names(lines, records)
         self._days: dict[int, list[tuple[str, str, int]]] = {}  # (key, "wed", line)
         for i, line in enumerate(lines):
@@ -162,10 +163,10 @@ class Records:
     def about(self, sentence: str, stems: Sequence[str], nums: Sequence[Number],
               before: str) -> About:
         """The records the sentence is about: those holding the most of its words and
-        values, each weighted by how few records hold it (ties kept: search results
-        often return one thing several times); for "It ..." or "The hotel ...", those
-        of the sentence before it that named something (up to three back, past other
-        "It ..." sentences); all those it names by one key, each its own."""
+        values, each weighted by how few records hold it (ties kept, as search results repeat
+        a thing, but for one it names by its whole label: "Plan B" of Plan C's $40); for "It
+        ..." or "The hotel ...", those of the sentence before it that named something (up
+        to three back, past other "It ..." sentences); all it names by one key, each its own."""
         if len(self.values.keys() - {-1}) < 2:
             return About(None, [])
         if masked := blanked(sentence, self._whole):
@@ -201,7 +202,12 @@ class Records:
         if not hits or max(hits.values()) < 0.5:  # only words most records share:
             return About(ids or None, values)     # nothing tells
         top = max(hits.values())
-        return About({r for r, h in hits.items() if h >= top - 1e-9} | ids, values)
+        best = {r for r, h in hits.items() if h >= top - 1e-9}
+        if len(best) > 1 and not any(works_out(sentence, n.start, n.end) for n in nums):
+            said = {r for v, r in self._labelled.items() if r in best and re.search(
+                rf"(?<!\w){re.escape(v)}(?!\w)", sentence, re.I)}  # a tie: its named one
+            best = said if len(said) == 1 else best
+        return About(best | ids, values)
 
     def day_changed(self, sentence: str, about: Optional[set[int]]) -> Optional[str]:
         """The line of the weekday that the one record the sentence is about holds, where
@@ -345,18 +351,21 @@ class Records:
 _LABEL_WORDS = 3
 
 
-def _label_keys(lines: Sequence[str], records: Sequence[int]) -> frozenset[str]:
+def _label_keys(lines: Sequence[str], records: Sequence[int]
+                ) -> tuple[frozenset[str], dict[str, int]]:
     """The keys that tell records apart: three records or more hold one, each with a
-    value of its own in words, of at most ``_LABEL_WORDS`` words (``analyte``, ``app``)."""
+    value of its own in words, of at most ``_LABEL_WORDS`` words (``analyte``, ``app``);
+    and each of their values (lower case), with the record it labels."""
     seen: dict[str, dict[int, str]] = {}
     for line, r in zip(lines, records):
         if r >= 0:
             for key, value in pairs(line):
                 seen.setdefault(key.rsplit(" > ", 1)[-1], {})[r] = value.lower()
-    return frozenset(k for k, by_record in seen.items() if len(by_record) >= 3
+    keys = frozenset(k for k, by_record in seen.items() if len(by_record) >= 3
                      and len(set(by_record.values())) == len(by_record)
                      and all(len(WORD.findall(v)) <= _LABEL_WORDS and re.search("[a-z]", v)
                              for v in by_record.values()))
+    return keys, {v: r for k in keys for r, v in seen[k].items()}
 
 
 def _singles_out(items: list[set[int]]) -> bool:
