@@ -208,7 +208,7 @@ def test_an_unserved_openai_route_answers_an_openai_error_naming_the_served_ones
         r = c.post("/v1/completions", json={"model": "fake-llm", "prompt": QUESTION})
     assert r.status_code == 404
     err = r.json()["error"]
-    assert err["type"] == "invalid_request_error"
+    assert err["type"] == "invalid_request_error" and err["code"] == "not_found"
     assert "POST /v1/completions is not served here" in err["message"]
     assert "POST /v1/chat/completions" in err["message"]
     assert "POST /v1/responses" in err["message"]

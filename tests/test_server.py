@@ -88,8 +88,10 @@ def test_body_too_large_route_not_found_and_n_gt_1(fake_upstream):
         r = c.post("/v1/chat/completions", content=b"x" * 5000)
         assert r.status_code == 413 and "exceeds 2048 bytes" in r.json()["error"]["message"]
         r = c.get("/v1/nothing")
-        assert r.status_code == 404
+        assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
         assert r.json()["error"]["message"].startswith("GET /v1/nothing is not served here")
+        r = c.get("/v1/chat/completions")
+        assert r.status_code == 405 and r.json()["error"]["code"] == "method_not_allowed"
         assert "POST /v1/chat/completions" in r.json()["error"]["message"]
         r = c.post("/v1/chat/completions", json=body(n=2, guardrail={"context": ["doc"]}))
         assert r.status_code == 400 and "only choice 0" in r.json()["error"]["message"]

@@ -108,9 +108,11 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     if exc.status_code in (404, 405):
         message = (f"{request.method} {request.url.path} is not served here "
                    f"({exc.detail}); guardrail serves {ROUTES}")
+    code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code,
+                                                            f"http_{exc.status_code}")
     return JSONResponse({"error": {"message": message, "type": "invalid_request_error",
-                                   "code": exc.status_code}}, exc.status_code,
-                        headers=exc.headers)
+                                   "code": code}}, exc.status_code,  # a string, as the
+                        headers=exc.headers)                      # other errors' codes
 
 
 def create_app(config: Optional[GuardrailConfig] = None, verifier: Optional[Verifier] = None,
