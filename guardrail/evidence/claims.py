@@ -169,9 +169,10 @@ def works_out(sentence: str, at: int, end: int, keys: Collection[str] = ()) -> b
                 or _TRAILS.match(sentence[:stop], end) or _PER_OPENING.match(sentence))
 
 
-_ASKS_VALUE = re.compile(r"\b(?:when|what (?:year|date|time|day)|which (?:year|date|day)|how "
-                         r"(?:many|much|long|tall|high|far|old|big|large|often|fast|heavy|"
-                         r"deep|wide|soon|late|early))\b", re.I)
+_ASKS_VALUE = re.compile(  # "when" asked, not "what happens when I cancel"
+    r"\b(?:when (?:is|was|were|are|did|does|do|will|can|could|should|would|has|have|had)|"
+    r"what (?:year|date|time|day)|which (?:year|date|day)|how (?:many|much|long|tall|high|"
+    r"far|old|big|large|often|fast|heavy|deep|wide|soon|late|early))\b", re.I)
 
 
 def asks_value(question: str) -> bool:

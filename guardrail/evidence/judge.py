@@ -17,8 +17,9 @@ Every flag is explained (HaluGate's explainer, as a label rather than a second m
   or the closest line holding another value of the sort the sentence states, a value
   the context holds for another record (``record_gap``), values swapped between
   records, a value the context lacks in a sentence that names one of its lines
-  (``ABOUT_LINE``), or the sentence standing in that line and still flagged (a
-  negation the line does not share, words it relates otherwise);
+  (``ABOUT_LINE``) or answers a question asking for a value ("When was it built?"),
+  or the sentence standing in that line and still flagged (a negation the line does
+  not share, words it relates otherwise);
 * ``unverifiable`` — the context does not speak of it: a value, a negation or words
   that no one line of it is about (RAGTruth's "baseless info", VitaminC's "not enough
   info"), an extra a tool result does not list, a general claim;
