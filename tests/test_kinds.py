@@ -88,6 +88,9 @@ def test_a_value_or_a_negation_no_line_speaks_of_is_unverifiable():
     assert _kind([PASSAGE], "When was the Eiffel Tower built?",
                  "It was completed in 1950.", "The Eiffel Tower is in Paris. ") == \
         "contradicted"
+    assert _kind([PASSAGE], "What happens when the tower closes?",
+                 "It was completed in 1950.", "The Eiffel Tower is in Paris. ") == \
+        "unverifiable"  # a "when" clause asks for no value
     assert _kind([PASSAGE], q, "The tower is 300 metres tall.") == "contradicted"
     assert _kind([PASSAGE], q, "The tower is open at night.") == "contradicted"
 
