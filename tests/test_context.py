@@ -105,6 +105,10 @@ def test_null_stream_is_unset_as_openai_reads_it():
     (req(guardrail={"context_id": 5}), "'guardrail.context_id' must be a non-empty string"),
     (req(guardrail={"policy": "strict"}), "'guardrail.policy' must be an object"),
     (req(guardrail={"policy": {"threshold": 2}}), "'guardrail.policy.threshold': Input should"),
+    (req(guardrail={"policy": {"threshold": float("nan")}}),
+     "'guardrail.policy.threshold': Input should be a finite number"),
+    (req(guardrail={"policy": {"hold": "no"}}),  # not read as false
+     "'guardrail.policy.hold': Input should be a valid boolean"),
     (req(guardrail={"policy": {"action": "explode"}}), "'guardrail.policy.action'"),
     (req(guardrail={"policy": {"colour": "red"}}), "'guardrail.policy.colour'"),
 ])

@@ -289,7 +289,11 @@ def test_models_healthz_metrics_and_verify(fake_upstream):
             "It was built in [unsupported]."
         assert v["guardrail"]["sentences"][0]["spans"][0]["text"] == "1950"
         for bad, msg in [({"context": "d"}, "'answer'"), ({"answer": "a"}, "'context'"),
-                         ({"context": "d", "answer": "a", "x": 1}, "unknown field")]:
+                         ({"context": "d", "answer": "a", "x": 1}, "unknown field"),
+                         ({"context": "d", "answer": "a", "policy": {"action": "x"}},
+                          "'policy.action'"),  # named as the body names it
+                         ({"context": "d", "answer": "a", "policy": 3},
+                          "'policy' must be an object")]:
             r = c.post("/v1/verify", json=bad)
             assert r.status_code == 400 and msg in r.json()["error"]["message"]
         text = c.get("/metrics").text

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Optional
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import AfterValidator, Field, StrictBool, model_validator
 
 from guardrail.config.base import Section
 from guardrail.types import BASES, BASIS_KEYS, Action
@@ -120,10 +120,10 @@ class PolicyOverride(Section):
 
     action: Optional[Action] = None
     """Replaces ``policy.action``."""
-    threshold: Optional[float] = Field(None, ge=0, le=1)
+    threshold: Optional[float] = Field(None, ge=0, le=1, allow_inf_nan=False)
     """Replaces ``policy.threshold``."""
-    hold: Optional[bool] = None
-    """Replaces ``policy.hold``."""
+    hold: Optional[StrictBool] = None
+    """Replaces ``policy.hold`` (true or false: "no" is not read as false)."""
     redact_mode: Optional[Literal["spans", "sentence"]] = None
     """Replaces ``policy.redact_mode``."""
     max_attempts: Optional[int] = Field(None, ge=0, le=10)

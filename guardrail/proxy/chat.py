@@ -24,8 +24,8 @@ from guardrail.config import ContextConfig, PolicyOverride
 from guardrail.engine.seam import Verifier
 from guardrail.errors import BadRequest, NotFound
 from guardrail.proxy.requests import (ChatRequest, check_size, documents_list,
-                                      parse_chat_request, parse_extension,
-                                      parse_json_object, read_body)
+                                      parse_chat_request, parse_json_object, parse_policy,
+                                      read_body)
 from guardrail.proxy.responses_api import parse_responses_request
 from guardrail.proxy.state import AppState, _Admission, state_of
 from guardrail.proxy.upstream import PASSED_BACK, PASSED_ON, UpstreamStream, passed
@@ -217,7 +217,7 @@ def _verify_input(body: dict) -> tuple[Grounding, str, Optional[PolicyOverride]]
         raise BadRequest(f"unknown field(s) {', '.join(unknown)}; known: answer, context, "
                          "policy, question")
     docs = documents_list(body.get("context"), "context", require_text=True)
-    policy = parse_extension({"policy": body.get("policy")}).policy
+    policy = parse_policy(body.get("policy"), "policy")
     question = body.get("question", "")
     if not isinstance(question, str):
         raise BadRequest("'question' must be a string")

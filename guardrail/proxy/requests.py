@@ -235,18 +235,22 @@ def parse_extension(ext: Any) -> Extension:
     events = ext.get("sentence_events", False)
     if not isinstance(events, bool):
         raise BadRequest(f"'guardrail.sentence_events' must be a boolean, got {json_kind(events)}")
-    policy = None
-    if ext.get("policy") is not None:
-        if not isinstance(ext["policy"], dict):
-            raise BadRequest(f"'guardrail.policy' must be an object, "
-                             f"got {json_kind(ext['policy'])}")
-        try:
-            policy = PolicyOverride.model_validate(ext["policy"])
-        except ValidationError as e:
-            err = e.errors()[0]
-            loc = ".".join(str(p) for p in err["loc"])
-            raise BadRequest(f"'guardrail.policy.{loc}': {err['msg']}") from None
-    return Extension(docs, context_id, policy, events)
+    return Extension(docs, context_id, parse_policy(ext.get("policy")), events)
+
+
+def parse_policy(value: Any, where: str = "guardrail.policy") -> Optional[PolicyOverride]:
+    """A request's policy (None: none given); ``where``: its name in error messages
+    (``policy`` in a ``/v1/verify`` body)."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise BadRequest(f"'{where}' must be an object, got {json_kind(value)}")
+    try:
+        return PolicyOverride.model_validate(value)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        raise BadRequest(f"'{where}.{loc}': {err['msg']}") from None
 
 
 def extract_grounding(messages: list[dict], ext_docs: list[str], cfg: ContextConfig,
