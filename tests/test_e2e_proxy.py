@@ -1823,3 +1823,21 @@ def test_another_plans_price_is_stopped_where_the_names_share_a_word(client, pla
     assert wrong["action"] != "release", g
     assert wrong["explanation"]["basis"] == "value_changed"
     assert wrong["explanation"]["kind"] == "contradicted"
+
+
+def test_a_table_answer_keeps_its_shape_and_its_header_is_no_claim(client):
+    """Through the real server: a Markdown table's header and separator rows pass
+    unchecked (they name columns); a row redacted whole keeps its cells, so what the
+    client renders is still the table, row for row and cell for cell."""
+    answer = ("| Fact | Value |\n|---|---|\n| Height | 330 m |\n| Designer | Gustave Eiffel |\n"
+              "| Built | 1950 |\n")
+    text, g = stream_tool_turn(client, QUESTION, "search", EIFFEL_TOOL, answer,
+                               {"threshold": 0.0})  # every checked row redacted
+    header, rule, *rows = g["sentences"]
+    assert (header["checked"], rule["checked"]) == (False, False)
+    assert header["released"] == header["original"] and rule["released"] == rule["original"]
+    assert all(r["checked"] and r["action"] == "redact" for r in rows), g
+    sent, got = answer.splitlines(), text.splitlines()
+    assert len(got) == len(sent) and got[:2] == sent[:2]
+    assert [x.count("|") for x in got] == [x.count("|") for x in sent]
+    assert [x.split("|")[1] for x in got] == [x.split("|")[1] for x in sent]  # row names

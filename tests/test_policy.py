@@ -127,6 +127,17 @@ def test_redact_one_clean_span_or_the_whole_sentence():
     assert redact("  \n", two, "spans", "[x]") == "  \n"
 
 
+def test_a_table_row_redacted_whole_keeps_its_cells():
+    """A Markdown table row redacted whole keeps its pipes and its first cell, so the
+    table still renders; a row with one clean span redacts just that span."""
+    row = "| Height | 330 m | steel |\n"
+    assert redact(row, (), "spans", "[x]") == "| Height | [x] | [x] |\n"
+    assert redact(row, (), "sentence", "[x]") == "| Height | [x] | [x] |\n"
+    built = "| Built | 1950 |\n"
+    assert redact(built, (Span(10, 14, "1950", 0.9),), "spans", "[x]") == "| Built | [x] |\n"
+    assert redact("| odd row\n", (), "spans", "[x]") == "[x]\n"  # no cells: whole
+
+
 def test_a_span_on_punctuation_alone_redacts_nothing_but_the_sentence():
     text = "The tower is 330 meters."
     stop = (Span(23, 24, ".", 0.9),)

@@ -108,7 +108,12 @@ CASES: list[tuple[str, list[str]]] = [
     ("> quoted one.\n> quoted two\n\nAfter.", ["> quoted one.\n", "> quoted two\n\n", "After."]),
     ("List:\n* one\n* two\n\n---\n\nEnd.", ["List:\n", "* one\n", "* two\n\n", NC("---\n\n"), "End."]),
     ("| a | b |\n|---|---|\n| Dr. X. Y | 2 |\nAfter.",
-     ["| a | b |\n", NC("|---|---|\n"), "| Dr. X. Y | 2 |\n", "After."]),
+     [NC("| a | b |\n"), NC("|---|---|\n"), "| Dr. X. Y | 2 |\n", "After."]),
+    # a header row is known by the separator after it; a row without one is checked
+    ("| Fact | Value |\n| :--- | ---: |\n| Height | 330 m |\n| Built | 1889 |",
+     [NC("| Fact | Value |\n"), NC("| :--- | ---: |\n"), "| Height | 330 m |\n",
+      "| Built | 1889 |"]),
+    ("| Height | 330 m |\n| Built | 1889 |", ["| Height | 330 m |\n", "| Built | 1889 |"]),
     # fenced code
     ("Here:\n```python\nx = 1. \ny = 2\n```\n\nDone. Ok",
      ["Here:\n", NC("```python\n"), NC("x = 1. \n"), NC("y = 2\n"), NC("```\n"), NC("\n"),

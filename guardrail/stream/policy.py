@@ -250,8 +250,18 @@ def redact(text: str, spans: tuple[Span, ...], mode: str, marker: str) -> str:
     trail = text[len(text.rstrip()):]
     span = clean_span(text, spans) if mode == "spans" else None
     if span is None:
-        return lead + marker + trail
+        return lead + (_table_row(core, marker) or marker) + trail
     return text[:span[0]] + marker + text[span[1]:]
+
+
+def _table_row(row: str, marker: str) -> Optional[str]:
+    """A Markdown table row redacted whole keeps its cells, so the table still renders:
+    the first names the row ("| Height | 330 m |" -> "| Height | [x] |"), the others say
+    what is claimed of it.  None: not a table row."""
+    if not (row.startswith("|") and row.endswith("|") and row.count("|") >= 3):
+        return None
+    first, *rest = row[1:-1].split("|")
+    return "|" + "|".join([first, *(f" {marker} " for _ in rest)]) + "|"
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,8 @@ Code
   as the line is complete.  Inline code (`` `like. this` ``) never splits.
 
 Pieces with no letter or digit (whitespace, ``---``, a table's ``|---|``) are
-``checkable=False`` too.  A sentence that runs past ``max_chars`` is cut at the
+``checkable=False`` too, and so is a table's header row (a separator row follows it:
+it names columns and claims nothing).  A sentence that runs past ``max_chars`` is cut at the
 next whitespace, and at ``2 * max_chars`` even without one, so one runaway
 "sentence" cannot hold the buffer (or the proxy's stream) without bound.
 """
@@ -44,6 +45,7 @@ import enum
 import re
 from typing import Iterable, Optional
 
+from guardrail.stream.blocks import HARD_LINES, Kind, classify, separator_follows
 from guardrail.stream.punkt import (build_punkt, final_abbreviations, line_ends,
                                     load_abbreviations)
 from guardrail.types import Sentence
@@ -71,57 +73,6 @@ _MARKUP_PREFIX = re.compile(r"(?:[#>*+\-\u2022]+[ \t]+)*")
 _STATE = re.compile(r"[A-Z]{2}")
 _STREET_TYPES = frozenset({"st", "ave", "rd", "blvd", "ln", "ct", "pl", "hwy", "pkwy", "dr"})
 _HOUSE_NUMBER = re.compile(r"\b\d+[A-Za-z]?\s+(?:[NSEW]\.?\s+)?(?:[A-Z0-9][\w'.-]*\s+){1,3}$")
-
-_LOOKAHEAD = 64  # characters of a line that classify it as a Markdown block (or not)
-
-
-class _Kind(enum.Enum):
-    """What a line is, judged by how it starts."""
-
-    PLAIN = "plain"      # prose, or the continuation of a paragraph
-    HEADING = "heading"
-    BULLET = "bullet"
-    ORDERED = "ordered"
-    QUOTE = "quote"
-    TABLE = "table"
-    RULE = "rule"
-    FENCE = "fence"
-
-
-_HARD_LINES = frozenset({_Kind.HEADING, _Kind.TABLE, _Kind.RULE})  # end at their newline
-_RE_BLOCK = [
-    (re.compile(r"(`{3,}|~{3,})"), _Kind.FENCE),
-    (re.compile(r"#{1,6}(?:[ \t]|$)"), _Kind.HEADING),
-    (re.compile(r"[-*+][ \t]|\u2022"), _Kind.BULLET),
-    (re.compile(r"\d{1,9}[.)](?:[ \t]|$)"), _Kind.ORDERED),
-    (re.compile(r">"), _Kind.QUOTE),
-    (re.compile(r"\|"), _Kind.TABLE),
-    (re.compile(r"([-*_])(?:[ \t]*\1){2,}[ \t]*$"), _Kind.RULE),
-]
-# A line start that could still become a block once more characters arrive.
-_RE_UNDECIDED = re.compile(r"`+|~+|#{1,6}|[-*+]|\d{1,9}[.)]?|([-*_])(?:[ \t]*\1)*[ \t]*")
-
-
-def _classify(text: str, i: int, final: bool) -> Optional[tuple[_Kind, str]]:
-    """The kind of the line whose first non-space character is ``text[i]``.
-
-    Reads at most ``_LOOKAHEAD`` characters; ``None`` means "cannot tell yet".
-    For a fence, the second item is the fence run (``"```"``, ``"~~~~"``).
-    """
-    window = text[i:i + _LOOKAHEAD]
-    nl = window.find("\n")
-    complete = final or nl >= 0 or len(window) == _LOOKAHEAD
-    if nl >= 0:
-        window = window[:nl]
-    window = window.rstrip("\r")
-    if not complete and _RE_UNDECIDED.fullmatch(window):
-        return None
-    for pattern, kind in _RE_BLOCK:
-        m = pattern.match(window)
-        if m:
-            return kind, (m.group(1) if kind is _Kind.FENCE else "")
-    return _Kind.PLAIN, ""
-
 
 class _Mode(enum.Enum):
     PROSE = "prose"
@@ -158,7 +109,7 @@ class SentenceSegmenter:
         # prose
         self._line_start = True   # _buf starts a line whose first character is not yet seen
         self._line_cstart = 0     # offset of the current line's first non-space character
-        self._line_kind: Optional[_Kind] = None  # None: not classified yet
+        self._line_kind: Optional[Kind] = None  # None: not classified yet
         self._tick_len = 0        # length of an open inline-code backtick run, 0 if none
         self._tick_at = -1
         self._literal_at = -1     # a backtick run found to have no partner on its line
@@ -244,11 +195,11 @@ class SentenceSegmenter:
             self._line_kind = None
             return True
         if self._line_kind is None:
-            found = _classify(self._buf, self._line_cstart - self._base, final)
+            found = classify(self._buf, self._line_cstart - self._base, final)
             if found is None:
                 return False
             self._line_kind, self._fence = found
-            if self._line_kind is _Kind.FENCE:
+            if self._line_kind is Kind.FENCE:
                 # A fence always opens a piece: the line break before it was a boundary.
                 self._mode = _Mode.FENCE_OPEN
                 self._pos = self._base
@@ -277,7 +228,7 @@ class SentenceSegmenter:
             # Followed by a character: a boundary right here.  Followed by whitespace:
             # the whitespace run that comes next decides.
             if (b < len(buf) and not buf[b].isspace() and not self._tick_len
-                    and self._line_kind is not _Kind.TABLE):
+                    and self._line_kind is not Kind.TABLE):
                 self._emit(out, base + b)
                 self._pos = self._base
                 return True
@@ -315,30 +266,35 @@ class SentenceSegmenter:
         newlines = buf.count("\n", a, q)
         if newlines and self._tick_len:
             return self._tick_unmatched()
+        header: Optional[bool] = False  # a table's header row names columns: no claim
         if a >= self._max:
             boundary = True  # a runaway sentence: cut at the first whitespace
         elif newlines:
-            boundary = (newlines >= 2 or self._line_kind in _HARD_LINES
+            if self._line_kind is Kind.TABLE and newlines == 1 and (
+                    header := separator_follows(buf, q, final)) is None:
+                self._pos = base + a
+                return False
+            boundary = (newlines >= 2 or self._line_kind in HARD_LINES
                         or self._ends_sentence(a, q))
             if not boundary:
-                found = _classify(buf, q, final)
+                found = classify(buf, q, final)
                 if found is None:
                     self._pos = base + a
                     return False
-                boundary = found[0] is not _Kind.PLAIN or not self._tick_len \
+                boundary = found[0] is not Kind.PLAIN or not self._tick_len \
                     and line_ends(buf[max(0, a - 16):a], buf[q])
         else:
             # A table row is one piece whatever its cells say.
-            boundary = (not self._tick_len and self._line_kind is not _Kind.TABLE
+            boundary = (not self._tick_len and self._line_kind is not Kind.TABLE
                         and self._ends_sentence(a, q))
         if boundary:
-            self._emit(out, base + q)
+            self._emit(out, base + q, False if header else None)
             self._tick_len = 0
         if newlines:
             self._line_cstart = base + q
             # After a boundary the new line is classified afresh (it may open a fence);
             # a line break that is not a boundary continues a plain paragraph.
-            self._line_kind = None if boundary else _Kind.PLAIN
+            self._line_kind = None if boundary else Kind.PLAIN
             self._literal_at = -1
         self._pos = base + q
         return True
