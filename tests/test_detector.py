@@ -12,7 +12,7 @@ from guardrail.errors import InputError, ModelLoadError
 from guardrail.model import DEFAULT_MODEL, DetectInput, Detector
 from guardrail.model.detector import PreparedInput, batches_by_tokens, pick_attention
 from guardrail.model.inputs import (IGNORE, PreparedContext, clean_text, cut_windows,
-                                    token_labels, tokenize)
+                                    readable, token_labels, tokenize)
 from guardrail.model.spans import merge_spans
 from guardrail.model.windows import FirstWindow
 from guardrail.train.train import minilm_path
@@ -35,6 +35,21 @@ def test_clean_text_keeps_every_offset():
     assert len(clean) == len(raw)
     assert clean[0] == "a" and clean[1] == " " and clean[3] == "\ufffd" and clean[5] == " " and clean[7] == "\t"
     clean.encode("utf-8")  # no lone surrogate left
+
+
+def test_characters_the_tokenizer_cannot_read_are_spaces_to_it(det):
+    """An emoji is ``[UNK]`` to a WordPiece vocabulary, and glued to a word it made the
+    word one ``[UNK]`` too ("Paris🗼"): the tokenizer reads it as a space, and every
+    token's offsets still index the text as sent."""
+    text = "It stands in Paris🗼 and is 330 m tall ✨. Caf\u00e9 \u00b0C \u4e2d"
+    assert readable(det.tokenizer, text) == \
+        "It stands in Paris  and is 330 m tall  . Caf\u00e9 \u00b0C \u4e2d"
+    tok = tokenize(det.tokenizer, text)
+    assert det.tokenizer.unk_token_id not in tok.ids.tolist()
+    words = [text[a:b] for a, b in tok.offsets.tolist()]
+    assert "paris" in [w.lower() for w in words] and "🗼" not in "".join(words)
+    plain = "It stands in Paris."
+    assert readable(det.tokenizer, plain) is plain
 
 
 def test_clean_text_rejects_non_text():
