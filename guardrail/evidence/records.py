@@ -204,7 +204,7 @@ class Records:
         top = max(hits.values())
         best = {r for r, h in hits.items() if h >= top - 1e-9}
         if len(best) > 1 and not any(works_out(sentence, n.start, n.end) for n in nums):
-            said = {r for v, r in self._labelled.items() if r in best and re.search(
+            said = {r for r in best for v in self._labelled.get(r, ()) if re.search(
                 rf"(?<!\w){re.escape(v)}(?!\w)", sentence, re.I)}  # a tie: its named one
             best = said if len(said) == 1 else best
         return About(best | ids, values)
@@ -352,10 +352,10 @@ _LABEL_WORDS = 3
 
 
 def _label_keys(lines: Sequence[str], records: Sequence[int]
-                ) -> tuple[frozenset[str], dict[str, int]]:
+                ) -> tuple[frozenset[str], dict[int, list[str]]]:
     """The keys that tell records apart: three records or more hold one, each with a
-    value of its own in words, of at most ``_LABEL_WORDS`` words (``analyte``, ``app``);
-    and each of their values (lower case), with the record it labels."""
+    value of its own in words, of at most ``_LABEL_WORDS`` words (``analyte``, ``app``),
+    and each record's values of them, in lower case."""
     seen: dict[str, dict[int, str]] = {}
     for line, r in zip(lines, records):
         if r >= 0:
@@ -365,7 +365,7 @@ def _label_keys(lines: Sequence[str], records: Sequence[int]
                      and len(set(by_record.values())) == len(by_record)
                      and all(len(WORD.findall(v)) <= _LABEL_WORDS and re.search("[a-z]", v)
                              for v in by_record.values()))
-    return keys, {v: r for k in keys for r, v in seen[k].items()}
+    return keys, {r: [seen[k][r] for k in keys if r in seen[k]] for j in keys for r in seen[j]}
 
 
 def _singles_out(items: list[set[int]]) -> bool:

@@ -44,12 +44,7 @@ def classify(text: str, i: int, final: bool) -> Optional[tuple[Kind, str]]:
     Reads at most ``LOOKAHEAD`` characters; ``None`` means "cannot tell yet".
     For a fence, the second item is the fence run (``"```"``, ``"~~~~"``).
     """
-    window = text[i:i + LOOKAHEAD]
-    nl = window.find("\n")
-    complete = final or nl >= 0 or len(window) == LOOKAHEAD
-    if nl >= 0:
-        window = window[:nl]
-    window = window.rstrip("\r")
+    window, complete = _line(text, i, final)
     if not complete and _RE_UNDECIDED.fullmatch(window):
         return None
     for pattern, kind in _RE_BLOCK:
@@ -66,9 +61,14 @@ def separator_follows(text: str, i: int, final: bool) -> Optional[bool]:
     """Is the line starting at ``text[i]`` a table's separator row (``|---|:--:|``), so
     that the row before it is the header, which names columns and claims nothing?
     ``None``: cannot tell yet."""
+    line, complete = _line(text, i, final)
+    return bool(_SEPARATOR.fullmatch(line.strip())) if complete else None
+
+
+def _line(text: str, i: int, final: bool) -> tuple[str, bool]:
+    """The line starting at ``text[i]``, as much of it as ``LOOKAHEAD`` reads, and
+    whether that is all it will be read as (its end came, or the text's, or the limit)."""
     window = text[i:i + LOOKAHEAD]
     nl = window.find("\n")
-    if nl < 0 and not final and len(window) < LOOKAHEAD:
-        return None
-    line = (window[:nl] if nl >= 0 else window).strip()
-    return bool(_SEPARATOR.fullmatch(line))
+    complete = final or nl >= 0 or len(window) == LOOKAHEAD
+    return (window[:nl] if nl >= 0 else window).rstrip("\r"), complete
