@@ -1841,3 +1841,26 @@ def test_a_table_answer_keeps_its_shape_and_its_header_is_no_claim(client):
     assert len(got) == len(sent) and got[:2] == sent[:2]
     assert [x.count("|") for x in got] == [x.count("|") for x in sent]
     assert [x.split("|")[1] for x in got] == [x.split("|")[1] for x in sent]  # row names
+
+
+def test_the_openai_loop_reads_to_the_end_when_the_upstream_sends_no_finish_reason(client):
+    """Through the real server and the openai SDK: an upstream that ends with ``[DONE]``
+    and never sends a ``finish_reason`` (checked or not), or finishes and closes without
+    ``[DONE]`` (unchecked), is read to the end by the docs' loop, ``chunk.choices[0]`` on
+    every chunk; ``"stream": null`` is a plain answer."""
+    answer = "The tower is 330 metres tall."
+    no_finish = [e for e in chat_events(answer) if '"stop"' not in e]
+    no_done = chat_events(answer)[:-1]
+    for events, grounded in ((no_finish, True), (no_finish, False), (no_done, False)):
+        body = {"fake": {"mode": "raw", "events": events}}
+        if grounded:
+            body["guardrail"] = {"context": [EIFFEL_TOOL]}
+        stream = client.chat.completions.create(
+            model="fake-llm", messages=[{"role": "user", "content": "How tall?"}],
+            stream=True, extra_body=body)
+        text = "".join(c.choices[0].delta.content or "" for c in stream)
+        assert text == answer, (grounded, text)
+    plain = client.chat.completions.create(
+        model="fake-llm", messages=[{"role": "user", "content": QUESTION}],
+        extra_body={"stream": None, "guardrail": {"context": [EIFFEL_TOOL]}})
+    assert plain.choices[0].message.content and plain.model_extra["guardrail"]["verified"]
