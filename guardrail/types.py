@@ -229,6 +229,7 @@ class SentenceVerdict:
     missed_by_shallow: bool = False        # full depth flags what the shallow check released
     explanation: Optional[Explanation] = None  # why it was flagged (with a sentence judge)
     claim: bool = True                     # False: it makes no claim and passed unchecked
+    skipped: Optional[str] = None          # why it passed unchecked: "language"
 
     def to_json(self) -> dict:
         return {
@@ -242,6 +243,7 @@ class SentenceVerdict:
             "exit_layer": self.exit_layer,
             "attempts": self.attempts,
             "claim": self.claim,
+            "skipped": self.skipped,
             "explanation": self.explanation.to_json() if self.explanation else None,
             "final": None if self.final_score is None else {
                 "score": round(self.final_score, 4),

@@ -1864,3 +1864,34 @@ def test_the_openai_loop_reads_to_the_end_when_the_upstream_sends_no_finish_reas
         model="fake-llm", messages=[{"role": "user", "content": QUESTION}],
         extra_body={"stream": None, "guardrail": {"context": [EIFFEL_TOOL]}})
     assert plain.choices[0].message.content and plain.model_extra["guardrail"]["verified"]
+
+
+def test_a_language_the_detector_does_not_read_passes_verbatim_and_says_so(client, proxy):
+    """Through the server with the real model, at threshold 0 (every checked sentence
+    redacted): an answer's Chinese and German sentences reach the client as the upstream
+    wrote them, reported unchecked (``skipped: "language"``, counted on /metrics), while
+    its English sentence is checked; against a Chinese grounding the English sentence
+    is not checked either."""
+    def unchecked() -> float:
+        line = next((x for x in httpx.get(proxy.url + "/metrics").text.splitlines()
+                     if x.startswith('guardrail_sentences_unchecked_total{reason="language"}')),
+                    "x 0")
+        return float(line.split()[1])
+
+    zh = "埃菲尔铁塔于1887年至1889年建造。"
+    de = "Er wurde von 1887 bis 1889 gebaut und ist 330 Meter hoch. "
+    answer = "The Eiffel Tower was built from 1887 to 1889. " + zh + de
+    before = unchecked()
+    text, g = stream_tool_turn(client, QUESTION, "search", EIFFEL_TOOL, answer,
+                               {"threshold": 0.0, "redact_mode": "sentence"})
+    assert [(s["skipped"], s["checked"]) for s in g["sentences"]] == \
+        [(None, True), ("language", False), ("language", False)]
+    assert text == "[unsupported] " + zh + de and unchecked() == before + 2
+    assert g["sentences"][0]["final"] is not None and g["sentences"][1]["final"] is None
+
+    chinese_tool = "埃菲尔铁塔是巴黎的一座铁塔，于1887年至1889年建造，高330米，以工程师埃菲尔命名。"
+    text, g = stream_tool_turn(client, QUESTION, "search", chinese_tool,
+                               "The Eiffel Tower was built from 1887 to 1889.",
+                               {"threshold": 0.0})
+    assert text == "The Eiffel Tower was built from 1887 to 1889."
+    assert g["sentences"][0]["skipped"] == "language"

@@ -246,7 +246,7 @@ def test_runs_whose_last_check_ran_cold_are_read_as_one_answer():
     from guardrail.types import Sentence
 
     def check(i, base, start, end, cold=False):
-        return NS(task=object(), verdict=NS(claim=True), base=base, cold=cold,
+        return NS(task=object(), verdict=NS(claim=True, skipped=None), base=base, cold=cold,
                   sentence=Sentence(i, "x" * (end - start), start, end))
 
     checks = [check(0, 0, 0, 40), check(1, 0, 41, 80), check(2, 40, 81, 120),

@@ -245,6 +245,8 @@ def verdict_table(report: dict):
             spans = (spans + "\n" if spans else "") + f"{why['kind']} ({why['severity']}{basis})"
         elif s.get("claim") is False:
             spans = "no claim"
+        elif s.get("skipped") == "language":
+            spans = "unchecked: a language the detector does not read"
         elif s.get("checked") and s["exit_layer"] is None:
             spans = "said by the grounding"  # settled without a model call
         action = s["action"] + (f" x{s['attempts']}" if s["attempts"] else "")

@@ -51,6 +51,9 @@ class Metrics:
                                  ["action", "checked"], registry=r)
         self.settled = Counter("guardrail_sentences_settled", "Sentences the grounding says "
                                "again, released with no model call", registry=r)
+        self.unchecked = Counter("guardrail_sentences_unchecked", "Sentences that make a "
+                                 "claim released unchecked, by why (language: one the "
+                                 "detector does not read)", ["reason"], registry=r)
         self.checks = Histogram("guardrail_check_seconds", "Check latency (queueing "
                                 "included) by exit layer", ["exit_layer"], registry=r,
                                 buckets=(.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10))
@@ -71,6 +74,9 @@ class Metrics:
 
     def on_settled(self) -> None:
         self.settled.inc()
+
+    def on_skipped(self, reason: str) -> None:
+        self.unchecked.labels(reason).inc()
 
     def watch(self, engine: Verifier, redis_stores: Iterable[Any]) -> None:
         """Also export the engine's scheduler/cache stats and the Redis error counts."""

@@ -34,9 +34,10 @@ from guardrail.engine.seam import Verifier
 from guardrail.errors import (Blocked, ContextError, DetectorError, GuardrailError,
                               InputError)
 from guardrail.evidence.claims import is_claim
-from guardrail.stream.policy import (SEVERITY, Assessment, Outcome, RegenerateRequest,
-                                     assess, decide, judged, redact)
-from guardrail.stream.final import FinalView, as_judged, final_reads, final_view
+from guardrail.evidence.language import AnswerLanguage
+from guardrail.stream.policy import (Assessment, Outcome, RegenerateRequest, assess,
+                                     decide, judged, redact)
+from guardrail.stream.final import FinalView, as_judged, final_reads, final_view, summary
 from guardrail.stream.regenerate import regenerate
 from guardrail.stream.settle import GroundingEvidence
 from guardrail.stream.settings import GuardSettings, NullObserver, StreamObserver
@@ -61,6 +62,7 @@ class SentenceCheck:
     finished_at: float = field(default_factory=time.perf_counter)  # upstream finished it
     supported_at: Optional[tuple[int, int]] = None  # its range in the supported answer
     cold: bool = False       # its check read part of a context still being encoded
+    skipped: Optional[str] = None  # why a claim was not checked: "language"
 
     @property
     def done(self) -> bool:
@@ -87,6 +89,8 @@ class AnswerGuard:
         self._prefetch: Optional[asyncio.Future] = None
         self.grounding = settings.grounding  # grows when a regenerate hook retrieves
         self.added_documents: list[str] = []
+        self._language = AnswerLanguage(settings.grounding.question) \
+            if settings.verification.other_languages == "pass" else None
 
     async def _assess(self, det: Detection, start: int, end: int) -> Assessment:
         """The sentence ``det.response[start:end]`` judged (or token-assessed)."""
@@ -135,14 +139,17 @@ class AnswerGuard:
         self.unchecked_choices.update(indices)
 
     def _start(self, s: Sentence) -> SentenceCheck:
-        task, base = None, 0
-        if s.checkable and s.text.strip() and (self.s.judge is None or is_claim(s.text)):
+        task, base, skipped = None, 0, None
+        if s.checkable and s.text.strip() and self._language is not None and \
+                not self._language.readable(s.text, self.grounding.documents):
+            skipped = "language"  # ``verification.other_languages: pass``
+        elif s.checkable and s.text.strip() and (self.s.judge is None or is_claim(s.text)):
             base, text = self._answer.left_context(s.start, s.end, self._budget, self._step)
             settle = self.s.judge is not None and self.s.verification.settle_restated
             settled = settle and self._evidence_for().settled(
                 s.text, text[:s.start - base], self.s.policy.threshold)
             task = settled or self._launch(text, s.start - base)
-        check = SentenceCheck(s, task, base, self.grounding)
+        check = SentenceCheck(s, task, base, self.grounding, skipped=skipped)
         self.checks.append(check)
         return check
 
@@ -177,7 +184,10 @@ class AnswerGuard:
         s = check.sentence
         verdict = SentenceVerdict(s.index, s.text, s.text, Action.RELEASE, 0.0, (), None,
                                   checked=False, claim=self.s.judge is None or
-                                  not s.checkable or is_claim(s.text))
+                                  not s.checkable or is_claim(s.text),
+                                  skipped=check.skipped)
+        if check.skipped:
+            self.s.observer.on_skipped(check.skipped)
         if check.task is not None and check.grounding is not self.grounding:
             check.task.cancel()  # started before a rewrite added grounding: read it too
             check.base, text = self._answer.left_context(s.start, s.end, self._budget,
@@ -369,26 +379,9 @@ class AnswerGuard:
         """The final pass over the answer (None: it did not run or failed)."""
         return None if self._final is None else self._final.assessment
 
-    def summary(self) -> tuple[bool, int, Action]:
-        """(hallucination detected, unsupported span count, most severe action)."""
-        verdicts = [c.verdict for c in self.checks if c.verdict is not None]
-        if self.s.judge is not None:  # the judge decides on sentences, at either depth
-            final_flag = any(v.final_hallucinated for v in verdicts)
-        else:
-            final_flag = bool(self.final and self.final.flagged)
-        detected = any(c.flagged for c in self.checks) or final_flag
-        if self.s.judge is not None:  # the sentences it flagged (at either depth) count
-            spans = sum(max(1, len(c.verdict.spans)) if c.flagged else  # one span at least
-                        max(1, len(c.verdict.final_spans)) if c.verdict.final_hallucinated
-                        else 0 for c in self.checks if c.verdict is not None)
-        else:
-            spans = len(self.final.spans) if self.final is not None \
-                else sum(len(v.spans) for v in verdicts)
-        action = max((v.action for v in verdicts), key=SEVERITY.index, default=Action.RELEASE)
-        return detected, spans, action
-
     def report(self, *, partial: bool = False) -> Report:
-        detected, n_spans, action = self.summary()
+        detected, n_spans, action = summary(self.checks, self.s.judge is not None,
+                                            self.final)
         verdicts = tuple(c.verdict for c in self.checks if c.verdict is not None)
         v = self._final
         final = None if v is None else FinalVerdict(

@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Optional, Sequence
 
-from guardrail.stream.policy import Assessment, assess
-from guardrail.types import Detection, Span
+from guardrail.stream.policy import SEVERITY, Assessment, assess
+from guardrail.types import Action, Detection, Span
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ def final_reads(checks: Sequence, answer_len: int, by_sentence: bool) -> list[Fi
     """The final pass's requests over ``checks`` (``SentenceCheck``s in answer order):
     one per run of checked claims sharing a start, or one over the whole answer."""
     judged = [i for i, c in enumerate(checks) if c.verdict is not None
-              and c.sentence.checkable and c.verdict.claim]
+              and c.sentence.checkable and c.verdict.claim and not c.verdict.skipped]
     runs: dict[int, list[int]] = {}
     for i in judged:
         if checks[i].task is not None:  # (a sentence of whitespace had no check)
@@ -102,3 +102,25 @@ def as_judged(view: Optional[FinalView], checks: Sequence) -> Optional[FinalView
     score = max(v.final_score for _, v in judged)
     return replace(view, assessment=Assessment(score, spans, flagged,
                                                view.assessment.exit_layer))
+
+
+def summary(checks: Sequence, judged: bool, final: Optional[Assessment]
+            ) -> tuple[bool, int, Action]:
+    """The report's (hallucination detected, unsupported span count, most severe
+    action) over an answer's ``SentenceCheck``s; ``judged``: a sentence judge decided
+    (on sentences, at either depth), else the token rule and ``final``, the final pass."""
+    verdicts = [c.verdict for c in checks if c.verdict is not None]
+    if judged:
+        final_flag = any(v.final_hallucinated for v in verdicts)
+    else:
+        final_flag = bool(final and final.flagged)
+    detected = any(c.flagged for c in checks) or final_flag
+    if judged:  # the sentences it flagged (at either depth) count, one span at least each
+        spans = sum(max(1, len(c.verdict.spans)) if c.flagged else
+                    max(1, len(c.verdict.final_spans)) if c.verdict.final_hallucinated
+                    else 0 for c in checks if c.verdict is not None)
+    else:
+        spans = len(final.spans) if final is not None \
+            else sum(len(v.spans) for v in verdicts)
+    action = max((v.action for v in verdicts), key=SEVERITY.index, default=Action.RELEASE)
+    return detected, spans, action

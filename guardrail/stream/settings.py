@@ -25,6 +25,7 @@ class StreamObserver(Protocol):
     def on_sentence(self, action: Action, checked: bool) -> None: ...
     def on_check(self, seconds: float, exit_layer: Optional[int]) -> None: ...
     def on_settled(self) -> None: ...  # a sentence released with no model call
+    def on_skipped(self, reason: str) -> None: ...  # a claim released unchecked: why
 
 
 class NullObserver:
@@ -35,6 +36,9 @@ class NullObserver:
         pass
 
     def on_settled(self) -> None:
+        pass
+
+    def on_skipped(self, reason: str) -> None:
         pass
 
 

@@ -42,7 +42,8 @@ function verdictLines(v) {
   if (why) head += ` · ${why.kind} (${why.severity})`;
   if (v.attempts) head += ` · ${v.attempts} rewrite${v.attempts > 1 ? "s" : ""}`;
   lines.push(head);
-  if (v.checked === false) lines.push("released without a check (code, whitespace or no verdict)");
+  if (v.skipped === "language") lines.push("released without a check: a language the detector does not read");
+  else if (v.checked === false) lines.push("released without a check (code, whitespace or no verdict)");
   else if (v.claim === false) lines.push("no claim: passed without a check");
   else lines.push(`score ${fmt(v.score)} · exit layer ${v.exit_layer ?? "–"}`
                   + (typeof v.latency_ms === "number" ? ` · ${Math.round(v.latency_ms)} ms` : ""));
@@ -203,8 +204,10 @@ export class AnswerView {
 
 // A report sentence without its original text or span texts.
 function pick(s) {
-  const { index, action, released, checked, claim, score, exit_layer, attempts, explanation } = s;
-  return { index, action, released, checked, claim, score, exit_layer, attempts, explanation };
+  const { index, action, released, checked, claim, skipped, score, exit_layer, attempts,
+          explanation } = s;
+  return { index, action, released, checked, claim, skipped, score, exit_layer, attempts,
+           explanation };
 }
 
 export function toolCard(name, args, result) {
@@ -250,7 +253,7 @@ function reportView(report, sentences) {
       ? `${Math.round(seen.verdict.latency_ms)} ms` : "–";
     const at = seen ? `+${(seen.arrivedMs / 1000).toFixed(2)} s` : "–";
     const why = s.explanation ? `${s.explanation.kind} (${s.explanation.severity})`
-      : s.claim === false ? "no claim" : "";
+      : s.claim === false ? "no claim" : s.skipped === "language" ? "other language" : "";
     const final = s.final ? fmt(s.final.score) + (s.final.hallucinated ? " flagged" : "")
                             + (s.final.missed_by_shallow ? " (missed)" : "") : "–";
     return el("tr", { class: `r-${s.action}` },
