@@ -323,3 +323,31 @@ def test_proxy_process_never_imports_torch():
     out = subprocess.run([sys.executable, "-c", PROXY_PROCESS], capture_output=True,
                          text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("checked", [True, False])
+def test_a_json_error_answering_a_stream_with_200_is_passed_on(fake_upstream, checked):
+    """An upstream that answers a streaming request with ``200`` and its own JSON error
+    object (overloaded, ...): the client gets that object, as for an error status
+    (502: the upstream failed), not a protocol error that hides the message."""
+    with proxy(fake_upstream) as c:
+        r = c.post("/v1/chat/completions", json=body(
+            messages=TOOL_MSGS if checked else None,
+            fake={"mode": "error", "status": 200, "message": "model is overloaded"}))
+    assert r.status_code == 502
+    assert r.json()["error"] == {"message": "model is overloaded", "type": "server_error",
+                                 "code": "fake_error"}
+
+
+def test_null_in_the_extension_means_unset(fake_upstream):
+    """``"guardrail": null`` and null fields in it are unset, as OpenAI reads a null
+    parameter (``policy``, ``stream`` and ``n`` already were)."""
+    with proxy(fake_upstream) as c:
+        r = c.post("/v1/chat/completions", json=body(stream=False, guardrail=None))
+        assert r.status_code == 200 and r.headers["x-guardrail-verified"] == "false"
+        r = c.post("/v1/chat/completions", json=body(
+            stream=False, messages=TOOL_MSGS,
+            guardrail={"context": None, "sentence_events": None, "policy": None}))
+        assert r.status_code == 200 and r.headers["x-guardrail-verified"] == "true"
+        r = c.post("/v1/chat/completions", json=body(stream=False, guardrail={"context": 3}))
+        assert r.status_code == 400 and "guardrail.context" in r.json()["error"]["message"]

@@ -222,17 +222,23 @@ def documents_list(value: Any, field: str, *, require_text: bool = False,
 
 
 def parse_extension(ext: Any) -> Extension:
+    """The ``guardrail`` object; null, there or for any of its fields, means unset (as
+    OpenAI reads a null parameter)."""
+    if ext is None:
+        return Extension([])
     if not isinstance(ext, dict):
         raise BadRequest(f"'guardrail' must be an object, got {json_kind(ext)}")
     unknown = sorted(set(ext) - _EXTENSION_KEYS)
     if unknown:
         raise BadRequest(f"'guardrail' has unknown field(s) {', '.join(unknown)}; "
                          f"known: {', '.join(sorted(_EXTENSION_KEYS))}")
-    docs = documents_list(ext.get("context", []), "guardrail.context")
+    context = ext.get("context")
+    docs = [] if context is None else documents_list(context, "guardrail.context")
     context_id = ext.get("context_id")
     if context_id is not None and (not isinstance(context_id, str) or not context_id):
         raise BadRequest("'guardrail.context_id' must be a non-empty string")
-    events = ext.get("sentence_events", False)
+    events = ext.get("sentence_events")
+    events = False if events is None else events
     if not isinstance(events, bool):
         raise BadRequest(f"'guardrail.sentence_events' must be a boolean, got {json_kind(events)}")
     return Extension(docs, context_id, parse_policy(ext.get("policy")), events)

@@ -86,14 +86,20 @@ def _map_transport_error(exc: httpx.HTTPError, base_url: str) -> Exception:
     return UpstreamError(f"upstream request failed ({type(exc).__name__})")
 
 
-def _error_body(status: int, content: bytes) -> dict:
-    """The upstream's OpenAI-style error body, or one built around its text."""
+def _own_error(content: bytes) -> Optional[dict]:
+    """The upstream's OpenAI-style error body (``{"error": {...}}``), if it is one."""
     try:
         data = json.loads(content)
-        if isinstance(data, dict) and isinstance(data.get("error"), dict):
-            return data
     except (UnicodeDecodeError, json.JSONDecodeError):
-        pass
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("error"), dict) else None
+
+
+def _error_body(status: int, content: bytes) -> dict:
+    """The upstream's OpenAI-style error body, or one built around its text."""
+    own = _own_error(content)
+    if own is not None:
+        return own
     text = content.decode("utf-8", "replace").strip()[:500] or f"HTTP {status}"
     return {"error": {"message": f"upstream error: {text}", "type": "upstream_error",
                       "code": status}}
@@ -163,8 +169,14 @@ class UpstreamClient:
             h["authorization"] = f"Bearer {self.cfg.api_key.get_secret_value()}"
         return h
 
-    async def _raise_for_status(self, response: httpx.Response) -> None:
-        if response.status_code < 400:
+    async def _raise_for_status(self, response: httpx.Response, stream: bool = False
+                                ) -> None:
+        """An error status raises with the upstream's own error body; so does, for a
+        stream, a 2xx whose body is JSON and not an event stream (an upstream that
+        reports an error, e.g. overload, as ``200 {"error": ...}``)."""
+        json_body = stream and response.headers.get("content-type", "").split(";")[0] \
+            .strip().lower() == "application/json"
+        if response.status_code < 400 and not json_body:
             return
         content = bytearray()
         try:
@@ -177,8 +189,14 @@ class UpstreamClient:
         finally:
             await response.aclose()
         body = _error_body(response.status_code, bytes(content))
+        status = response.status_code
+        if status < 400:  # a JSON body where an event stream was asked for
+            if _own_error(bytes(content)) is None:
+                raise UpstreamProtocolError("upstream answered a streaming request with a "
+                                            "JSON body, not an event stream")
+            status = 502
         raise UpstreamStatusError(str(body["error"].get("message", "upstream error")),
-                                  status=response.status_code, body=body,
+                                  status=status, body=body,
                                   retry_after=response.headers.get("retry-after"))
 
     async def open_stream(self, path: str, body: bytes, client_auth: Optional[str] = None,
@@ -191,7 +209,7 @@ class UpstreamClient:
             response = await self._client.send(request, stream=True)
         except httpx.HTTPError as e:
             raise _map_transport_error(e, self.cfg.base_url) from e
-        await self._raise_for_status(response)
+        await self._raise_for_status(response, stream=True)
         return UpstreamStream(response, self.cfg.base_url)
 
     async def request(self, method: str, path: str, body: Optional[bytes] = None,

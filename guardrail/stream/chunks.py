@@ -96,9 +96,10 @@ async def chat_chunks(raw: AsyncIterator[bytes]) -> AsyncIterator[dict]:
             yield chunk
         if decoder.done:
             return
+    if finished:  # choice 0 finished: what is left unended ("data: [DONE]\n") is no loss
+        return
     decoder.flush()
-    if not finished:
-        raise UpstreamProtocolError("upstream closed the stream before the answer finished")
+    raise UpstreamProtocolError("upstream closed the stream before the answer finished")
 
 
 async def passthrough_stream(raw: AsyncIterator[bytes],
@@ -106,16 +107,17 @@ async def passthrough_stream(raw: AsyncIterator[bytes],
                              ) -> AsyncIterator[bytes]:
     """Forward upstream bytes unchanged, event-aligned, after validating each event;
     ``ends``: whether an event (``None``: ``[DONE]``) is the stream's last.  A chat
-    stream that closes after choice 0 finished but before ``[DONE]`` ends with one, as
-    a checked stream does (``chat_chunks``)."""
+    stream that closes after choice 0 finished (or after the upstream's own error
+    event) but before ``[DONE]`` ends with one, as a checked stream does
+    (``chat_chunks``)."""
     decoder = SSEDecoder()
     pending = bytearray()
     finished = False
     try:
         async for data in raw:
             events = [parse_chat_chunk(e) for e in decoder.feed(data) if e.data.strip()]
-            finished = finished or any(e is not None and _finish_reason(e) is not None
-                                       for e in events)
+            finished = finished or any(e is not None and (_finish_reason(e) is not None or
+                                                          _is_error(e)) for e in events)
             pending += data  # appended after validation: bad bytes are never forwarded
             cut = _last_boundary(pending) if decoder.has_pending else len(pending)
             if cut:
@@ -123,12 +125,18 @@ async def passthrough_stream(raw: AsyncIterator[bytes],
                 del pending[:cut]
             if any(ends(e) for e in events):
                 return
-        if finished and not decoder.has_pending:
+        if finished:  # an unended last event ("data: [DONE]\n") is dropped, not sent
             yield DONE
             return
         raise UpstreamProtocolError("upstream closed the stream without [DONE]")
     except GuardrailError as e:  # malformed, cut, or silent past read_timeout_s
         yield error_event(e) + DONE
+
+
+def _is_error(event: dict) -> bool:
+    """The upstream's own error object, sent as an event: forwarded, then the stream
+    ends (``[DONE]``), with no second error of ours."""
+    return isinstance(event.get("error"), dict) and "choices" not in event
 
 
 def _last_boundary(buf: bytearray) -> int:
@@ -142,14 +150,22 @@ def _last_boundary(buf: bytearray) -> int:
 def _finish_reason(chunk: dict) -> Optional[str]:
     for c in chunk.get("choices") or ():
         if isinstance(c, dict) and c.get("index", 0) == 0:
-            return c.get("finish_reason")
+            return _finished(c)
     return None
+
+
+def _finished(choice: dict) -> Optional[str]:
+    """A choice's finish reason; an empty one (Ollama and SGLang send ``""`` on every
+    chunk where OpenAI sends ``null``) is none."""
+    return choice.get("finish_reason") or None
 
 
 def split_chunk(chunk: dict) -> Delta:
     """Separate choice 0's content (to be checked) from what passes through as is:
     role, tool calls, finish_reason, other choices, usage."""
     choices = chunk.get("choices")
+    if choices is None and chunk.get("usage") is not None:
+        choices = chunk["choices"] = []  # a usage chunk without "choices" (Fireworks, ...)
     if not isinstance(choices, list):
         error = chunk.get("error")
         if isinstance(error, dict):  # the upstream failed mid-stream: pass its error on
@@ -166,16 +182,37 @@ def split_chunk(chunk: dict) -> Delta:
             continue
         delta = dict(c.get("delta") or {})
         content = delta.get("content")
-        if isinstance(content, str) and content:
-            text = content
-            delta.pop("content")
-        finished = c.get("finish_reason") is not None
+        text, left = content_text(content)
+        if text or isinstance(content, list):  # checked: what is left goes on as it is
+            if left is None:
+                del delta["content"]
+            else:
+                delta["content"] = left
+        finished = _finished(c) is not None
         calls = calls or any(delta.get(k) for k in ("tool_calls", "function_call"))
-        if finished or any(v is not None for k, v in delta.items() if k != "content"):
+        if finished or isinstance(delta.get("content"), list) or \
+                any(v is not None for k, v in delta.items() if k != "content"):
             keep.append({**c, "delta": delta, "logprobs": None})
-    extra = chunk.get("usage") is not None or not choices
-    rest = {**chunk, "choices": keep} if keep or extra else None
+    # usage rides on what is forwarded; a chunk of choice 0's text alone that also
+    # counts usage (vLLM's continuous_usage_stats) is not sent as an empty "choices"
+    # ahead of the text it counts, held for its check
+    rest = {**chunk, "choices": keep} if keep or not choices else None
     return Delta(chunk, text, rest, finished, tuple(others), calls)
+
+
+def content_text(content: Any) -> tuple[str, Any]:
+    """(the text to check, what stays of ``content``): a string is all text; a list of
+    content parts (Mistral's reasoning models send ``[{"type": "thinking", ...},
+    {"type": "text", "text": ...}]``) gives its text parts' text, joined, and keeps the
+    others; anything else is kept as it is."""
+    if isinstance(content, str):
+        return content, None
+    if isinstance(content, list) and all(isinstance(p, dict) for p in content):
+        texts = [p for p in content if p.get("type") == "text"
+                 and isinstance(p.get("text"), str)]
+        others = [p for p in content if not any(p is t for t in texts)]
+        return "".join(p["text"] for p in texts), others or None
+    return "", content
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

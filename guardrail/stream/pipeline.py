@@ -38,13 +38,14 @@ import asyncio
 import contextlib
 import time
 from dataclasses import dataclass
-from typing import AsyncIterator, Optional, Union
+from typing import Any, AsyncIterator, Optional, Union
 
 import anyio
 
 from guardrail.engine.seam import Verifier
 from guardrail.errors import Blocked, GuardrailError, UpstreamProtocolError
 from guardrail.stream.answer import AnswerGuard, GuardSettings, SentenceCheck
+from guardrail.stream.chunks import content_text
 from guardrail.stream.policy import redact
 from guardrail.stream.sse import DONE
 from guardrail.stream.wire import ChatWire, Wire
@@ -273,17 +274,37 @@ async def guarded_completion(completion: dict, settings: GuardSettings,
             or not isinstance(choices[0].get("message"), dict):
         raise UpstreamProtocolError("upstream completion has no choices[0].message")
     content = choices[0]["message"].get("content")
-    texts = [content] if isinstance(content, str) else []
+    text, _ = content_text(content)
+    texts = [text] if isinstance(content, str) or text else []
     result = await check_parts(texts, settings, verifier, tuple(
         c.get("index", i) for i, c in enumerate(choices) if i and isinstance(c, dict)))
-    message = {**choices[0]["message"]}
+    message, choice = {**choices[0]["message"]}, {**choices[0]}
     if texts:
-        message["content"] = result.texts[0]
-    body = {**completion, "choices": [{**choices[0], "message": message}, *choices[1:]],
+        message["content"] = released_content(content, result.texts[0])
+        if result.texts[0] != text:  # its tokens' logprobs would spell what was withheld
+            choice["logprobs"] = None
+    body = {**completion, "choices": [{**choice, "message": message}, *choices[1:]],
             "guardrail": result.report.to_json()}
     if settings.on_report is not None:
         settings.on_report(body["guardrail"])
     return CompletionResult(body, result.report, result.blocked)
+
+
+def released_content(content: Any, released: str) -> Any:
+    """A message's ``content`` with its text replaced by the released text: a string, or
+    content parts whose first text part holds it all (the other text parts go; the
+    rest, e.g. a reasoning model's thinking, stays in place)."""
+    if isinstance(content, str):
+        return released
+    out, placed = [], False
+    for part in content:
+        if part.get("type") == "text" and isinstance(part.get("text"), str):
+            if not placed:
+                out.append({**part, "text": released})
+            placed = True
+        else:
+            out.append(part)
+    return out
 
 
 __all__ = ["CLEANUP_TIMEOUT_S", "CompletionResult", "PartsResult", "check_parts",

@@ -13,6 +13,7 @@ a ``Regenerator`` (the hooks live in ``proxy.hooks``).
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass, field
 from typing import Literal, Optional, Protocol
@@ -250,8 +251,13 @@ def redact(text: str, spans: tuple[Span, ...], mode: str, marker: str) -> str:
     trail = text[len(text.rstrip()):]
     span = clean_span(text, spans) if mode == "spans" else None
     if span is None:
-        return lead + (_table_row(core, marker) or marker) + trail
+        item = _ITEM.match(core)  # a list item keeps its marker, so the list stays a list
+        head = item.group(0) if item and item.end() < len(core) else ""
+        return lead + head + (_table_row(core, marker) or marker) + trail
     return text[:span[0]] + marker + text[span[1]:]
+
+
+_ITEM = re.compile(r"(?:[-*+]|\d{1,3}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?")
 
 
 def _table_row(row: str, marker: str) -> Optional[str]:
