@@ -351,3 +351,22 @@ def test_null_in_the_extension_means_unset(fake_upstream):
         assert r.status_code == 200 and r.headers["x-guardrail-verified"] == "true"
         r = c.post("/v1/chat/completions", json=body(stream=False, guardrail={"context": 3}))
         assert r.status_code == 400 and "guardrail.context" in r.json()["error"]["message"]
+
+
+def test_a_json_answer_stays_json_through_the_server(fake_upstream):
+    """``response_format`` json_object: the flagged sentence is redacted inside its
+    string value, and the client parses the answer; the same answer without it loses
+    its closing quote and brace to the redaction."""
+    from guardrail.testing.script import chat_events
+    answer = json.dumps({"carrier": "UPS", "summary": "It shipped in May. It was built "
+                         "in 1950 by J. Smith."})
+    texts = []
+    with proxy(fake_upstream) as c:
+        for extra in ({"response_format": {"type": "json_object"}}, {}):
+            r = c.post("/v1/chat/completions", json=body(
+                messages=TOOL_MSGS, fake={"mode": "raw", "events": chat_events(answer)},
+                guardrail={"policy": {"redact_mode": "sentence"}}, **extra))
+            texts.append(content(events(r.text)))
+    assert json.loads(texts[0]) == {"carrier": "UPS",
+                                    "summary": "It shipped in May. [unsupported]"}
+    assert texts[1].endswith("[unsupported]")  # the quote and brace went with the sentence

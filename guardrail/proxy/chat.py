@@ -52,8 +52,8 @@ async def _grounding(st: AppState, g: Grounding, tenant: str) -> Grounding:
 
 async def _settings(st: AppState, grounding: Grounding, override: Optional[PolicyOverride],
                     tenant: str, auth: Optional[str], *, n: int = 1, model: str = "",
-                    stream_id: Optional[str] = None,
-                    sentence_events: bool = False) -> GuardSettings:
+                    stream_id: Optional[str] = None, sentence_events: bool = False,
+                    json_answer: bool = False) -> GuardSettings:
     cfg = st.config
     if n > 1 and cfg.verification.other_choices == "reject":
         raise BadRequest(f"'n'={n} with grounding context: only choice 0 can be checked "
@@ -67,6 +67,7 @@ async def _settings(st: AppState, grounding: Grounding, override: Optional[Polic
                          observer=st.metrics, tenant=tenant,
                          on_report=lambda r: st.reports.put(tenant, stream_id, r),
                          judge=st.sentence_judge(), sentence_events=sentence_events,
+                         json_answer=json_answer,
                          left_context_chars=budget, left_context_step_chars=step,
                          final_by_sentence=st.keeps_answer())
 
@@ -138,7 +139,8 @@ async def _serve(request: Request, api: Api) -> Response:
     try:
         settings = await _settings(st, req.grounding, req.policy, tenant, auth.key, n=req.n,
                                    model=req.model, stream_id=stream_id,
-                                   sentence_events=req.sentence_events)
+                                   sentence_events=req.sentence_events,
+                                   json_answer=req.json_answer)
         return await _forward(st, api, req, settings, auth)
     except BaseException:
         st.verifier.abort(stream_id)  # its place is free again (the answer never began)

@@ -63,6 +63,15 @@ class ChatRequest:
     def checked(self) -> bool:
         return not self.grounding.empty or self.grounding.context_id is not None
 
+    @property
+    def json_answer(self) -> bool:
+        """The client asked for a JSON document: ``response_format`` (chat) or
+        ``text.format`` (the Responses API) of type ``json_object`` or ``json_schema``."""
+        fmt, text = self.body.get("response_format"), self.body.get("text")
+        if fmt is None and isinstance(text, dict):
+            fmt = text.get("format")
+        return isinstance(fmt, dict) and fmt.get("type") in ("json_object", "json_schema")
+
 
 async def read_body(chunks: AsyncIterator[bytes], limit: int) -> bytes:
     """A request body, refused (413) as soon as it grows past ``limit`` bytes.  A client

@@ -37,6 +37,7 @@ from guardrail.evidence.claims import is_claim
 from guardrail.evidence.language import AnswerLanguage
 from guardrail.stream.policy import (Assessment, Outcome, RegenerateRequest, assess,
                                      decide, judged, redact)
+from guardrail.stream.jsontext import JsonValues
 from guardrail.stream.final import FinalView, as_judged, final_reads, final_view, summary
 from guardrail.stream.regenerate import regenerate
 from guardrail.stream.settle import GroundingEvidence
@@ -91,6 +92,7 @@ class AnswerGuard:
         self.added_documents: list[str] = []
         self._language = AnswerLanguage(settings.grounding.question) \
             if settings.verification.other_languages == "pass" else None
+        self._json = JsonValues() if settings.json_answer else None  # a JSON document
 
     async def _assess(self, det: Detection, start: int, end: int) -> Assessment:
         """The sentence ``det.response[start:end]`` judged (or token-assessed)."""
@@ -119,6 +121,8 @@ class AnswerGuard:
         if not text:
             return []
         self._answer.append(text)
+        if self._json is not None:
+            self._json.feed(text)
         return [self._start(s) for s in self._placed(self.segmenter.feed(text))]
 
     def flush(self) -> list[SentenceCheck]:
@@ -235,7 +239,7 @@ class AnswerGuard:
             # client reads, without the withheld text) before acting.
             a = await self._assess_after(s.text, a)
         check.flagged = a.flagged
-        out = decide(s.text, a, p)
+        out = decide(s.text, a, p, self._json and self._json.of(s.start, s.end))
         if out.action is Action.REGENERATE:
             out = await self._regenerate(s.text, a)
         self.errors.extend(f"sentence {s.index}: {n}" for n in out.notes)

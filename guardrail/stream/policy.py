@@ -23,6 +23,7 @@ from guardrail.errors import BadRequest
 from guardrail.evidence.features import ContextEvidence, SentenceEvidence
 from guardrail.evidence.judge import Explanation, SentenceJudge
 from guardrail.evidence.words import content_words
+from guardrail.stream.jsontext import redact_values
 from guardrail.types import REFINES, Action, Detection, Grounding, Rewrite, Span
 
 
@@ -304,11 +305,21 @@ class Outcome:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
-def decide(text: str, a: Assessment, policy: EffectivePolicy) -> Outcome:
+def decide(text: str, a: Assessment, policy: EffectivePolicy,
+           values: Optional[bytes] = None) -> Outcome:
     """What to send for sentence ``text`` (pure).  BLOCK is returned, not raised;
     REGENERATE means the answer must run its rewrite loop (``stream.regenerate``),
-    whose outcome replaces this one."""
+    whose outcome replaces this one.  ``values``: the answer is a JSON document and
+    these are the sentence's characters' kinds (``stream.jsontext``); a redaction
+    replaces string-value text only, and a rewrite, which could not go in whole, is
+    a redaction."""
     action = policy.action_for(a.explanation)
+    if values is not None and action is Action.REGENERATE:
+        action = Action.REDACT
+    if values is not None and a.flagged and action is Action.REDACT:
+        span = clean_span(text, a.spans) if policy.redact_mode == "spans" else None
+        return Outcome(Action.REDACT, redact_values(text, a.spans, policy.redact_mode,
+                                                    policy.redact_marker, values, span))
     if not a.flagged or action is Action.RELEASE:
         return Outcome(Action.RELEASE, text)
     if action is Action.ANNOTATE:

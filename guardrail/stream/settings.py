@@ -71,6 +71,10 @@ class GuardSettings:
     """The final pass reads the answer as the in-flight checks did, a block per
     sentence (``stream.final``; for an engine that keeps the answer so far), instead of
     the whole answer at once."""
+    json_answer: bool = False
+    """The answer is a JSON document (``response_format`` ``json_object`` or
+    ``json_schema``): a redaction replaces text inside string values only
+    (``stream.jsontext``), so the client can still parse it."""
     left_context_step_chars: int = 0
     """How a check's start moves (``scheduler.left_context_step_chars``, resolved: 0
     slides with every sentence; N moves it in steps of N characters)."""

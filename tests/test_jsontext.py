@@ -1,0 +1,123 @@
+"""guardrail.stream.jsontext and the answer's ledger in JSON mode: a JSON answer
+(``response_format`` json_object / json_schema) stays valid JSON whatever is redacted,
+keys and structure untouched; through the real server in test_server.py."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+from scripted import ScriptedVerifier
+from test_pipeline import answer_stream, collect, content, events, raw, settings
+
+from guardrail.proxy.requests import ChatRequest
+from guardrail.stream.jsontext import JsonValues, redact_values
+from guardrail.stream.pipeline import guarded_completion, guarded_stream
+from guardrail.types import Action, Grounding, Span
+
+DOCS = [
+    {"order_id": "A-1001", "summary": "Your order shipped. It was built in 1950."},
+    {"items": [{"name": "Desk \"Oak\"", "note": "Made in 1950.\nSturdy."}, 3, None, True],
+     "total": 1950, "tags": ["built in 1950", "oak"], "nested": {"a": {"b": "1950 é"}}},
+    ["It was built in 1950.", {"1950": "key, not value"}],
+]
+
+
+@pytest.mark.parametrize("doc", DOCS)
+def test_values_are_string_values_only_at_every_split(doc):
+    text = json.dumps(doc)
+    whole = JsonValues()
+    whole.feed(text)
+    for cut in range(0, len(text) + 1, 3):
+        parts = JsonValues()
+        parts.feed(text[:cut])
+        parts.feed(text[cut:])
+        assert parts.of(0, len(text)) == whole.of(0, len(text))
+    kinds = whole.of(0, len(text))
+    inside = "".join(ch for ch, k in zip(text, kinds) if k)
+    for key in ("order_id", "items", "summary", "total", "nested"):
+        assert key not in inside  # keys are not values
+    assert '"' not in inside.replace('\\"', "")  # no quote that closes a string
+
+
+@pytest.mark.parametrize("doc", DOCS)
+@pytest.mark.parametrize("mode", ["spans", "sentence"])
+def test_any_cut_redacted_stays_valid_json_with_its_keys(doc, mode):
+    """Every cut of the raw text into two "sentences", each redacted whole or on a span
+    around "1950": the result parses, with the same keys and shape."""
+    text = json.dumps(doc)
+    values = JsonValues()
+    values.feed(text)
+
+    def shape(x):
+        if isinstance(x, dict):
+            return {k: shape(v) for k, v in x.items()}
+        if isinstance(x, list):
+            return [shape(v) for v in x]
+        return type(x).__name__
+
+    at = text.find("1950")
+    for cut in range(1, len(text)):
+        out = ""
+        for a, b in ((0, cut), (cut, len(text))):
+            spans = (Span(at - a, at - a + 4, "1950", 0.9),) if a <= at < b - 4 else ()
+            span = (at - a, at - a + 4) if spans else None
+            out += redact_values(text[a:b], spans, mode, "[unsupported]", values.of(a, b),
+                                 span)
+        assert shape(json.loads(out)) == shape(doc)
+
+
+def test_a_span_in_plain_value_text_is_replaced_alone():
+    text = 'It was built in 1950."}'
+    kinds = bytes([1] * 21 + [0, 0])
+    assert redact_values(text, (), "spans", "[x]", kinds, (16, 20)) == 'It was built in [x]."}'
+    # a span that takes the quote is not plain value text: the value's text goes whole
+    assert redact_values(text, (), "spans", "[x]", kinds, (16, 22)) == '[x]"}'
+    assert redact_values('330}', (), "spans", "[x]", bytes(4), (0, 3)) == '330}'  # a number
+
+
+GROUNDING = Grounding(("The tower in Paris was built 1887-1889. It is 330 metres tall.",),
+                      "When was it built?")
+ANSWER = json.dumps({"city": "Paris", "summary": "The tower is in Paris. It was built "
+                     "in 1950.", "height_m": 330})
+
+
+@pytest.mark.parametrize("action", [Action.REDACT, Action.REGENERATE])
+async def test_a_json_answer_stays_json_streamed(action):
+    s = replace(settings(action), json_answer=True, grounding=GROUNDING)
+    pieces = [ANSWER[i:i + 5] for i in range(0, len(ANSWER), 5)]
+    evs = events(await collect(guarded_stream(raw(answer_stream(pieces)), s,
+                                              ScriptedVerifier())))
+    out = json.loads(content(evs))
+    assert out["summary"] == "The tower is in Paris. It was built in [unsupported]."
+    assert out["height_m"] == 330
+    assert evs[-2]["guardrail"]["action"] == "redact"  # a rewrite cannot go in: redacted
+
+
+async def test_without_json_mode_the_same_answer_breaks_and_with_it_not():
+    s = replace(settings(), grounding=GROUNDING)
+    s = replace(s, policy=replace(s.policy, redact_mode="sentence"))
+    body = {"id": "c", "object": "chat.completion", "model": "m", "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": ANSWER},
+         "finish_reason": "stop"}]}
+    plain = await guarded_completion(body, s, ScriptedVerifier())
+    with pytest.raises(ValueError):
+        json.loads(plain.body["choices"][0]["message"]["content"])
+    kept = await guarded_completion(body, replace(s, json_answer=True), ScriptedVerifier())
+    out = json.loads(kept.body["choices"][0]["message"]["content"])
+    assert out == {"city": "Paris", "summary": "The tower is in Paris. [unsupported]",
+                   "height_m": 330}
+
+
+@pytest.mark.parametrize("body, expected", [
+    ({"response_format": {"type": "json_object"}}, True),
+    ({"response_format": {"type": "json_schema", "json_schema": {"name": "x"}}}, True),
+    ({"response_format": {"type": "text"}}, False),
+    ({"text": {"format": {"type": "json_schema"}}}, True),  # the Responses API
+    ({}, False),
+])
+def test_a_request_asks_for_a_json_answer(body, expected):
+    req = ChatRequest(body=body, forward_bytes=b"", model="m", stream=True, n=1,
+                      grounding=GROUNDING, policy=None)
+    assert req.json_answer is expected
