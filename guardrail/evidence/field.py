@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Callable, Collection, Optional, Sequence
 
 from guardrail.evidence import units
+from guardrail.evidence.lexicon import CALENDAR
 from guardrail.evidence.stored import StoredValues
 from guardrail.evidence.values import Number, numbers
 
@@ -301,3 +302,26 @@ def no_count_of(sentence: str, n: Number, f: Field) -> bool:
         return False
     word = label[1].lower()
     return last == word + "s" or word in _WHICH and last not in (word, word + "s")
+
+
+def titled(word: str) -> bool:
+    """A word written as a name ("Greenhalgh"), not a month ("June") or a code ("LHR",
+    "T09")."""
+    return word[:1].isupper() and word[1:].islower() and word.lower() not in CALENDAR
+
+
+def code_rivals(names: set[str], value: str, sentence: str, stem: Callable[[str], str],
+                worded: bool) -> set[str]:
+    """Of the names a sentence says, those that may say a field's ``value`` otherwise:
+    any, unless the value is a code; then other codes ("DHL" for UPS), names a code of
+    capitals cannot abbreviate ("Lufthansa" for SAS; "London" may be LHR), and names
+    beside a code with digits only where the grounding holds names of its own
+    (``worded``: "held by Harrowgate Legal" of ``account: PB-40917`` beside ``name:
+    Greenhalgh Legal``; "to London" of ``flight: TP1351`` among codes, dates and numbers
+    says no other value of any of them)."""
+    digits = any(c.isdigit() for c in value)
+    if not (digits or value.isupper()) or digits and worded:
+        return names
+    codes = {stem(w.lower()) for w in re.findall(r"\b[A-Z][A-Z0-9]+\b", sentence)}
+    first = value.strip()[:1].lower()
+    return {s for s in names if s in codes or not digits and not s.startswith(first)}

@@ -28,8 +28,9 @@ from guardrail.evidence.arithmetic import MEAN as _MEAN, SUM as _SUM
 from guardrail.evidence.columns import Group, by_key, columns_of, groups
 from guardrail.evidence.currency import coded, mentioned, minor_units, other_currency
 from guardrail.evidence.field import (
-    CHANGE, GLUED, HANDLE, MEASURE, NAME_ID, Field, FieldCheck, attributive, comparable,
-    dated_elsewhere, keyed, labelled, no_count_of, rate_over, states, whole_after_of)
+    CHANGE, GLUED, HANDLE, MEASURE, NAME_ID, Field, FieldCheck, attributive, code_rivals,
+    comparable, dated_elsewhere, keyed, labelled, no_count_of, rate_over, states, titled,
+    whole_after_of)
 from guardrail.evidence.keys import (
     WORDS, Stem, clauses, compared, echo, flag_said, has, in_a_row, joined, key_stems,
     more_unnamed, name_words, naming, negated_words, own_paths, pairs, path_words, phrases)
@@ -123,8 +124,10 @@ class Fields:
                         if len(w) >= 4:
                             self._by_value.setdefault(w, []).append(j)
         self._record_values = {r: StoredValues.union(v) for r, v in by_record.items()}
+        said = WORDS.findall("\n".join(lines))  # its names: "Greenhalgh", not "June", "LHR"
+        self._named = any(map(titled, said))
         self._held = frozenset().union(*self._record_words.values(), (  # and its title's
-            self.stem(w) for w in WORDS.findall("\n".join(lines))))  # ("Harbour Lane ...")
+            self.stem(w) for w in said))  # ("Harbour Lane ...")
         self._all_values = StoredValues.union(list(self._record_values.values()))
         numeric, shared = by_key(self.fields + unnamed)  # one pass for both
         self.columns = columns_of(numeric)
@@ -138,14 +141,10 @@ class Fields:
         self._owned = Owned(self._record_words, self._not_names, self._record_values)
         self._statuses = Statuses(self.fields, self._owned, stem, lines)
 
-    @property
-    def record_values(self) -> dict[int, StoredValues]:
-        """Each record's values, read once (-1: the result's own, outside its records)."""
-        return self._record_values
+    record_values = property(lambda self: self._record_values, doc="Each record's values, "
+                             "read once (-1: the result's own, outside its records).")
 
-    @property
-    def owned(self) -> Owned:
-        return self._owned
+    owned = property(lambda self: self._owned, doc="Which record owns a value (``Owned``).")
 
     def of_key(self, record: int, name: str) -> list[int]:
         """The indices in ``fields`` of the record's fields of the key ``name``."""
@@ -382,8 +381,9 @@ class Fields:
             WORDS.findall(sentence), self.stem)  # read once, not per rival
         rivals = [w for w in self._key_words.get(f.name, ()) if w and w != f.words
                   and not w <= denied]
+        pool = code_rivals(set(names) - self._held, f.value, sentence, self.stem, self._named)
         return False if any(s not in own for w in rivals if w <= stems for s in w) or any(
-            s in set(names) - self._held and s not in own for s in stems) else None
+            s in pool and s not in own for s in stems) else None
 
     def _quantity_of_other(self, sentence: str, n: Number, f: Field) -> bool:
         """``n`` counts something the field is not ("64 francs", "120 rooms", "level 9": no
