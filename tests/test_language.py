@@ -74,6 +74,7 @@ def test_a_grounding_mostly_in_another_language_is_not_english():
               "Revolution erinnern sollte. Der Turm ist nach Gustave Eiffel benannt, "
               "dessen Unternehmen ihn entwarf und baute.")
     assert not grounding_english([german])
+    assert not grounding_english([german * 3] * 64)  # read from a sample of each
     assert not grounding_english(["埃菲尔铁塔于1887年至1889年建造，高330米，位于巴黎。"])
     english = "The Eiffel Tower was built from 1887 to 1889 and is 330 metres tall."
     assert grounding_english([english, german[:60]])  # most of it is English
