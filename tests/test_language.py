@@ -6,6 +6,7 @@ in test_e2e_proxy.py."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
@@ -141,3 +142,23 @@ def completion(text: str) -> dict:
     return {"id": "c", "object": "chat.completion", "model": "m", "choices": [
         {"index": 0, "message": {"role": "assistant", "content": text},
          "finish_reason": "stop"}]}
+
+
+async def test_withhold_sends_the_marker_in_place_of_what_no_check_read():
+    """``other_languages: withhold``: nothing unverified reaches the client, in a JSON
+    answer too (its string values only), while English is checked as ever."""
+    v = ScriptedVerifier(bad=("1950",))
+    s = replace(settings(other_languages="withhold"), grounding=GROUNDING)
+    r = await guarded_completion(completion(ANSWER), s, v)
+    assert r.body["choices"][0]["message"]["content"] == "[unsupported][unsupported]"
+    assert [(x["action"], x["checked"], x["skipped"]) for x in
+            r.body["guardrail"]["sentences"]] == [("redact", False, "language")] * 2
+    assert not v.requests and not r.detected  # withheld, not found unsupported
+
+    english = replace(settings(other_languages="withhold"))
+    guard = AnswerGuard(replace(english, json_answer=True), ScriptedVerifier(bad=()))
+    answer = '{"id": 7, "summary": "Er wurde von der Stadt gebaut, sagt man. It is tall."}'
+    verdicts = [await guard.judge(c) for c in guard.feed(answer) + guard.flush()]
+    assert [v.skipped for v in verdicts] == ["language", None]
+    assert json.loads("".join(v.released for v in verdicts)) == {
+        "id": 7, "summary": "[unsupported] It is tall."}

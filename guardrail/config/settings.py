@@ -118,13 +118,15 @@ class VerificationConfig(Section):
     word or says one of its lines again without a model call (the judge passes it
     whatever the detector says), once the judge's evidence about the grounding is built.
     False: check it like any other (the decision is the same)."""
-    other_languages: Literal["pass", "check"] = "pass"
+    other_languages: Literal["pass", "withhold", "check"] = "pass"
     """A sentence in a language the detector was not trained on (the shipped ones read
     English: ``guardrail.evidence.language`` tells by script and function words), or
     any sentence checked against a grounding mostly in one: ``pass`` releases it as
     the upstream wrote it, unchecked (``checked: false, skipped: "language"`` in the
     report, counted in ``guardrail_sentences_unchecked_total``), since the detector's
-    scores there mean nothing; ``check`` checks it anyway (a detector trained on it)."""
+    scores there mean nothing; ``withhold`` sends the redaction marker in its place
+    (``action: redact``, the same marks: nothing unverified reaches the client);
+    ``check`` checks it anyway (a detector trained on it)."""
     other_choices: Literal["reject", "pass"] = "reject"
     """Requests with ``n>1`` and context: only choice 0 is checked.  ``reject`` answers
     400; ``pass`` forwards choices >= 1 unchecked and lists them as unchecked."""

@@ -36,7 +36,7 @@ from guardrail.errors import (Blocked, ContextError, DetectorError, GuardrailErr
 from guardrail.evidence.claims import is_claim
 from guardrail.evidence.language import AnswerLanguage
 from guardrail.stream.policy import (Assessment, Outcome, RegenerateRequest, assess,
-                                     decide, judged, redact)
+                                     decide, judged, redact, withheld)
 from guardrail.stream.jsontext import JsonValues
 from guardrail.stream.final import FinalView, as_judged, final_reads, final_view, summary
 from guardrail.stream.regenerate import regenerate
@@ -91,7 +91,7 @@ class AnswerGuard:
         self.grounding = settings.grounding  # grows when a regenerate hook retrieves
         self.added_documents: list[str] = []
         self._language = AnswerLanguage(settings.grounding.question) \
-            if settings.verification.other_languages == "pass" else None
+            if settings.verification.other_languages != "check" else None
         self._json = JsonValues() if settings.json_answer else None  # a JSON document
 
     async def _assess(self, det: Detection, start: int, end: int) -> Assessment:
@@ -146,7 +146,7 @@ class AnswerGuard:
         task, base, skipped = None, 0, None
         if s.checkable and s.text.strip() and self._language is not None and \
                 not self._language.readable(s.text, self.grounding.documents):
-            skipped = "language"  # ``verification.other_languages: pass``
+            skipped = "language"  # ``verification.other_languages``: pass or withhold
         elif s.checkable and s.text.strip() and (self.s.judge is None or is_claim(s.text)):
             base, text = self._answer.left_context(s.start, s.end, self._budget, self._step)
             settle = self.s.judge is not None and self.s.verification.settle_restated
@@ -192,6 +192,9 @@ class AnswerGuard:
                                   skipped=check.skipped)
         if check.skipped:
             self.s.observer.on_skipped(check.skipped)
+            if self.s.verification.other_languages == "withhold":  # nothing unread goes out
+                verdict = replace(verdict, action=Action.REDACT, released=withheld(
+                    s.text, self.s.policy, self._json and self._json.of(s.start, s.end)))
         if check.task is not None and check.grounding is not self.grounding:
             check.task.cancel()  # started before a rewrite added grounding: read it too
             check.base, text = self._answer.left_context(s.start, s.end, self._budget,

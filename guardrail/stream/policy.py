@@ -305,6 +305,15 @@ class Outcome:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
+def withheld(text: str, policy: EffectivePolicy, values: Optional[bytes] = None) -> str:
+    """A sentence sent as the redaction marker whole (a list item's marker kept; in a JSON
+    answer, its string-value text only): text released without a verdict where none may
+    be (``verification.other_languages: withhold``)."""
+    if values is not None:
+        return redact_values(text, (), "sentence", policy.redact_marker, values)
+    return redact(text, (), "sentence", policy.redact_marker)
+
+
 def decide(text: str, a: Assessment, policy: EffectivePolicy,
            values: Optional[bytes] = None) -> Outcome:
     """What to send for sentence ``text`` (pure).  BLOCK is returned, not raised;
