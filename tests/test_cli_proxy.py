@@ -35,6 +35,18 @@ def test_check_prints_the_guardrail_object():
     assert r.exit_code == (1 if g["hallucination_detected"] else 0)
 
 
+def test_check_reads_a_context_from_the_file_it_names(tmp_path):
+    """``--context FILE_OR_TEXT`` (README): a path of a file is its text, not a document
+    saying the path (which flagged the right answer)."""
+    doc = tmp_path / "eiffel.json"
+    doc.write_text('{"name": "Eiffel Tower", "height_m": 330}', encoding="utf-8")
+    answer = "The Eiffel Tower is 330 metres tall."
+    for args in (["--context", str(doc)], ["--context-file", str(doc)]):
+        r = runner.invoke(app, ["check", *args, "-a", answer, "--json"])
+        assert r.exit_code == 0, r.output
+        assert json.loads(r.stdout)["sentences"][0]["released"] == answer
+
+
 def test_check_prints_the_released_text_with_its_redaction_marker():
     # a unit changed ("feet" for metres) is stopped; the marker is text, not rich markup
     r = runner.invoke(app, ["check", "--context", '{"name": "Eiffel Tower", "height_m": 330}',

@@ -299,3 +299,40 @@ def _pings(url: str) -> bool:
         return False
     finally:
         client.close()
+
+
+@pytest.mark.redis
+@pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs redis-server")
+def test_a_delete_redis_cannot_take_is_503_and_the_context_stays(fake_upstream, detector):
+    """Redis is the truth of stored contexts: a DELETE it cannot take (paused past the
+    socket timeout) is a 503, not a ``deleted: true`` after which the context comes back
+    to every replica once Redis answers; one that only this process holds (written while
+    Redis was down) is deleted."""
+    port = free_port()
+    server = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1",
+                               "--save", "", "--appendonly", "no"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        url = f"redis://127.0.0.1:{port}/0"
+        wait_until(lambda: _pings(url), 10, "redis-server to start")
+        cfg = proxy_config(fake_upstream.url, cache={"redis_url": url, "down_cooldown_s": 0})
+        admin = redis.Redis.from_url(url)
+        with serve(create_app(cfg, detector=detector)) as p, \
+                httpx.Client(base_url=p.url, timeout=60) as c:
+            cid = c.put("/v1/contexts", json={"documents": [EIFFEL_TOOL]}).json()["context_id"]
+            admin.execute_command("CLIENT", "PAUSE", 2000, "ALL")
+            r = c.delete(f"/v1/contexts/{cid}")
+            assert r.status_code == 503 and r.json()["error"]["type"] == "store_unavailable"
+            wait_until(lambda: _pings(url), 10, "Redis to answer again")
+            assert c.get(f"/v1/contexts/{cid}").status_code == 200  # still there
+            assert c.delete(f"/v1/contexts/{cid}").json()["deleted"] is True
+            assert c.get(f"/v1/contexts/{cid}").status_code == 404
+            admin.close()
+            server.terminate()
+            server.wait(10)
+            local = c.put("/v1/contexts", json={"documents": ["Only here."]}).json()
+            assert c.delete(f"/v1/contexts/{local['context_id']}").status_code == 200
+    finally:
+        if server.poll() is None:
+            server.terminate()
+            server.wait(10)

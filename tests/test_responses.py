@@ -176,7 +176,7 @@ def test_grounding_from_tool_outputs_instructions_and_the_extension():
 
 
 @pytest.mark.parametrize("body, message", [
-    ({"model": "m"}, "'input' must be a string or an array"),
+    ({"model": "m", "input": 7}, "'input' must be a string or an array"),
     ({"model": "m", "input": [3]}, "'input[0]' must be an object"),
     ({"model": "m", "input": [{"role": "robot", "content": "x"}]}, "'input[0].role'"),
     ({"model": "m", "input": "x", "stream": "yes"}, "'stream' must be a boolean"),
@@ -311,3 +311,27 @@ def test_the_sdk_stream_helper_accumulates_the_released_text(client):
         final = stream.get_final_response()
     assert final.output_text == "".join(deltas)
     assert "1950" not in final.output_text and final.output_text.endswith("330 metres tall.")
+
+
+def test_an_unchecked_stream_ends_with_the_upstreams_error_or_one_of_its_own(proxy,
+                                                                            fake_upstream):
+    """Passed through (no grounding): the upstream's ``error`` event ends the stream, with
+    no second error of ours after it; a cut one ends with one ``error`` event in the
+    Responses shape, then ``[DONE]``, as a checked stream ends."""
+    for mode, says in (("event_error", "overloaded"), ("cut", "closed the connection")):
+        with httpx.stream("POST", proxy.url + "/v1/responses", timeout=60, json={
+                "model": "m", "input": "Tell me about the tower", "stream": True,
+                "fake": {"mode": mode, "after": 3, "message": "overloaded"}}) as r:
+            assert r.headers["x-guardrail-verified"] == "false"
+            evs = events(r.read())
+        errors = [e for e in evs if isinstance(e, dict) and e.get("type") == "error"]
+        assert len(errors) == 1 and says in errors[0]["message"], evs
+        assert not any(isinstance(e, dict) and "choices" in e for e in evs)
+
+
+def test_a_request_without_input_is_forwarded(proxy, fake_upstream):
+    """``input`` is optional (a stored prompt, a conversation, previous_response_id)."""
+    r = httpx.post(proxy.url + "/v1/responses", timeout=60, json={
+        "model": "fake-llm", "prompt": {"id": "pmpt_1"}, "previous_response_id": "resp_0"})
+    assert r.status_code == 200 and r.headers["x-guardrail-verified"] == "false"
+    assert fake_upstream.app.state.log[-1].body["prompt"] == {"id": "pmpt_1"}

@@ -105,6 +105,9 @@ def test_unknown_api_key_is_401_when_keys_are_required(fake_upstream):
     with proxy(fake_upstream, server={"require_api_key": True},
                tenants={"acme": {"api_keys": ["sk-acme"]}}) as c:
         assert c.post("/v1/chat/completions", json=body()).status_code == 401
+        assert c.get("/v1/models").status_code == 401  # not the upstream's, on our key
+        assert c.get("/v1/models", headers={"authorization": "Bearer sk-acme"}
+                     ).status_code == 200
         r = c.post("/v1/chat/completions", json=body(stream=False),
                    headers={"authorization": "Bearer sk-acme"})
         assert r.status_code == 200
@@ -370,3 +373,24 @@ def test_a_json_answer_stays_json_through_the_server(fake_upstream):
     assert json.loads(texts[0]) == {"carrier": "UPS",
                                     "summary": "It shipped in May. [unsupported]"}
     assert texts[1].endswith("[unsupported]")  # the quote and brace went with the sentence
+
+
+def test_healthz_shows_no_upstream_credentials(fake_upstream):
+    url = fake_upstream.url.replace("http://", "http://svc:s3cret@")
+
+    class WithCredentials:
+        pass
+    WithCredentials.url = url
+    with proxy(WithCredentials) as c:
+        shown = c.get("/healthz").json()["upstream"]
+    assert "s3cret" not in shown and shown == fake_upstream.url.replace(
+        "http://", "http://***@") + "/v1"
+
+
+def test_verify_never_calls_the_upstream_even_to_regenerate(fake_upstream):
+    """``/v1/verify`` checks a triple without an upstream: a regenerate policy redacts."""
+    with proxy(fake_upstream) as c:
+        r = c.post("/v1/verify", json={"context": EIFFEL_TOOL, "answer": "It was built in 1950.",
+                                       "policy": {"action": "regenerate"}})
+    assert r.status_code == 200 and r.json()["action"] == "redact"
+    assert fake_upstream.app.state.log == []

@@ -70,7 +70,9 @@ def serve(
         handler.setFormatter(logging.Formatter("%(levelname)s:     %(message)s"))
         ours.addHandler(handler)
     ours.setLevel(cfg.server.log_level.upper())
-    typer.echo(f"guardrail: proxying {cfg.upstream.base_url} on "
+    from guardrail.proxy.upstream import without_credentials
+
+    typer.echo(f"guardrail: proxying {without_credentials(cfg.upstream.base_url)} on "
                f"http://{cfg.server.host}:{cfg.server.port}/v1 (loading the detector...)",
                err=True)
     if ui:
@@ -147,8 +149,8 @@ def _read(text: str) -> str:
 
 def check(
     answer: str = typer.Option(..., "--answer", "-a", help="The answer to check ('-': stdin)."),
-    context: list[str] = typer.Option([], "--context", help="A grounding document "
-                                      "(repeatable)."),
+    context: list[str] = typer.Option([], "--context", help="A grounding document, or "
+                                      "the path of a file holding one (repeatable)."),
     context_file: list[Path] = typer.Option([], "--context-file", help="A file holding a "
                                             "grounding document (repeatable)."),
     question: str = typer.Option("", "--question", "-q", help="The user's question."),
@@ -163,7 +165,8 @@ def check(
 
     from guardrail.errors import GuardrailError
 
-    docs = list(context) + [p.read_text(encoding="utf-8") for p in context_file]
+    docs = [_document(c) for c in context] + [p.read_text(encoding="utf-8")
+                                              for p in context_file]
     if not any(d.strip() for d in docs):
         raise typer.BadParameter("give at least one --context or --context-file")
     cfg = config_or_exit(config, {"detector.model": model, "policy.threshold": threshold})
@@ -181,6 +184,17 @@ def check(
         console.print(verdict_table(result.report.to_json()))
         console.print("released:", result.body['choices'][0]['message']['content'], markup=False)
     raise typer.Exit(1 if result.detected else 0)
+
+
+def _document(value: str) -> str:
+    """``--context``: the text, or the file it names (as README's FILE_OR_TEXT)."""
+    if "\n" not in value and len(value) < 4096:
+        try:
+            if Path(value).is_file():
+                return Path(value).read_text(encoding="utf-8")
+        except OSError:  # a text too long or odd for a path is the text
+            pass
+    return value
 
 
 async def _check(cfg, docs: list[str], question: str, answer: str):

@@ -133,15 +133,17 @@ class ContextStore:
         tenant_tag(tenant)
         if not isinstance(context_id, str) or not _ID.fullmatch(context_id):
             raise NotFound(f"no context {context_id!r}", code="context_not_found")
-        found = self.local.pop(tenant, context_id) is not None
+        found = False
         if self.redis is not None:
             try:
-                found = await self.redis.delete(KIND, tenant, context_id) or found
-            except CacheUnavailable:
-                if not found:
+                found = await self.redis.delete(KIND, tenant, context_id)
+            except CacheUnavailable:  # Redis is the truth: deleted only where it never was
+                local = self.local.get(tenant, context_id)
+                if local is None or local.in_redis:
                     raise StoreUnavailable("the context store is unavailable; retry shortly",
                                            retry_after=max(1.0, self.config.down_cooldown_s)
                                            ) from None
+        found = self.local.pop(tenant, context_id) is not None or found
         if not found:
             raise NotFound(f"no context {context_id!r} (unknown or expired)",
                            code="context_not_found")

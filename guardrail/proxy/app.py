@@ -46,7 +46,7 @@ from guardrail.proxy.hooks import RegeneratorFactory
 from guardrail.proxy.metrics import Metrics
 from guardrail.proxy.state import AppState, Drain, state_of
 from guardrail.proxy.tenants import Tenants
-from guardrail.proxy.upstream import UpstreamClient
+from guardrail.proxy.upstream import UpstreamClient, without_credentials
 
 log = logging.getLogger(__name__)
 __all__ = ["create_app"]
@@ -54,6 +54,7 @@ __all__ = ["create_app"]
 
 async def models(request: Request) -> Response:
     st = state_of(request)
+    st.tenants.resolve(request.headers.get("authorization"))  # 401 as on every route
     reply = await st.upstream.request("GET", "models",
                                       client_auth=request.headers.get("authorization"))
     return Response(reply.content, reply.status, media_type=reply.content_type)
@@ -63,7 +64,8 @@ async def healthz(request: Request) -> Response:
     st = state_of(request)
     redis = st.store.redis
     return JSONResponse({"status": "ok", "verifier": st.verifier.info().to_json(),
-                         "upstream": st.config.upstream.base_url, "in_flight": st.in_flight,
+                         "upstream": without_credentials(st.config.upstream.base_url),
+                         "in_flight": st.in_flight,
                          "tenants": "single" if st.tenants.single else len(st.tenants.names),
                          "context_cache": "in-process" if redis is None else
                          ("redis" if redis.available else "in-process (redis unavailable)")})

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import re
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import AsyncIterator, Awaitable, Callable, Optional
 
 from sse_starlette import EventSourceResponse
@@ -22,7 +22,7 @@ from starlette.responses import JSONResponse, Response
 
 from guardrail.config import ContextConfig, PolicyOverride
 from guardrail.engine.seam import Verifier
-from guardrail.errors import BadRequest, NotFound
+from guardrail.errors import BadRequest, GuardrailError, NotFound
 from guardrail.proxy.requests import (ChatRequest, check_size, documents_list,
                                       parse_chat_request, parse_json_object, parse_policy,
                                       read_body)
@@ -30,9 +30,10 @@ from guardrail.proxy.responses_api import parse_responses_request
 from guardrail.proxy.state import AppState, _Admission, state_of
 from guardrail.proxy.upstream import PASSED_BACK, PASSED_ON, UpstreamStream, passed
 from guardrail.stream.answer import GuardSettings
-from guardrail.stream.chunks import passthrough_stream
+from guardrail.stream.chunks import chat_failure, passthrough_stream
 from guardrail.stream.pipeline import CompletionResult, guarded_completion, guarded_stream
-from guardrail.stream.responses import TERMINAL, ResponsesWire, guarded_response
+from guardrail.stream.responses import (TERMINAL, ResponsesWire, guarded_response,
+                                        responses_failure)
 from guardrail.stream.wire import ChatWire, Wire
 from guardrail.stream.policy import resolve_policy
 from guardrail.types import Grounding
@@ -108,12 +109,16 @@ class Api:
     wire: Callable[[GuardSettings], Wire]
     ends: Callable[[Optional[dict]], bool]                # a pass-through stream's last event
     complete: Callable[[dict, GuardSettings, Verifier], Awaitable[CompletionResult]]
+    fail: Callable[[GuardrailError], bytes] = chat_failure  # how a pass-through ends failing
+    unended: str = "upstream closed the stream without [DONE]"
 
 
 CHAT = Api("chat/completions", parse_chat_request, lambda s: ChatWire(),
            lambda event: event is None, guarded_completion)
 RESPONSES = Api("responses", parse_responses_request, lambda s: ResponsesWire(s.policy.hold),
-                lambda event: event is None or event.get("type") in TERMINAL, guarded_response)
+                lambda event: event is None or event.get("type") in (*TERMINAL, "error"),
+                guarded_response, responses_failure,
+                "upstream closed the stream before the response ended")
 
 
 async def chat_completions(request: Request) -> Response:
@@ -176,7 +181,8 @@ async def _forward(st: AppState, api: Api, req: ChatRequest,
     slot.streaming(up)
     back = passed(up.response.headers, PASSED_BACK)
     if settings is None:
-        body, headers = passthrough_stream(up.chunks(), api.ends), {**back, **UNGROUNDED}
+        body, headers = passthrough_stream(up.chunks(), api.ends, api.fail, api.unended), \
+            {**back, **UNGROUNDED}
     else:
         body = guarded_stream(up.chunks(), settings, st.verifier, api.wire(settings))
         headers = {**back, "x-guardrail-verified": "true",
@@ -235,7 +241,8 @@ async def verify(request: Request) -> Response:
     tenant = st.tenants.resolve(request.headers.get("authorization"))
     body = parse_json_object(await read_body(request.stream(), st.config.server.max_body_bytes))
     grounding, answer, override = _verify_input(body)
-    settings = await _settings(st, grounding, override, tenant, None)
+    # no upstream here: a regenerate policy redacts, as without a regenerator
+    settings = replace(await _settings(st, grounding, override, tenant, None), regenerator=None)
     st.metrics.request("verify", True)
     completion = {"choices": [{"index": 0, "message": {"role": "assistant", "content": answer}}]}
     result = await guarded_completion(completion, settings, st.verifier)

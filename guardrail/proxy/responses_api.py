@@ -57,11 +57,12 @@ def _messages(body: dict) -> list[dict]:
     if body.get("instructions") is not None:
         out.append({"role": "system", "content": _text(body["instructions"], "instructions")})
     items = body.get("input")
+    if items is None:  # optional: a stored prompt, a conversation, previous_response_id
+        return out
     if isinstance(items, str):
         return out + [{"role": "user", "content": _text(items, "input")}]
     if not isinstance(items, list):
-        raise BadRequest(f"'input' must be a string or an array of items, got {json_kind(items)}",
-                         code="missing_input" if items is None else None)
+        raise BadRequest(f"'input' must be a string or an array of items, got {json_kind(items)}")
     for i, item in enumerate(items):
         if not isinstance(item, dict):
             raise BadRequest(f"'input[{i}]' must be an object, got {json_kind(item)}")

@@ -102,14 +102,22 @@ async def chat_chunks(raw: AsyncIterator[bytes]) -> AsyncIterator[dict]:
     raise UpstreamProtocolError("upstream closed the stream before the answer finished")
 
 
+def chat_failure(err: GuardrailError) -> bytes:
+    """How a chat stream ends on an error: the error event, then ``[DONE]``."""
+    return error_event(err) + DONE
+
+
 async def passthrough_stream(raw: AsyncIterator[bytes],
-                             ends: Callable[[Optional[dict]], bool] = lambda e: e is None
+                             ends: Callable[[Optional[dict]], bool] = lambda e: e is None,
+                             fail: Callable[[GuardrailError], bytes] = chat_failure,
+                             unended: str = "upstream closed the stream without [DONE]"
                              ) -> AsyncIterator[bytes]:
     """Forward upstream bytes unchanged, event-aligned, after validating each event;
     ``ends``: whether an event (``None``: ``[DONE]``) is the stream's last.  A chat
     stream that closes after choice 0 finished (or after the upstream's own error
     event) but before ``[DONE]`` ends with one, as a checked stream does
-    (``chat_chunks``)."""
+    (``chat_chunks``).  ``fail`` writes the end of a stream that fails (another API's
+    error event); ``unended``: the message for one closed before its last event."""
     decoder = SSEDecoder()
     pending = bytearray()
     finished = False
@@ -128,9 +136,9 @@ async def passthrough_stream(raw: AsyncIterator[bytes],
         if finished:  # an unended last event ("data: [DONE]\n") is dropped, not sent
             yield DONE
             return
-        raise UpstreamProtocolError("upstream closed the stream without [DONE]")
+        raise UpstreamProtocolError(unended)
     except GuardrailError as e:  # malformed, cut, or silent past read_timeout_s
-        yield error_event(e) + DONE
+        yield fail(e)
 
 
 def _is_error(event: dict) -> bool:

@@ -29,10 +29,11 @@ from guardrail.errors import GuardrailError, UpstreamProtocolError, UpstreamStat
 from guardrail.stream.chunks import parse_chat_chunk, whole_character_deltas
 from guardrail.stream.pipeline import CompletionResult, check_parts
 from guardrail.stream.settings import GuardSettings
-from guardrail.stream.sse import SSEDecoder, encode_event
+from guardrail.stream.sse import DONE, SSEDecoder, encode_event
 from guardrail.types import Delta
 
-__all__ = ["TERMINAL", "ResponsesWire", "guarded_response", "response_events"]
+__all__ = ["TERMINAL", "ResponsesWire", "guarded_response", "response_events",
+           "responses_failure"]
 
 TERMINAL = ("response.completed", "response.incomplete", "response.failed")
 _TEXT = "response.output_text.delta"
@@ -188,6 +189,15 @@ class ResponsesWire:
         return self._send({"type": "error", "code": body.get("code") or body.get("type"),
                            "message": body.get("message", err.message), "param": None,
                            "guardrail": report})
+
+
+def responses_failure(err: GuardrailError) -> bytes:
+    """How a Responses stream passed through unchecked ends on an error of ours (cut,
+    malformed, silent): an ``error`` event, then ``[DONE]``, as a checked one ends."""
+    body = err.to_json().get("error") or {}
+    return encode_event({"type": "error", "code": body.get("code") or body.get("type"),
+                         "message": body.get("message", err.message), "param": None},
+                        event="error") + DONE
 
 
 async def guarded_response(response: dict, settings: GuardSettings,
