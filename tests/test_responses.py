@@ -335,3 +335,18 @@ def test_a_request_without_input_is_forwarded(proxy, fake_upstream):
         "model": "fake-llm", "prompt": {"id": "pmpt_1"}, "previous_response_id": "resp_0"})
     assert r.status_code == 200 and r.headers["x-guardrail-verified"] == "false"
     assert fake_upstream.app.state.log[-1].body["prompt"] == {"id": "pmpt_1"}
+
+
+async def test_streamed_citations_into_changed_text_are_dropped_from_the_done_events():
+    cite = {"type": "url_citation", "start_index": 16, "end_index": 21, "url": "https://x"}
+    data = upstream().replace(b'"annotations": []', b'"annotations": ' +
+                              json.dumps([cite]).encode())
+    evs = await run(data)
+    done = [e for e in evs if isinstance(e, dict) and e["type"] in (
+        "response.output_item.done", "response.completed")]
+    items = [done[0]["item"], done[1]["response"]["output"][0]]
+    assert [i["content"][0]["annotations"] for i in items] == [[], []]
+    kept = await run(data, v=ScriptedVerifier(bad=()))  # nothing changed: as sent
+    item = next(e for e in kept if isinstance(e, dict)
+                and e["type"] == "response.output_item.done")["item"]
+    assert item["content"][0]["annotations"] == [cite]

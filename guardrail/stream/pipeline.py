@@ -44,6 +44,7 @@ import anyio
 
 from guardrail.engine.seam import Verifier
 from guardrail.errors import Blocked, GuardrailError, UpstreamProtocolError
+from guardrail.stream.annotations import moved, part_pieces
 from guardrail.stream.answer import AnswerGuard, GuardSettings, SentenceCheck
 from guardrail.stream.chunks import content_text
 from guardrail.stream.policy import redact
@@ -283,6 +284,9 @@ async def guarded_completion(completion: dict, settings: GuardSettings,
         message["content"] = released_content(content, result.texts[0])
         if result.texts[0] != text:  # its tokens' logprobs would spell what was withheld
             choice["logprobs"] = None
+        if isinstance(content, str) and "annotations" in message:  # citations' offsets
+            message["annotations"] = moved(message["annotations"],
+                                           part_pieces(texts, result.report.sentences)[0])
     body = {**completion, "choices": [{**choice, "message": message}, *choices[1:]],
             "guardrail": result.report.to_json()}
     if settings.on_report is not None:

@@ -26,6 +26,7 @@ from typing import Any, AsyncIterator, Optional
 
 from guardrail.engine.seam import Verifier
 from guardrail.errors import GuardrailError, UpstreamProtocolError, UpstreamStatusError
+from guardrail.stream.annotations import moved, part_pieces
 from guardrail.stream.chunks import parse_chat_chunk, whole_character_deltas
 from guardrail.stream.pipeline import CompletionResult, check_parts
 from guardrail.stream.settings import GuardSettings
@@ -154,7 +155,12 @@ class ResponsesWire:
     def _rewrite_item(self, item: dict, output_index: int) -> None:
         for j, c in enumerate(item.get("content") or ()):
             if isinstance(c, dict) and c.get("type") == "output_text":
-                c["text"] = self.released.get((output_index, j), "")
+                released = self.released.get((output_index, j), "")
+                if c.get("text") != released and isinstance(c.get("annotations"), list):
+                    # streamed, the sentences are gone: a citation with offsets into the
+                    # upstream's text is dropped once that text changed
+                    c["annotations"] = moved(c["annotations"], [(c.get("text") or "", "")])
+                c["text"] = released
                 c.pop("logprobs", None)
 
     def _final_response(self, response: dict, status: Optional[str] = None) -> dict:
@@ -212,10 +218,13 @@ async def guarded_response(response: dict, settings: GuardSettings,
              if isinstance(item, dict) and item.get("type") == "message"
              for c in item.get("content") or () if isinstance(c, dict)
              and c.get("type") == "output_text" and isinstance(c.get("text"), str)]
-    result = await check_parts([c["text"] for c in parts], settings, verifier)
-    for c, text in zip(parts, result.texts):
+    texts = [c["text"] for c in parts]
+    result = await check_parts(texts, settings, verifier)
+    for c, text, pieces in zip(parts, result.texts, part_pieces(texts, result.report.sentences)):
         c["text"] = text
         c.pop("logprobs", None)
+        if "annotations" in c:  # citations' offsets, into the released text
+            c["annotations"] = moved(c["annotations"], pieces)
     body = {**response, "guardrail": result.report.to_json()}
     if settings.on_report is not None:
         settings.on_report(body["guardrail"])
