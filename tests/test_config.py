@@ -51,6 +51,18 @@ def test_env_overrides_parse_scalars():
         {"a": {"b": 0.5, "c": ["x", "y"]}}
 
 
+def test_secrets_from_the_environment_are_read_as_written():
+    """An API key of digits is a key, "00123" is not 83 (YAML's octal), "null" is not no
+    key; a list of tenant keys keeps each as written (``deploy/k8s`` sets both)."""
+    c = load_config(env={"GUARDRAIL_UPSTREAM__API_KEY": "12345678",
+                         "GUARDRAIL_TENANTS__ACME__API_KEYS": "[00123, sk-b, 'null']"})
+    assert c.upstream.api_key.get_secret_value() == "12345678"
+    assert [k.get_secret_value() for k in c.tenants["acme"].api_keys] == \
+        ["00123", "sk-b", "null"]
+    assert load_config(env={"GUARDRAIL_UPSTREAM__API_KEY": "null"}
+                       ).upstream.api_key.get_secret_value() == "null"
+
+
 def test_unknown_key_is_an_error(tmp_path):
     path = tmp_path / "g.yaml"
     path.write_text("upstream:\n  baseurl: http://x\n")

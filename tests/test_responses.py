@@ -350,3 +350,17 @@ async def test_streamed_citations_into_changed_text_are_dropped_from_the_done_ev
     item = next(e for e in kept if isinstance(e, dict)
                 and e["type"] == "response.output_item.done")["item"]
     assert item["content"][0]["annotations"] == [cite]
+
+
+async def test_text_sent_only_in_its_done_event_is_checked_not_blanked():
+    """An upstream that streams no ``output_text.delta``: the part's text, sent only in
+    ``output_text.done``, is checked and released like streamed text."""
+    data = b"".join(line + b"\n\n" for line in upstream().split(b"\n\n")
+                    if line and b"response.output_text.delta" not in line)
+    evs = await run(data)
+    assert delta_text(evs) == ("The tower is in Paris. It was built in [unsupported]. "
+                               "It is 330 metres tall.")
+    done = next(e for e in evs if isinstance(e, dict)
+                and e["type"] == "response.output_text.done")
+    assert done["text"] == delta_text(evs)
+    assert evs[-2]["guardrail"]["hallucination_detected"]

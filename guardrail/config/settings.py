@@ -223,8 +223,16 @@ class GuardrailConfig(Section):
         return None
 
 
-def _parse_env_value(raw: str) -> Any:
+SECRETS = ("api_key", "api_keys")
+"""Fields read from the environment as written, never as YAML: "12345678" is a key, not
+a number, "00123" not 83, "null" not no key (a list of keys: ``[a, b]``, each as written)."""
+
+
+def _parse_env_value(raw: str, name: str = "") -> Any:
     try:
+        if name in SECRETS:
+            return yaml.load(raw, Loader=yaml.BaseLoader) if raw.lstrip().startswith("[") \
+                else raw
         return yaml.safe_load(raw) if raw.strip() else raw
     except yaml.YAMLError:
         return raw
@@ -247,7 +255,7 @@ def env_overrides(env: Mapping[str, str]) -> dict:
             continue
         path = [p.lower() for p in name[len(ENV_PREFIX):].split("__")]
         if all(path):
-            _set_path(tree, path, _parse_env_value(raw))
+            _set_path(tree, path, _parse_env_value(raw, path[-1]))
     return tree
 
 

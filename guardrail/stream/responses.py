@@ -83,6 +83,23 @@ def _delta(event: dict) -> Delta:
     return Delta(event, rest=event, tool_call=ends_text)
 
 
+async def _every_text(events: AsyncIterator[dict]) -> AsyncIterator[dict]:
+    """The events, with a part's text sent only in its ``output_text.done`` (an upstream
+    that streams no deltas) first sent as one delta: checked and released like any
+    other, not blanked by the done event's rewrite."""
+    streamed: set[Part] = set()
+    async for e in events:
+        kind = e["type"]
+        if kind == _TEXT:
+            streamed.add(_part(e))
+        elif kind == "response.output_text.done" and _part(e) not in streamed \
+                and isinstance(e.get("text"), str) and e["text"]:
+            streamed.add(_part(e))
+            yield {"type": _TEXT, "item_id": e.get("item_id"), "output_index": _part(e)[0],
+                   "content_index": _part(e)[1], "delta": e["text"], "logprobs": []}
+        yield e
+
+
 def _part(event: dict) -> Part:
     where = event.get("output_index") or 0, event.get("content_index") or 0
     if not all(isinstance(i, int) and not isinstance(i, bool) for i in where):
@@ -104,7 +121,8 @@ class ResponsesWire:
         self.response: dict = {"object": "response", "status": "in_progress", "output": []}
 
     def deltas(self, raw: AsyncIterator[bytes]) -> AsyncIterator[Delta]:
-        return whole_character_deltas(_delta(e) async for e in response_events(raw))
+        return whole_character_deltas(_delta(e) async for e in _every_text(
+            response_events(raw)))
 
     def note(self, d: Delta) -> None:
         if d.chunk.get("type") == _TEXT:  # a part that never said it was added
