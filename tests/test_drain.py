@@ -73,6 +73,10 @@ def test_sigterm_during_live_streams_ends_each_cleanly(fake_upstream):
         started.wait()  # every stream has its first bytes
         sent = time.monotonic()
         proc.send_signal(signal.SIGTERM)
+        time.sleep(0.3)  # the streams are in flight: the process still listens, and says no
+        late = httpx.post(url + "/v1/chat/completions", timeout=10, json={
+            "model": "fake-llm", "messages": [{"role": "user", "content": "hi"}]})
+        ready = httpx.get(url + "/readyz", timeout=10)
         for t in threads:
             t.join(60)
         proc.wait(60)
@@ -83,6 +87,8 @@ def test_sigterm_during_live_streams_ends_each_cleanly(fake_upstream):
         proc.stdout.close()
     assert proc.returncode in (0, -signal.SIGTERM)  # uvicorn re-raises the signal it caught
     assert took < 30
+    assert late.status_code == 503 and late.json()["error"]["code"] == "shutting_down"
+    assert ready.status_code == 503
     for text in texts:
         events = SSEDecoder().feed(text)
         assert events[-1].data == "[DONE]", text[-300:]

@@ -98,18 +98,25 @@ def _draining_server():
     AppStatus.disable_automatic_graceful_drain()
 
     class DrainingServer(uvicorn.Server):
-        """uvicorn, plus: SIGTERM/SIGINT start the app's drain (see proxy.state.Drain)
-        before uvicorn stops accepting and waits for the connections."""
+        """uvicorn, plus: SIGTERM/SIGINT start the app's drain (see proxy.state.Drain),
+        and uvicorn stops accepting only once the requests in flight have ended (the
+        drain cuts them at its grace period), so a request that arrives meanwhile gets
+        the drain's 503, not a refused connection; a second signal stops at once."""
 
         def handle_exit(self, sig, frame) -> None:
             state = getattr(self.config.app.state, "guardrail", None)
-            if state is not None and self._loop is not None:
-                grace = state.drain.grace_s
-                self._loop.call_soon_threadsafe(state.drain.begin)
-                self._loop.call_soon_threadsafe(
-                    self._loop.call_later, grace + 5, setattr, AppStatus, "should_exit", True)
-            else:
+            if state is None or self._loop is None or self._draining:
                 AppStatus.should_exit = True
+                return super().handle_exit(sig, frame)
+            self._draining = True
+            self._loop.call_soon_threadsafe(state.drain.begin)
+            asyncio.run_coroutine_threadsafe(self._stop_after(state, sig, frame), self._loop)
+
+        async def _stop_after(self, state, sig, frame) -> None:
+            deadline = self._loop.time() + state.drain.grace_s + 5  # sse-starlette's backstop
+            while state.in_flight and self._loop.time() < deadline:
+                await asyncio.sleep(0.05)
+            AppStatus.should_exit = True
             super().handle_exit(sig, frame)
 
         async def serve(self, sockets=None) -> None:
@@ -117,6 +124,7 @@ def _draining_server():
             await super().serve(sockets)
 
         _loop = None
+        _draining = False
 
     return DrainingServer
 
