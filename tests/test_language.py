@@ -154,6 +154,8 @@ async def test_withhold_sends_the_marker_in_place_of_what_no_check_read():
     assert [(x["action"], x["checked"], x["skipped"]) for x in
             r.body["guardrail"]["sentences"]] == [("redact", False, "language")] * 2
     assert not v.requests and not r.detected  # withheld, not found unsupported
+    assert {x["explanation"]["kind"] for x in r.body["guardrail"]["sentences"]} == \
+        {"unverifiable"}  # nothing verified it
 
     english = replace(settings(other_languages="withhold"))
     guard = AnswerGuard(replace(english, json_answer=True), ScriptedVerifier(bad=()))

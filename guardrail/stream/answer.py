@@ -193,8 +193,8 @@ class AnswerGuard:
         if check.skipped:
             self.s.observer.on_skipped(check.skipped)
             if self.s.verification.other_languages == "withhold":  # nothing unread goes out
-                verdict = replace(verdict, action=Action.REDACT, released=withheld(
-                    s.text, self.s.policy, self._json and self._json.of(s.start, s.end)))
+                verdict = withheld(verdict, self.s.policy,
+                                   self._json and self._json.of(s.start, s.end))
         if check.task is not None and check.grounding is not self.grounding:
             check.task.cancel()  # started before a rewrite added grounding: read it too
             check.base, text = self._answer.left_context(s.start, s.end, self._budget,

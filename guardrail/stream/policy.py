@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, Optional, Protocol
 
 from guardrail.config import GuardrailConfig, PolicyOverride, check_hold_action
@@ -24,7 +24,8 @@ from guardrail.evidence.features import ContextEvidence, SentenceEvidence
 from guardrail.evidence.judge import Explanation, SentenceJudge
 from guardrail.evidence.words import content_words
 from guardrail.stream.jsontext import redact_values
-from guardrail.types import REFINES, Action, Detection, Grounding, Rewrite, Span
+from guardrail.types import (REFINES, Action, Detection, Grounding, Rewrite, SentenceVerdict,
+                             Span)
 
 
 SEVERITY = (Action.RELEASE, Action.ANNOTATE, Action.REDACT, Action.REGENERATE, Action.BLOCK)
@@ -305,13 +306,19 @@ class Outcome:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
-def withheld(text: str, policy: EffectivePolicy, values: Optional[bytes] = None) -> str:
-    """A sentence sent as the redaction marker whole (a list item's marker kept; in a JSON
-    answer, its string-value text only): text released without a verdict where none may
-    be (``verification.other_languages: withhold``)."""
-    if values is not None:
-        return redact_values(text, (), "sentence", policy.redact_marker, values)
-    return redact(text, (), "sentence", policy.redact_marker)
+UNREAD = Explanation("unverifiable", "low")
+"""Why a sentence no check could read was withheld: nothing verified it."""
+
+
+def withheld(verdict: SentenceVerdict, policy: EffectivePolicy,
+             values: Optional[bytes] = None) -> SentenceVerdict:
+    """The verdict of a sentence sent as the redaction marker whole (a list item's marker
+    kept; in a JSON answer, its string-value text only): text no check could read, where
+    none may go out unverified (``verification.other_languages: withhold``)."""
+    text, marker = verdict.original, policy.redact_marker
+    released = redact_values(text, (), "sentence", marker, values) if values is not None \
+        else redact(text, (), "sentence", marker)
+    return replace(verdict, action=Action.REDACT, released=released, explanation=UNREAD)
 
 
 def decide(text: str, a: Assessment, policy: EffectivePolicy,
