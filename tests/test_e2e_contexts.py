@@ -268,13 +268,8 @@ def test_serve_with_redis_down_falls_back_and_logs_the_default_tenant(fake_upstr
 @pytest.mark.redis
 @pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs redis-server")
 def test_an_id_only_redis_holds_is_503_while_redis_is_down(fake_upstream, detector):
-    port = free_port()
-    server = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1",
-                               "--save", "", "--appendonly", "no"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server, url = own_redis()
     try:
-        url = f"redis://127.0.0.1:{port}/0"
-        wait_until(lambda: _pings(url), 10, "redis-server to start")
         cfg = proxy_config(fake_upstream.url, cache={"redis_url": url, "down_cooldown_s": 0})
         with serve(create_app(cfg, detector=detector)) as p:
             cid = httpx.put(p.url + "/v1/contexts", json={"documents": [EIFFEL_TOOL]}).json()[
@@ -289,6 +284,17 @@ def test_an_id_only_redis_holds_is_503_while_redis_is_down(fake_upstream, detect
             assert r.json()["error"]["type"] == "store_unavailable"
         text, _ = chat(p.url, context=[EIFFEL_TOOL])  # inline context: still checked
         assert text == EIFFEL_ANSWER
+
+
+def own_redis() -> tuple[subprocess.Popen, str]:
+    """A redis-server of the test's own (it is stopped, paused), and its URL."""
+    port = free_port()
+    server = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1",
+                               "--save", "", "--appendonly", "no"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"redis://127.0.0.1:{port}/0"
+    wait_until(lambda: _pings(url), 10, "redis-server to start")
+    return server, url
 
 
 def _pings(url: str) -> bool:
@@ -308,13 +314,8 @@ def test_a_delete_redis_cannot_take_is_503_and_the_context_stays(fake_upstream, 
     socket timeout) is a 503, not a ``deleted: true`` after which the context comes back
     to every replica once Redis answers; one that only this process holds (written while
     Redis was down) is deleted."""
-    port = free_port()
-    server = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1",
-                               "--save", "", "--appendonly", "no"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server, url = own_redis()
     try:
-        url = f"redis://127.0.0.1:{port}/0"
-        wait_until(lambda: _pings(url), 10, "redis-server to start")
         cfg = proxy_config(fake_upstream.url, cache={"redis_url": url, "down_cooldown_s": 0})
         admin = redis.Redis.from_url(url)
         with serve(create_app(cfg, detector=detector)) as p, \
