@@ -93,6 +93,20 @@ def test_binary_sets_match_their_label_counts():
         assert not ex.has_spans and ex.spans == () and ex.source_id == text_id(ex.context)
 
 
+@pytest.mark.parametrize("text, says", [
+    ('{"doc": "D", "summary": "S", "label": 1}\n{"doc": "E"}\n', "Extra data"),
+    ('{"doc": "D", "summary": "S", "label": 1}', "JSON array"),
+    ('[1, 2]', "JSON array"),
+])
+def test_a_json_file_of_another_shape_is_an_error_naming_the_shape_read(tmp_path, text, says):
+    path = tmp_path / "general_data.json"  # HaluEval general: JSON lines, no grounding
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError) as err:
+        load_any(path)
+    assert "general_data.json is not a JSON array of {doc, summary, label}" in str(err.value)
+    assert says in str(err.value)
+
+
 def test_ragtruth_repairs_shifted_offsets_and_skips_broken_rows(tmp_path, caplog):
     (tmp_path / "source_info.jsonl").write_text(
         json.dumps({"source_id": "1", "task_type": "Summary", "source_info": "A doc."}) + "\n"

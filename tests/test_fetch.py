@@ -423,3 +423,46 @@ def test_a_set_fetch_left_out_is_named_as_missing_not_as_an_unknown_format(tmp_p
     said = " ".join(result.output.replace("│", " ").split())  # rich wraps it in a box
     assert result.exit_code == 2 and "does not exist" in said
     assert "cannot tell the data format" not in said
+
+
+def good_row(**change) -> dict:
+    row = {"id": "r1", "context": "The tower is 330 metres tall.", "question": "How tall?",
+           "response": "It is 330 metres tall. It opened in 1850.", "spans": [[23, 41]],
+           "hallucinated": True, "has_spans": True, "source_id": "s1", "dataset": "mine"}
+    row.update(change)
+    return row
+
+
+@pytest.mark.parametrize("bad, says", [
+    ("{not json", "line 2"),
+    (json.dumps(["a", "list"]), "not a JSON object"),
+    (json.dumps({k: v for k, v in good_row().items() if k != "question"}), "no question"),
+    (json.dumps(good_row(response=7)), "response"),
+    (json.dumps(good_row(hallucinated="yes")), "hallucinated"),
+    (json.dumps(good_row(spans=[[23, 99]])), "inside the response"),
+    (json.dumps(good_row(spans=[[30, 23]])), "inside the response"),
+    (json.dumps(good_row(spans=[["0", "4"]])), "inside the response"),
+    (json.dumps(good_row(documents="one text")), "documents"),
+    (json.dumps(good_row(spans=[], sentences=[{"start": 0, "end": 22, "label": "maybe"}])),
+     "label 'maybe'"),
+])
+def test_a_bad_row_is_an_error_naming_its_file_and_line(tmp_path, bad, says):
+    path = tmp_path / "mine.jsonl"
+    path.write_text(json.dumps(good_row()) + "\n" + bad + "\n", encoding="utf-8")
+    with pytest.raises(ValueError) as err:
+        load_any(path)
+    assert "mine.jsonl line 2" in str(err.value) and says in str(err.value)
+    got = CliRunner().invoke(app, ["eval", "--data", str(path)])
+    assert got.exit_code == 2 and "line 2" in got.output and "Traceback" not in got.output
+
+
+def test_good_rows_keep_their_spans_sorted_and_merged(tmp_path):
+    path = tmp_path / "mine.jsonl"
+    rows = [good_row(spans=[[30, 41], [23, 32]]),
+            good_row(id="r2", spans=[], hallucinated=False, documents=["a", "b"],
+                     sentences=[{"start": 0, "end": 22, "label": "supported"},
+                                {"start": 23, "end": 41, "label": "unverifiable"}])]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    one, two = load_any(path)
+    assert one.spans == ((23, 41),)
+    assert two.spans == ((23, 41),) and two.hallucinated and two.documents == ("a", "b")

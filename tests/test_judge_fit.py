@@ -76,7 +76,8 @@ def test_fitting_needs_both_labels():
 
 def test_the_rows_cache_keeps_each_data_set_apart(tmp_path, monkeypatch):
     """A second `judge eval` reads the detector's scores it has; one more data set runs
-    the model on that set alone (the real shipped detector; the scorer is only counted)."""
+    the model on that set alone; a file rewritten in place is scored again (the real
+    shipped detector; the scorer is only counted)."""
     from typer.testing import CliRunner
 
     from guardrail.cli import app
@@ -109,6 +110,12 @@ def test_the_rows_cache_keeps_each_data_set_apart(tmp_path, monkeypatch):
     assert run(a) == first and seen == [[str(a)]]          # read back, no model run
     run(a, b)
     assert seen == [[str(a)], [str(b)]]                    # only the new set ran
+    toolctx.write_jsonl(a, toolctx.generate("dev", 3, 2))  # rewritten in place
+    run(a)
+    assert len(seen) == 3                                  # its new examples were scored
+    b.rename(tmp_path / "moved.jsonl")
+    run(tmp_path / "moved.jsonl")
+    assert len(seen) == 3                                  # the same examples, read back
 
 
 def test_served_windows_score_each_check_as_the_proxy_reads_it(tmp_path, monkeypatch):

@@ -79,6 +79,18 @@ def test_train_detector_then_exits_then_eval(tiny_ragtruth, tmp_path):
     bad = CliRunner().invoke(app, ["calibrate", "--model", str(model), "--data",
                                    str(tiny_ragtruth), "--unit", "token"])
     assert bad.exit_code != 0 and "--unit must be sentence or example" in bad.output
+    one_kind = tmp_path / "supported.jsonl"  # a threshold cannot be chosen on one kind
+    one_kind.write_text(json.dumps({
+        "id": "r1", "context": "The tower is 330 metres tall.", "question": "How tall?",
+        "response": "It is 330 metres tall.", "spans": [], "hallucinated": False,
+        "has_spans": True, "source_id": "s1", "dataset": "mine"}) + "\n")
+    kept = (model / "guardrail.json").read_text()
+    for split in ("all", "calib"):
+        bad = CliRunner().invoke(app, ["calibrate", "--model", str(model), "--data",
+                                       str(one_kind), "--split", split, "--no-progress"])
+        said = " ".join(bad.output.replace("│", " ").split())
+        assert bad.exit_code == 2 and "needs supported and hallucinated ones" in said
+    assert (model / "guardrail.json").read_text() == kept
 
     out = tmp_path / "eval.json"
     text = run("eval", "--data", str(tiny_ragtruth), "--model", str(model), "--exit-layer", "2",

@@ -179,16 +179,19 @@ def register(app: typer.Typer) -> None:
         data: list[str] = typer.Option(..., "--data", help="Span-labelled data as PATH or "
                                        "PATH@SPLIT (see `guardrail judge fit --help`)."),
         model: Optional[str] = typer.Option(None, help="Detector (default: shipped)."),
-        limit: Optional[int] = typer.Option(None, help="First N answers of each --data."),
+        limit: Optional[int] = typer.Option(None, min=1,
+                                            help="First N answers of each --data."),
         config_file: Optional[Path] = typer.Option(
             None, "--config", "-c", help="YAML config for the proxy (as `guardrail serve "
             "--config`; its upstream is the bench's own), e.g. `scheduler: {depth_ladder: "
             "[]}` for in-flight checks at one exit whatever the queue."),
         out: Path = typer.Option(DEFAULT_OUT, help=OUT_HELP),
     ) -> None:
-        """Labelled answers streamed through the real proxy: supported kept verbatim,
-        unsupported stopped, per data set (verdicts.json), and each sentence's outcome
-        with its explanation (sentences.jsonl).  The fake upstream sends each answer at
+        """Labelled answers streamed through the real proxy: what was kept, what stopped.
+
+        Per data set (verdicts.json): supported kept verbatim, unsupported stopped; each
+        sentence's outcome with its explanation (sentences.jsonl).  The fake upstream
+        sends each answer at
         once, so with the shipped adaptive depth a few checks run at a shallower exit,
         depending on timing."""
         import json
@@ -240,8 +243,10 @@ def register(app: typer.Typer) -> None:
                                                  "judged from the end of this (default: 60 "
                                                  "s or 20 % of the run, the shorter)."),
     ) -> None:
-        """N streams against `guardrail serve` for minutes: refusals with Retry-After,
-        release delay of the admitted ones vs the latency budget, RSS over time."""
+        """N streams against `guardrail serve` for minutes: refusals, delay, memory.
+
+        Refusals with Retry-After, release delay of the admitted ones vs the latency
+        budget, RSS over time."""
         from guardrail.bench import soak as bk
 
         kw = _given(streams=streams, duration_s=duration, context_tokens=context_tokens,
@@ -268,7 +273,9 @@ def register(app: typer.Typer) -> None:
         dtype: Optional[str] = typer.Option(None, help="The weights: auto (default, as "
                                             "`detector.dtype` serves) | float32 | bfloat16."),
     ) -> None:
-        """One sentence check against an encoded (cached) context vs re-encoding the
+        """A check against an encoded (cached) context vs re-encoding it, 512 -> 32K tokens.
+
+        One sentence check against an encoded (cached) context vs re-encoding the
         context with the query, 512 -> 32K tokens; encode cost; bytes per token; with
         --batch (default on CUDA) batched full-depth checks per second."""
         from guardrail.bench import context as bc
@@ -288,7 +295,7 @@ def register(app: typer.Typer) -> None:
         quick: bool = typer.Option(False, "--quick", help="A few examples of one set."),
         data: list[str] = typer.Option([], "--data", help="Extra set as NAME=PATH "
                                        "(repeatable), e.g. the long-context set."),
-        limit: Optional[int] = typer.Option(None, help="Examples per set (0: all)."),
+        limit: Optional[int] = typer.Option(None, min=0, help="Examples per set (0: all)."),
         exits: Optional[str] = typer.Option(None, help="e.g. 2,4,6 (default: all + full)."),
         only: Optional[str] = typer.Option(None, help="Only these sets, e.g. ragtruth,true/frank."),
         model: Optional[str] = typer.Option(None, help="HF id or path (default: shipped)."),
@@ -314,7 +321,7 @@ def register(app: typer.Typer) -> None:
         data_dir: Optional[str] = typer.Option(None, help="Shared data directory."),
         redis_url: Optional[str] = typer.Option(None, help="Also measure a Redis cache hit."),
         data: list[str] = typer.Option([], "--data", help="Extra quality set NAME=PATH."),
-        quality_limit: int = typer.Option(100, help="Examples per quality set."),
+        quality_limit: int = typer.Option(100, min=1, help="Examples per quality set."),
         windows: Optional[str] = typer.Option(None, help=WINDOWS_HELP),
         top_k: Optional[int] = typer.Option(None, help=TOP_K_HELP),
     ) -> None:

@@ -24,7 +24,7 @@ def register(app: typer.Typer) -> None:
                                    "for fitting the sentence judge on turns the detector never "
                                    "trained on; holdout, disjoint from all three, is an "
                                    "evaluation set nobody tunes on)."),
-        n: int = typer.Option(2000, "--n", help="How many chat turns."),
+        n: int = typer.Option(2000, "--n", min=1, help="How many chat turns."),
         seed: int = typer.Option(0),
     ) -> None:
         """Tool-grounded chat turns (JSON, tables, search results, ...) with sentence labels."""
@@ -54,8 +54,9 @@ def register(app: typer.Typer) -> None:
         model: Optional[str] = typer.Option(None, help="Detector whose tokenizer counts "
                                             "tokens (default: shipped)."),
     ) -> None:
-        """Long tool-grounded turns: each turn's tool result among many other tool results
-        (an agent's session), as separate tool messages; sentence labels kept."""
+        """Long tool-grounded turns: each tool result among many others (an agent's session).
+
+        The tool results go as separate tool messages; the sentence labels are kept."""
         from guardrail.model import Detector
         from guardrail.train import longtool
 
@@ -196,8 +197,10 @@ def register(app: typer.Typer) -> None:
         config: Optional[Path] = typer.Option(None, help="Proxy config for --prefill."),
         check: bool = typer.Option(False, "--check", help="Check a labelled file instead."),
     ) -> None:
-        """Cut answers into the sentences the proxy checks, to label them (supported,
-        contradicted, unverifiable) for `judge fit`, `judge eval` and `bench verdicts`."""
+        """Cut answers into the sentences the proxy checks, to label them.
+
+        Labels: supported, contradicted, unverifiable, for `judge fit`, `judge eval` and
+        `bench verdicts`."""
         from guardrail.train import labelling
 
         try:

@@ -9,12 +9,10 @@ from typing import Optional
 
 import typer
 
-from guardrail.commands.training_data import (CROP_HELP, DATA_HELP, DEFAULT_KINDS, DEVICE_HELP,
-                                              KINDS_HELP, LAYERS_HELP, WORKERS_HELP, calib_cap,
-                                              capped, default_workers, labelled_examples,
-                                              layers_of,
-                                              load_span_data, parse_kinds, split_for_training,
-                                              summary, training_device, training_passages)
+from guardrail.commands.training_data import (
+    CROP_HELP, DATA_HELP, DEFAULT_KINDS, DEVICE_HELP, KINDS_HELP, LAYERS_HELP, WORKERS_HELP,
+    calib_cap, capped, default_workers, labelled_examples, layers_of, load_span_data,
+    parse_kinds, split_for_training, summary, training_device, training_passages)
 
 
 def register(app: typer.Typer) -> None:
@@ -86,8 +84,7 @@ def register(app: typer.Typer) -> None:
         workers: int = typer.Option(default_workers(), help=WORKERS_HELP),
         progress: bool = typer.Option(True),
     ) -> None:
-        """Fine-tune backbone + token head with cross-entropy on response tokens (and,
-        with --teacher, towards a stronger detector's probabilities)."""
+        """Fine-tune backbone + token head on response tokens (--teacher: also distil)."""
         import torch
 
         from guardrail.model import Detector
@@ -268,6 +265,10 @@ def register(app: typer.Typer) -> None:
             cap_seed = sp["seed"]  # with the cap `train` applied, its very calibration set
         if max_per_dataset:
             examples = capped(examples, max_per_dataset, cap_seed)
+        if len({ex.hallucinated for ex in examples}) < 2:  # none, or all of one kind
+            raise typer.BadParameter(f"the {split} split holds {len(examples)} examples; a "
+                                     "threshold needs supported and hallucinated ones (the "
+                                     "model keeps its thresholds)", param_hint="--data")
         if unit == "sentence" and not any(ex.has_spans for ex in examples):
             raise typer.BadParameter("--unit sentence needs span-labelled data")
         wanted = layers_of(det, layers)
@@ -292,14 +293,15 @@ def register(app: typer.Typer) -> None:
 
     @app.command("eval")
     def eval_cmd(
-        data: Path = typer.Option(..., "--data", help="RAGTruth dir, FaithBench dir, or a "
-                                  "binary-labelled TRUE CSV / SummEdits JSON."),
+        data: Path = typer.Option(..., "--data", help="A RAGTruth or FaithBench dir, a TRUE "
+                                  "CSV / SummEdits JSON, or JSON lines of `guardrail data "
+                                  "fetch|toolctx` (a file or folder)."),
         format: str = typer.Option("auto", help="ragtruth | faithbench | binary | auto"),
         exit_layer: Optional[int] = typer.Option(None, help="Exit layer (default: full depth)."),
         model: Optional[str] = typer.Option(None, help="HF id or path (default: shipped)."),
         split: str = typer.Option("all", help="all | dev | train: the split by source "
                                   "recorded in the model's training metadata."),
-        limit: Optional[int] = typer.Option(None, help="Evaluate the first N examples only."),
+        limit: Optional[int] = typer.Option(None, min=1, help="Evaluate the first N only."),
         out: Optional[Path] = typer.Option(None, help="Write the metrics JSON here."),
         windows: str = typer.Option("all", help="Context windows to score when the context "
                                     "is longer than the model: all | truncate (the first "

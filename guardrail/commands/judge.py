@@ -56,20 +56,26 @@ def _rows(det, specs: list[str], layers: list[int], limit: Optional[int],
           whole_response: str = "", cache: Optional[Path] = None, windows: str = "all"):
     """The rows of every spec at every layer.  With ``cache``, the detector's part of each
     spec's rows (token probabilities per sentence) is read from it when it was written
-    for the same model weights, data, layers, limit and labelling, else computed and
+    for the same model weights, layers and labelled examples, else computed and
     added: a refit on one more data set runs the model on that set alone, and a change
     of the evidence features runs no model at all."""
     import hashlib
     from dataclasses import asdict
 
+    from guardrail.train.data import example_row
     from guardrail.train.judge import Scored, rows_from, score
     from guardrail.train.kinds import kinds_of
 
-    def key(spec: str) -> str:
-        served = [] if windows == "all" else [windows]  # keys of earlier caches still match
+    def key(examples) -> str:
+        # The examples themselves, not the spec's path: a file rewritten in place (a new
+        # `data fetch` or `data toolctx`) must not be read back as the scores of the old one.
+        served = [] if windows == "all" else [windows]
+        read = hashlib.sha256()
+        for ex in examples:
+            read.update(json.dumps(example_row(ex), sort_keys=True).encode())
         return hashlib.sha256(json.dumps([det.name, det.meta.get("training", {}).get("report"),
-                                          spec, layers, limit, whole_response, "scored",
-                                          *served], default=str).encode()).hexdigest()
+                                          read.hexdigest(), layers, "scored", *served],
+                                         default=str).encode()).hexdigest()
 
     sel = None
     if windows == "served":
@@ -84,7 +90,7 @@ def _rows(det, specs: list[str], layers: list[int], limit: Optional[int],
     rows, changed = [], False
     for spec in specs:
         examples = _examples(det, spec, limit, whole_response)
-        k = key(spec)
+        k = key(examples)
         if k not in stored:
             stored[k] = [asdict(sc) for layer in layers for sc in
                          score(det, examples, None if layer >= det.n_layers else layer,
@@ -151,7 +157,8 @@ def register(app: typer.Typer) -> None:
                                              "sentences grounded in structured contexts "
                                              "(tool results) and keep the model's prose "
                                              "heads, e.g. on labelled turns of your own tools."),
-        limit: Optional[int] = typer.Option(None, help="First N examples of each --data."),
+        limit: Optional[int] = typer.Option(None, min=1,
+                                            help="First N examples of each --data."),
         whole_response: str = typer.Option("", help=WHOLE_HELP),
         rows_cache: Optional[Path] = typer.Option(None, help=CACHE_HELP),
         windows: str = typer.Option("all", callback=_windows, help=WINDOWS_HELP),
@@ -210,7 +217,8 @@ def register(app: typer.Typer) -> None:
         tokens: bool = typer.Option(False, "--tokens", help="Measure the token rule (a "
                                     "sentence is flagged when a token reaches the "
                                     "detector's threshold) instead of the judge."),
-        limit: Optional[int] = typer.Option(None, help="First N examples of each --data."),
+        limit: Optional[int] = typer.Option(None, min=1,
+                                            help="First N examples of each --data."),
         whole_response: str = typer.Option("", help=WHOLE_HELP),
         rows_cache: Optional[Path] = typer.Option(None, help=CACHE_HELP),
         windows: str = typer.Option("all", callback=_windows, help=WINDOWS_HELP),

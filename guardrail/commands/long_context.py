@@ -56,8 +56,9 @@ def register(app: typer.Typer) -> None:
                                               "run's --out instead of scoring --data "
                                               "(the same sharpen; no model run)."),
     ) -> None:
-        """Fit a score offset per layer for checks that read a few of many windows, so
-        that every long cell recalls 0.9x what the passages alone do; write guardrail.json."""
+        """Fit a score offset per layer for checks that read a few of many windows.
+
+        Each long cell then recalls 0.9x what the passages alone do; writes guardrail.json."""
         from guardrail.model import Detector, PcwDetector
         from guardrail.model.detector import GUARDRAIL_CONFIG
         from guardrail.train.long_offset import cell_ratios, fit_offset

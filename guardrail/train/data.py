@@ -272,8 +272,16 @@ def _binary_file(path: Path) -> list[Example]:
                 rows.append((str(i), r.get("grounding") or "", q, r.get("generated_text") or "",
                              r.get("label")))
     else:
+        records, why = None, ""
         with path.open(encoding="utf-8") as f:
-            records = json.load(f)
+            try:
+                records = json.load(f)
+            except ValueError as exc:
+                why = f" ({exc})"
+        if not (isinstance(records, list) and all(isinstance(r, dict) for r in records)):
+            raise ValueError(f"{path.name} is not a JSON array of {{doc, summary, label}} "
+                             f"objects (SummEdits){why}; the formats read are listed by "
+                             "`guardrail eval --help`")
         domain = path.stem.removeprefix("summedits_")
         dataset = "summedits"
         for i, r in enumerate(records):

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
-from guardrail.train.labelling import spans_of
+from guardrail.train.labelling import problems, spans_of
 
 EXAMPLE_FIELDS = ("id", "context", "question", "response", "spans", "hallucinated",
                   "has_spans", "source_id", "dataset")
@@ -241,21 +241,64 @@ def is_fetched(path: str | Path) -> bool:
 
 def read_fetched(path: str | Path) -> Iterator[tuple[dict, Optional[str]]]:
     """``(fields, kind)`` per row of the files at ``path``; ``fields`` are
-    :class:`~guardrail.train.data.Example`'s keyword arguments."""
+    :class:`~guardrail.train.data.Example`'s keyword arguments.  A row that is not one
+    (no JSON object, a field missing or of another type, a span outside its response)
+    is a ``ValueError`` naming its file and line: a hand-edited or truncated file must
+    not train or measure on what it does not say."""
     for file in example_files(path):
         with file.open(encoding="utf-8") as f:
             for n, line in enumerate(f, 1):
                 if not line.strip():
                     continue
-                row = json.loads(line)
-                fields = {k: row[k] for k in EXAMPLE_FIELDS}
-                fields["spans"] = tuple((int(s), int(e)) for s, e in fields["spans"])
-                if row.get("documents"):  # several tool results (`guardrail data longtool`)
-                    fields["documents"] = tuple(row["documents"])
-                if not fields["spans"] and row.get("sentences"):  # labelled sentence by
-                    try:                                          # sentence (labelling.py)
-                        fields["spans"] = spans_of(row["sentences"])
-                    except ValueError as exc:
-                        raise ValueError(f"{file.name} line {n}: {exc}") from None
-                    fields["hallucinated"] = bool(fields["spans"])
-                yield fields, row.get("kind")
+                try:
+                    yield _fetched_row(json.loads(line))
+                except ValueError as exc:  # json's JSONDecodeError is one
+                    raise ValueError(f"{file.name} line {n}: {exc}") from None
+
+
+TEXT_FIELDS = ("id", "context", "question", "response", "source_id", "dataset")
+
+
+def _fetched_row(row) -> tuple[dict, Optional[str]]:
+    if not isinstance(row, dict):
+        raise ValueError("not a JSON object")
+    missing = [k for k in EXAMPLE_FIELDS if k not in row]
+    if missing:
+        raise ValueError(f"no {', '.join(missing)}")
+    fields = {k: row[k] for k in EXAMPLE_FIELDS}
+    wrong = [k for k in TEXT_FIELDS if not isinstance(fields[k], str)]
+    wrong += [k for k in ("hallucinated", "has_spans") if not isinstance(fields[k], bool)]
+    if wrong:
+        raise ValueError(f"{', '.join(wrong)}: not of its type (text, or true/false)")
+    fields["spans"] = _spans(fields["spans"], len(fields["response"]))
+    if row.get("documents"):  # several tool results (`guardrail data longtool`)
+        docs = row["documents"]
+        if not isinstance(docs, list) or not all(isinstance(d, str) for d in docs):
+            raise ValueError("documents: not a list of texts")
+        fields["documents"] = tuple(docs)
+    if not fields["spans"] and row.get("sentences"):  # labelled sentence by sentence
+        wrong = problems(row)                         # (labelling.py)
+        if wrong:
+            raise ValueError("; ".join(wrong))
+        fields["spans"] = spans_of(row["sentences"])
+        fields["hallucinated"] = bool(fields["spans"])
+    return fields, row.get("kind")
+
+
+def _spans(spans, length: int) -> tuple[tuple[int, int], ...]:
+    """``[[start, end], ...]`` inside a response of ``length`` characters, sorted and
+    merged as :class:`~guardrail.train.data.Example` keeps them."""
+    if not isinstance(spans, list):
+        raise ValueError("spans: not a list of [start, end]")
+    for span in spans:
+        if not (isinstance(span, list) and len(span) == 2
+                and all(type(x) is int for x in span) and 0 <= span[0] < span[1] <= length):
+            raise ValueError(f"span {span!r} is not [start, end] inside the response "
+                             f"({length} characters)")
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return tuple(out)
