@@ -16,7 +16,7 @@ from conftest import EIFFEL_ANSWER, EIFFEL_TOOL, free_port
 from typer.testing import CliRunner
 
 from guardrail.cli import app
-from guardrail.testing.fake_upstream import DEMO
+from guardrail.testing.fake_upstream import DEMO, ServerThread, demo_upstream
 
 ROOT = Path(__file__).resolve().parent.parent
 runner = CliRunner()
@@ -24,6 +24,29 @@ runner = CliRunner()
 
 def test_examples_demo_yaml_is_the_builtin_demo():
     assert yaml.safe_load((ROOT / "examples" / "demo.yaml").read_text()) == DEMO
+
+
+def test_the_demo_upstream_that_compose_runs_plays_the_demo():
+    with ServerThread(demo_upstream()) as up:
+        r = httpx.post(up.url + "/v1/chat/completions", timeout=30, json={
+            "model": "fake-llm", "messages": DEMO["conversation"]})
+    assert "completed in 1950" in r.json()["choices"][0]["message"]["content"]
+
+
+def test_a_demo_script_or_model_that_is_not_one_is_a_one_line_error(tmp_path):
+    bad = tmp_path / "demo.yaml"
+    for text, says in (("{}", "no 'conversation'"), ("a: [", "expected"),
+                       ("conversation: [1]", "a list of messages"),
+                       ("conversation: [{role: user, content: hi}]\nupstream: {token_delay_s: x}",
+                        "could not convert")):
+        bad.write_text(text)
+        r = runner.invoke(app, ["demo", "--script", str(bad)])
+        said = " ".join(r.output.replace("│", " ").split())
+        assert r.exit_code == 2 and says in said and "examples/demo.yaml" in said, text
+    r = runner.invoke(app, ["demo", "--script", str(tmp_path / "none.yaml")])
+    assert r.exit_code == 2 and "No such file" in r.output
+    r = runner.invoke(app, ["demo", "--model", str(tmp_path / "none")])
+    assert r.exit_code == 2 and "no such directory" in r.output
 
 
 def test_check_prints_the_guardrail_object():
@@ -64,6 +87,12 @@ def test_check_and_serve_reject_bad_input(tmp_path):
     assert r.exit_code == 2 and "hold=false cannot be combined" in r.output
     r = runner.invoke(app, ["serve", "--action", "explode"])
     assert r.exit_code == 2
+    # a model or device that is not there: one line before the server starts
+    for args, says in ((["--model", str(tmp_path / "none")], "no such directory"),
+                       (["--device", "cuda:99"], "CUDA devices"),
+                       (["--device", "gpu"], "detector.device")):
+        r = runner.invoke(app, ["serve", "--port", "1", *args])
+        assert r.exit_code == 2 and says in r.output and "Traceback" not in r.output, args
 
 
 def test_demo_runs_end_to_end():

@@ -10,7 +10,8 @@ import torch
 
 from guardrail.errors import InputError, ModelLoadError
 from guardrail.model import DEFAULT_MODEL, DetectInput, Detector
-from guardrail.model.detector import PreparedInput, batches_by_tokens, pick_attention
+from guardrail.model.detector import PreparedInput, batches_by_tokens
+from guardrail.model.sources import pick_attention
 from guardrail.model.inputs import (IGNORE, PreparedContext, clean_text, cut_windows,
                                     readable, token_labels, tokenize)
 from guardrail.model.spans import merge_spans

@@ -147,3 +147,24 @@ def test_a_label_the_loader_does_not_know_is_an_error_not_a_span(tmp_path):
         raise AssertionError("a misspelt label was read as a span")
     got = runner.invoke(app, ["eval", "--data", str(path)])
     assert got.exit_code == 2 and "'contradicetd'" in got.output, got.output
+
+
+def test_check_names_the_line_of_each_malformed_row_and_never_crashes(tmp_path):
+    good = template({"context": TOWER, "response": ANSWER}, 1, "mine")
+    cases = [("[1, 2]", 2, "line 3: not a JSON object"),
+             ("{oops", 2, "line 3: Expecting"),
+             (json.dumps({**good, "sentences": [[0, 3, "supported"]]}), 1,
+              "line 3: sentence 0: not an object of start, end, label"),
+             (json.dumps({**good, "sentences": "all supported"}), 1,
+              "line 3: sentences: not a list"),
+             (json.dumps({**good, "response": 7}), 1, "line 3: response: not a text")]
+    for bad, status, says in cases:
+        path = tmp_path / "mine.jsonl"
+        path.write_text(json.dumps(good) + "\n\n" + bad + "\n", encoding="utf-8")
+        got = runner.invoke(app, ["data", "label", str(path), "--check"])
+        said = " ".join(got.output.replace("│", " ").split())
+        assert got.exit_code == status and says in said, (bad, got.output)
+        assert got.exception is None or isinstance(got.exception, SystemExit), bad
+    path.write_text(json.dumps(good) + "\n", encoding="utf-8")
+    got = runner.invoke(app, ["data", "label", str(path), "--check"])
+    assert got.exit_code == 0 and json.loads(got.output)["sentences"] == {"supported": 3}

@@ -289,7 +289,7 @@ def test_calibrate_long_fits_and_writes_the_offset_a_check_then_applies(tmp_path
     import shutil
 
     from guardrail.model import Detector
-    from guardrail.model.detector import SHIPPED_MODELS
+    from guardrail.model.sources import SHIPPED_MODELS
     from guardrail.train.evaluate import detect_all
     from guardrail.train.long_offset import Scored, fit_offset, shifted
 

@@ -148,7 +148,7 @@ def raw_model_source(det, cfg: ModelBenchConfig) -> str:
             return minilm_path()
         except ImportError:
             pass
-    from guardrail.model.detector import model_source
+    from guardrail.model.sources import model_source
 
     return str(model_source(cfg.model))
 

@@ -207,7 +207,7 @@ async def _run(cfg: SoakConfig, log: Callable[[str], None]) -> dict:
     from transformers import AutoTokenizer
 
     from guardrail.config import load_config
-    from guardrail.model.detector import DEFAULT_MODEL
+    from guardrail.model.sources import DEFAULT_MODEL
     from guardrail.testing.fake_upstream import ServerThread, create_fake_upstream
 
     tokenizer = AutoTokenizer.from_pretrained(str(cfg.model or DEFAULT_MODEL))

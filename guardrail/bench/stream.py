@@ -172,7 +172,7 @@ async def _run(cfg: StreamBenchConfig, log: Callable[[str], None]) -> dict:
     import httpx
     from transformers import AutoTokenizer
 
-    from guardrail.model.detector import model_source
+    from guardrail.model.sources import model_source
     from guardrail.testing.fake_upstream import (ServerThread, create_fake_upstream,
                                                  split_pieces)
 

@@ -204,19 +204,20 @@ def register(app: typer.Typer) -> None:
         from guardrail.train import labelling
 
         try:
-            rows = [json.loads(line) for line in src.read_text(encoding="utf-8").splitlines()
-                    if line.strip()]
+            numbered = _objects(src)
+            rows = [row for _n, row in numbered]
         except (OSError, ValueError) as exc:
             raise typer.BadParameter(f"{src}: {exc}") from exc
         if check:
-            bad = [f"line {i}: {p}" for i, row in enumerate(rows, 1)
-                   for p in labelling.problems(row)]
+            bad = [f"line {n}: {p}" for n, row in numbered for p in labelling.problems(row)]
+            if bad:
+                typer.echo("\n".join(bad))
+                raise typer.Exit(1)
             counts: dict[str, int] = {}
-            for row in rows:
-                for sent in row.get("sentences") or ():
-                    counts[sent.get("label")] = counts.get(sent.get("label"), 0) + 1
-            typer.echo("\n".join(bad) or json.dumps({"rows": len(rows), "sentences": counts}))
-            raise typer.Exit(1 if bad else 0)
+            for sent in (s for row in rows for s in row["sentences"]):
+                counts[sent["label"]] = counts.get(sent["label"], 0) + 1
+            typer.echo(json.dumps({"rows": len(rows), "sentences": counts}))
+            return
         if out is None:
             raise typer.BadParameter("give --out (or --check)")
         try:
@@ -231,6 +232,22 @@ def register(app: typer.Typer) -> None:
         flagged = sum(s["label"] != "supported" for r in labelled for s in r["sentences"])
         typer.echo(json.dumps({"out": str(out), "rows": len(labelled), "sentences": sum(
             len(r["sentences"]) for r in labelled), "labelled_unsupported": flagged}))
+
+
+def _objects(src: Path) -> list[tuple[int, dict]]:
+    """``(line number, object)`` per JSON object of a JSONL file; a line that is not one
+    is an error naming it."""
+    rows = []
+    for n, line in enumerate(src.read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip():
+            try:
+                row = json.loads(line)
+            except ValueError as exc:
+                raise ValueError(f"line {n}: {exc}") from None
+            if not isinstance(row, dict):
+                raise ValueError(f"line {n}: not a JSON object")
+            rows.append((n, row))
+    return rows
 
 
 def _proxy_labels(rows: list[dict], config: Optional[Path]) -> list[list[str]]:

@@ -64,6 +64,7 @@ def serve(
                            "detector.device": device,
                            "policy.action": action, "policy.threshold": threshold,
                            "cache.redis_url": redis_url, "server.log_level": log_level})
+    _model_or_exit(cfg)
     ours = logging.getLogger("guardrail")  # start-up facts, Redis failures: next to uvicorn's
     if not ours.handlers:
         handler = logging.StreamHandler()
@@ -84,6 +85,20 @@ def serve(
         app, host=cfg.server.host, port=cfg.server.port, log_level=cfg.server.log_level,
         timeout_graceful_shutdown=cfg.server.drain_grace_s + 10))
     server.run()
+
+
+def _model_or_exit(cfg) -> None:
+    """Before the server starts: the detector's model and device named in ``cfg`` exist,
+    or one line says which does not (not a traceback from the app's start-up)."""
+    from guardrail.errors import ModelLoadError
+    from guardrail.model.sources import model_path, pick_device
+
+    try:
+        model_path(cfg.detector.model)
+        pick_device(cfg.detector.device)
+    except ModelLoadError as exc:
+        typer.echo(f"guardrail: {exc}", err=True)
+        raise typer.Exit(2) from None
 
 
 def _draining_server():
@@ -288,7 +303,6 @@ def demo(
     model: Optional[str] = typer.Option(None, help="Detector weights (path or HF id)."),
 ) -> None:
     """Stream a scripted hallucination through guardrail, on loopback, and show verdicts."""
-    import yaml
     from rich.console import Console
     from rich.markup import escape
     from rich.panel import Panel
@@ -296,15 +310,16 @@ def demo(
     from guardrail.config import GuardrailConfig
     from guardrail.engine.build import load_local_verifier
     from guardrail.proxy.app import create_app
-    from guardrail.testing.fake_upstream import (DEMO, FakeScript, ServerThread,
-                                                 create_fake_upstream)
+    from guardrail.testing.fake_upstream import ServerThread, create_fake_upstream, read_demo
 
     console = Console()
-    data = yaml.safe_load(script.read_text(encoding="utf-8")) if script else DEMO
-    fake = FakeScript.from_dict(data["upstream"])
+    try:
+        messages, fake = read_demo(script)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--script") from None
     if delay is not None:
         fake.token_delay_s = delay
-    messages = data["conversation"]
+    _model_or_exit(GuardrailConfig.model_validate({"detector": {"model": model}}))
     for m in messages:
         if m["role"] == "tool":
             console.print(Panel(escape(m["content"]), title="tool result (the grounding context)"))

@@ -46,7 +46,7 @@ def default_workers() -> int:
 def training_device(spec: str) -> str:
     import torch
 
-    from guardrail.model.detector import pick_device
+    from guardrail.model.sources import pick_device
 
     if spec == "auto":
         return pick_device(None).type  # the serving rule: CUDA when there is one

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal, Optional
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class DetectorConfig(BaseModel):
@@ -12,7 +12,7 @@ class DetectorConfig(BaseModel):
 
     model: Optional[str] = None
     """A local path, a Hugging Face id, or a shipped model: "default" (None), "pcw"."""
-    device: Optional[str] = None
+    device: Optional[str] = Field(None, pattern=r"^(cpu|cuda(:\d+)?|mps|xpu(:\d+)?)$")
     """Torch device (``cpu``, ``cuda``, ``cuda:1``); None picks CUDA when available."""
     dtype: Literal["auto", "float32", "bfloat16"] = "auto"
     """Weights' number format; auto: bfloat16 on CUDA and on CPUs that multiply it natively

@@ -37,7 +37,7 @@ def model_dtype(name: str, device: Optional[str]) -> Any:
     """The torch dtype ``detector.dtype`` names on ``device`` (None: CUDA if any)."""
     import torch
 
-    from guardrail.model.detector import pick_device
+    from guardrail.model.sources import pick_device
 
     if name != "auto":
         return getattr(torch, name)

@@ -28,6 +28,7 @@ from guardrail.model.encoder import EarlyExitModel
 from guardrail.model.inputs import (InputBuilder, PreparedContext, Sequence_, Tokenized,
                                     Window, clean_text, cut_windows, prepare_context,
                                     tokenize, window_minimum)
+from guardrail.model.sources import model_path, pick_attention, pick_device
 from guardrail.model.spans import merge_spans
 from guardrail.model.windows import AllWindows, WindowSelector
 from guardrail.types import Detection
@@ -35,17 +36,6 @@ from guardrail.types import Detection
 log = logging.getLogger(__name__)
 
 GUARDRAIL_CONFIG = "guardrail.json"
-DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "models" / "default"
-# models shipped inside the package, by the short name ``detector.model`` may give
-SHIPPED_MODELS = {"default": DEFAULT_MODEL, "pcw": DEFAULT_MODEL.parent / "pcw"}
-
-
-def model_source(name_or_path: "Optional[str | os.PathLike]") -> "str | Path":
-    """Where a model is: a shipped model by name (None: the default), else the path
-    or Hugging Face id as given."""
-    if name_or_path is None:
-        return DEFAULT_MODEL
-    return SHIPPED_MODELS.get(str(name_or_path), name_or_path)
 
 
 @dataclass(frozen=True)
@@ -76,23 +66,6 @@ class PreparedInput:
     @property
     def n_tokens(self) -> int:
         return sum(len(s) for s in self.sequences)
-
-
-def pick_device(device: Optional[str]) -> torch.device:
-    if device:
-        return torch.device(device)
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-
-
-def pick_attention(device: torch.device) -> str:
-    """flash-attn 2 on CUDA when it is installed, else PyTorch SDPA (fused kernels on CPU too)."""
-    if device.type == "cuda":
-        try:
-            import flash_attn  # noqa: F401
-            return "flash_attention_2"
-        except ImportError:
-            pass
-    return "sdpa"
 
 
 class Detector:
@@ -158,14 +131,7 @@ class Detector:
         from transformers import AutoConfig, AutoModelForTokenClassification, AutoTokenizer
         from transformers.utils import logging as hf_logging
 
-        path = Path(model_source(name_or_path))
-        if str(name_or_path or "default") in SHIPPED_MODELS and \
-                not (path / "config.json").exists():
-            raise ModelLoadError(f"the default model is missing at {path}; reinstall guardrail")
-        if not path.exists() and (path.is_absolute() or str(name_or_path).startswith(
-                (".", "~")) or len(path.parts) > 2):
-            raise ModelLoadError(f"cannot load detector model {str(name_or_path)!r}: "
-                                 "no such directory (and not a Hugging Face id)")
+        path = model_path(name_or_path)
         source = str(path) if path.exists() else str(name_or_path)
         dev = pick_device(device)
         meta = {}

@@ -27,7 +27,10 @@ import asyncio
 import json
 import threading
 import time
+from pathlib import Path
 from typing import Any, AsyncIterator, Optional
+
+import yaml
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -40,7 +43,7 @@ from guardrail.testing.script import (FakeCall, FakeScript, Rule, ScriptedCut,
                                       split_pieces)
 
 __all__ = ["DEMO", "FakeCall", "FakeScript", "Rule", "ServerThread", "create_fake_upstream",
-           "demo_upstream", "split_pieces"]
+           "demo_upstream", "read_demo", "split_pieces"]
 
 # The conversation `guardrail demo` plays; examples/demo.yaml holds the same (tested).
 _DEMO_TOOL = ("The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, "
@@ -232,4 +235,20 @@ class ServerThread:
 def demo_upstream() -> Starlette:
     """The demo's scripted LLM, as an app factory (``uvicorn --factory
     guardrail.testing.fake_upstream:demo_upstream``; deploy/compose.yaml runs it)."""
-    return create_fake_upstream(FakeScript.from_dict(DEMO))
+    return create_fake_upstream(FakeScript.from_dict(DEMO["upstream"]))
+
+
+def read_demo(path: Optional[Path] = None) -> tuple[list[dict], FakeScript]:
+    """A demo YAML's (``examples/demo.yaml``'s form; None: :data:`DEMO`) conversation and
+    scripted LLM; a file that is not one is a ``ValueError`` saying why."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) if path else DEMO
+        messages = data["conversation"]
+        if not (isinstance(messages, list) and all(isinstance(m, dict) and "role" in m
+                                                   for m in messages)
+                and any(m["role"] == "user" for m in messages)):
+            raise ValueError("conversation: a list of messages (role, content) with a user's")
+        return messages, FakeScript.from_dict(data["upstream"])
+    except (OSError, yaml.YAMLError, KeyError, TypeError, AttributeError, ValueError) as exc:
+        why = f"no {exc}" if isinstance(exc, KeyError) else str(exc)
+        raise ValueError(f"{path}: {why} (examples/demo.yaml shows the form)") from None

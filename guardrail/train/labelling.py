@@ -97,8 +97,15 @@ def problems(row: dict[str, Any]) -> list[str]:
     """What is wrong with a labelled row: an unknown label, a sentence whose offsets do
     not hold its text (the answer was edited after it was cut), none at all."""
     sentences, response = row.get("sentences") or [], row.get("response", "")
+    if not isinstance(response, str):
+        return ["response: not a text"]
+    if not isinstance(sentences, list):
+        return ["sentences: not a list"]
     out = [] if sentences else ["no sentences"]
     for i, s in enumerate(sentences):
+        if not isinstance(s, dict):
+            out.append(f"sentence {i}: not an object of start, end, label")
+            continue
         if s.get("label") not in KNOWN:
             out.append(f"sentence {i}: label {s.get('label')!r} is not one of {', '.join(KNOWN)}")
         a, b = s.get("start"), s.get("end")
