@@ -23,13 +23,20 @@ def completion(text: str) -> dict:
 
 
 async def test_guarded_completion_redacts_and_reports():
-    r = await guarded_completion(completion("".join(ANSWER)), settings(), ScriptedVerifier())
+    r = await guarded_completion(completion("".join(ANSWER)), settings(other_choices="pass"),
+                                 ScriptedVerifier())
     msg = r.body["choices"][0]["message"]
     assert msg["content"] == ("The tower is in Paris. It was built in [unsupported]. "
                               "It is 330 metres tall.")
     assert r.body["choices"][1]["message"]["content"] == "x"
     assert (r.detected, r.span_count, r.action, r.blocked) == (True, 1, Action.REDACT, None)
     assert r.body["guardrail"]["unchecked_choices"] == [1]
+
+
+async def test_guarded_completion_drops_a_choice_the_client_did_not_ask_for():
+    r = await guarded_completion(completion("".join(ANSWER)), settings(), ScriptedVerifier())
+    assert [c["index"] for c in r.body["choices"]] == [0]
+    assert r.body["guardrail"]["unchecked_choices"] == []
 
 
 async def test_guarded_completion_block_and_no_content():

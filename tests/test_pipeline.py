@@ -420,7 +420,8 @@ async def test_tool_calls_usage_and_other_choices_pass_through():
     data = answer_stream(extra=[chunk("other answer", index=1), tool], finish="tool_calls")
     data = data.replace(b"data: [DONE]", b"data: " + json.dumps(usage).encode() +
                         b"\n\ndata: [DONE]")
-    evs = events(await collect(guarded_stream(raw(data), settings(), ScriptedVerifier(bad=()))))
+    evs = events(await collect(guarded_stream(raw(data), settings(other_choices="pass"),
+                                              ScriptedVerifier(bad=()))))
     assert any(e["choices"] and e["choices"][0]["delta"].get("tool_calls") ==
                tool["choices"][0]["delta"]["tool_calls"] for e in evs[:-1])
     assert any(e.get("usage") == usage["usage"] for e in evs[:-1])
@@ -430,6 +431,28 @@ async def test_tool_calls_usage_and_other_choices_pass_through():
     assert len(report) == 1 and report[0]["choices"][0]["finish_reason"] == "tool_calls"
     assert report[0]["guardrail"]["unchecked_choices"] == [1]
     assert evs[-2].get("usage") == usage["usage"]
+
+
+async def test_an_extra_choice_the_client_did_not_ask_for_never_leaks_in_hold_mode():
+    """`other_choices: reject` (the default) refuses n>1, so an upstream's choice 1 is
+    dropped; a null index is choice 0 (checked); an index that is no number is refused."""
+    bad = "It was completed in 1950. "
+    data = answer_stream(extra=[chunk(bad, index=1)])
+    evs = events(await collect(guarded_stream(raw(data), settings(), ScriptedVerifier())))
+    assert not any(c["index"] != 0 for e in evs[:-1] for c in e["choices"])
+    assert evs[-2]["guardrail"]["unchecked_choices"] == [] and evs[-1] == "[DONE]"
+    for index in (None, "0", 1.0, True):
+        data = answer_stream(pieces=["The tower is in Paris. ", bad], extra=[])
+        data = data.replace(b'"index": 0, "delta": {"content": "It was',
+                            b'"index": ' + json.dumps(index).encode() +
+                            b', "delta": {"content": "It was')
+        evs = events(await collect(guarded_stream(raw(data), settings(), ScriptedVerifier())))
+        sent = [c["delta"].get("content") or "" for e in evs[:-1] for c in e.get("choices", [])]
+        assert "1950" not in "".join(sent) and evs[-1] == "[DONE]", index
+        if index is None:
+            assert content(evs) == "The tower is in Paris. It was completed in [unsupported]. "
+        else:
+            assert evs[-2]["error"]["type"] == "upstream_protocol_error", index
 
 
 async def test_client_disconnect_cancels_upstream_producer_and_checks():

@@ -157,9 +157,31 @@ def _last_boundary(buf: bytearray) -> int:
 
 def _finish_reason(chunk: dict) -> Optional[str]:
     for c in chunk.get("choices") or ():
-        if isinstance(c, dict) and c.get("index", 0) == 0:
+        if isinstance(c, dict) and c.get("index") in (0, None):
             return _finished(c)
     return None
+
+
+def choice_index(choice: dict) -> int:
+    """A choice's ``index``: none (or null) is choice 0; one that is not a whole number
+    ("0", 1.5, true) is a protocol error, never a choice that passes unchecked."""
+    index = choice.get("index")
+    if index is None:
+        return 0
+    if type(index) is not int:
+        raise UpstreamProtocolError(f"upstream choice has index {index!r}, not a number")
+    return index
+
+
+def without_other_choices(d: Delta) -> Delta:
+    """``d`` as forwarded where other choices are refused (``verification.other_choices:
+    reject``, so the client asked for one): an upstream's extra choice is dropped, not
+    passed on unchecked."""
+    if not d.other_choices or d.rest is None:
+        return dataclasses.replace(d, other_choices=())
+    keep = [c for c in d.rest["choices"] if choice_index(c) == 0]
+    rest = {**d.rest, "choices": keep} if keep or d.rest.get("usage") is not None else None
+    return dataclasses.replace(d, rest=rest, other_choices=())
 
 
 def _finished(choice: dict) -> Optional[str]:
@@ -184,9 +206,9 @@ def split_chunk(chunk: dict) -> Delta:
     for c in choices:
         if not isinstance(c, dict) or not isinstance(c.get("delta", {}), dict):
             raise UpstreamProtocolError("upstream chunk has a malformed choice")
-        if c.get("index", 0) != 0:
+        if choice_index(c) != 0:
             keep.append(c)
-            others.append(c.get("index"))
+            others.append(c["index"])
             continue
         delta = dict(c.get("delta") or {})
         content = delta.get("content")

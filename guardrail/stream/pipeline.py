@@ -25,7 +25,9 @@ a filtered answer and do not retry it as a server error.
 
 ``n>1``: only choice 0 is checked.  Chunks of other choices (allowed only with
 ``verification.other_choices=pass``) are forwarded unchanged, in order, and listed
-as ``unchecked_choices``.  Choice 0's ``logprobs`` are dropped in hold mode (they
+as ``unchecked_choices``; with ``reject`` an upstream's extra choice is dropped (in
+hold mode, and from every non-streaming answer).  A choice ``index`` that is not a
+whole number is a protocol error.  Choice 0's ``logprobs`` are dropped in hold mode (they
 describe tokens that may have been rewritten).
 
 Cancellation: the generator's ``finally`` cancels the producer and every pending
@@ -46,7 +48,7 @@ from guardrail.engine.seam import Verifier
 from guardrail.errors import Blocked, GuardrailError, UpstreamProtocolError
 from guardrail.stream.annotations import moved, part_pieces
 from guardrail.stream.answer import AnswerGuard, GuardSettings, SentenceCheck
-from guardrail.stream.chunks import content_text
+from guardrail.stream.chunks import choice_index, content_text, without_other_choices
 from guardrail.stream.policy import redact
 from guardrail.stream.sse import DONE
 from guardrail.stream.wire import ChatWire, Wire
@@ -94,6 +96,8 @@ class _Stream:
         """Read the upstream, start a check per finished sentence, queue everything."""
         try:
             async for d in self.upstream:
+                if self.settings.verification.other_choices == "reject":
+                    d = without_other_choices(d)  # the client asked for one (n>1 refused)
                 for check in self._take(d):
                     await self.queue.put(check)
                 if d.tool_call:  # upstream order: the text before a tool call goes first
@@ -277,8 +281,10 @@ async def guarded_completion(completion: dict, settings: GuardSettings,
     content = choices[0]["message"].get("content")
     text, _ = content_text(content)
     texts = [text] if isinstance(content, str) or text else []
+    if settings.verification.other_choices == "reject":
+        choices = choices[:1]  # an upstream's extra choice is dropped, not passed unchecked
     result = await check_parts(texts, settings, verifier, tuple(
-        c.get("index", i) for i, c in enumerate(choices) if i and isinstance(c, dict)))
+        choice_index(c) or i for i, c in enumerate(choices) if i and isinstance(c, dict)))
     message, choice = {**choices[0]["message"]}, {**choices[0]}
     if texts:
         message["content"] = released_content(content, result.texts[0])
