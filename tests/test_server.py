@@ -394,3 +394,47 @@ def test_verify_never_calls_the_upstream_even_to_regenerate(fake_upstream):
                                        "policy": {"action": "regenerate"}})
     assert r.status_code == 200 and r.json()["action"] == "redact"
     assert fake_upstream.app.state.log == []
+
+
+def test_verify_refuses_what_chat_refuses(fake_upstream):
+    """Half a character, a grounding over the limits, a busy engine: the same 4xx/503 as
+    chat, before any check runs."""
+    with proxy(fake_upstream, context={"max_documents": 3}) as c:
+        for field in ("answer", "question"):
+            bad = {"context": "doc", "question": "q?", "answer": "It is 5 m tall."}
+            bad[field] = "It is \ud800 tall."
+            r = c.post("/v1/verify", content=json.dumps(bad),
+                       headers={"content-type": "application/json"})
+            assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_unicode"
+            assert f"'{field}'" in r.json()["error"]["message"]
+        r = c.post("/v1/verify", json={"context": ["d"] * 4, "answer": "It is 5 m tall."})
+        assert r.status_code == 400 and r.json()["error"]["code"] == "context_too_large"
+        c.verifier.overloaded = True
+        r = c.post("/v1/verify", json={"context": "doc", "answer": "It is 5 m tall."})
+        assert r.status_code == 503 and r.json()["error"]["type"] == "overloaded"
+        assert c.verifier.completed == []  # nothing was checked
+
+
+def test_a_lone_surrogate_from_the_upstream_is_a_replacement_character_not_a_500(
+        fake_upstream):
+    answer = "It was built in 1889 \\ud800 by Eiffel."  # a JSON escape of half a character
+    chat = ('{"id": "c", "object": "chat.completion", "model": "m", "choices": ['
+            '{"index": 0, "message": {"role": "assistant", "content": "%s"}, '
+            '"finish_reason": "stop"}, {"index": 1, "message": {"role": "assistant", '
+            '"content": "x \\udc00"}, "finish_reason": "stop"}]}' % answer)
+    resp = ('{"id": "r", "object": "response", "status": "completed", "output": [{"type": '
+            '"message", "id": "m", "role": "assistant", "content": [{"type": "output_text", '
+            '"text": "%s", "annotations": []}]}]}' % answer)
+    with proxy(fake_upstream, verification={"other_choices": "pass"}) as c:
+        r = c.post("/v1/chat/completions", json=body(stream=False, messages=TOOL_MSGS, n=2,
+                                                     fake={"mode": "raw", "body": chat}))
+        assert r.status_code == 200, r.text
+        assert r.json()["choices"][0]["message"]["content"] == \
+            "It was built in 1889 \ufffd by Eiffel."
+        assert r.json()["choices"][1]["message"]["content"] == "x \udc00"  # as sent, unchecked
+        r = c.post("/v1/responses", json={"model": "fake-llm", "input": QUESTION,
+                                          "guardrail": {"context": EIFFEL_TOOL},
+                                          "fake": {"mode": "raw", "body": resp}})
+        assert r.status_code == 200, r.text
+        assert r.json()["output"][0]["content"][0]["text"] == \
+            "It was built in 1889 \ufffd by Eiffel."

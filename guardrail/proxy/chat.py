@@ -23,9 +23,9 @@ from starlette.responses import JSONResponse, Response
 from guardrail.config import ContextConfig, PolicyOverride
 from guardrail.engine.seam import Verifier
 from guardrail.errors import BadRequest, GuardrailError, NotFound
-from guardrail.proxy.requests import (ChatRequest, check_size, documents_list,
-                                      parse_chat_request, parse_json_object, parse_policy,
-                                      read_body)
+from guardrail.proxy.requests import (ChatRequest, SafeJSONResponse, check_size,
+                                      documents_list, parse_chat_request, parse_json_object,
+                                      parse_policy, read_body)
 from guardrail.proxy.responses_api import parse_responses_request
 from guardrail.proxy.state import AppState, _Admission, state_of
 from guardrail.proxy.upstream import PASSED_BACK, PASSED_ON, UpstreamStream, passed
@@ -213,10 +213,10 @@ async def _complete(st: AppState, api: Api, req: ChatRequest,
                "x-guardrail-spans": str(result.span_count),
                "x-guardrail-action": result.action.value}
     if result.blocked is not None:
-        return JSONResponse({**result.blocked.to_json(),
-                             "guardrail": result.report.to_json()},
-                            result.blocked.status, headers=headers)
-    return JSONResponse(result.body, headers=headers)
+        return SafeJSONResponse({**result.blocked.to_json(),
+                                 "guardrail": result.report.to_json()},
+                                result.blocked.status, headers=headers)
+    return SafeJSONResponse(result.body, headers=headers)
 
 
 def _verify_input(body: dict) -> tuple[Grounding, str, Optional[PolicyOverride]]:
@@ -232,6 +232,8 @@ def _verify_input(body: dict) -> tuple[Grounding, str, Optional[PolicyOverride]]
     answer = body.get("answer")
     if not isinstance(answer, str) or not answer.strip():
         raise BadRequest("'answer' must be a non-empty string")
+    documents_list([question], "question")  # whole characters, as in chat's messages
+    documents_list([answer], "answer")
     return Grounding(tuple(docs), question), answer, policy
 
 
@@ -241,11 +243,19 @@ async def verify(request: Request) -> Response:
     tenant = st.tenants.resolve(request.headers.get("authorization"))
     body = parse_json_object(await read_body(request.stream(), st.config.server.max_body_bytes))
     grounding, answer, override = _verify_input(body)
-    # no upstream here: a regenerate policy redacts, as without a regenerator
-    settings = replace(await _settings(st, grounding, override, tenant, None), regenerator=None)
-    st.metrics.request("verify", True)
-    completion = {"choices": [{"index": 0, "message": {"role": "assistant", "content": answer}}]}
-    result = await guarded_completion(completion, settings, st.verifier)
+    check_size(grounding.documents, st.config.context)  # the limits chat's grounding has
+    stream_id = new_stream_id()
+    st.verifier.admit(stream_id)  # refused (503/429) before any work, as chat is
+    try:
+        # no upstream here: a regenerate policy redacts, as without a regenerator
+        settings = replace(await _settings(st, grounding, override, tenant, None,
+                                           stream_id=stream_id), regenerator=None)
+        st.metrics.request("verify", True)
+        completion = {"choices": [{"index": 0, "message": {"role": "assistant",
+                                                           "content": answer}}]}
+        result = await guarded_completion(completion, settings, st.verifier)
+    finally:
+        st.verifier.abort(stream_id)
     return JSONResponse({"object": "guardrail.verification",
                          "hallucination_detected": result.detected,
                          "span_count": result.span_count, "action": result.action.value,

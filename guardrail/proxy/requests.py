@@ -20,6 +20,7 @@ from typing import Any, AsyncIterator, Optional, Sequence
 
 from pydantic import ValidationError
 from starlette.requests import ClientDisconnect
+from starlette.responses import JSONResponse
 
 from guardrail.config import ContextConfig, PolicyOverride
 from guardrail.errors import BadRequest
@@ -307,6 +308,18 @@ def parse_chat_request(raw: bytes, cfg: ContextConfig) -> ChatRequest:
     return ChatRequest(body=body, forward_bytes=forward, model=model, stream=stream, n=n,
                        grounding=grounding, policy=ext.policy, include_usage=include_usage,
                        sentence_events=ext.sentence_events)
+
+
+class SafeJSONResponse(JSONResponse):
+    """A JSON response that never fails on a lone UTF-16 surrogate an upstream sent (in
+    a part nobody checks: another choice, a tool call's arguments): such a body goes out
+    with ASCII escapes, which any client reads back as the upstream wrote it."""
+
+    def render(self, content: Any) -> bytes:
+        try:
+            return super().render(content)
+        except UnicodeEncodeError:
+            return json.dumps(content, allow_nan=False, separators=(",", ":")).encode()
 
 
 def pop_extension(body: dict, raw: bytes) -> tuple[Extension, bytes]:

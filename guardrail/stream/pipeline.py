@@ -48,7 +48,8 @@ from guardrail.engine.seam import Verifier
 from guardrail.errors import Blocked, GuardrailError, UpstreamProtocolError
 from guardrail.stream.annotations import moved, part_pieces
 from guardrail.stream.answer import AnswerGuard, GuardSettings, SentenceCheck
-from guardrail.stream.chunks import choice_index, content_text, without_other_choices
+from guardrail.stream.chunks import (choice_index, content_text, whole_characters,
+                                     without_other_choices)
 from guardrail.stream.policy import redact
 from guardrail.stream.sse import DONE
 from guardrail.stream.wire import ChatWire, Wire
@@ -251,6 +252,7 @@ async def check_parts(texts: list[str], settings: GuardSettings,
     block."""
     guard = AnswerGuard(settings, verifier)
     guard.note_other_choices(other_choices)
+    texts = [whole_characters(t) for t in texts]  # a lone surrogate: U+FFFD, as streamed
     starts: list[int] = []
     blocked = None
     try:

@@ -125,6 +125,8 @@ def responses_endpoint(script: FakeScript, log: list):
             return scripted_error(fake)
         if fake.get("mode") == "raw" and stream:
             return StreamingResponse(raw_events(fake, call), media_type="text/event-stream")
+        if fake.get("mode") == "raw":
+            return Response(fake["body"], media_type="application/json")
         rule = script.rule_for(_as_chat(body))
         if not stream:
             call.finished = True

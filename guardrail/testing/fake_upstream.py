@@ -14,6 +14,7 @@ which guardrail forwards like any unknown field (the openai SDK sends it through
     "fake": {"mode": "slow", "delay": 0.2}     # per-piece delay for this request
     "fake": {"mode": "raw", "events": [...]}   # send these ``data:`` payloads verbatim
                                                # (strings; a hostile upstream), then stop
+    "fake": {"mode": "raw", "body": "..."}     # not streaming: this body, verbatim
     "fake": {"mode": "error", "status": 429, "headers": {"retry-after": "7"}}
 
 Every request is appended to ``app.state.log`` (``FakeCall``), and a stream the
@@ -169,6 +170,8 @@ def create_fake_upstream(script: Optional[FakeScript] = None) -> Starlette:
         if fake.get("mode") == "raw" and stream:
             return StreamingResponse(raw_events(fake, call), media_type="text/event-stream",
                                      headers=sent)
+        if fake.get("mode") == "raw":
+            return Response(fake["body"], media_type="application/json", headers=sent)
         rule = script.rule_for(body)
         if not stream:
             if fake.get("delay"):
