@@ -79,6 +79,25 @@ async def test_embedded_context_store_without_redis_expires_by_its_clock():
         await store.put("acme", list(DOCS), ttl_s=10**9)
 
 
+async def test_a_context_no_tier_can_keep_is_refused_not_given_an_id():
+    store = ContextStore(CacheConfig(local_tenant_max_bytes=40))
+    with pytest.raises(BadRequest, match="local_tenant_max_bytes: 40") as err:
+        await store.put("acme", list(DOCS))  # 59 bytes
+    assert err.value.code == "context_too_large" and await store.list("acme") == []
+    assert (await store.put("acme", [DOCS[0]])).n_bytes == 31  # one that fits is kept
+
+
+@pytest.mark.redis
+async def test_a_context_over_the_redis_tenant_cap_is_refused_not_kept_locally(prefix):
+    store = ContextStore(conf(prefix, tenant_max_bytes=100))
+    with pytest.raises(BadRequest, match="tenant_max_bytes: 100") as err:
+        await store.put("acme", list(DOCS))  # fits the local tier, not the Redis cap
+    assert err.value.code == "context_too_large" and await store.list("acme") == []
+    with pytest.raises(NotFound):
+        await store.get("acme", context_id_for(DOCS))
+    await store.aclose()
+
+
 async def test_embedded_prepared_cache_prepares_once_for_concurrent_callers():
     cache = PreparedContextCache(CacheConfig())
     prep = Preparer()

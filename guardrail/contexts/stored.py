@@ -91,14 +91,21 @@ class ContextStore:
                             "surrogatepass")) for d in docs), self.clock() + ttl)
         in_redis = False
         if self.redis is not None:
+            data = _encode(ctx)
             try:
-                in_redis = await self.redis.put(KIND, tenant, ctx.context_id, _encode(ctx),
-                                                ttl_s=ttl,
+                in_redis = await self.redis.put(KIND, tenant, ctx.context_id, data, ttl_s=ttl,
                                                 cap_bytes=self.config.tenant_max_bytes) >= 0
             except CacheUnavailable:
                 pass  # logged and counted by the store; this process keeps it
-        self.local.put(tenant, ctx.context_id, _Local(ctx, in_redis or self.redis is None),
-                       ctx.n_bytes, ttl)
+            else:
+                if not in_redis:  # an id for a context nobody keeps would be a lie
+                    raise _too_large(len(data), "cache.tenant_max_bytes",
+                                     self.config.tenant_max_bytes)
+        kept = self.local.put(tenant, ctx.context_id,
+                              _Local(ctx, in_redis or self.redis is None), ctx.n_bytes, ttl)
+        if not (kept or in_redis):
+            raise _too_large(ctx.n_bytes, "cache.local_tenant_max_bytes",
+                             self.local.tenant_max_bytes)
         return ctx
 
     async def get(self, tenant: str, context_id: str) -> StoredContext:
@@ -206,3 +213,8 @@ def _decode(data: bytes) -> StoredContext:
     return StoredContext(obj["id"], docs,
                          sum(len(d.encode("utf-8", "surrogatepass")) for d in docs),
                          float(obj["expires_at"]))
+
+
+def _too_large(n_bytes: int, setting: str, cap: int) -> BadRequest:
+    return BadRequest(f"the context takes {n_bytes} bytes to store, more than a tenant may "
+                      f"keep ({setting}: {cap}); nothing was stored", code="context_too_large")
