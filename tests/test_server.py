@@ -170,9 +170,12 @@ def test_broken_upstream_streams_end_with_error_event_and_done(fake_upstream, mo
     with proxy(fake_upstream) as c:
         r = c.post("/v1/chat/completions", json=body(messages=msgs, fake={
             "mode": mode, "after": 14}))
+        metrics = c.get("/metrics").text
     evs = events(r.text)
     assert r.status_code == 200 and evs[-1] == "[DONE]"
     assert evs[-2]["error"]["type"] == "upstream_protocol_error"
+    # counted, so that a monitor sees the failed streams (their status was 200)
+    assert 'guardrail_errors_total{type="upstream_protocol_error"} 1.0' in metrics
     if checked:  # only the finished, checked first sentence got out
         assert content(evs) == "The Eiffel Tower is a wrought-iron lattice tower in Paris. "
 
@@ -296,7 +299,9 @@ def test_models_healthz_metrics_and_verify(fake_upstream):
                          ({"context": "d", "answer": "a", "policy": {"action": "x"}},
                           "'policy.action'"),  # named as the body names it
                          ({"context": "d", "answer": "a", "policy": 3},
-                          "'policy' must be an object")]:
+                          "'policy' must be an object"),
+                         ({"context": "d", "answer": "a", "policy": {"hold": False}},
+                          "'policy.hold' cannot be turned off")]:
             r = c.post("/v1/verify", json=bad)
             assert r.status_code == 400 and msg in r.json()["error"]["message"]
         text = c.get("/metrics").text

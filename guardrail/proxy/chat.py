@@ -54,12 +54,13 @@ async def _grounding(st: AppState, g: Grounding, tenant: str) -> Grounding:
 async def _settings(st: AppState, grounding: Grounding, override: Optional[PolicyOverride],
                     tenant: str, auth: Optional[str], *, n: int = 1, model: str = "",
                     stream_id: Optional[str] = None, sentence_events: bool = False,
-                    json_answer: bool = False) -> GuardSettings:
+                    json_answer: bool = False, where: str = "guardrail.policy"
+                    ) -> GuardSettings:
     cfg = st.config
     if n > 1 and cfg.verification.other_choices == "reject":
         raise BadRequest(f"'n'={n} with grounding context: only choice 0 can be checked "
                          "and this server rejects n>1 (verification.other_choices=reject)")
-    policy = resolve_policy(cfg, st.tenants.policy_name(tenant), override)
+    policy = resolve_policy(cfg, st.tenants.policy_name(tenant), override, where)
     stream_id = stream_id or new_stream_id()
     budget, step = st.left_context()
     return GuardSettings(await _grounding(st, grounding, tenant), policy, cfg.verification,
@@ -181,7 +182,10 @@ async def _forward(st: AppState, api: Api, req: ChatRequest,
     slot.streaming(up)
     back = passed(up.response.headers, PASSED_BACK)
     if settings is None:
-        body, headers = passthrough_stream(up.chunks(), api.ends, api.fail, api.unended), \
+        def fail(err: GuardrailError) -> bytes:  # counted as an error response is
+            st.metrics.error(err.type)
+            return api.fail(err)
+        body, headers = passthrough_stream(up.chunks(), api.ends, fail, api.unended), \
             {**back, **UNGROUNDED}
     else:
         body = guarded_stream(up.chunks(), settings, st.verifier, api.wire(settings))
@@ -249,7 +253,8 @@ async def verify(request: Request) -> Response:
     try:
         # no upstream here: a regenerate policy redacts, as without a regenerator
         settings = replace(await _settings(st, grounding, override, tenant, None,
-                                           stream_id=stream_id), regenerator=None)
+                                           stream_id=stream_id, where="policy"),
+                           regenerator=None)
         st.metrics.request("verify", True)
         completion = {"choices": [{"index": 0, "message": {"role": "assistant",
                                                            "content": answer}}]}

@@ -42,7 +42,8 @@ class Metrics:
         r = self.registry
         self.requests = Counter("guardrail_requests", "Requests by route kind and whether "
                                 "they are checked", ["mode", "checked"], registry=r)
-        self.errors = Counter("guardrail_errors", "Error responses by type", ["type"],
+        self.errors = Counter("guardrail_errors", "Error responses and streams ended by an "
+                              "error event, by type", ["type"],
                               registry=r)
         self.ungrounded = Counter("guardrail_ungrounded_requests", "Chat requests in which "
                                   "no grounding was found (passed through unchecked)",
@@ -77,6 +78,9 @@ class Metrics:
 
     def on_skipped(self, reason: str) -> None:
         self.unchecked.labels(reason).inc()
+
+    def on_error(self, kind: str) -> None:  # a stream's error event, after its 200
+        self.error(kind)
 
     def watch(self, engine: Verifier, redis_stores: Iterable[Any]) -> None:
         """Also export the engine's scheduler/cache stats and the Redis error counts."""

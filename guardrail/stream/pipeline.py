@@ -171,6 +171,7 @@ class _Stream:
         return self.wire.blocked(self.tail, self._reported(report))
 
     def error_bytes(self, err: GuardrailError) -> bytes:
+        self.settings.observer.on_error(err.type)
         return self.wire.error(err, self._reported(self.guard.report(partial=True).to_json()))
 
     def _reported(self, report: dict) -> dict:

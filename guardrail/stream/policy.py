@@ -80,31 +80,33 @@ def _merge(p: EffectivePolicy, o: PolicyOverride) -> EffectivePolicy:
         else p.by_basis)
 
 
-def _check_limits(o: PolicyOverride, cfg: GuardrailConfig) -> None:
+def _check_limits(o: PolicyOverride, cfg: GuardrailConfig, where: str) -> None:
     lim = cfg.limits
     if not lim.allow_override:
-        raise BadRequest("'guardrail.policy' is not allowed by this server", code="policy_limit")
+        raise BadRequest(f"'{where}' is not allowed by this server", code="policy_limit")
     for name, action in [("action", o.action), *(
             (f"by_kind.{k}", a) for k, a in (o.by_kind or {}).items()), *(
             (f"by_basis.{k}", a) for k, a in (o.by_basis or {}).items())]:
         if action is not None and action not in lim.allowed_actions:
-            raise BadRequest(f"'guardrail.policy.{name}' {action.value!r} is not allowed; "
+            raise BadRequest(f"'{where}.{name}' {action.value!r} is not allowed; "
                              f"allowed: {', '.join(a.value for a in lim.allowed_actions)}",
                              code="policy_limit")
     if o.threshold is not None and not lim.min_threshold <= o.threshold <= lim.max_threshold:
-        raise BadRequest(f"'guardrail.policy.threshold' {o.threshold} is outside the allowed "
+        raise BadRequest(f"'{where}.threshold' {o.threshold} is outside the allowed "
                          f"range [{lim.min_threshold}, {lim.max_threshold}]", code="policy_limit")
     if o.hold is False and not lim.allow_hold_off:
-        raise BadRequest("'guardrail.policy.hold' cannot be turned off on this server",
+        raise BadRequest(f"'{where}.hold' cannot be turned off on this server",
                          code="policy_limit")
     if o.max_attempts is not None and o.max_attempts > lim.max_regenerate_attempts:
-        raise BadRequest(f"'guardrail.policy.max_attempts' {o.max_attempts} exceeds the limit "
+        raise BadRequest(f"'{where}.max_attempts' {o.max_attempts} exceeds the limit "
                          f"{lim.max_regenerate_attempts}", code="policy_limit")
 
 
 def resolve_policy(cfg: GuardrailConfig, tenant: Optional[str] = None,
-                   request: Optional[PolicyOverride] = None) -> EffectivePolicy:
-    """Default policy, then the tenant's changes, then the request's (within limits)."""
+                   request: Optional[PolicyOverride] = None,
+                   where: str = "guardrail.policy") -> EffectivePolicy:
+    """Default policy, then the tenant's changes, then the request's (within limits);
+    ``where``: the request policy's name in errors (``policy`` in ``/v1/verify``)."""
     p = cfg.policy
     policy = EffectivePolicy(p.action, p.threshold, p.hold, p.redact_mode, p.redact_marker,
                              p.regenerate.max_attempts, tenant, tuple(sorted(p.by_kind.items())),
@@ -112,13 +114,13 @@ def resolve_policy(cfg: GuardrailConfig, tenant: Optional[str] = None,
     if tenant is not None and tenant in cfg.tenants:
         policy = _merge(policy, cfg.tenants[tenant].policy)
     if request is not None:
-        _check_limits(request, cfg)
+        _check_limits(request, cfg, where)
         policy = _merge(policy, request)
     try:
         for action in (policy.action, *(a for _, a in policy.by_kind + policy.by_basis)):
             check_hold_action(policy.hold, action)
     except ValueError as e:
-        raise BadRequest(f"'guardrail.policy': {e}", code="policy_conflict") from None
+        raise BadRequest(f"'{where}': {e}", code="policy_conflict") from None
     return policy
 
 

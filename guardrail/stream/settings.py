@@ -26,6 +26,7 @@ class StreamObserver(Protocol):
     def on_check(self, seconds: float, exit_layer: Optional[int]) -> None: ...
     def on_settled(self) -> None: ...  # a sentence released with no model call
     def on_skipped(self, reason: str) -> None: ...  # a claim released unchecked: why
+    def on_error(self, kind: str) -> None: ...  # the stream ended on an error event
 
 
 class NullObserver:
@@ -39,6 +40,9 @@ class NullObserver:
         pass
 
     def on_skipped(self, reason: str) -> None:
+        pass
+
+    def on_error(self, kind: str) -> None:
         pass
 
 
