@@ -285,6 +285,11 @@ def test_verifier_backlog_is_503_before_anything_goes_upstream(fake_upstream):
 def test_models_healthz_metrics_and_verify(fake_upstream):
     with proxy(fake_upstream) as c:
         assert c.get("/v1/models").json()["data"][0]["id"] == "fake-llm"
+        assert c.get("/v1/models/fake-llm").json()["id"] == "fake-llm"  # models.retrieve
+        r = c.get("/v1/models/org/other-llm")  # an id with a slash goes up as it is
+        assert r.status_code == 404 and "'org/other-llm'" in r.json()["error"]["message"]
+        r = c.get("/v1/models/%2E%2E/chat/completions")  # not sent up as ../chat
+        assert r.status_code == 404 and fake_upstream.app.state.log == []
         assert c.get("/healthz").json()["status"] == "ok"
         c.post("/v1/chat/completions", json=body(messages=TOOL_MSGS))
         r = c.post("/v1/verify", json={"context": EIFFEL_TOOL, "question": QUESTION,

@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import logging
 from typing import Any, AsyncIterator, Callable, Optional
+from urllib.parse import quote
 
 import httpx
 from starlette.applications import Starlette
@@ -38,7 +39,7 @@ from guardrail.contexts.redis_store import redacted_url
 from guardrail.engine.build import build_verifier
 from guardrail.engine.prepared import PreparedContextCache
 from guardrail.engine.seam import Verifier
-from guardrail.errors import (GuardrailError, Overloaded, StoreUnavailable,
+from guardrail.errors import (GuardrailError, NotFound, Overloaded, StoreUnavailable,
                               UpstreamStatusError)
 from guardrail.proxy import contexts_api, ui
 from guardrail.proxy.chat import chat_completions, report, responses, verify
@@ -53,9 +54,15 @@ __all__ = ["create_app"]
 
 
 async def models(request: Request) -> Response:
+    """The upstream's ``/models`` (or one of them, ``/models/{id}``: the SDK's
+    ``models.retrieve``), as it answers."""
     st = state_of(request)
     st.tenants.resolve(request.headers.get("authorization"))  # 401 as on every route
-    reply = await st.upstream.request("GET", "models",
+    model_id = request.path_params.get("model_id")
+    if model_id is not None and (not model_id or {".", ".."} & set(model_id.split("/"))):
+        raise NotFound(f"no model {model_id!r}", code="model_not_found")  # stays under models/
+    path = "models" if model_id is None else "models/" + quote(model_id, safe="/:@")
+    reply = await st.upstream.request("GET", path,
                                       client_auth=request.headers.get("authorization"))
     return Response(reply.content, reply.status, media_type=reply.content_type)
 
@@ -99,7 +106,8 @@ async def _guardrail_error(request: Request, exc: Exception) -> Response:
     return JSONResponse(exc.to_json(), status, headers=headers)
 
 
-ROUTES = ("POST /v1/chat/completions, POST /v1/responses, GET /v1/models, POST /v1/verify, "
+ROUTES = ("POST /v1/chat/completions, POST /v1/responses, GET /v1/models[/{id}], "
+          "POST /v1/verify, "
           "PUT|GET /v1/contexts, GET|DELETE /v1/contexts/{id}, "
           "GET /v1/guardrail/reports/{stream_id}, GET /healthz, GET /readyz, GET /metrics")
 
@@ -169,6 +177,7 @@ def create_app(config: Optional[GuardrailConfig] = None, verifier: Optional[Veri
     routes = [Route("/v1/chat/completions", chat_completions, methods=["POST"]),
               Route("/v1/responses", responses, methods=["POST"]),
               Route("/v1/models", models, methods=["GET"]),
+              Route("/v1/models/{model_id:path}", models, methods=["GET"]),
               Route("/v1/verify", verify, methods=["POST"]),
               Route("/v1/guardrail/reports/{stream_id}", report, methods=["GET"]),
               *contexts_api.routes,

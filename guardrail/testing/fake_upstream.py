@@ -182,14 +182,22 @@ def create_fake_upstream(script: Optional[FakeScript] = None) -> Starlette:
                                  media_type="text/event-stream", headers=sent)
 
     async def models(request: Request) -> Response:
-        return JSONResponse({"object": "list", "data": [
-            {"id": script.model, "object": "model", "created": 0, "owned_by": "fake"}]})
+        model = {"id": script.model, "object": "model", "created": 0, "owned_by": "fake"}
+        wanted = request.path_params.get("model_id")
+        if wanted is None:
+            return JSONResponse({"object": "list", "data": [model]})
+        if wanted != script.model:
+            return JSONResponse({"error": {"message": f"The model '{wanted}' does not exist",
+                                           "type": "invalid_request_error",
+                                           "code": "model_not_found"}}, 404)
+        return JSONResponse(model)
 
     log: list[FakeCall] = []
     app = Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"]),
                             Route("/v1/responses", responses_endpoint(script, log),
                                   methods=["POST"]),
-                            Route("/v1/models", models, methods=["GET"])])
+                            Route("/v1/models", models, methods=["GET"]),
+                            Route("/v1/models/{model_id:path}", models, methods=["GET"])])
     app.state.log = log
     app.state.script = script
     return app
