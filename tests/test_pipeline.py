@@ -494,3 +494,23 @@ async def test_hold_off_block_stops_the_rest():
                                               settings(Action.BLOCK, hold=False),
                                               ScriptedVerifier())))
     assert evs[-2]["choices"][0]["finish_reason"] == "content_filter" and evs[-1] == "[DONE]"
+
+
+def test_an_event_drops_evidence_that_quotes_the_withheld_words():
+    from guardrail.stream.answer import SentenceCheck
+    from guardrail.stream.pipeline import _Stream
+    from guardrail.stream.wire import ChatWire
+    from guardrail.types import Explanation, Sentence, SentenceVerdict
+
+    async def nothing():
+        yield  # never read
+    s = _Stream(nothing(), settings(), ScriptedVerifier(), ChatWire())
+    text = "It includes a free guarantee. "
+    why = Explanation("unverifiable", "medium", "not listed: a free guarantee")
+    check = SentenceCheck(Sentence(0, text, 0, len(text)), None)
+    redacted = SentenceVerdict(0, text, "[unsupported] ", Action.REDACT, 0.9, (), 2,
+                               explanation=why)
+    assert s._event(check, redacted)["explanation"]["evidence"] is None
+    assert s._event(check, redacted)["explanation"]["kind"] == "unverifiable"
+    kept = dataclasses.replace(redacted, released=text, action=Action.ANNOTATE)
+    assert s._event(check, kept)["explanation"]["evidence"] == "not listed: a free guarantee"

@@ -1,6 +1,7 @@
 """guardrail.stream.policy (pure: limits, assessment, redaction, decide), the answer's
 regenerate loop (stream.regenerate) and the hooks (proxy.hooks)."""
 
+import asyncio
 import re
 import sys
 import types
@@ -324,4 +325,38 @@ async def test_http_hook():
             lambda r: httpx.Response(200, json={"nope": 1}))) as c:
         with pytest.raises(ValueError, match="must answer"):
             await HttpRegenerator("http://hook.test/x", c, 5).rewrite(
+                RegenerateRequest(Grounding(("d",)), "", "S.", (), 1))
+
+
+async def test_a_long_rewrite_cannot_hide_one_false_sentence_among_true_ones():
+    """Read whole, many true sentences dilute one false one (as a real check does): the
+    rewrite is also read sentence by sentence, and rejected."""
+    async def diluted(text):  # flags 1950 only where it is most of the text
+        return FLAGGED if "1950" in text and len(text) < 120 else CLEAN
+    true = "It stands in Paris. " * 10
+    regen = Scripted(true + "It opened in 1950.", "It opened in 1889.")
+    out = await regenerate(SENT, FLAGGED, policy(action=Action.REGENERATE), regen,
+                           diluted, BASE)
+    assert (out.action, out.released, out.attempts) == \
+        (Action.REGENERATE, "It opened in 1889. ", 2)
+
+
+def test_fill_prompt_fills_each_field_once():
+    req = RegenerateRequest(Grounding(("note: {sentence} / {answer_so_far}",), "Q?"), "",
+                            "S.", (), 1)
+    assert fill_prompt("{context}|{sentence}", req) == \
+        "note: {sentence} / {answer_so_far}|S."
+
+
+async def test_a_hook_that_drips_its_reply_is_cut_at_the_deadline():
+    async def drip():
+        for _ in range(40):
+            await asyncio.sleep(0.05)
+            yield b" "
+        yield b'{"text": "fixed."}'
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(
+            lambda r: httpx.Response(200, content=drip()))) as c:
+        with pytest.raises(asyncio.TimeoutError):
+            await HttpRegenerator("http://hook.test/x", c, 0.3).rewrite(
                 RegenerateRequest(Grounding(("d",)), "", "S.", (), 1))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import re
 from typing import Awaitable, Callable, Optional, Protocol, Union
 
 import httpx
@@ -25,10 +26,8 @@ def fill_prompt(template: str, req: RegenerateRequest) -> str:
     fields = {"context": req.grounding.text, "question": req.grounding.question,
               "answer_so_far": req.answer_so_far.strip() or "(nothing yet)",
               "sentence": req.sentence}
-    out = template
-    for name, value in fields.items():
-        out = out.replace("{" + name + "}", value)
-    return out
+    # one pass: a field's value that holds "{sentence}" is not filled in again
+    return re.sub(r"\{(" + "|".join(fields) + r")\}", lambda m: fields[m.group(1)], template)
 
 
 class UpstreamRegenerator:
@@ -42,7 +41,10 @@ class UpstreamRegenerator:
         body = {"model": self.cfg.model or req.model, "stream": False,
                 "temperature": self.cfg.temperature, "max_tokens": self.cfg.max_tokens,
                 "messages": [{"role": "user", "content": fill_prompt(self.cfg.prompt, req)}]}
-        reply = await self.upstream.chat(body, self.client_auth, timeout=self.cfg.timeout_s)
+        # a deadline for the whole call: httpx's timeout is per read, and a reply sent a
+        # few bytes at a time would never reach it
+        reply = await asyncio.wait_for(self.upstream.chat(
+            body, self.client_auth, timeout=self.cfg.timeout_s), self.cfg.timeout_s)
         try:
             content = reply["choices"][0]["message"].get("content") or ""
         except (KeyError, IndexError, TypeError, AttributeError):
@@ -79,7 +81,8 @@ class HttpRegenerator:
         self.url, self.client, self.timeout_s = url, client, timeout_s
 
     async def rewrite(self, req: RegenerateRequest) -> Rewrite:
-        r = await self.client.post(self.url, json=req.to_json(), timeout=self.timeout_s)
+        r = await asyncio.wait_for(self.client.post(  # the whole call, not each read
+            self.url, json=req.to_json(), timeout=self.timeout_s), self.timeout_s)
         r.raise_for_status()
         data = r.json()
         docs = data.get("documents", []) if isinstance(data, dict) else None

@@ -14,6 +14,7 @@ from typing import Awaitable, Callable, Optional
 
 from guardrail.stream.policy import (Assessment, EffectivePolicy, Outcome, RegenerateRequest,
                                      Regenerator, redact)
+from guardrail.stream.segmenter import SentenceSegmenter
 from guardrail.types import Action, Grounding, Rewrite
 
 Recheck = Callable[[str], Awaitable[Assessment]]
@@ -49,9 +50,25 @@ async def regenerate(text: str, a: Assessment, policy: EffectivePolicy, regen: R
         if not new:  # the rewriter says nothing of it is supported
             notes.append(f"attempt {attempts}: the rewrite was empty")
             break
-        if not (await recheck(lead + new)).flagged:
+        if not await _flagged(new, lead, recheck):
             return Outcome(Action.REGENERATE, lead + new + trail, attempts, tuple(notes))
         previous.append(new)
         notes.append(f"attempt {attempts}: the rewrite was flagged too")
     return Outcome(Action.REDACT, redact(text, a.spans, policy.redact_mode, policy.redact_marker),
                    attempts, tuple(notes))
+
+
+async def _flagged(new: str, lead: str, recheck: Recheck) -> bool:
+    """Whether a rewrite is rejected: the whole of it, or any one of its sentences,
+    flagged.  Read only as a whole, a long rewrite would dilute one false sentence among
+    many true ones, and nothing checks a rewrite again afterwards."""
+    if (await recheck(lead + new)).flagged:
+        return True
+    seg = SentenceSegmenter()
+    sentences = [s.text.strip() for s in seg.feed(new) + seg.flush() if s.checkable]
+    if len(sentences) < 2:
+        return False
+    for sentence in sentences:
+        if sentence and (await recheck(lead + sentence)).flagged:
+            return True
+    return False
