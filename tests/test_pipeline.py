@@ -506,7 +506,7 @@ def test_an_event_drops_evidence_that_quotes_the_withheld_words():
         yield  # never read
     s = _Stream(nothing(), settings(), ScriptedVerifier(), ChatWire())
     text = "It includes a free guarantee. "
-    why = Explanation("unverifiable", "medium", "not listed: a free guarantee")
+    why = Explanation("unverifiable", "medium", "not listed: a free guarantee", "unlisted")
     check = SentenceCheck(Sentence(0, text, 0, len(text)), None)
     redacted = SentenceVerdict(0, text, "[unsupported] ", Action.REDACT, 0.9, (), 2,
                                explanation=why)
@@ -514,3 +514,6 @@ def test_an_event_drops_evidence_that_quotes_the_withheld_words():
     assert s._event(check, redacted)["explanation"]["kind"] == "unverifiable"
     kept = dataclasses.replace(redacted, released=text, action=Action.ANNOTATE)
     assert s._event(check, kept)["explanation"]["evidence"] == "not listed: a free guarantee"
+    line = dataclasses.replace(redacted, explanation=Explanation(  # a grounding line stays
+        "contradicted", "high", "total eur: 249.9", "value"))
+    assert s._event(check, line)["explanation"]["evidence"] == "total eur: 249.9"

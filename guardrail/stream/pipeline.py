@@ -138,8 +138,8 @@ class _Stream:
         event = {k: v for k, v in v.to_json().items()
                  if k not in ("original", "spans", "final")}
         why = event.get("explanation")
-        if isinstance(why, dict) and why.get("evidence") and v.released != v.original:
-            # the evidence may quote the words withheld ("not listed: ...")
+        if isinstance(why, dict) and why.get("basis") == "unlisted" and \
+                v.released != v.original:  # its evidence quotes the words withheld
             event["explanation"] = {**why, "evidence": None}
         event["latency_ms"] = round((time.perf_counter() - check.finished_at) * 1000, 1)
         event["redacted_original"] = redact(v.original, v.spans, p.redact_mode,
