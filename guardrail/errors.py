@@ -41,6 +41,12 @@ class GuardrailError(Exception):
         return {"error": {"message": self.message, "type": self.type, "code": self.code}}
 
 
+
+def describe(err: BaseException) -> str:
+    """One line for a note or a log: a guardrail error's message, else the exception's
+    type and text."""
+    return err.message if isinstance(err, GuardrailError) else f"{type(err).__name__}: {err}"
+
 class BadRequest(GuardrailError):
     status = 400
     type = "invalid_request_error"

@@ -13,10 +13,13 @@ shipped model must flag the demo's hallucination and leave its true sentences al
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import socket
+import sys
 import time
+import types
 from pathlib import Path
 
 import httpx
@@ -28,6 +31,7 @@ from test_misadded import RELEASES as RELEASES_TOOL  # the River Lune's four add
 from guardrail.config import GuardrailConfig
 from guardrail.proxy.app import create_app
 from guardrail.testing.script import chat_events
+from guardrail.types import Rewrite
 
 QUESTION = "When was the Eiffel Tower built?"
 MESSAGES = [{"role": "user", "content": QUESTION},
@@ -146,6 +150,37 @@ def test_regenerate_asks_upstream_then_falls_back(client, fake_upstream):
     prompt = rewrites[0].body["messages"][0]["content"]
     assert EIFFEL_TOOL in prompt and "The Eiffel Tower is a wrought-iron" in prompt
     assert "[unsupported]" in text
+
+
+HUGE = "The Eiffel Tower was completed in 1889 by Gustave Eiffel's company. " * 150
+
+
+@pytest.mark.parametrize("refused_by", ["size rule", "model"])
+def test_a_hook_retrieving_too_much_fails_its_attempt_not_the_stream(
+        refused_by, fake_upstream_server, fake_upstream, detector, monkeypatch):
+    """A regenerate hook returning more grounding than the request may hold (the
+    ``context`` size rule) or the model can read (its context token limit): the passage
+    is left out and noted, the attempt goes on without it, and the stream ends as a
+    normal answer."""
+    hooks = types.ModuleType("guardrail_test_huge_hook")
+    hooks.retrieve = lambda req: Rewrite(EIFFEL_REWRITE, (HUGE,))
+    monkeypatch.setitem(sys.modules, hooks.__name__, hooks)
+    limits = {"context": {"max_context_chars": 4000}} if refused_by == "size rule" else {}
+    if refused_by == "model":  # the same weights, reading at most 1,000 context tokens
+        detector = copy.copy(detector)
+        detector.max_context_tokens = 1000
+    cfg = config(fake_upstream_server.url, **limits,
+                 policy={"regenerate": {"hook": f"{hooks.__name__}:retrieve"}})
+    with serve(create_app(cfg, detector=detector)) as s, openai.OpenAI(
+            base_url=s.url + "/v1", api_key="sk-client", max_retries=0, timeout=120) as c:
+        text, g, chunks = stream_answer(c, extra_body={"guardrail": {"policy": {
+            "threshold": 0.0, "action": "regenerate", "max_attempts": 2}}})
+    assert chunks[-1].choices[0].finish_reason == "stop" and "error" not in g
+    assert [(v["action"], v["attempts"]) for v in g["sentences"]] == [("redact", 2)] * 3
+    assert g["added_documents"] == []
+    refused = [e for e in g["errors"] if "documents were not added" in e]
+    assert len(refused) == 6 and all("context_too_large" not in e for e in refused), refused
+    assert text == "[unsupported] [unsupported] [unsupported]"
 
 
 def test_block_ends_the_stream_as_a_content_filter_in_the_sdk(client):

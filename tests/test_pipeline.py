@@ -15,7 +15,8 @@ import pytest
 from scripted import ScriptedVerifier
 
 from guardrail.config import VerificationConfig
-from guardrail.errors import DetectorError, InputError, UpstreamProtocolError
+from guardrail.errors import (BadRequest, ContextError, DetectorError, InputError,
+                             UpstreamProtocolError)
 from guardrail.stream.answer import GuardSettings
 from guardrail.stream.chunks import chat_chunks, passthrough_stream, split_chunk
 from guardrail.stream.pipeline import guarded_stream
@@ -276,6 +277,64 @@ async def test_a_rewrite_with_documents_extends_the_grounding_of_what_follows():
     final = [r for r in v.requests if r.priority == Priority.END_OF_STREAM]
     assert final and all(found in r.grounding.documents for r in final)
     assert regen.seen[0].grounding == g  # the hook saw the grounding before its passage
+
+
+class RefusingVerifier(GroundedVerifier):
+    """An engine that cannot prepare grounding over ``limit`` characters: it refuses to
+    warm it and fails every check that reads it."""
+
+    def __init__(self, limit: int):
+        super().__init__()
+        self.limit = limit
+
+    def _refuse(self, documents) -> None:
+        if sum(len(d) for d in documents) > self.limit:
+            raise ContextError("the context's encoded states exceed the cache",
+                               code="context_too_large")
+
+    async def warm(self, documents, *, tenant="default"):
+        self._refuse(documents)
+        return None
+
+    async def verify(self, req):
+        self._refuse(req.grounding.documents)
+        return await super().verify(req)
+
+
+def too_big(limit: int):
+    def check(docs) -> None:
+        if sum(len(d) for d in docs) > limit:
+            raise BadRequest("the grounding is too large", code="context_too_large")
+    return check
+
+
+@pytest.mark.parametrize("refused_by", ["size rule", "engine"])
+async def test_documents_the_grounding_cannot_take_are_left_out_not_fatal(refused_by):
+    """A hook that retrieves more than the grounding may hold (the request's size rule,
+    or what the engine can encode) fails that part of its attempt only: its documents
+    are left out and noted, the rewrite is checked without them, and every later
+    sentence and the final pass still read the grounding they can read."""
+    huge = "The Eiffel Tower was completed in 1889. " * 40
+    regen = ScriptedRegenerator(Rewrite("It was built in 1950 anyway.", (huge,)),
+                                Rewrite("It stands in Paris.", ("The tower is in Paris.",)))
+    g = Grounding(("The tower is in Paris.",), "When was it built?")
+    s = dataclasses.replace(settings(Action.REGENERATE, regenerator=regen), grounding=g)
+    if refused_by == "size rule":
+        v, s = GroundedVerifier(), dataclasses.replace(s, grounding_limit=too_big(500))
+    else:
+        v = RefusingVerifier(500)
+    pieces = ["The tower", " is in Paris.", " It was built in 1950.", " It is in Paris."]
+    evs = events(await collect(guarded_stream(raw(answer_stream(pieces)), s, v)))
+    assert evs[-1] == "[DONE]" and not any("error" in e for e in evs[:-1])
+    assert content(evs) == "The tower is in Paris. It stands in Paris. It is in Paris."
+    report = evs[-2]["guardrail"]
+    assert report["added_documents"] == []
+    assert [x["action"] for x in report["sentences"]] == ["release", "regenerate", "release"]
+    why = "the grounding is too large" if refused_by == "size rule" else \
+        "the context's encoded states exceed the cache"
+    assert f"sentence 1: attempt 1: the hook's documents were not added: {why}" \
+        in report["errors"], report["errors"]
+    assert all(r.grounding == g for r in v.requests)  # no check read the refused passage
 
 
 class LeftContextVerifier(ScriptedVerifier):

@@ -10,6 +10,7 @@ stream runs through ``guardrail.stream`` against the engine.
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 import uuid
 from dataclasses import dataclass, replace
@@ -67,6 +68,9 @@ async def _settings(st: AppState, grounding: Grounding, override: Optional[Polic
                          stream_id=stream_id, model=model,
                          regenerator=st.regenerators.for_request(auth),
                          observer=st.metrics, tenant=tenant,
+                         grounding_limit=functools.partial(
+                             check_size, cfg=cfg.context,
+                             what="the grounding with the regenerate hook's documents"),
                          on_report=lambda r: st.reports.put(tenant, stream_id, r),
                          judge=st.sentence_judge(), sentence_events=sentence_events,
                          json_answer=json_answer,

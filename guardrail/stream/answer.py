@@ -32,7 +32,7 @@ from typing import Optional
 
 from guardrail.engine.seam import Verifier
 from guardrail.errors import (Blocked, ContextError, DetectorError, GuardrailError,
-                              InputError)
+                              InputError, describe)
 from guardrail.evidence.claims import is_claim
 from guardrail.evidence.language import AnswerLanguage
 from guardrail.stream.policy import (Assessment, Outcome, RegenerateRequest, assess,
@@ -181,8 +181,7 @@ class AnswerGuard:
             if isinstance(err, GuardrailError):
                 raise err
             raise DetectorError(f"{what}: {type(err).__name__}: {err}") from err
-        msg = err.message if isinstance(err, GuardrailError) else f"{type(err).__name__}: {err}"
-        self.errors.append(f"{what}: failed open: {msg}")
+        self.errors.append(f"{what}: failed open: {describe(err)}")
 
     async def judge(self, check: SentenceCheck) -> SentenceVerdict:
         s = check.sentence
@@ -251,8 +250,7 @@ class AnswerGuard:
                                explanation=a.explanation if a.flagged else None)
 
     async def _regenerate(self, text: str, a: Assessment) -> Outcome:
-        """The rewrite loop (``stream.regenerate``) against this answer's own rechecks;
-        without a regenerator the sentence is redacted."""
+        """The rewrite loop (``stream.regenerate``) with this answer's rechecks, or redaction."""
         p = self.s.policy
         if self.s.regenerator is None:
             return Outcome(Action.REDACT, redact(text, a.spans, p.redact_mode, p.redact_marker))
@@ -262,15 +260,18 @@ class AnswerGuard:
         return await regenerate(text, a, p, self.s.regenerator, self._recheck, base,
                                 self._extend)
 
-    def _extend(self, documents: tuple[str, ...]) -> Grounding:
-        """Add what a regenerate hook retrieved to the grounding of every later check."""
+    async def _extend(self, documents: tuple[str, ...]) -> Grounding:
+        """Add a regenerate hook's documents to the grounding of every later check; raises,
+        adding nothing, over the size rule or where the engine cannot prepare them."""
         new = tuple(d for d in dict.fromkeys(documents)
                     if d.strip() and d not in self.grounding.documents)
         if new:
-            self.grounding = replace(self.grounding, context_id=None,
-                                     documents=self.grounding.documents + new)
+            docs = self.grounding.documents + new
+            if self.s.grounding_limit is not None:
+                self.s.grounding_limit(docs)
+            await self.verifier.warm(docs, tenant=self.s.tenant)  # encoded once, or refused
+            self.grounding = replace(self.grounding, context_id=None, documents=docs)
             self.added_documents += new
-            self._evidence = None  # the judge's evidence is rebuilt from all of it
         return self.grounding
 
     async def _recheck(self, text: str) -> Assessment:
@@ -352,9 +353,8 @@ class AnswerGuard:
         return await self._assess(det, start - base, len(text))
 
     def prefetch(self) -> None:
-        """Have the engine prepare the grounding now, while the upstream writes the first
-        sentence (a cached-context model encodes it then), and the judge's evidence.
-        Best effort: a failure here is the first check's to report."""
+        """Have the engine prepare the grounding, and the judge its evidence, while the upstream
+        writes the first sentence; best effort: a failure is the first check's to report."""
         g = self.grounding
         if g.documents and self._prefetch is None:
             self._prefetch = asyncio.ensure_future(

@@ -12,13 +12,14 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Awaitable, Callable, Optional
 
+from guardrail.errors import describe
 from guardrail.stream.policy import (Assessment, EffectivePolicy, Outcome, RegenerateRequest,
                                      Regenerator, redact)
 from guardrail.stream.segmenter import SentenceSegmenter
 from guardrail.types import Action, Grounding, Rewrite
 
 Recheck = Callable[[str], Awaitable[Assessment]]
-Extend = Callable[[tuple[str, ...]], Grounding]  # add documents -> the new grounding
+Extend = Callable[[tuple[str, ...]], Awaitable[Grounding]]  # add documents -> the grounding
 
 
 async def regenerate(text: str, a: Assessment, policy: EffectivePolicy, regen: Regenerator,
@@ -27,7 +28,9 @@ async def regenerate(text: str, a: Assessment, policy: EffectivePolicy, regen: R
     """REGENERATE with the accepted rewrite (``text``'s surrounding whitespace kept), or
     REDACT when no rewrite passes; ``notes`` says what happened to each attempt.  A
     ``Rewrite`` with documents has them added to the grounding (``extend``) before its
-    check: later attempts, sentences and the final pass read them too."""
+    check: later attempts, sentences and the final pass read them too.  Documents the
+    grounding cannot take (``extend`` raises: over the size limits, or more than the
+    engine can encode) are left out, and the rewrite is checked without them."""
     lead = text[:len(text) - len(text.lstrip())]
     trail = text[len(text.rstrip()):]
     previous: list[str] = []
@@ -44,7 +47,11 @@ async def regenerate(text: str, a: Assessment, policy: EffectivePolicy, regen: R
             continue
         if isinstance(out, Rewrite):
             if out.documents and extend is not None:
-                base = replace(base, grounding=extend(out.documents))
+                try:
+                    base = replace(base, grounding=await extend(out.documents))
+                except Exception as e:
+                    notes.append(f"attempt {attempts}: the hook's documents were not added: "
+                                 f"{describe(e)}")
             out = out.text
         new = out.strip()
         if not new:  # the rewriter says nothing of it is supported

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Protocol
+from typing import Callable, Optional, Protocol, Sequence
 
 from guardrail.config import SchedulerConfig, VerificationConfig
 from guardrail.evidence.judge import SentenceJudge
@@ -63,6 +63,10 @@ class GuardSettings:
     on_report: Optional[Callable[[dict], None]] = None
     """Called once with the ``guardrail`` report as sent, when the answer ends (finished,
     blocked or failed): the proxy keeps it for ``GET /v1/guardrail/reports/{id}``."""
+    grounding_limit: Optional[Callable[[Sequence[str]], None]] = None
+    """The request's size rule for its grounding (the proxy's ``context`` limits):
+    raises for documents over it.  Documents a regenerate hook retrieves are added only
+    within it."""
     judge: Optional[SentenceJudge] = None
     """The sentence judge (from the model, ``verification.sentence_judge``); None: a
     sentence is flagged when any of its tokens reaches the threshold."""
