@@ -26,7 +26,7 @@ from guardrail.engine.seam import Verifier
 from guardrail.errors import BadRequest, GuardrailError, NotFound
 from guardrail.proxy.requests import (ChatRequest, SafeJSONResponse, check_size,
                                       documents_list, parse_chat_request, parse_json_object,
-                                      parse_policy, read_body)
+                                      parse_policy, read_body, whole_characters)
 from guardrail.proxy.responses_api import parse_responses_request
 from guardrail.proxy.state import AppState, _Admission, state_of
 from guardrail.proxy.upstream import PASSED_BACK, PASSED_ON, UpstreamStream, passed
@@ -240,8 +240,8 @@ def _verify_input(body: dict) -> tuple[Grounding, str, Optional[PolicyOverride]]
     answer = body.get("answer")
     if not isinstance(answer, str) or not answer.strip():
         raise BadRequest("'answer' must be a non-empty string")
-    documents_list([question], "question")  # whole characters, as in chat's messages
-    documents_list([answer], "answer")
+    whole_characters(question, "question")  # as in chat's messages
+    whole_characters(answer, "answer")
     return Grounding(tuple(docs), question), answer, policy
 
 

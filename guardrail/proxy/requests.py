@@ -24,6 +24,7 @@ from starlette.responses import JSONResponse
 
 from guardrail.config import ContextConfig, PolicyOverride
 from guardrail.errors import BadRequest
+from guardrail.stream.sse import json_bytes
 from guardrail.types import Grounding
 
 EXTENSION_KEY = "guardrail"
@@ -147,9 +148,8 @@ def _check_messages(messages: Any) -> list[dict]:
         if role not in ROLES:
             raise BadRequest(f"'messages[{i}].role' must be one of {', '.join(ROLES)}; "
                              f"got {role!r}")
-        if LONE_SURROGATE.search(message_text(m.get("content"), f"messages[{i}].content")):
-            raise BadRequest(f"'messages[{i}].content' holds a lone UTF-16 surrogate (half "
-                             "of a character); send whole characters", code="invalid_unicode")
+        whole_characters(message_text(m.get("content"), f"messages[{i}].content"),
+                         f"messages[{i}].content")
     return messages
 
 
@@ -225,10 +225,17 @@ def documents_list(value: Any, field: str, *, require_text: bool = False,
         raise BadRequest(f"'{field}' must be a string or an array of strings", code=code)
     if require_text and not any(d.strip() for d in docs):
         raise BadRequest(f"'{field}' holds no text", code=code)
-    if any(LONE_SURROGATE.search(d) for d in docs):
-        raise BadRequest(f"'{field}' holds a lone UTF-16 surrogate (half of a character)",
-                         code="invalid_unicode")
+    for d in docs:
+        whole_characters(d, field)
     return docs
+
+
+def whole_characters(text: str, field: str) -> None:
+    """``BadRequest`` (``invalid_unicode``) when ``text`` holds a lone UTF-16 surrogate:
+    no tokenizer reads it and UTF-8 cannot carry it upstream."""
+    if LONE_SURROGATE.search(text):
+        raise BadRequest(f"'{field}' holds a lone UTF-16 surrogate (half of a character); "
+                         "send whole characters", code="invalid_unicode")
 
 
 def parse_extension(ext: Any) -> Extension:
@@ -316,10 +323,7 @@ class SafeJSONResponse(JSONResponse):
     with ASCII escapes, which any client reads back as the upstream wrote it."""
 
     def render(self, content: Any) -> bytes:
-        try:
-            return super().render(content)
-        except UnicodeEncodeError:
-            return json.dumps(content, allow_nan=False, separators=(",", ":")).encode()
+        return json_bytes(content)
 
 
 def pop_extension(body: dict, raw: bytes) -> tuple[Extension, bytes]:
@@ -328,7 +332,4 @@ def pop_extension(body: dict, raw: bytes) -> tuple[Extension, bytes]:
     if EXTENSION_KEY not in body:
         return Extension([]), raw
     ext = parse_extension(body.pop(EXTENSION_KEY))
-    try:
-        return ext, json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-    except UnicodeEncodeError:  # a lone surrogate outside the messages: escape it as sent
-        return ext, json.dumps(body, separators=(",", ":")).encode()
+    return ext, json_bytes(body)  # a lone surrogate outside the messages: escaped as sent

@@ -16,8 +16,8 @@ from typing import Any
 
 from guardrail.config import ContextConfig
 from guardrail.errors import BadRequest
-from guardrail.proxy.requests import (LONE_SURROGATE, ChatRequest, extract_grounding,
-                                      json_kind, parse_json_object, pop_extension)
+from guardrail.proxy.requests import (ChatRequest, extract_grounding, json_kind,
+                                      parse_json_object, pop_extension, whole_characters)
 
 __all__ = ["parse_responses_request"]
 
@@ -44,9 +44,7 @@ def _text(content: Any, where: str) -> str:
     else:
         raise BadRequest(f"'{where}' must be a string or an array of content parts, "
                          f"got {json_kind(content)}")
-    if LONE_SURROGATE.search(text):
-        raise BadRequest(f"'{where}' holds a lone UTF-16 surrogate (half of a character)",
-                         code="invalid_unicode")
+    whole_characters(text, where)
     return text
 
 

@@ -27,6 +27,7 @@ import httpx
 from guardrail.config import UpstreamConfig
 from guardrail.errors import (Overloaded, UpstreamError, UpstreamProtocolError,
                               UpstreamStatusError, UpstreamUnreachable)
+from guardrail.stream.sse import json_bytes
 
 log = logging.getLogger(__name__)
 
@@ -254,6 +255,6 @@ class UpstreamClient:
     async def chat(self, body: dict, client_auth: Optional[str] = None,
                    timeout: Optional[float] = None) -> dict:
         """A non-streaming chat completion as a parsed JSON object."""
-        raw = json.dumps(body, ensure_ascii=False).encode()
+        raw = json_bytes(body)
         reply = await self.request("POST", "chat/completions", raw, client_auth, timeout)
         return reply.json()

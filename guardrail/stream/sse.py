@@ -20,7 +20,8 @@ from typing import Any, Optional
 
 from guardrail.errors import GuardrailError, UpstreamProtocolError
 
-__all__ = ["DONE", "DEFAULT_MAX_LINE", "SSEDecoder", "SSEEvent", "encode_event", "error_event"]
+__all__ = ["DONE", "DEFAULT_MAX_LINE", "SSEDecoder", "SSEEvent", "encode_event", "error_event",
+           "json_bytes"]
 
 DEFAULT_MAX_LINE = 1 << 20  # characters; an upstream line longer than this is an error
 DEFAULT_MAX_EVENT = 4 << 20  # characters of data in one event
@@ -190,8 +191,7 @@ def encode_event(data: dict[str, Any] | str, event: Optional[str] = None) -> byt
     A string spanning several lines becomes several ``data:`` lines, which a
     decoder joins back with ``\\n``.
     """
-    text = data if isinstance(data, str) else json.dumps(
-        data, ensure_ascii=False, separators=(",", ":"))
+    text = data if isinstance(data, str) else json_bytes(data).decode()
     parts = []
     if event is not None:
         if _LINE_END.search(event):
@@ -200,13 +200,17 @@ def encode_event(data: dict[str, Any] | str, event: Optional[str] = None) -> byt
     for line in _LINE_END.split(text):
         parts.append(f"data: {line}\n")
     parts.append("\n")
+    return "".join(parts).encode("utf-8", "replace")  # a str with a lone surrogate: "?"
+
+
+def json_bytes(value: Any) -> bytes:
+    """Compact JSON in UTF-8.  A lone UTF-16 surrogate (an upstream's, in a part nobody
+    checks), which UTF-8 cannot carry, makes it ASCII-escaped instead: any JSON reader
+    reads that back as it was written."""
     try:
-        return "".join(parts).encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate: JSON escapes say exactly what it is
-        if isinstance(data, str):
-            return "".join(parts).encode("utf-8", "replace")
-        return encode_event(json.dumps(data, ensure_ascii=True, separators=(",", ":")),
-                            event)
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+    except UnicodeEncodeError:
+        return json.dumps(value, separators=(",", ":")).encode()
 
 
 def error_event(err: GuardrailError) -> bytes:
