@@ -553,6 +553,14 @@ async def test_hold_off_block_stops_the_rest():
                                               settings(Action.BLOCK, hold=False),
                                               ScriptedVerifier())))
     assert evs[-2]["choices"][0]["finish_reason"] == "content_filter" and evs[-1] == "[DONE]"
+    sent = content(evs)
+    assert sent.startswith("The tower is in Paris. It was built in 1950.")
+    report = evs[-2]["guardrail"]
+    blocked = report["sentences"][-1]
+    assert blocked["action"] == "block" and report["partial"] is True
+    # the client has the blocked sentence already: the report says what it got
+    assert blocked["released"] == blocked["original"] == "It was built in 1950. "
+    assert sent.startswith("".join(v["released"] for v in report["sentences"]))
 
 
 def test_an_event_drops_evidence_that_quotes_the_withheld_words():

@@ -39,7 +39,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, AsyncIterator, Optional, Union
 
 import anyio
@@ -161,10 +161,20 @@ class _Stream:
             else:
                 yield self.wire.passed(d.chunk)
             while pending and pending[0].done:
-                await self.guard.judge(pending.pop(0))
+                await self._judge_sent(pending.pop(0))
         pending += self.guard.flush()
         for check in pending:
+            await self._judge_sent(check)
+
+    async def _judge_sent(self, check: SentenceCheck) -> None:
+        """Judge a sentence the client has already; blocked, the report says it was sent
+        (what stops is the rest of the stream)."""
+        try:
             await self.guard.judge(check)
+        except Blocked:
+            if check.verdict is not None:
+                check.verdict = replace(check.verdict, released=check.sentence.text)
+            raise
 
     def final_chunks(self) -> bytes:
         return self.wire.final(self.tail, self._reported(self.guard.report().to_json()))
