@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+from typing import Optional
 
 import httpx
 import openai
@@ -253,7 +254,8 @@ def test_serve_with_redis_down_falls_back_and_logs_the_default_tenant(fake_upstr
             cid = c.put("/v1/contexts", json={"documents": [EIFFEL_TOOL]}).json()["context_id"]
             assert c.get(f"/v1/contexts/{cid}").json()["context"] == [EIFFEL_TOOL]
             assert chat(url, context_id=cid)[0] == EIFFEL_ANSWER
-            assert c.get("/healthz").json()["context_cache"] == "redis"  # no cool-down
+            # asked, not remembered: no cool-down runs (0 s), and Redis does not answer
+            assert c.get("/healthz").json()["context_cache"] == "in-process (redis unavailable)"
         assert scrape(url)[("guardrail_cache_redis_errors_total", ())] >= 3
     finally:
         proc.send_signal(signal.SIGINT)
@@ -286,9 +288,32 @@ def test_an_id_only_redis_holds_is_503_while_redis_is_down(fake_upstream, detect
         assert text == EIFFEL_ANSWER
 
 
-def own_redis() -> tuple[subprocess.Popen, str]:
+@pytest.mark.redis
+@pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs redis-server")
+def test_healthz_says_whether_redis_answers_now(fake_upstream, detector):
+    """Not the last call's outcome: Redis stopped is reported at the next /healthz,
+    before any request has needed it, and reported back once it answers again."""
+    server, url = own_redis()
+    port = url.rsplit(":", 1)[1].split("/")[0]
+    cfg = proxy_config(fake_upstream.url, cache={"redis_url": url, "down_cooldown_s": 0})
+    try:
+        with serve(create_app(cfg, detector=detector)) as p, \
+                httpx.Client(base_url=p.url, timeout=60) as c:
+            assert c.get("/healthz").json()["context_cache"] == "redis"
+            server.terminate()
+            server.wait(10)
+            assert c.get("/healthz").json()["context_cache"] == \
+                "in-process (redis unavailable)"
+            server, _ = own_redis(int(port))
+            assert c.get("/healthz").json()["context_cache"] == "redis"
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def own_redis(port: Optional[int] = None) -> tuple[subprocess.Popen, str]:
     """A redis-server of the test's own (it is stopped, paused), and its URL."""
-    port = free_port()
+    port = port or free_port()
     server = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1",
                                "--save", "", "--appendonly", "no"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -213,6 +213,13 @@ class RedisStore:
         """False during a cool-down after a failure."""
         return time.monotonic() >= self._down_until
 
+    async def ping(self) -> bool:
+        """Whether Redis answers now (a failure starts a cool-down, as any call's does)."""
+        try:
+            return bool(await self._call("ping", self._client.ping))
+        except CacheUnavailable:
+            return False
+
     async def aclose(self) -> None:
         await self._client.aclose()
 

@@ -75,7 +75,7 @@ async def healthz(request: Request) -> Response:
                          "in_flight": st.in_flight,
                          "tenants": "single" if st.tenants.single else len(st.tenants.names),
                          "context_cache": "in-process" if redis is None else
-                         ("redis" if redis.available else "in-process (redis unavailable)")})
+                         ("redis" if await redis.ping() else "in-process (redis unavailable)")})
 
 
 async def readyz(request: Request) -> Response:
