@@ -406,6 +406,26 @@ def test_verify_never_calls_the_upstream_even_to_regenerate(fake_upstream):
     assert fake_upstream.app.state.log == []
 
 
+def test_an_audio_answer_to_a_checked_request_is_refused(fake_upstream):
+    """The transcript could be checked, the audio never redacted: a 400 saying so, and
+    nothing upstream; without grounding the request passes unchecked as any other."""
+    audio = [{"modalities": ["text", "audio"], "audio": {"voice": "alloy", "format": "wav"}},
+             {"modalities": ["audio"]}, {"audio": {"voice": "alloy", "format": "pcm16"}}]
+    with proxy(fake_upstream) as c:
+        for extra in audio:
+            for stream in (True, False):
+                r = c.post("/v1/chat/completions",
+                           json=body(stream, TOOL_MSGS, **extra))
+                assert r.status_code == 400, (extra, r.text)
+                assert r.json()["error"]["code"] == "unsupported_modality"
+                assert "'modalities': ['text']" in r.json()["error"]["message"]
+        assert fake_upstream.app.state.log == []
+        r = c.post("/v1/chat/completions", json=body(False, **audio[0]))
+        assert r.status_code == 200 and r.headers["x-guardrail-verified"] == "false"
+        r = c.post("/v1/chat/completions", json=body(False, TOOL_MSGS, modalities=["text"]))
+        assert r.status_code == 200 and r.headers["x-guardrail-verified"] == "true"
+
+
 def test_verify_refuses_what_chat_refuses(fake_upstream):
     """Half a character, a grounding over the limits, a busy engine: the same 4xx/503 as
     chat, before any check runs."""

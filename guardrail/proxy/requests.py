@@ -312,9 +312,17 @@ def parse_chat_request(raw: bytes, cfg: ContextConfig) -> ChatRequest:
     model, stream, n, include_usage = _check_scalars(body)
     ext, forward = pop_extension(body, raw)
     grounding = extract_grounding(messages, ext.documents, cfg, ext.context_id)
-    return ChatRequest(body=body, forward_bytes=forward, model=model, stream=stream, n=n,
-                       grounding=grounding, policy=ext.policy, include_usage=include_usage,
-                       sentence_events=ext.sentence_events)
+    req = ChatRequest(body=body, forward_bytes=forward, model=model, stream=stream, n=n,
+                      grounding=grounding, policy=ext.policy, include_usage=include_usage,
+                      sentence_events=ext.sentence_events)
+    modalities = body.get("modalities")
+    if req.checked and (body.get("audio") is not None or
+                        isinstance(modalities, list) and "audio" in modalities):
+        raise BadRequest("an audio answer cannot be checked: guardrail reads and redacts "
+                         "text, and the audio would say what it withholds; ask for "
+                         "'modalities': ['text'] (and speak the checked text), or send "
+                         "the request without grounding", code="unsupported_modality")
+    return req
 
 
 class SafeJSONResponse(JSONResponse):
