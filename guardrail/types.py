@@ -114,7 +114,8 @@ class Delta:
     rest: Optional[dict] = None       # the chunk without that text; None if nothing is left
     finished: bool = False            # choice 0 has its finish_reason
     other_choices: tuple[int, ...] = ()
-    tool_call: bool = False           # choice 0 calls a tool: the text before it is complete
+    tool_call: bool = False           # choice 0 calls a tool or refuses: the text before
+    # it is complete, and goes first
 
 
 @dataclass(frozen=True)

@@ -492,6 +492,22 @@ async def test_tool_calls_usage_and_other_choices_pass_through():
     assert evs[-2].get("usage") == usage["usage"]
 
 
+async def test_a_refusal_follows_the_text_the_upstream_sent_before_it():
+    """As a tool call does: the held text before a ``refusal`` delta is judged and sent
+    first (its last sentence ends there), then the refusal, as the upstream ordered them."""
+    pieces = ["The tower", " is in Paris.", " It is 330", " metres tall"]
+    refusal = chunk()
+    refusal["choices"][0]["delta"] = {"refusal": "I cannot say more about it."}
+    evs = events(await collect(guarded_stream(raw(answer_stream(pieces, extra=[refusal])),
+                                              settings(), ScriptedVerifier())))
+    order = [("refusal", c["delta"]["refusal"]) if c["delta"].get("refusal") else
+             ("content", c["delta"]["content"]) for e in evs[:-1] if isinstance(e, dict)
+             for c in e.get("choices", []) if c["delta"].get("refusal") or
+             c["delta"].get("content")]
+    assert order[-1] == ("refusal", "I cannot say more about it.")
+    assert "".join(text for _, text in order[:-1]) == "".join(pieces)
+
+
 async def test_an_extra_choice_the_client_did_not_ask_for_never_leaks_in_hold_mode():
     """`other_choices: reject` (the default) refuses n>1, so an upstream's choice 1 is
     dropped; a null index is choice 0 (checked); an index that is no number is refused."""

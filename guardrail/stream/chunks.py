@@ -219,7 +219,8 @@ def split_chunk(chunk: dict) -> Delta:
             else:
                 delta["content"] = left
         finished = _finished(c) is not None
-        calls = calls or any(delta.get(k) for k in ("tool_calls", "function_call"))
+        # a tool call or a refusal follows the text before it: that text goes first
+        calls = calls or any(delta.get(k) for k in ("tool_calls", "function_call", "refusal"))
         if finished or isinstance(delta.get("content"), list) or \
                 any(v is not None for k, v in delta.items() if k != "content"):
             keep.append({**c, "delta": delta, "logprobs": None})
