@@ -120,6 +120,19 @@ async def test_a_block_ends_as_an_incomplete_response_filtered():
     assert end["guardrail"]["partial"] is True
     assert delta_text(evs) == "The tower is in Paris. "
     assert "1950" not in json.dumps(end["response"])
+    # the output the client got, as OpenAI's filtered response carries it (the SDK's
+    # final response is this object; an empty output would lose the released text)
+    [item] = end["response"]["output"]
+    assert (item["id"], item["type"], item["status"]) == ("msg_1", "message", "incomplete")
+    assert [c["text"] for c in item["content"]] == ["The tower is in Paris. "]
+
+
+async def test_a_block_with_hold_off_ends_with_the_text_the_client_got():
+    evs = await run(upstream(), settings(Action.BLOCK, hold=False))
+    end = evs[-2]
+    assert end["type"] == "response.incomplete"
+    [item] = end["response"]["output"]
+    assert item["content"][0]["text"] == delta_text(evs) and "1950" in delta_text(evs)
 
 
 async def test_an_upstream_error_event_is_passed_on_and_nothing_unchecked_leaks():
@@ -233,6 +246,20 @@ def test_sdk_stream_stops_the_unsupported_sentence_and_passes_the_rest(client, p
     again = httpx.get(f"{proxy.url}/v1/guardrail/reports/{stream_id}",
                       headers={"authorization": "Bearer sk-client"}, timeout=30).json()
     assert again["guardrail"]["sentences"] == report["sentences"]
+
+
+def test_sdk_reads_the_released_text_in_a_blocked_response(client, detector):
+    """A block ends with ``response.incomplete``: the SDK's response object there holds
+    the output the client got, not an empty one."""
+    if detector.meta.get("placeholder"):
+        pytest.skip("the default model is still the untrained placeholder")
+    evs = list(client.responses.create(model="fake-llm", input=INPUT, stream=True, extra_body={
+        "guardrail": {"policy": {"action": "block"}}}))
+    text = "".join(e.delta for e in evs if e.type == "response.output_text.delta")
+    end = evs[-1]
+    assert end.type == "response.incomplete" and end.response.status == "incomplete"
+    assert text.startswith("The Eiffel Tower is a wrought-iron lattice tower in Paris.")
+    assert end.response.output_text == text and "1950" not in text
 
 
 def test_sdk_non_streaming_response_is_checked_too(client):

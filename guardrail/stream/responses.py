@@ -118,6 +118,9 @@ class ResponsesWire:
         self.part: Optional[Part] = None         # the text part being released
         self.ids: dict[Part, Any] = {}            # its item_id
         self.released: dict[Part, str] = {}
+        self.sent: dict[Part, str] = {}          # hold off: the upstream's text, as passed
+        self.items: dict[int, dict] = {}          # output items the client was told of
+        self.items_done: set[int] = set()         # ... and those it got whole
         self.response: dict = {"object": "response", "status": "in_progress", "output": []}
 
     def deltas(self, raw: AsyncIterator[bytes]) -> AsyncIterator[Delta]:
@@ -155,7 +158,48 @@ class ResponsesWire:
             self.ids[self.part] = event.get("item_id")
         elif self.hold and kind in _REPEATS_TEXT:
             event = self._rewritten(event)
+        elif kind == _TEXT and isinstance(event.get("delta"), str):  # hold off
+            self.sent[_part(event)] = self.sent.get(_part(event), "") + event["delta"]
+        self._note_output(event)
         return self._send(event)
+
+    def _note_output(self, event: dict) -> None:
+        """Keep the output items as the client was told of them (``blocked`` sends them)."""
+        kind, item = event["type"], event.get("item")
+        if kind in ("response.output_item.added", "response.output_item.done") and \
+                isinstance(item, dict):
+            self.items[_part(event)[0]] = copy.deepcopy(item)
+            if kind == "response.output_item.done":
+                self.items_done.add(_part(event)[0])
+        elif kind == "response.content_part.added" and isinstance(event.get("part"), dict):
+            oi, ci = _part(event)
+            content = self._item(oi, event.get("item_id")).setdefault("content", [])
+            if isinstance(content, list) and len(content) == ci:
+                content.append(copy.deepcopy(event["part"]))
+
+    def _item(self, output_index: int, item_id: Any) -> dict:
+        return self.items.setdefault(output_index, {
+            "type": "message", "role": "assistant", "id": item_id, "status": "in_progress",
+            "content": []})
+
+    def _output_so_far(self) -> list[dict]:
+        """The output items the client got, their texts as released (as sent, hold off);
+        one whose ``output_item.done`` it did not get is ``incomplete``."""
+        text = self.released if self.hold else self.sent
+        for oi, ci in text:  # a part that never said it was added
+            content = self._item(oi, self.ids.get((oi, ci))).setdefault("content", [])
+            if isinstance(content, list) and len(content) == ci:
+                content.append({"type": "output_text", "text": "", "annotations": []})
+        output = []
+        for oi in sorted(self.items):
+            item = copy.deepcopy(self.items[oi])
+            for ci, c in enumerate(item.get("content") or ()):
+                if isinstance(c, dict) and c.get("type") == "output_text":
+                    c["text"] = text.get((oi, ci), "")
+            if oi not in self.items_done:
+                item["status"] = "incomplete"
+            output.append(item)
+        return output
 
     def _rewritten(self, event: dict) -> dict:
         """A repeat of the text carries the released text (never the upstream's)."""
@@ -201,9 +245,12 @@ class ResponsesWire:
         return b"".join([self._send(event), *(self._send(e) for e in rest)])
 
     def blocked(self, tail: list[dict], report: dict) -> bytes:
+        """``response.incomplete`` (``content_filter``) with the output the client got,
+        as OpenAI ends a filtered answer (the SDK's final response is this one)."""
         response = self._final_response(
             tail[0].get("response") if tail and isinstance(tail[0].get("response"), dict)
             else self.response, "incomplete")
+        response["output"] = self._output_so_far()
         response["incomplete_details"] = {"reason": "content_filter"}
         return self._send({"type": "response.incomplete", "response": response,
                            "guardrail": report})
