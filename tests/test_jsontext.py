@@ -14,7 +14,7 @@ from test_pipeline import answer_stream, collect, content, events, raw, settings
 from guardrail.proxy.requests import ChatRequest
 from guardrail.stream.jsontext import JsonValues, redact_values
 from guardrail.stream.pipeline import guarded_completion, guarded_stream
-from guardrail.types import Action, Grounding, Span
+from guardrail.types import Action, Grounding, Priority, Span
 
 DOCS = [
     {"order_id": "A-1001", "summary": "Your order shipped. It was built in 1950."},
@@ -39,6 +39,34 @@ def test_values_are_string_values_only_at_every_split(doc):
     for key in ("order_id", "items", "summary", "total", "nested"):
         assert key not in inside  # keys are not values
     assert '"' not in inside.replace('\\"', "")  # no quote that closes a string
+
+
+@pytest.mark.parametrize("doc", DOCS)
+def test_the_detector_reads_the_values_text_at_the_same_offsets_at_every_split(doc):
+    """The read is as long as the answer (spans need no mapping), holds the values'
+    text and nothing else, and each value's end is reported, however it streams."""
+    text = json.dumps(doc)
+    view, ends = JsonValues().feed(text)
+    assert len(view) == len(text)
+    kinds = JsonValues()
+    kinds.feed(text)
+    values = kinds.of(0, len(text))
+    assert all(v == ch for v, ch, k in zip(view, text, values) if k == 1)
+    assert not view[:ends[0]].strip(" ").startswith("{") and "{" not in view and ":" not in view
+    for key in ("order_id", "items", "summary", "total", "nested"):
+        assert key not in view
+    assert [text[e - 1] for e in ends] == ['"'] * len(ends) and all(values[e] == 0 for e in
+                                                                  ends if e < len(text))
+    for cut in range(0, len(text) + 1, 3):
+        parts = JsonValues()
+        (v1, e1), (v2, e2) = parts.feed(text[:cut]), parts.feed(text[cut:])
+        assert v1 + v2 == view and e1 + [cut + e for e in e2] == ends
+
+
+def test_an_escape_reads_as_the_character_it_stands_for():
+    text = r'{"note": "A \"big\"\ntower\/\u00e9."}'
+    view, ends = JsonValues().feed(text)
+    assert view == '          A  "big "  tower /      .  ' and ends == [len(text) - 1]
 
 
 @pytest.mark.parametrize("doc", DOCS)
@@ -108,6 +136,60 @@ async def test_without_json_mode_the_same_answer_breaks_and_with_it_not():
     out = json.loads(kept.body["choices"][0]["message"]["content"])
     assert out == {"city": "Paris", "summary": "The tower is in Paris. [unsupported]",
                    "height_m": 330}
+
+
+async def test_checks_read_the_values_text_and_each_value_is_a_sentence():
+    """No check reads a key, a quote or a brace; two array items are two sentences even
+    without a full stop, so a flag in one never redacts the other; the syntax between
+    values is not checked at all."""
+    answer = json.dumps({"year": 1889, "items": ["It was completed in 1950 by Italians",
+                                                 "The tower is in Paris"]})
+    s = replace(settings(), json_answer=True, grounding=GROUNDING)
+    s = replace(s, policy=replace(s.policy, redact_mode="sentence"))
+    v = ScriptedVerifier()
+    pieces = [answer[i:i + 4] for i in range(0, len(answer), 4)]
+    evs = events(await collect(guarded_stream(raw(answer_stream(pieces)), s, v)))
+    assert json.loads(content(evs)) == {"year": 1889,
+                                        "items": ["[unsupported]", "The tower is in Paris"]}
+    targets = [r.response[r.target_start:r.target_end].strip() for r in v.requests
+               if r.priority == Priority.IN_FLIGHT]
+    assert targets == ["It was completed in 1950 by Italians", "The tower is in Paris"]
+    assert not any(ch in r.response for r in v.requests for ch in '{}[]":') and \
+        not any("year" in r.response or "items" in r.response for r in v.requests)
+    checked = [x["original"] for x in evs[-2]["guardrail"]["sentences"] if x["checked"]]
+    assert checked == ['It was completed in 1950 by Italians"', 'The tower is in Paris"']
+
+
+async def test_a_true_sentence_in_a_json_answer_passes_as_it_would_in_prose(detector):
+    """The shipped model, as the proxy runs it: a sentence copied from the grounding is
+    released beside a number field (read raw, the syntax around it got it redacted),
+    and an unsupported array item is redacted without its supported neighbour."""
+    if detector.meta.get("placeholder"):
+        pytest.skip("the default model is still the untrained placeholder")
+    from guardrail.commands.proxy import _settings
+    from guardrail.config import GuardrailConfig
+    from guardrail.engine.local import LocalVerifier
+
+    docs = ["The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris. "
+            "It was built from 1887 to 1889 by the company of Gustave Eiffel as the entrance "
+            "to the 1889 World's Fair. It is 330 metres tall."]
+    answers = {"true": {"year": 1889, "summary": "The tower is 330 metres tall."},
+               "mixed": {"items": ["It was completed in 1950 by a team of Italian architects.",
+                                   "The tower is in Paris."]}}
+    v = LocalVerifier(detector)
+    try:
+        s = replace(_settings(GuardrailConfig(), v, docs, "Answer in JSON."), json_answer=True)
+        out = {}
+        for name, doc in answers.items():
+            body = {"choices": [{"index": 0, "message": {"role": "assistant",
+                                                         "content": json.dumps(doc)}}]}
+            r = await guarded_completion(body, s, v)
+            out[name] = json.loads(r.body["choices"][0]["message"]["content"])
+    finally:
+        await v.aclose()
+    assert out["true"] == answers["true"]
+    assert out["mixed"]["items"][1] == "The tower is in Paris."
+    assert "1950" not in out["mixed"]["items"][0]
 
 
 @pytest.mark.parametrize("body, expected", [

@@ -161,6 +161,9 @@ async def test_withhold_sends_the_marker_in_place_of_what_no_check_read():
     guard = AnswerGuard(replace(english, json_answer=True), ScriptedVerifier(bad=()))
     answer = '{"id": 7, "summary": "Er wurde von der Stadt gebaut, sagt man. It is tall."}'
     verdicts = [await guard.judge(c) for c in guard.feed(answer) + guard.flush()]
-    assert [v.skipped for v in verdicts] == ["language", None]
+    # the segmenter reads the values' text: the syntax before it is a piece of its own
+    assert [(v.original, v.skipped) for v in verdicts] == [
+        ('{"id": 7, "summary": "', None), ("Er wurde von der Stadt gebaut, sagt man. ", "language"),
+        ('It is tall."', None), ("}", None)]
     assert json.loads("".join(v.released for v in verdicts)) == {
         "id": 7, "summary": "[unsupported] It is tall."}

@@ -3,7 +3,8 @@
 Shared by the streaming pipeline and the non-streaming path, and the one owner of a
 sentence's life (``SentenceCheck``: its check, flag and verdict), of the answer's
 texts (what the upstream said, what the client got, what was found supported) and of
-how much of them a check reads (``TextLog.left_context``):
+how much of them a check reads (``TextLog.left_context``); ``AnswerReader`` cuts the
+answer into sentences and says how a check reads it (a JSON answer: its values' text):
 
     feed(text) / flush()   segment; start an in-flight check per finished sentence at
                            once, so checks overlap the upstream -> [SentenceCheck]
@@ -37,8 +38,8 @@ from guardrail.evidence.claims import is_claim
 from guardrail.evidence.language import AnswerLanguage
 from guardrail.stream.policy import (Assessment, Outcome, RegenerateRequest, assess,
                                      decide, judged, redact, withheld)
-from guardrail.stream.jsontext import JsonValues
 from guardrail.stream.final import FinalView, as_judged, final_reads, final_view, summary
+from guardrail.stream.reading import AnswerReader
 from guardrail.stream.regenerate import regenerate
 from guardrail.stream.settle import GroundingEvidence
 from guardrail.stream.settings import GuardSettings, NullObserver, StreamObserver
@@ -74,12 +75,12 @@ class SentenceCheck:
 class AnswerGuard:
     def __init__(self, settings: GuardSettings, verifier: Verifier):
         self.s, self.verifier = settings, verifier
-        self.segmenter = settings.segmenter_factory()
         self.checks: list[SentenceCheck] = []
-        self._answer = TextLog()      # what the upstream said (choice 0)
-        self._origin = (0, 0)         # answer offset and index of the segmenter's start
+        self._text = AnswerReader(settings.segmenter_factory, settings.json_answer)
+        self._reads = self._text.reads  # the answer (choice 0) as checks read it
         self._released = TextLog()    # what the client got
         self._supported = TextLog()   # unflagged sentences and verified rewrites
+        self._supported_reads = TextLog() if settings.json_answer else self._supported
         self._any_flagged = False
         self._budget = settings.left_context_chars
         self._step = settings.left_context_step_chars
@@ -92,7 +93,6 @@ class AnswerGuard:
         self.added_documents: list[str] = []
         self._language = AnswerLanguage(settings.grounding.question) \
             if settings.verification.other_languages != "check" else None
-        self._json = JsonValues() if settings.json_answer else None  # a JSON document
 
     async def _assess(self, det: Detection, start: int, end: int) -> Assessment:
         """The sentence ``det.response[start:end]`` judged (or token-assessed)."""
@@ -111,47 +111,32 @@ class AnswerGuard:
     # -- segmentation and check start ---------------------------------------------------
     @property
     def answer(self) -> str:
-        return self._answer.slice(0)
+        return self._text.answer.slice(0)
 
     @property
     def released_text(self) -> str:
         return self._released.slice(0)
 
     def feed(self, text: str) -> list[SentenceCheck]:
-        if not text:
-            return []
-        self._answer.append(text)
-        if self._json is not None:
-            self._json.feed(text)
-        return [self._start(s) for s in self._placed(self.segmenter.feed(text))]
+        return [self._start(s) for s in self._text.feed(text)]
 
     def flush(self) -> list[SentenceCheck]:
-        """The rest of the text fed as sentences.  Feeding may go on (the next part of
-        a non-streaming answer): the segmenter starts over, its offsets and indices
-        then count from here."""
-        out = [self._start(s) for s in self._placed(self.segmenter.flush())]
-        self._origin = (len(self._answer), len(self.checks))
-        return out
-
-    def _placed(self, sentences: list[Sentence]) -> list[Sentence]:
-        """The segmenter's sentences at their place in the whole answer."""
-        at, index = self._origin
-        return [replace(s, index=s.index + index, start=s.start + at, end=s.end + at)
-                for s in sentences] if at or index else sentences
+        """The rest of the text fed as sentences (``AnswerReader.flush``)."""
+        return [self._start(s) for s in self._text.flush()]
 
     def note_other_choices(self, indices: tuple[int, ...]) -> None:
         self.unchecked_choices.update(indices)
 
     def _start(self, s: Sentence) -> SentenceCheck:
-        task, base, skipped = None, 0, None
-        if s.checkable and s.text.strip() and self._language is not None and \
-                not self._language.readable(s.text, self.grounding.documents):
+        task, base, skipped, read = None, 0, None, self._text.read(s)
+        if s.checkable and read.strip() and self._language is not None and \
+                not self._language.readable(read, self.grounding.documents):
             skipped = "language"  # ``verification.other_languages``: pass or withhold
-        elif s.checkable and s.text.strip() and (self.s.judge is None or is_claim(s.text)):
-            base, text = self._answer.left_context(s.start, s.end, self._budget, self._step)
+        elif s.checkable and read.strip() and (self.s.judge is None or is_claim(read)):
+            base, text = self._reads.left_context(s.start, s.end, self._budget, self._step)
             settle = self.s.judge is not None and self.s.verification.settle_restated
             settled = settle and self._evidence_for().settled(
-                s.text, text[:s.start - base], self.s.policy.threshold)
+                read, text[:s.start - base], self.s.policy.threshold)
             task = settled or self._launch(text, s.start - base)
         check = SentenceCheck(s, task, base, self.grounding, skipped=skipped)
         self.checks.append(check)
@@ -187,17 +172,17 @@ class AnswerGuard:
         s = check.sentence
         verdict = SentenceVerdict(s.index, s.text, s.text, Action.RELEASE, 0.0, (), None,
                                   checked=False, claim=self.s.judge is None or
-                                  not s.checkable or is_claim(s.text),
+                                  not s.checkable or is_claim(self._text.read(s)),
                                   skipped=check.skipped)
         if check.skipped:
             self.s.observer.on_skipped(check.skipped)
             if self.s.verification.other_languages == "withhold":  # nothing unread goes out
                 verdict = withheld(verdict, self.s.policy,
-                                   self._json and self._json.of(s.start, s.end))
+                                   self._text.values(s.start, s.end))
         if check.task is not None and check.grounding is not self.grounding:
             check.task.cancel()  # started before a rewrite added grounding: read it too
-            check.base, text = self._answer.left_context(s.start, s.end, self._budget,
-                                                          self._step)
+            check.base, text = self._reads.left_context(s.start, s.end, self._budget,
+                                                         self._step)
             check.task, check.grounding = self._launch(text, s.start - check.base), \
                 self.grounding
         if check.task is not None:
@@ -223,6 +208,9 @@ class AnswerGuard:
         if not check.flagged or verdict.action is Action.REGENERATE:
             start = len(self._supported)
             self._supported.append(verdict.released)
+            if self.s.json_answer:  # what a check reads of it (withheld: nothing)
+                self._supported_reads.append(self._text.read(s) if verdict.released == s.text
+                                             else " " * len(verdict.released))
             check.supported_at = (start, len(self._supported))
         self._any_flagged |= check.flagged
         self.s.observer.on_sentence(verdict.action, verdict.checked)
@@ -239,9 +227,9 @@ class AnswerGuard:
             # The in-flight check read the upstream's answer so far, which holds an earlier
             # flagged sentence: confirm against the supported answer so far (what the
             # client reads, without the withheld text) before acting.
-            a = await self._assess_after(s.text, a)
+            a = await self._assess_after(self._text.read(s), a)
         check.flagged = a.flagged
-        out = decide(s.text, a, p, self._json and self._json.of(s.start, s.end))
+        out = decide(s.text, a, p, self._text.values(s.start, s.end))
         if out.action is Action.REGENERATE:
             out = await self._regenerate(s.text, a)
         self.errors.extend(f"sentence {s.index}: {n}" for n in out.notes)
@@ -284,7 +272,7 @@ class AnswerGuard:
         """Assess ``text`` checked after the supported answer so far; ``on_failure`` if
         the check fails."""
         end = len(self._supported)
-        _, left = self._supported.left_context(end, end, self._budget)
+        _, left = self._supported_reads.left_context(end, end, self._budget)
         try:
             det = await self._timed(self._request(left + text, len(left)))
         except asyncio.CancelledError:
@@ -298,7 +286,7 @@ class AnswerGuard:
     async def final_pass(self) -> None:
         """Full depth over the original answer (``stream.final``: at once, or as the
         in-flight checks read it); annotates every verdict."""
-        answer = self.answer
+        answer = self._reads.slice(0)
         if not self.s.verification.final_pass or not any(c.task for c in self.checks) \
                 or not answer.strip():
             return
@@ -340,7 +328,7 @@ class AnswerGuard:
         if check.supported_at is None:
             return None
         start, end = check.supported_at
-        base, text = self._supported.left_context(start, end, self._budget, self._step)
+        base, text = self._supported_reads.left_context(start, end, self._budget, self._step)
         try:
             det = await self.verifier.verify(CheckRequest(
                 self.grounding, text, start - base, len(text), self.s.stream_id,

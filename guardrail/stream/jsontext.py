@@ -1,7 +1,9 @@
 """An answer that is a JSON document (``response_format`` ``json_object`` or
 ``json_schema``): which of its characters a redaction may replace.
 
-    JsonValues().feed(text)        read the answer piece by piece, as it streams
+    JsonValues().feed(text)        read the answer piece by piece, as it streams; returns
+                                   the piece as the detector reads it (below) and where
+                                   string values end in it
     JsonValues.of(start, end)      per character of answer[start:end]: 1 inside a string
                                    value, 2 an escape's backslash there, 3 the rest of
                                    that escape ("\\u00e9": 2 then five 3s), 0 elsewhere
@@ -14,7 +16,16 @@ ends the document), so a redaction of the whole sentence would take the closing 
 and brace with it and hand the client JSON it cannot parse.  Here only text inside
 string values is replaced, never a key, a quote, a number or the structure, so the
 document stays valid JSON (a value may then fail a schema's enum or pattern; ``block``
-is the policy for answers that must hold to one).  No I/O.
+is the policy for answers that must hold to one).
+
+What the detector reads of such an answer is its string values' text alone, at the same
+offsets: every other character (keys, quotes, numbers, punctuation) is a space, and an
+escape reads as the character it stands for ("\\"" as a quote, "\\n" as a space; "\\u00e9"
+as spaces).  Read raw, the syntax around a sentence raises its scores, and a true
+sentence copied from the grounding is flagged.  Each string value ends a sentence, so
+no sentence runs across two values.  Keys, numbers and booleans are not checked: no
+redaction could change them and keep the document (``block`` does not see them either).
+No I/O.
 """
 
 from __future__ import annotations
@@ -25,6 +36,8 @@ from guardrail.types import Span
 
 __all__ = ["JsonValues", "redact_values"]
 
+_ESCAPED = {'"': '"', "\\": "\\", "/": "/"}  # an escape's letter as read; the rest: " "
+
 
 class JsonValues:
     def __init__(self) -> None:
@@ -34,25 +47,34 @@ class JsonValues:
         self._escape = 0  # characters of an escape still to come
         self._fresh = False  # the last one was its backslash
 
-    def feed(self, text: str) -> None:
-        out = self._kinds
-        for ch in text:
+    def feed(self, text: str) -> tuple[str, list[int]]:
+        """Read ``text``; returns it as the detector reads it (module docstring) and the
+        offsets in it just after each string value's closing quote."""
+        out, view, ends = self._kinds, [], []
+        for i, ch in enumerate(text):
             if self._in_string:
                 value = 0 if self._key else 1
                 if self._escape:
+                    view.append(_ESCAPED.get(ch, " ") if self._fresh and value else " ")
                     self._escape = 4 if self._fresh and ch == "u" else self._escape - 1
                     self._fresh = False
                     out.append(3 * value)
                 elif ch == "\\":
                     self._escape, self._fresh = 1, True
                     out.append(2 * value)
+                    view.append(" ")
                 elif ch == '"':
                     self._in_string = False
                     out.append(0)
+                    view.append(" ")
+                    if value:
+                        ends.append(i + 1)
                 else:
                     out.append(value)
+                    view.append(ch if value else " ")
                 continue
             out.append(0)
+            view.append(" ")
             if ch == '"':
                 self._in_string = True
                 self._key = bool(self._stack) and self._stack[-1] == "{" and self._expect_key
@@ -67,6 +89,7 @@ class JsonValues:
                 self._expect_key = bool(self._stack) and self._stack[-1] == "{"
             elif ch == ":":
                 self._expect_key = False
+        return "".join(view), ends
 
     def of(self, start: int, end: int) -> bytes:
         return bytes(self._kinds[start:end])
