@@ -2,15 +2,17 @@
 regenerate loop (stream.regenerate) and the hooks (proxy.hooks)."""
 
 import asyncio
+import json
 import re
 import sys
 import types
+from dataclasses import replace
 
 import httpx
 import pytest
 
 from guardrail.config import GuardrailConfig, PolicyOverride, RegenerateConfig
-from guardrail.errors import BadRequest
+from guardrail.errors import BadRequest, UpstreamStatusError
 from guardrail.proxy.hooks import (CallableRegenerator, HttpRegenerator, RegeneratorFactory,
                                    UpstreamRegenerator, fill_prompt, load_callable)
 from guardrail.stream.policy import (Assessment, EffectivePolicy, RegenerateRequest, assess,
@@ -279,6 +281,56 @@ async def test_upstream_regenerator_sends_one_non_streaming_call():
     body, auth, timeout = chat.args
     assert body["model"] == "m1" and body["stream"] is False and (auth, timeout) == ("Bearer c", 7)
     assert "doc" in body["messages"][0]["content"] and "S." in body["messages"][0]["content"]
+
+
+async def test_a_model_that_refuses_a_rewrite_parameter_is_asked_without_it():
+    """A reasoning model (OpenAI's 400s, as they are sent) refuses ``max_tokens`` and a
+    temperature other than its default: the rewrite is asked again with
+    ``max_completion_tokens`` and no temperature, and the app remembers it per model."""
+    from guardrail.config import UpstreamConfig
+    from guardrail.proxy.upstream import UpstreamClient
+
+    calls = []
+
+    def reasoning_model(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        calls.append(sorted(k for k in body if k not in ("messages", "stream")))
+        if body["model"] == "o-mini" and "max_tokens" in body:
+            return httpx.Response(400, json={"error": {
+                "message": "Unsupported parameter: 'max_tokens' is not supported with this "
+                           "model. Use 'max_completion_tokens' instead.",
+                "type": "invalid_request_error", "param": "max_tokens",
+                "code": "unsupported_parameter"}})
+        if body["model"] == "o-mini" and body.get("temperature", 1) != 1:
+            return httpx.Response(400, json={"error": {
+                "message": "Unsupported value: 'temperature' does not support 0.0 with this "
+                           "model. Only the default (1) value is supported.",
+                "type": "invalid_request_error", "param": "temperature",
+                "code": "unsupported_value"}})
+        if body["model"] == "broken":
+            return httpx.Response(400, json={"error": {"message": "bad 'messages'",
+                                                       "param": "messages"}})
+        return httpx.Response(200, json={"choices": [{"message": {"content": "Fixed."}}]})
+
+    upstream = UpstreamClient(UpstreamConfig(base_url="http://llm.test/v1"),
+                              httpx.MockTransport(reasoning_model))
+    factory = RegeneratorFactory(RegenerateConfig(), upstream)
+    req = RegenerateRequest(Grounding(("doc",), "Q?"), "A.", "S.", (), 1, model="o-mini")
+    try:
+        assert await factory.for_request("Bearer k").rewrite(req) == "Fixed."
+        assert calls == [["max_tokens", "model", "temperature"],
+                         ["max_completion_tokens", "model", "temperature"],
+                         ["max_completion_tokens", "model"]]
+        calls.clear()  # the next rewrite, another request: asked as the model wants at once
+        assert await factory.for_request("Bearer k").rewrite(req) == "Fixed."
+        assert calls == [["max_completion_tokens", "model"]]
+        calls.clear()  # another model is asked as usual
+        assert await factory.for_request().rewrite(replace(req, model="gpt")) == "Fixed."
+        assert calls == [["max_tokens", "model", "temperature"]]
+        with pytest.raises(UpstreamStatusError):  # any other refusal is the attempt's failure
+            await factory.for_request().rewrite(replace(req, model="broken"))
+    finally:
+        await upstream.aclose()
 
 
 async def test_callable_hook_by_dotted_path(monkeypatch):

@@ -16,7 +16,7 @@ from typing import Awaitable, Callable, Optional, Protocol, Union
 import httpx
 
 from guardrail.config import RegenerateConfig
-from guardrail.errors import UpstreamProtocolError
+from guardrail.errors import UpstreamProtocolError, UpstreamStatusError
 from guardrail.stream.policy import RegenerateRequest, Regenerator
 from guardrail.types import Rewrite
 
@@ -31,25 +31,58 @@ def fill_prompt(template: str, req: RegenerateRequest) -> str:
 
 
 class UpstreamRegenerator:
-    """The built-in rewrite: one non-streaming call to the upstream LLM."""
+    """The built-in rewrite: one non-streaming call to the upstream LLM.
+
+    A model that refuses a parameter of it (OpenAI's reasoning models: ``max_tokens``,
+    "use max_completion_tokens"; a ``temperature`` other than their default) is asked
+    again without it, and ``refused`` (shared by the app's regenerators) remembers that
+    for the model's later rewrites."""
 
     def __init__(self, upstream: "ChatClient", cfg: RegenerateConfig,
-                 client_auth: Optional[str] = None):
+                 client_auth: Optional[str] = None,
+                 refused: Optional[dict[str, set[str]]] = None):
         self.upstream, self.cfg, self.client_auth = upstream, cfg, client_auth
+        self.refused = {} if refused is None else refused
 
     async def rewrite(self, req: RegenerateRequest) -> str:
-        body = {"model": self.cfg.model or req.model, "stream": False,
-                "temperature": self.cfg.temperature, "max_tokens": self.cfg.max_tokens,
-                "messages": [{"role": "user", "content": fill_prompt(self.cfg.prompt, req)}]}
         # a deadline for the whole call: httpx's timeout is per read, and a reply sent a
         # few bytes at a time would never reach it
-        reply = await asyncio.wait_for(self.upstream.chat(
-            body, self.client_auth, timeout=self.cfg.timeout_s), self.cfg.timeout_s)
+        reply = await asyncio.wait_for(self._call(req), self.cfg.timeout_s)
         try:
             content = reply["choices"][0]["message"].get("content") or ""
         except (KeyError, IndexError, TypeError, AttributeError):
             raise UpstreamProtocolError("the rewrite reply has no choices[0].message") from None
         return str(content)
+
+    async def _call(self, req: RegenerateRequest) -> dict:
+        model = self.cfg.model or req.model
+        while True:
+            refused = self.refused.get(model, set())
+            body = {"model": model, "stream": False, "messages": [
+                {"role": "user", "content": fill_prompt(self.cfg.prompt, req)}]}
+            body["max_completion_tokens" if "max_tokens" in refused else "max_tokens"] = \
+                self.cfg.max_tokens
+            if "temperature" not in refused:
+                body["temperature"] = self.cfg.temperature
+            try:
+                return await self.upstream.chat(body, self.client_auth,
+                                                timeout=self.cfg.timeout_s)
+            except UpstreamStatusError as e:
+                param = _refused_parameter(e)
+                if param is None or param in refused:
+                    raise
+                self.refused.setdefault(model, set()).add(param)
+
+
+def _refused_parameter(err: UpstreamStatusError) -> Optional[str]:
+    """``max_tokens`` or ``temperature`` when the upstream's 400 refuses that parameter
+    of a rewrite call (OpenAI's ``param``, or the message naming it)."""
+    error = err.body.get("error") if isinstance(err.body, dict) else None
+    if err.status != 400 or not isinstance(error, dict):
+        return None
+    message = str(error.get("message") or "")
+    return next((p for p in ("max_tokens", "temperature")
+                 if error.get("param") == p or f"'{p}'" in message), None)
 
 
 Rewritten = Union[str, Rewrite]  # what a hook returns: the sentence, or it with documents
@@ -113,6 +146,7 @@ class RegeneratorFactory:
 
     def __init__(self, cfg: RegenerateConfig, upstream: "ChatClient"):
         self.cfg, self.upstream = cfg, upstream
+        self._refused: dict[str, set[str]] = {}  # model -> parameters it refused
         self._hook: Optional[Regenerator] = None
         self._client: Optional[httpx.AsyncClient] = None
         if cfg.hook and cfg.hook.startswith(("http://", "https://")):
@@ -122,7 +156,8 @@ class RegeneratorFactory:
             self._hook = CallableRegenerator(load_callable(cfg.hook), cfg.timeout_s)
 
     def for_request(self, client_auth: Optional[str] = None) -> Regenerator:
-        return self._hook or UpstreamRegenerator(self.upstream, self.cfg, client_auth)
+        return self._hook or UpstreamRegenerator(self.upstream, self.cfg, client_auth,
+                                                 self._refused)
 
     async def aclose(self) -> None:
         if self._client is not None:
