@@ -19,7 +19,7 @@ from guardrail.errors import (BadRequest, ContextError, DetectorError, InputErro
                              UpstreamProtocolError)
 from guardrail.stream.answer import GuardSettings
 from guardrail.stream.chunks import chat_chunks, passthrough_stream, split_chunk
-from guardrail.stream.pipeline import guarded_stream
+from guardrail.stream.pipeline import guarded_completion, guarded_stream
 from guardrail.stream.policy import EffectivePolicy
 from guardrail.stream.sse import SSEDecoder
 from guardrail.types import Action, Grounding, Priority, Rewrite
@@ -506,6 +506,57 @@ async def test_a_refusal_follows_the_text_the_upstream_sent_before_it():
              c["delta"].get("content")]
     assert order[-1] == ("refusal", "I cannot say more about it.")
     assert "".join(text for _, text in order[:-1]) == "".join(pieces)
+
+
+async def test_azure_content_filter_fields_reach_the_client_in_hold_mode():
+    """Azure OpenAI sends ``content_filter_results`` on the choice of every text chunk,
+    ``prompt_filter_results`` on a first chunk without choices, and its asynchronous
+    filter's annotations as a choice without a delta: each goes on (the text checked
+    apart), none is lost."""
+    cfr = {"hate": {"filtered": False, "severity": "safe"}}
+    prompt = {"id": "", "object": "", "created": 0, "model": "", "choices": [],
+              "prompt_filter_results": [{"prompt_index": 0, "content_filter_results": cfr}]}
+    texts = [chunk(p) for p in ANSWER]
+    for c in texts:
+        c["choices"][0]["content_filter_results"] = cfr
+    offsets = {"check_offset": 0, "start_offset": 0, "end_offset": 45}
+    note = {"id": "", "object": "", "created": 0, "model": "", "choices": [
+        {"index": 0, "finish_reason": None, "content_filter_results": cfr,
+         "content_filter_offsets": offsets}]}
+    data = sse([prompt, chunk("", role="assistant"), *texts, note, chunk(finish="stop")])
+    evs = events(await collect(guarded_stream(raw(data), settings(), ScriptedVerifier())))
+    assert content(evs) == "The tower is in Paris. It was built in [unsupported]. " \
+        "It is 330 metres tall."
+    body = [e for e in evs[:-1] if isinstance(e, dict)]
+    assert body[0]["prompt_filter_results"] == prompt["prompt_filter_results"]
+    choices = [c for e in body for c in e["choices"]]
+    assert sum("content_filter_results" in c for c in choices) == len(ANSWER) + 1
+    assert [c["content_filter_offsets"] for c in choices if "content_filter_offsets" in c] \
+        == [offsets]
+    assert not any("1950" in json.dumps(e) for e in body if "guardrail" not in e)
+
+
+async def test_a_server_repeating_the_text_beside_the_delta_leaks_nothing():
+    """Together's chunks carry the token's text in the choice (``text``) and its id in
+    the delta: the rest of the choice goes on, the repeated text does not."""
+    texts = [chunk(p) for p in ANSWER]
+    for i, c in enumerate(texts):
+        c["choices"][0]["text"] = ANSWER[i]
+        c["choices"][0]["delta"]["token_id"] = 100 + i
+    data = sse([chunk("", role="assistant"), *texts, chunk(finish="stop")])
+    evs = events(await collect(guarded_stream(raw(data), settings(), ScriptedVerifier())))
+    assert content(evs) == "The tower is in Paris. It was built in [unsupported]. " \
+        "It is 330 metres tall."
+    assert not any("1950" in json.dumps(e) for e in evs[:-1] if "guardrail" not in e)
+    kept = [c for e in evs[:-1] for c in e["choices"] if "token_id" in c["delta"]]
+    assert [c["delta"]["token_id"] for c in kept] == list(range(100, 100 + len(ANSWER)))
+    whole = {"id": "c", "object": "chat.completion", "model": "m", "choices": [
+        {"index": 0, "text": "".join(ANSWER), "finish_reason": "stop", "seed": 7,
+         "message": {"role": "assistant", "content": "".join(ANSWER)}}]}
+    r = await guarded_completion(whole, settings(), ScriptedVerifier())
+    [choice] = r.body["choices"]
+    assert "1950" not in json.dumps(choice) and choice["seed"] == 7
+    assert choice["finish_reason"] == "stop" and choice["index"] == 0
 
 
 async def test_an_extra_choice_the_client_did_not_ask_for_never_leaks_in_hold_mode():

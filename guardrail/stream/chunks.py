@@ -190,6 +190,17 @@ def _finished(choice: dict) -> Optional[str]:
     return choice.get("finish_reason") or None
 
 
+_CHOICE_KEYS = ("index", "delta", "message", "logprobs", "finish_reason")
+
+
+def choice_extras(choice: dict) -> dict:
+    """What a choice carries beside its index, text, logprobs and finish, strings left
+    out: a server that repeats the text there (Together's ``text``) would pass it on
+    unchecked."""
+    return {k: v for k, v in choice.items()
+            if k not in _CHOICE_KEYS and not isinstance(v, str)}
+
+
 def split_chunk(chunk: dict) -> Delta:
     """Separate choice 0's content (to be checked) from what passes through as is:
     role, tool calls, finish_reason, other choices, usage."""
@@ -221,9 +232,14 @@ def split_chunk(chunk: dict) -> Delta:
         finished = _finished(c) is not None
         # a tool call or a refusal follows the text before it: that text goes first
         calls = calls or any(delta.get(k) for k in ("tool_calls", "function_call", "refusal"))
+        # what else the choice carries goes on (Azure's content_filter_results, its
+        # asynchronous filter's annotation chunk), but never a string (``choice_extras``)
+        extra = choice_extras(c)
         if finished or isinstance(delta.get("content"), list) or \
-                any(v is not None for k, v in delta.items() if k != "content"):
-            keep.append({**c, "delta": delta, "logprobs": None})
+                any(v is not None for k, v in delta.items() if k != "content") or \
+                any(v is not None for v in extra.values()):
+            keep.append({**{k: v for k, v in c.items() if k in _CHOICE_KEYS}, **extra,
+                         "delta": delta, "logprobs": None})
     # usage rides on what is forwarded; a chunk of choice 0's text alone that also
     # counts usage (vLLM's continuous_usage_stats) is not sent as an empty "choices"
     # ahead of the text it counts, held for its check
