@@ -3,6 +3,8 @@ shipped detector); what the client received is scored against the labels."""
 
 from __future__ import annotations
 
+import json
+
 from conftest import EIFFEL_TOOL
 
 from guardrail.bench import verdicts
@@ -31,6 +33,25 @@ def test_streamed_answers_are_scored_by_what_the_client_received():
     assert set(result["by_dataset"]) == {"all", "hand"}
     engine = result["engine"]  # read from the proxy's /metrics
     assert engine["checks_done"] >= 3 and 0 <= engine["coalesced_checks"] <= 2
+
+
+def test_answers_as_json_objects_are_scored_on_the_same_sentences():
+    """``answer="json"``: the upstream answers ``{"answer": ...}`` to a request for a
+    JSON object; each sentence is placed back in the response by its value's
+    characters (escapes included), so the labels mean the same, and the syntax is no
+    sentence of its own."""
+    response = 'The tower is in Paris. It was completed in 1950 by "Italian" architects.'
+    text, where = verdicts.as_json(response)
+    assert json.loads(text) == {"answer": response} and len(where) == len(text)
+    assert "".join(response[i] for i in dict.fromkeys(i for i in where if i >= 0)) == response
+    rows: list = []
+    result = verdicts.run([_example(0, response, bad="completed in 1950")], answer="json",
+                          sentences=rows)
+    assert result["answer"] == "json" and result["by_dataset"]["all"]["sentences"] == 2
+    assert [(r["original"], r["gold"]) for r in rows] == [
+        ("The tower is in Paris. ", False),
+        ('It was completed in 1950 by \\"Italian\\" architects."', True)]
+    assert rows[1]["stopped"] and rows[1]["released"].endswith('"')  # the value's end kept
 
 
 def test_chunks_rebuild_the_answer_exactly():

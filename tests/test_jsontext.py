@@ -66,7 +66,7 @@ def test_the_detector_reads_the_values_text_at_the_same_offsets_at_every_split(d
 def test_an_escape_reads_as_the_character_it_stands_for():
     text = r'{"note": "A \"big\"\ntower\/\u00e9."}'
     view, ends = JsonValues().feed(text)
-    assert view == '          A  "big "  tower /      .  ' and ends == [len(text) - 1]
+    assert view == '          A  "big " \ntower /      .  ' and ends == [len(text) - 1]
 
 
 @pytest.mark.parametrize("doc", DOCS)

@@ -74,10 +74,29 @@ def messages(ex: Any) -> list[dict]:
               for c, r in zip(calls, results))]
 
 
-def stream_one(client: httpx.Client, ex: Any) -> list[Outcome]:
-    """Stream one example through the proxy; an outcome per sentence of its report."""
+def as_json(response: str) -> tuple[str, list[int]]:
+    """``response`` as the JSON answer ``{"answer": response}`` (a structured-output
+    client's), and for each of its characters the offset in ``response`` it spells
+    (-1: the document's syntax)."""
+    text, where = '{"answer": "', [-1] * len('{"answer": "')
+    for i, ch in enumerate(response):
+        enc = json.dumps(ch, ensure_ascii=False)[1:-1]
+        text += enc
+        where += [i] * len(enc)
+    return text + '"}', where + [-1, -1]
+
+
+def stream_one(client: httpx.Client, ex: Any, answer: str = "text") -> list[Outcome]:
+    """Stream one example through the proxy; an outcome per sentence of its report.
+    ``answer="json"``: the upstream answers ``{"answer": ...}`` to a request for a
+    JSON object (``response_format``), and each sentence is placed back in the
+    response by the characters of its value."""
+    sent, where = as_json(ex.response) if answer == "json" else \
+        (ex.response, list(range(len(ex.response))))
     body = {"model": "fake-llm", "stream": True, "messages": messages(ex),
-            "fake": {"mode": "raw", "events": chat_events(ex.response)}}
+            "fake": {"mode": "raw", "events": chat_events(sent)}}
+    if answer == "json":
+        body["response_format"] = {"type": "json_object"}
     for attempt in range(30):
         r = client.post("/v1/chat/completions", json=body)
         if r.status_code != 503:
@@ -89,13 +108,14 @@ def stream_one(client: httpx.Client, ex: Any) -> list[Outcome]:
         raise RuntimeError(f"{ex.id}: no report in the stream")
     out, pos = [], 0
     for s in report["sentences"]:
-        start = ex.response.find(s["original"], pos)
-        start = pos if start < 0 else start
-        end = start + len(s["original"])
-        pos = end
+        at = sent.find(s["original"], pos)
+        at = pos if at < 0 else at
+        pos = at + len(s["original"])
+        chars = [i for i in where[at:pos] if i >= 0]
+        start, end = (chars[0], chars[-1] + 1) if chars else (0, 0)
         gold = any(a < end and b > start for a, b in ex.spans)
         stopped = s["released"] != s["original"] or s["action"] == "block"
-        if s["original"].strip():
+        if ex.response[start:end].strip():
             out.append(Outcome(ex.dataset, gold, stopped, s.get("claim", True),
                                str(ex.id), s["original"], s["released"],
                                s.get("explanation"),
@@ -137,10 +157,10 @@ def _final(outcomes: Sequence[Outcome]) -> Optional[dict]:
 
 
 def run(examples: Sequence[Any], *, config: Any = None, progress: bool = False,
-        sentences: Optional[list] = None) -> dict:
+        sentences: Optional[list] = None, answer: str = "text") -> dict:
     """Stream every example through a real proxy: shipped defaults, or ``config(url)``
     (a GuardrailConfig for the upstream at ``url``).  Each sentence's outcome is
-    appended to ``sentences`` when given."""
+    appended to ``sentences`` when given; ``answer``: as ``stream_one``."""
     from guardrail.config import GuardrailConfig
     from guardrail.proxy.app import create_app
     from guardrail.testing.fake_upstream import ServerThread, create_fake_upstream
@@ -153,7 +173,7 @@ def run(examples: Sequence[Any], *, config: Any = None, progress: bool = False,
         with ServerThread(create_app(cfg)) as proxy, \
                 httpx.Client(base_url=proxy.url, timeout=300) as client:
             for i, ex in enumerate(examples):
-                outcomes += stream_one(client, ex)
+                outcomes += stream_one(client, ex, answer)
                 if progress and (i + 1) % 25 == 0:
                     print(f"  {i + 1}/{len(examples)} answers streamed", flush=True)
             engine = _engine_counts(client.get("/metrics").text)
@@ -167,7 +187,7 @@ def run(examples: Sequence[Any], *, config: Any = None, progress: bool = False,
     for name in sorted(names | families):  # toolctx/dev/json-array, and toolctx/dev
         by[name] = summarise([o for o in outcomes if o.dataset == name
                               or o.dataset.startswith(name + "/")])
-    return {"kind": "verdicts", "answers": len(examples),
+    return {"kind": "verdicts", "answers": len(examples), "answer": answer,
             "seconds": round(time.perf_counter() - t0, 1), "engine": engine, "by_dataset": by}
 
 

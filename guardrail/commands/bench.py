@@ -20,6 +20,12 @@ WINDOWS_HELP = ("Override scheduler.in_flight_windows (all | topk) of every vari
 TOP_K_HELP = "Override scheduler.in_flight_top_k (windows per in-flight check with topk)."
 
 
+def _answer_kind(value: str) -> str:
+    if value not in ("text", "json"):
+        raise typer.BadParameter("must be one of text, json")
+    return value
+
+
 def _ints(text: Optional[str]) -> tuple[int, ...]:
     if not text:
         return ()
@@ -186,6 +192,10 @@ def register(app: typer.Typer) -> None:
             "--config`; its upstream is the bench's own), e.g. `scheduler: {depth_ladder: "
             "[]}` for in-flight checks at one exit whatever the queue."),
         out: Path = typer.Option(DEFAULT_OUT, help=OUT_HELP),
+        answer: str = typer.Option("text", callback=_answer_kind,
+                                   help="How the upstream answers: text (as written) or "
+                                   'json (the object {"answer": ...}, to a request for '
+                                   "one: response_format json_object)."),
     ) -> None:
         """Labelled answers streamed through the real proxy: what was kept, what stopped.
 
@@ -216,7 +226,8 @@ def register(app: typer.Typer) -> None:
 
         config("http://127.0.0.1:9/v1")  # a bad file fails here, before any model loads
         rows: list = []
-        result = verdicts.run(examples, config=config, progress=True, sentences=rows)
+        result = verdicts.run(examples, config=config, progress=True, sentences=rows,
+                              answer=answer)
         result.update(data=data, model=model or "default",
                       config=str(config_file) if config_file else None)
         out.mkdir(parents=True, exist_ok=True)

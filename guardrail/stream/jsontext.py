@@ -20,10 +20,11 @@ is the policy for answers that must hold to one).
 
 What the detector reads of such an answer is its string values' text alone, at the same
 offsets: every other character (keys, quotes, numbers, punctuation) is a space, and an
-escape reads as the character it stands for ("\\"" as a quote, "\\n" as a space; "\\u00e9"
-as spaces).  Read raw, the syntax around a sentence raises its scores, and a true
-sentence copied from the grounding is flagged.  Each string value ends a sentence, so
-no sentence runs across two values.  Keys, numbers and booleans are not checked: no
+escape reads as the character it stands for, after a space ("\\"" a quote, "\\n" a line
+break, so lists and paragraphs are cut as in prose; "\\u00e9" reads as spaces).  Read
+raw, the syntax around a sentence raises its scores, and a true sentence copied from the
+grounding is flagged.  Each string value ends a sentence, so no sentence runs across
+two values.  Keys, numbers and booleans are not checked: no
 redaction could change them and keep the document (``block`` does not see them either).
 No I/O.
 """
@@ -36,7 +37,8 @@ from guardrail.types import Span
 
 __all__ = ["JsonValues", "redact_values"]
 
-_ESCAPED = {'"': '"', "\\": "\\", "/": "/"}  # an escape's letter as read; the rest: " "
+# an escape's letter as read (its backslash reads as a space); the rest: " "
+_ESCAPED = {'"': '"', "\\": "\\", "/": "/", "n": "\n", "t": "\t"}
 
 
 class JsonValues:
