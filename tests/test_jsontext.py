@@ -160,6 +160,25 @@ async def test_checks_read_the_values_text_and_each_value_is_a_sentence():
     assert checked == ['It was completed in 1950 by Italians"', 'The tower is in Paris"']
 
 
+@pytest.mark.parametrize("answer, released", [
+    ("The tower is in Paris. It was built in 1950.",  # asked for JSON, wrote prose
+     "The tower is in Paris. It was built in [unsupported]."),
+    ('```json\n{"summary": "It was built in 1950."}\n```',  # fenced in Markdown
+     '```json\n{"summary": "It was built in [unsupported]."}\n```'),
+    ("True, it was built in 1950.", "True, it was built in [unsupported]."),
+    ("`Tower` was built in 1950.", "`Tower` was built in [unsupported]."),  # no fence
+])
+async def test_an_answer_that_is_no_json_is_read_and_redacted_as_text(answer, released):
+    """An upstream that ignores ``response_format``: nothing of its answer passes
+    unread (read as values, prose would be all blank), and a flag redacts as in prose."""
+    s = replace(settings(), json_answer=True, grounding=GROUNDING)
+    v = ScriptedVerifier()
+    pieces = [answer[i:i + 3] for i in range(0, len(answer), 3)]
+    evs = events(await collect(guarded_stream(raw(answer_stream(pieces)), s, v)))
+    assert content(evs) == released
+    assert any("1950" in r.response[r.target_start:r.target_end] for r in v.requests)
+
+
 async def test_a_true_sentence_in_a_json_answer_passes_as_it_would_in_prose(detector):
     """The shipped model, as the proxy runs it: a sentence copied from the grounding is
     released beside a number field (read raw, the syntax around it got it redacted),

@@ -39,6 +39,8 @@ __all__ = ["JsonValues", "redact_values"]
 
 # an escape's letter as read (its backslash reads as a space); the rest: " "
 _ESCAPED = {'"': '"', "\\": "\\", "/": "/", "n": "\n", "t": "\t"}
+# what may stand outside a string in JSON: structure, numbers, true, false, null
+_BARE = frozenset(' \t\r\n{}[],:"0123456789+-.eEtrufalsn')
 
 
 class JsonValues:
@@ -48,12 +50,35 @@ class JsonValues:
         self._in_string = self._key = self._expect_key = False
         self._escape = 0  # characters of an escape still to come
         self._fresh = False  # the last one was its backslash
+        self.prose = False  # a character no JSON document holds there: read as text
+        self._fence = False  # on a line of "```json" before or after the document
 
     def feed(self, text: str) -> tuple[str, list[int]]:
         """Read ``text``; returns it as the detector reads it (module docstring) and the
-        offsets in it just after each string value's closing quote."""
-        out, view, ends = self._kinds, [], []
+        offsets in it just after each string value's closing quote.  From a character
+        that cannot stand where it stands in JSON (an upstream that ignored the request
+        and wrote prose) the rest is text: read as it is, and redactable as a plain
+        answer is, never passed unread.  A Markdown fence line around the document
+        ("```json") is syntax."""
+        out, view, ends, word = self._kinds, [], [], 0  # word: where a bare word began
         for i, ch in enumerate(text):
+            outside = not self.prose and not self._in_string
+            if outside and not self._stack and (ch == "`" or self._fence) and \
+                    (ch.isalnum() or ch in "`_-\n"):  # a fence line ("```json") around it
+                self._fence = ch != "\n"
+                out.append(0)
+                view.append(" ")
+                continue
+            if outside and (ch not in _BARE or self._fence):
+                self.prose, self._fence = True, False
+                for j in range(word, i):  # and the bare word it ends ("True, it ...")
+                    out[j - i], view[j - i] = 1, text[j]
+            if self.prose:
+                out.append(1)
+                view.append(ch)
+                continue
+            if not self._in_string and (ch.isspace() or ch in '{}[],:"'):
+                word = i + 1
             if self._in_string:
                 value = 0 if self._key else 1
                 if self._escape:
