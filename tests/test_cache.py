@@ -310,10 +310,32 @@ async def wait_for_redis(url: str) -> None:
         await client.aclose()
 
 
-def test_redis_urls_are_logged_without_their_password():
-    from guardrail.contexts.redis_store import redacted_url
+def test_urls_are_shown_without_their_password():
+    from guardrail.config import redact_url
 
-    assert redacted_url("redis://127.0.0.1:6379/0") == "redis://127.0.0.1:6379/0"
-    assert redacted_url("redis://:s3cret@h:1/0") == "redis://:***@h:1/0"
-    assert redacted_url("rediss://user:s3cret@h/0") == "rediss://user:***@h/0"
-    assert redacted_url(None) is None
+    assert redact_url("redis://127.0.0.1:6379/0") == "redis://127.0.0.1:6379/0"
+    assert redact_url("redis://:s3cret@h:1/0") == "redis://***@h:1/0"
+    assert redact_url("rediss://user:s3cret@h/0") == "rediss://***@h/0"
+    assert redact_url("unix://:s3cret@/run/redis.sock") == "unix://***@/run/redis.sock"
+    assert redact_url("redis://h:1/0?password=s3cret&db=1") == \
+        "redis://h:1/0?password=***&db=1"  # as redis-py reads a socket's password
+    assert redact_url("http://svc:s3cret@llm:8000/v1") == "http://***@llm:8000/v1"
+    assert redact_url("redis//:s3cret@h") == "***@h"  # not a URL as written: still hidden
+    assert redact_url(None) is None
+
+
+async def test_a_failing_and_recovering_redis_is_logged_without_its_password(caplog):
+    """The outage and recovery lines name Redis as the start-up line does: no password."""
+    import logging
+
+    from guardrail.contexts.redis_store import RedisStore
+
+    port = free_port()
+    store = RedisStore(f"redis://:s3cret@127.0.0.1:{port}/0?password=s3cret",
+                       down_cooldown_s=0)
+    with caplog.at_level(logging.INFO, logger="guardrail"):
+        assert not await store.ping()
+    await store.aclose()
+    lines = [r.getMessage() for r in caplog.records]
+    assert any("failed" in line and "***@127.0.0.1" in line for line in lines), lines
+    assert not any("s3cret" in line for line in lines)

@@ -63,6 +63,74 @@ def test_secrets_from_the_environment_are_read_as_written():
                        ).upstream.api_key.get_secret_value() == "null"
 
 
+def test_text_settings_from_the_environment_are_read_as_written():
+    """A text field takes the variable as written: YAML would make "::" a mapping,
+    "[redacted]" a list, "2024" and "1.5" numbers, and refuse them all."""
+    prompt = "Rewrite: {sentence} from {context} for {question} after {answer_so_far}"
+    c = load_config(env={"GUARDRAIL_SERVER__HOST": "::",
+                         "GUARDRAIL_POLICY__REDACT_MARKER": "[redacted]",
+                         "GUARDRAIL_CACHE__KEY_PREFIX": "2024",
+                         "GUARDRAIL_POLICY__REGENERATE__MODEL": "1.5",
+                         "GUARDRAIL_POLICY__REGENERATE__PROMPT": prompt,
+                         "GUARDRAIL_SERVER__PORT": "9000",
+                         "GUARDRAIL_TENANTS__ACME__API_KEYS": "sk-one"})
+    assert (c.server.host, c.policy.redact_marker, c.cache.key_prefix) == \
+        ("::", "[redacted]", "2024")
+    assert (c.policy.regenerate.model, c.policy.regenerate.prompt) == ("1.5", prompt)
+    assert c.server.port == 9000  # a number is still read as one
+    assert [k.get_secret_value() for k in c.tenants["acme"].api_keys] == ["sk-one"]
+
+
+def test_an_environment_tenant_is_the_files_whatever_its_case(tmp_path):
+    """Variable names are upper case: GUARDRAIL_TENANTS__ACMECORP__API_KEYS gives its
+    keys to the file's "AcmeCorp" (and its policy), not to a second tenant."""
+    path = tmp_path / "g.yaml"
+    path.write_text("tenants:\n  AcmeCorp:\n    policy: {action: block}\n")
+    c = load_config(path, env={"GUARDRAIL_TENANTS__ACMECORP__API_KEYS": "[sk-acme]"})
+    assert list(c.tenants) == ["AcmeCorp"] and c.tenant_for_key("sk-acme") == "AcmeCorp"
+
+
+def test_config_errors_name_the_field_never_its_value(tmp_path):
+    """One line; the field and what is wrong; no key, password or pydantic link."""
+    cases = [
+        ({"GUARDRAIL_UPSTREAM__API_KEY": "x", "GUARDRAIL_CACHE__REDIS_URL":
+          "redis//:S3cretPW@redis"}, "cache.redis_url must start with"),
+        ({"GUARDRAIL_UPSTREAM__BASE_URL": "ftp://svc:S3cretPW@llm/v1"},
+         "upstream.base_url must start with http"),
+        ({"GUARDRAIL_TENANTS__ACME__API_KEYS": "[[S3cretPW]]"}, "tenants.acme.api_keys.0"),
+    ]
+    for env, what in cases:
+        with pytest.raises(ValueError) as e:
+            load_config(env=env)
+        said = str(e.value)
+        assert what in said and "S3cretPW" not in said, said
+        assert "\n" not in said and "pydantic" not in said and "input_value" not in said
+    path = tmp_path / "g.yaml"
+    path.write_text("upstream:\n  api_key: 123456789\n")
+    with pytest.raises(ValueError) as e:
+        load_config(path, env={})
+    assert str(e.value) == "upstream.api_key: Input should be a valid string"
+
+
+def test_a_section_that_is_no_mapping_stays_an_error(tmp_path):
+    """A variable or a flag setting a field of it does not replace it quietly."""
+    path = tmp_path / "g.yaml"
+    path.write_text("server: [1, 2]\n")
+    for env, overrides in (({"GUARDRAIL_SERVER__PORT": "9000"}, {}),
+                           ({}, {"server.port": 9000})):
+        with pytest.raises(ValueError, match="'server' must be a mapping, got list"):
+            load_config(path, env=env, overrides=overrides)
+    path.write_text("server:\n")  # empty: the variable fills it
+    assert load_config(path, env={"GUARDRAIL_SERVER__PORT": "9000"}).server.port == 9000
+
+
+def test_a_key_given_twice_in_the_file_is_an_error(tmp_path):
+    path = tmp_path / "g.yaml"
+    path.write_text("server:\n  port: 1\n  port: 2\n")
+    with pytest.raises(ValueError, match=r"'port' is given twice \(line 3, column 3\)"):
+        load_config(path, env={})
+
+
 def test_unknown_key_is_an_error(tmp_path):
     path = tmp_path / "g.yaml"
     path.write_text("upstream:\n  baseurl: http://x\n")

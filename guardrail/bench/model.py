@@ -349,7 +349,7 @@ def targets(result: dict, n_layers: int, exits: list[int]) -> list[Target]:
 
 
 def run(cfg: ModelBenchConfig, *, log: Callable[[str], None] = lambda s: None) -> dict:
-    from guardrail.contexts.redis_store import redacted_url
+    from guardrail.config import redact_url
     from guardrail.model import Detector
 
     det = Detector.from_pretrained(cfg.model, device=cfg.device)
@@ -363,7 +363,7 @@ def run(cfg: ModelBenchConfig, *, log: Callable[[str], None] = lambda s: None) -
         "machine": machine_info(str(det.device)),
         "settings": {**{k: (list(v) if isinstance(v, tuple) else v)
                         for k, v in cfg.__dict__.items()},
-                     "redis_url": redacted_url(cfg.redis_url),
+                     "redis_url": redact_url(cfg.redis_url),
                      "model": det.name, "device": str(det.device), "dtype": str(p.dtype),
                      "attention": getattr(det.model.backbone.config, "_attn_implementation",
                                           None),

@@ -71,9 +71,9 @@ def serve(
         handler.setFormatter(logging.Formatter("%(levelname)s:     %(message)s"))
         ours.addHandler(handler)
     ours.setLevel(cfg.server.log_level.upper())
-    from guardrail.proxy.upstream import without_credentials
+    from guardrail.config import redact_url
 
-    typer.echo(f"guardrail: proxying {without_credentials(cfg.upstream.base_url)} on "
+    typer.echo(f"guardrail: proxying {redact_url(cfg.upstream.base_url)} on "
                f"http://{cfg.server.host}:{cfg.server.port}/v1 (loading the detector...)",
                err=True)
     if ui:

@@ -4,6 +4,7 @@
 ``cache`` and ``detector`` sections in modules of their own, on ``base.Section``.
 """
 
+from guardrail.config.base import redact_url
 from guardrail.config.cache import CacheConfig
 from guardrail.config.detector import DetectorConfig
 from guardrail.config.policy import (PolicyConfig, PolicyLimits, PolicyOverride,
@@ -17,4 +18,4 @@ __all__ = ["DEFAULT_TENANT", "ENV_PREFIX", "CacheConfig", "ContextConfig", "Dete
            "GuardrailConfig", "PolicyConfig", "PolicyLimits", "PolicyOverride",
            "RegenerateConfig", "SchedulerConfig", "ServerConfig", "TenantConfig",
            "UpstreamConfig", "VerificationConfig", "check_hold_action", "env_overrides",
-           "load_config"]
+           "load_config", "redact_url"]

@@ -6,6 +6,8 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from guardrail.config.base import redact_url
+
 
 class CacheConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, frozen=True)
@@ -57,7 +59,7 @@ class CacheConfig(BaseModel):
         url = self.redis_url
         if url is not None and not url.startswith(("redis://", "rediss://", "unix://")):
             raise ValueError(f"cache.redis_url must start with redis://, rediss:// or "
-                             f"unix://, got {url!r}")
+                             f"unix://, got {redact_url(url)!r}")
         if self.local_tenant_max_bytes > self.local_max_bytes:
             raise ValueError(f"cache.local_tenant_max_bytes ({self.local_tenant_max_bytes}) "
                              f"exceeds cache.local_max_bytes ({self.local_max_bytes})")

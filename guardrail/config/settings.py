@@ -14,13 +14,14 @@ Every field carries its documentation as the docstring under it, so
 from __future__ import annotations
 
 import os
+import typing
 from pathlib import Path
-from typing import Any, Literal, Mapping, Optional
+from typing import Any, Literal, Mapping, Optional, Sequence
 
 import yaml
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, SecretStr, ValidationError, model_validator
 
-from guardrail.config.base import Section
+from guardrail.config.base import Section, redact_url
 from guardrail.config.cache import CacheConfig
 from guardrail.config.detector import DetectorConfig
 from guardrail.config.policy import PolicyConfig, PolicyLimits, PolicyOverride, check_hold_action
@@ -82,7 +83,7 @@ class UpstreamConfig(Section):
     def _check_url(self) -> "UpstreamConfig":
         if not self.base_url.startswith(("http://", "https://")):
             raise ValueError(f"upstream.base_url must start with http:// or https://, "
-                             f"got {self.base_url!r}")
+                             f"got {redact_url(self.base_url)!r}")
         if self.max_keepalive_connections > self.max_connections:
             raise ValueError(
                 f"upstream.max_keepalive_connections ({self.max_keepalive_connections}) "
@@ -225,17 +226,54 @@ class GuardrailConfig(Section):
 
 SECRETS = ("api_key", "api_keys")
 """Fields read from the environment as written, never as YAML: "12345678" is a key, not
-a number, "00123" not 83, "null" not no key (a list of keys: ``[a, b]``, each as written)."""
+a number, "00123" not 83, "null" not no key (a list of keys: ``[a, b]``, each as written;
+one key alone is a list of one)."""
 
 
-def _parse_env_value(raw: str, name: str = "") -> Any:
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key given twice in one mapping (the last would win
+    silently)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"the key {key!r} is given twice", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _parse_env_value(raw: str, path: Sequence[str] = ()) -> Any:
+    """An environment value for the field at ``path``: as written for a text field
+    ("::" is a host, "[redacted]" a marker, "2024" a key prefix) and a secret, else as a
+    YAML scalar or list ("0.5", "false", "[8, 32]")."""
     try:
-        if name in SECRETS:
-            return yaml.load(raw, Loader=yaml.BaseLoader) if raw.lstrip().startswith("[") \
-                else raw
+        if path and path[-1] in SECRETS:
+            if raw.lstrip().startswith("["):
+                return yaml.load(raw, Loader=yaml.BaseLoader)
+            return [raw] if path[-1] == "api_keys" else raw  # a tenant's one key
+        if _text_field(path):
+            return raw
         return yaml.safe_load(raw) if raw.strip() else raw
     except yaml.YAMLError:
         return raw
+
+
+def _text_field(path: Sequence[str]) -> bool:
+    """Whether ``path`` names a field of text (``str`` or ``Optional[str]``)."""
+    node: Any = GuardrailConfig
+    parts = iter(path)
+    for part in parts:
+        fields = getattr(node, "model_fields", None) if isinstance(node, type) else None
+        if not fields or part not in fields:
+            return False
+        node = fields[part].annotation
+        if typing.get_origin(node) is dict:  # named entries (tenants): the next part names one
+            node = typing.get_args(node)[1]
+            next(parts, None)
+    return node is str or node == Optional[str]
 
 
 def _set_path(tree: dict, path: list[str], value: Any) -> None:
@@ -255,15 +293,22 @@ def env_overrides(env: Mapping[str, str]) -> dict:
             continue
         path = [p.lower() for p in name[len(ENV_PREFIX):].split("__")]
         if all(path):
-            _set_path(tree, path, _parse_env_value(raw, path[-1]))
+            _set_path(tree, path, _parse_env_value(raw, path))
     return tree
 
 
-def _merge(base: dict, top: Mapping) -> dict:
+def _merge(base: dict, top: Mapping, where: str = "") -> dict:
+    """``top`` over ``base``.  A key of ``top`` names the key of ``base`` it equals but for
+    case (an environment variable's "ACMECORP" is the file's tenant "AcmeCorp"); a
+    mapping over a section of ``base`` that is no mapping is an error, not a repair."""
     out = dict(base)
     for k, v in top.items():
-        out[k] = _merge(out[k], v) if isinstance(v, Mapping) and isinstance(out.get(k), dict) \
-            else v
+        k = next((b for b in out if isinstance(b, str) and b.lower() == str(k).lower()), k)
+        here = f"{where}.{k}" if where else str(k)
+        if isinstance(v, Mapping) and out.get(k) is not None and not isinstance(out[k], dict):
+            raise ValueError(f"'{here}' must be a mapping, got {type(out[k]).__name__}")
+        out[k] = _merge(out[k], v, here) if isinstance(v, Mapping) and \
+            isinstance(out.get(k), dict) else v
     return out
 
 
@@ -274,11 +319,14 @@ def load_config(path: Optional[str | Path] = None, *, env: Optional[Mapping[str,
     tree: dict = {}
     if path is not None:
         try:
-            loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+            loaded = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
         except OSError as e:
             raise ValueError(f"cannot read config file {path}: {e.strerror}") from None
-        except yaml.YAMLError as e:
-            raise ValueError(f"config file {path} is not valid YAML: {e}") from None
+        except yaml.YAMLError as e:  # one line: what, and where
+            mark = getattr(e, "problem_mark", None)
+            at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+            what = getattr(e, "problem", None) or str(e).splitlines()[0]
+            raise ValueError(f"config file {path} is not valid YAML: {what}{at}") from None
         if loaded is not None and not isinstance(loaded, dict):
             raise ValueError(f"config file {path} must hold a mapping, got "
                              f"{type(loaded).__name__}")
@@ -288,4 +336,14 @@ def load_config(path: Optional[str | Path] = None, *, env: Optional[Mapping[str,
     for key, value in (overrides or {}).items():
         if value is not None:
             _set_path(dotted, key.split("."), value)
-    return GuardrailConfig.model_validate(_merge(tree, dotted))
+    try:
+        return GuardrailConfig.model_validate(_merge(tree, dotted))
+    except ValidationError as e:  # never the values: a key or a password may be one
+        raise ValueError("; ".join(_problem(err) for err in e.errors(
+            include_url=False, include_input=False, include_context=False))) from None
+
+
+def _problem(err: Any) -> str:
+    where = ".".join(str(p) for p in err["loc"])
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    return f"{where}: {msg}" if where and not msg.startswith(where) else msg

@@ -33,7 +33,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 
-from guardrail.config import CacheConfig
+from guardrail.config import CacheConfig, redact_url
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -124,17 +124,6 @@ def tenant_tag(tenant: str) -> str:
     if _TENANT_OK.fullmatch(tenant):
         return tenant
     return "~" + hashlib.sha256(tenant.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-
-
-def redacted_url(url: Optional[str]) -> Optional[str]:
-    """A Redis URL with its password replaced by ``***``, for logs and reports."""
-    if not url or "@" not in url:
-        return url
-    scheme, _, rest = url.partition("://")
-    auth, host = rest.rsplit("@", 1)
-    if ":" not in auth:
-        return url
-    return f"{scheme}://{auth.split(':', 1)[0]}:***@{host}"
 
 
 class RedisStore:
@@ -235,10 +224,11 @@ class RedisStore:
             self._down_until = time.monotonic() + self.down_cooldown_s
             if self._healthy:
                 log.warning("redis %s at %s failed (%s: %s); using the in-process tier for "
-                            "%.1fs", what, self.url, type(e).__name__, e, self.down_cooldown_s)
+                            "%.1fs", what, redact_url(self.url), type(e).__name__, e,
+                            self.down_cooldown_s)
             self._healthy = False
             raise CacheUnavailable(f"redis {what} failed: {type(e).__name__}: {e}") from e
         if not self._healthy:
-            log.info("redis at %s is reachable again", self.url)
+            log.info("redis at %s is reachable again", redact_url(self.url))
             self._healthy = True
         return result

@@ -33,9 +33,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from guardrail.config import GuardrailConfig
+from guardrail.config import GuardrailConfig, redact_url
 from guardrail.contexts import ContextStore, RedisStore, ReportStore
-from guardrail.contexts.redis_store import redacted_url
 from guardrail.engine.build import build_verifier
 from guardrail.engine.prepared import PreparedContextCache
 from guardrail.engine.seam import Verifier
@@ -47,7 +46,7 @@ from guardrail.proxy.hooks import RegeneratorFactory
 from guardrail.proxy.metrics import Metrics
 from guardrail.proxy.state import AppState, Drain, state_of
 from guardrail.proxy.tenants import Tenants
-from guardrail.proxy.upstream import UpstreamClient, without_credentials
+from guardrail.proxy.upstream import UpstreamClient
 
 log = logging.getLogger(__name__)
 __all__ = ["create_app"]
@@ -71,7 +70,7 @@ async def healthz(request: Request) -> Response:
     st = state_of(request)
     redis = st.store.redis
     return JSONResponse({"status": "ok", "verifier": st.verifier.info().to_json(),
-                         "upstream": without_credentials(st.config.upstream.base_url),
+                         "upstream": redact_url(st.config.upstream.base_url),
                          "in_flight": st.in_flight,
                          "tenants": "single" if st.tenants.single else len(st.tenants.names),
                          "context_cache": "in-process" if redis is None else
@@ -154,7 +153,7 @@ def create_app(config: Optional[GuardrailConfig] = None, verifier: Optional[Veri
         tenants = Tenants(config)
         log.info("guardrail: %s", tenants.describe())
         log.info("guardrail: verifier %s; context cache: %s", v.info().engine,
-                 f"redis at {redacted_url(c.redis_url)} + in-process LRU" if store.redis
+                 f"redis at {redact_url(c.redis_url)} + in-process LRU" if store.redis
                  else "in-process LRU only (no cache.redis_url)")
         upstream = UpstreamClient(config.upstream, transport=upstream_transport)
         regenerators = RegeneratorFactory(config.policy.regenerate, upstream)

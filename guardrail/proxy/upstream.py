@@ -24,7 +24,7 @@ from typing import AsyncIterator, Optional
 
 import httpx
 
-from guardrail.config import UpstreamConfig
+from guardrail.config import UpstreamConfig, redact_url
 from guardrail.errors import (Overloaded, UpstreamError, UpstreamProtocolError,
                               UpstreamStatusError, UpstreamUnreachable)
 from guardrail.stream.sse import json_bytes
@@ -39,16 +39,6 @@ PASSED_BACK = ("x-request-id", "openai-processing-ms", "openai-version",
                "openai-organization", "x-ratelimit-")
 """The upstream's response headers the client receives too (a name ending in ``-``:
 every header it begins): the id to quote to the provider, and its rate limits."""
-
-
-def without_credentials(url: str) -> str:
-    """The upstream's URL as logs and ``/healthz`` show it: any user and password in it
-    replaced by ``***`` ("http://svc:s3cret@llm:8000/v1" -> "http://***@llm:8000/v1")."""
-    scheme, sep, rest = url.partition("://")
-    host, slash, path = rest.partition("/")
-    if not sep or "@" not in host:
-        return url
-    return f"{scheme}://***@{host.rsplit('@', 1)[1]}{slash}{path}"
 
 
 def passed(headers, names: tuple[str, ...]) -> dict[str, str]:
@@ -82,7 +72,7 @@ class UpstreamReply:
 def _map_transport_error(exc: httpx.HTTPError, base_url: str) -> Exception:
     """The client-facing error for a transport failure.  Its message never names the
     upstream's address (an internal URL); the log line does."""
-    log.warning("upstream %s: %s: %s", without_credentials(base_url), type(exc).__name__, exc)
+    log.warning("upstream %s: %s: %s", redact_url(base_url), type(exc).__name__, exc)
     if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
         return UpstreamUnreachable(f"the upstream LLM server is unreachable "
                                    f"({type(exc).__name__})")
