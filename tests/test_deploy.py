@@ -116,6 +116,38 @@ def test_probes_and_drain_agree_with_the_proxy():
 
 
 @pytest.mark.skipif(shutil.which("sh") is None, reason="needs a POSIX shell")
+@pytest.mark.parametrize("config, env, host", [
+    (None, {}, "0.0.0.0"),                                  # a container listens outside
+    ({"server": {"port": 9090}}, {}, "0.0.0.0"),
+    ({"server": {"host": "10.1.2.3"}}, {}, None),          # the file says where: its own
+    (None, {"GUARDRAIL_SERVER__HOST": "::"}, "::"),        # the environment says where
+])
+def test_the_entrypoints_default_host_is_below_the_file_and_the_environment(
+        config, env, host, tmp_path):
+    """The images set no GUARDRAIL_* variable (it would beat the mounted file); the
+    entrypoint gives 0.0.0.0 only where neither the file nor the environment says."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "guardrail").write_text('#!/bin/sh\necho "host=${GUARDRAIL_SERVER__HOST:-unset}"'
+                                    ' "args=$*"\n')
+    (fake / "guardrail").chmod(0o755)
+    run_env = {"PATH": f"{fake}{os.pathsep}{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+               **env}
+    if config is not None:
+        (tmp_path / "g.yaml").write_text(yaml.safe_dump(config))
+        run_env["GUARDRAIL_CONFIG"] = str(tmp_path / "g.yaml")
+    out = subprocess.run([str(DEPLOY / "docker" / "entrypoint.sh")], env=run_env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    said = out.stdout.strip()
+    assert said.startswith(f"host={host or 'unset'} args=serve"), said
+    assert ("--config" in said) is (config is not None)
+    for name in ("Dockerfile", "Dockerfile.cuda"):
+        assert "GUARDRAIL_" not in (DEPLOY / "docker" / name).read_text().replace(
+            "GUARDRAIL_CONFIG", "")
+
+
+@pytest.mark.skipif(shutil.which("sh") is None, reason="needs a POSIX shell")
 def test_the_entrypoint_serves_and_drains(fake_upstream, tmp_path):
     port = free_port()
     conf = tmp_path / "guardrail.yaml"
