@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -93,6 +94,14 @@ def test_check_and_serve_reject_bad_input(tmp_path):
                        (["--device", "gpu"], "detector.device")):
         r = runner.invoke(app, ["serve", "--port", "1", *args])
         assert r.exit_code == 2 and says in r.output and "Traceback" not in r.output, args
+    with socket.socket() as taken:  # a port in use: said before the detector loads
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        r = runner.invoke(app, ["serve", "--port", str(port), "--upstream", "http://x/v1"])
+    assert r.exit_code == 2 and "Traceback" not in r.output, r.output
+    assert f"cannot listen on 127.0.0.1:{port}: Address already in use" in r.output
+    assert "loading the detector" not in r.output
 
 
 def test_demo_runs_end_to_end():

@@ -162,7 +162,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Fake upstream + the real proxy on loopback, N streams: release delay and more."""
         from guardrail.bench import stream as bs
-        from guardrail.commands.proxy import config_or_exit
+        from guardrail.commands.startup import config_or_exit
 
         if config_file is not None:  # a bad file fails here, not in the proxy process
             config_or_exit(config_file, {}, env={})
@@ -208,7 +208,7 @@ def register(app: typer.Typer) -> None:
 
         from guardrail.bench import verdicts
         from guardrail.commands.judge import load_split
-        from guardrail.commands.proxy import config_or_exit
+        from guardrail.commands.startup import config_or_exit
 
         examples = []
         meta = {}

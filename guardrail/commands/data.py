@@ -255,7 +255,8 @@ def _proxy_labels(rows: list[dict], config: Optional[Path]) -> list[list[str]]:
     (contradicted / unverifiable) where it stops the sentence, else supported."""
     import asyncio
 
-    from guardrail.commands.proxy import config_or_exit, guard
+    from guardrail.commands.proxy import guard
+    from guardrail.commands.startup import config_or_exit
     from guardrail.engine.build import load_local_verifier
     from guardrail.train.labelling import cut, documents
 

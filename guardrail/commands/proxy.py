@@ -8,23 +8,13 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 import typer
 
+from guardrail.commands.startup import config_or_exit, model_or_exit, port_or_exit
+
 ACTIONS = ("release", "redact", "regenerate", "block", "annotate")
-
-
-def config_or_exit(path: Optional[Path], overrides: dict[str, Any],
-                   env: Optional[dict[str, str]] = None):
-    """``load_config``, or exit 2 with the reason (``env``: None reads GUARDRAIL_*)."""
-    from guardrail.config import load_config
-
-    try:
-        return load_config(path, env=env, overrides=overrides)
-    except ValueError as e:
-        typer.echo(f"error: invalid configuration: {e}", err=True)
-        raise typer.Exit(2) from None
 
 
 def _action(value: Optional[str]) -> Optional[str]:
@@ -64,7 +54,8 @@ def serve(
                            "detector.device": device,
                            "policy.action": action, "policy.threshold": threshold,
                            "cache.redis_url": redis_url, "server.log_level": log_level})
-    _model_or_exit(cfg)
+    model_or_exit(cfg)
+    port_or_exit(cfg.server.host, cfg.server.port)
     ours = logging.getLogger("guardrail")  # start-up facts, Redis failures: next to uvicorn's
     if not ours.handlers:
         handler = logging.StreamHandler()
@@ -73,11 +64,12 @@ def serve(
     ours.setLevel(cfg.server.log_level.upper())
     from guardrail.config import redact_url
 
-    typer.echo(f"guardrail: proxying {redact_url(cfg.upstream.base_url)} on "
-               f"http://{cfg.server.host}:{cfg.server.port}/v1 (loading the detector...)",
-               err=True)
+    where = f"http://{cfg.server.host}:{cfg.server.port}" if cfg.server.port else \
+        f"a free port of {cfg.server.host} (uvicorn's log names it)"
+    typer.echo(f"guardrail: proxying {redact_url(cfg.upstream.base_url)} on {where}"
+               f"{'/v1' if cfg.server.port else ''} (loading the detector...)", err=True)
     if ui:
-        typer.echo(f"guardrail: chat page at http://{cfg.server.host}:{cfg.server.port}/ui/",
+        typer.echo(f"guardrail: chat page at {where}{'/ui/' if cfg.server.port else ''}",
                    err=True)
     _fixed_mmap_threshold()
     app = create_app(cfg, chat_page=ui)
@@ -87,18 +79,6 @@ def serve(
     server.run()
 
 
-def _model_or_exit(cfg) -> None:
-    """Before the server starts: the detector's model and device named in ``cfg`` exist,
-    or one line says which does not (not a traceback from the app's start-up)."""
-    from guardrail.errors import ModelLoadError
-    from guardrail.model.sources import model_path, pick_device
-
-    try:
-        model_path(cfg.detector.model)
-        pick_device(cfg.detector.device)
-    except ModelLoadError as exc:
-        typer.echo(f"guardrail: {exc}", err=True)
-        raise typer.Exit(2) from None
 
 
 def _draining_server():
@@ -319,7 +299,7 @@ def demo(
         raise typer.BadParameter(str(exc), param_hint="--script") from None
     if delay is not None:
         fake.token_delay_s = delay
-    _model_or_exit(GuardrailConfig.model_validate({"detector": {"model": model}}))
+    model_or_exit(GuardrailConfig.model_validate({"detector": {"model": model}}))
     for m in messages:
         if m["role"] == "tool":
             console.print(Panel(escape(m["content"]), title="tool result (the grounding context)"))
