@@ -155,7 +155,7 @@ def test_regenerate_asks_upstream_then_falls_back(client, fake_upstream):
 HUGE = "The Eiffel Tower was completed in 1889 by Gustave Eiffel's company. " * 150
 
 
-@pytest.mark.parametrize("refused_by", ["size rule", "model"])
+@pytest.mark.parametrize("refused_by", ["size rule", "model", "model, local engine"])
 def test_a_hook_retrieving_too_much_fails_its_attempt_not_the_stream(
         refused_by, fake_upstream_server, fake_upstream, detector, monkeypatch):
     """A regenerate hook returning more grounding than the request may hold (the
@@ -166,7 +166,9 @@ def test_a_hook_retrieving_too_much_fails_its_attempt_not_the_stream(
     hooks.retrieve = lambda req: Rewrite(EIFFEL_REWRITE, (HUGE,))
     monkeypatch.setitem(sys.modules, hooks.__name__, hooks)
     limits = {"context": {"max_context_chars": 4000}} if refused_by == "size rule" else {}
-    if refused_by == "model":  # the same weights, reading at most 1,000 context tokens
+    if refused_by.endswith("local engine"):
+        limits["verification"] = {"engine": "local"}
+    if refused_by.startswith("model"):  # the same weights, reading at most 1,000 context tokens
         detector = copy.copy(detector)
         detector.max_context_tokens = 1000
     cfg = config(fake_upstream_server.url, **limits,

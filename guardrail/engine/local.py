@@ -104,7 +104,13 @@ class LocalVerifier:
 
     async def warm(self, documents: Sequence[str], *,
                    tenant: str = DEFAULT_TENANT) -> Optional[int]:
-        """Nothing to warm: this engine keeps no prepared contexts."""
+        """Nothing to keep (this engine prepares each check's context anew), but the
+        documents are prepared once to see that they can be (``ContextError``: over the
+        model's context limit), before a check fails on them."""
+        prepare = getattr(self.detector, "prepare_context", None)
+        if prepare is not None:
+            await asyncio.get_running_loop().run_in_executor(self._executor, prepare,
+                                                             list(documents))
         return None
 
     def stats(self) -> EngineStats:
