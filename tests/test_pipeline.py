@@ -542,6 +542,8 @@ async def test_a_server_repeating_the_text_beside_the_delta_leaks_nothing():
     texts = [chunk(p) for p in ANSWER]
     for i, c in enumerate(texts):
         c["choices"][0]["text"] = ANSWER[i]
+        c["choices"][0]["message"] = {"content": ANSWER[i]}  # nor any other structure
+        c["choices"][0]["alternatives"] = [ANSWER[i]]
         c["choices"][0]["delta"]["token_id"] = 100 + i
     data = sse([chunk("", role="assistant"), *texts, chunk(finish="stop")])
     evs = events(await collect(guarded_stream(raw(data), settings(), ScriptedVerifier())))

@@ -191,14 +191,17 @@ def _finished(choice: dict) -> Optional[str]:
 
 
 _CHOICE_KEYS = ("index", "delta", "message", "logprobs", "finish_reason")
+_STRUCTURED_EXTRAS = ("content_filter_results", "content_filter_offsets")  # Azure's
 
 
 def choice_extras(choice: dict) -> dict:
-    """What a choice carries beside its index, text, logprobs and finish, strings left
-    out: a server that repeats the text there (Together's ``text``) would pass it on
-    unchecked."""
-    return {k: v for k, v in choice.items()
-            if k not in _CHOICE_KEYS and not isinstance(v, str)}
+    """What a choice carries beside its index, text, logprobs and finish that may go on
+    unchecked: numbers and flags (a seed, vLLM's stop token id), and Azure's filter
+    results.  Never a string or another structure: a server that repeats the text
+    there (Together's ``text``) would pass it on unchecked."""
+    return {k: v for k, v in choice.items() if k not in _CHOICE_KEYS and (
+        isinstance(v, (int, float)) or v is None or
+        k in _STRUCTURED_EXTRAS and isinstance(v, dict))}
 
 
 def split_chunk(chunk: dict) -> Delta:
@@ -238,7 +241,7 @@ def split_chunk(chunk: dict) -> Delta:
         if finished or isinstance(delta.get("content"), list) or \
                 any(v is not None for k, v in delta.items() if k != "content") or \
                 any(v is not None for v in extra.values()):
-            keep.append({**{k: v for k, v in c.items() if k in _CHOICE_KEYS}, **extra,
+            keep.append({**{k: c[k] for k in ("index", "finish_reason") if k in c}, **extra,
                          "delta": delta, "logprobs": None})
     # usage rides on what is forwarded; a chunk of choice 0's text alone that also
     # counts usage (vLLM's continuous_usage_stats) is not sent as an empty "choices"
