@@ -253,16 +253,17 @@ def test_a_context_over_the_token_limit_is_not_stored(fake_upstream, detector):
 
 def test_an_unpreparable_context_at_check_time_follows_the_fail_policy(fake_upstream,
                                                                         detector):
-    """The local engine keeps no prepared contexts, so its PUT cannot test the context;
-    the chat that names it then fails closed: nothing unchecked is released."""
+    """The local engine keeps no prepared contexts, but its PUT prepares the context
+    once, so it refuses one over the token limit as the batching engine does; sent
+    inline, the chat fails closed: nothing unchecked is released."""
     c_cfg = cfg(fake_upstream.url, context={"max_context_chars": 2_000_000},
                 server={"max_body_bytes": 4_000_000}, verification={"engine": "local"})
     with serve(create_app(c_cfg, detector=detector)) as s, \
             httpx.Client(base_url=s.url, timeout=120) as c:
         put = c.put("/v1/contexts", json={"documents": [BIG]})
-        assert put.status_code == 200 and "tokens" not in put.json()
-        r = c.post("/v1/chat/completions",
-                   json=body(guardrail={"context_id": put.json()["context_id"]}))
+        assert put.status_code == 400 and put.json()["error"]["type"] == "invalid_context"
+        assert c.get("/v1/contexts").json()["data"] == []
+        r = c.post("/v1/chat/completions", json=body(guardrail={"context": [BIG]}))
     evs = events(r.text)
     assert evs[-1] == "[DONE]"
     assert evs[-2]["error"]["type"] == "invalid_context"
