@@ -134,6 +134,13 @@ def test_numbers_are_read_the_way_answers_write_them():
     ("Let me pull up the latest tracking details.", False),
     ("Okay, I'm going to search the knowledge base for that.", False),
     ("Good question!", False),
+    ("Enjoy your dinner!", False),                     # a wish
+    ("Have a great trip!", False),
+    ("Safe travels!", False),
+    ("Enjoy the 20% discount on your next order!", True),  # a value: checked
+    ("Enjoy free shipping on every order.", True),         # said, not wished
+    ("Enjoy your free upgrade to business class!", True),  # a wish that says more
+    ("Happy customers rated it highly!", True),
     ("Let me check: your order shipped yesterday.", True),  # what follows is a claim
     ("Let me pull up the tracking details, which show it was delivered.", True),
     ("I'll look up order 4471.", True),                      # a value: checked

@@ -148,6 +148,27 @@ def test_a_duration_in_seconds_said_in_minutes():
     assert ev.features("Linting took 48 minutes.").line_changed == "jobs 1 > duration s: 48"
 
 
+def test_a_quantity_said_in_words_converts_as_one_in_digits_does():
+    """"within three months" of 90 days is "within 3 months": converted, within the
+    half a unit a whole number is written to (or its hedge); a word number that
+    converts to no value stays missing."""
+    ev = ContextEvidence.build(["Returns are accepted within 90 days of delivery. "
+                                "The course runs for 12 weeks."])
+    for said in ("You can return it within about three months.",
+                 "You can return it within three months.",
+                 "You can return it within 3 months.",
+                 "The course runs for roughly three months."):
+        assert ev.features(said).missing_numbers == (), said
+    for said in ("The course runs for about five months.", "It runs for five months.",
+                 "You can return it within six months."):
+        assert ev.features(said).missing_numbers, said
+    # found converted, never changed: the grounding may write its own "five" in words
+    leave = ContextEvidence.build(["Staff with five or more years of service accrue an "
+                                   "additional 5 days per year."])
+    got = leave.features("After five years with the company, you get five extra days.")
+    assert got.line_changed is None and got.field_changed is None
+
+
 def test_a_time_to_live_is_in_seconds_and_a_version_is_no_number():
     dns = json.dumps({"answers": [{"name": "status.example.io", "type": "CNAME", "ttl": 300}]})
     ev = ContextEvidence.build([dns])

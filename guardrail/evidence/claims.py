@@ -40,6 +40,10 @@ _INTENT = re.compile(r"^\W*(?:(?:ok(?:ay)?|sure|alright|one moment)\W+)?(?:i'll|
                      r"call|retrieve|open|run|grab|review|dig|try)\b[^:;,\u2014\u2013]*$", re.I)
 _SMALL_TALK = re.compile(r"^\W*(?:(?:very |a )?good|great|excellent|fair) question\W*$|"
                          r"^\W*(?:no problem|got it|understood|you're welcome)\W*$", re.I)
+# a short wish, said as one: "Enjoy your dinner!", "Safe travels!" (a longer one may
+# carry a claim: "Enjoy your free upgrade to business class!")
+_WISH = re.compile(r"^\W*(?:enjoy|have (?:a|an|fun)|good luck|safe travels|take care|"
+                   r"bon app[eé]tit)\b[^.?!]*!\W*$", re.I)
 _BECAUSE = re.compile(r",\s*(?:which|since|because|as)\b|\b(?:since|because)\b", re.I)
 _CAVEAT = re.compile(  # about the data's reliability, not about the world; advice to check
     r"\b(?:could|may|might)\s+(?:be|have)\b[^.]*\b(?:out of date|outdated|inaccurate|"
@@ -94,7 +98,8 @@ def is_claim(sentence: str) -> bool:
     if any(c.isdigit() for c in text):
         return True
     if _CAVEAT.search(text) or _OFFER.match(text) or _SMALL_TALK.match(text) \
-            or _INTENT.match(text) and len(WORD.findall(text)) <= 12:
+            or _INTENT.match(text) and len(WORD.findall(text)) <= 12 \
+            or _WISH.match(text) and len(WORD.findall(text)) <= 6:
         return False  # "... could be out of date.", "Let me know if ...", "Good question."
     words = content_words(text)
     rest = [w for w in words if w.lower() not in META_WORDS]

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional, Sequence
 
-from guardrail.evidence.values import PARTS, Number, numbers
+from guardrail.evidence.values import HEDGES, PARTS, Number, numbers
 
 
 @dataclass(frozen=True)
@@ -273,6 +273,16 @@ def close(said: Number, unit: Unit, value: float, value_unit: Unit) -> bool:
     return abs(v - said.value) <= tol
 
 
+def _as_quantity(n: Number, text: str = "") -> Number:
+    """A number written as a word, read as one in digits where a unit follows it
+    ("within about three months" as "about 3 months": half a unit either way, or its
+    hedge), in the grounding too ("for five years")."""
+    if n.kind != "count":
+        return n
+    return replace(n, kind="number", precision=0.5,
+                   hedged=bool(text and HEDGES.search(text[max(0, n.start - 16):n.start])))
+
+
 @dataclass(frozen=True)
 class UnitCheck:
     converted: frozenset[int] = frozenset()   # starts of values found in another unit
@@ -300,6 +310,7 @@ class Quantities:
                                               for m in _LETTER_AFTER_DIGIT.finditer(part)):
                     continue  # most parts of a large result: parsing them costs more
                 for n in numbers(value if sep else part):
+                    n = _as_quantity(n)  # "five or more years" of service
                     unit = unit_after(value if sep else part, n) or (
                         of_key if n.kind == "number" and not n.percent else None)
                     if unit is not None:
@@ -316,6 +327,7 @@ class Quantities:
             return UnitCheck()
         converted, changed, changed_at, unmatched = set(), None, set(), set()
         for n in nums:
+            worded, n = n.kind == "count", _as_quantity(n, sentence)
             unit = unit_after(sentence, n)
             if unit is None:
                 continue
@@ -324,6 +336,8 @@ class Quantities:
                 if not stated(n) or not any(u.name == unit.name for _, u, _ in same):
                     converted.add(n.start)
                 continue
+            if worded:  # found converted, never changed: "five" in words is often a count
+                continue  # the grounding also writes in words ("five or more years")
             if same:
                 unmatched.add(n.start)
             equal = [(u, i) for v, u, i in self.found if abs(v - n.value) <= n.precision]

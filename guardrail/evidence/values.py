@@ -263,7 +263,7 @@ def _round_unit(v: float) -> float:
     return float(unit)
 
 
-_HEDGES = re.compile(r"\b(about|around|approximately|roughly|nearly|almost|over|under|just after|"
+HEDGES = re.compile(r"\b(about|around|approximately|roughly|nearly|almost|over|under|just after|"
                      r"just before|shortly after|shortly before|"
                      r"more than|less than|some|close to|just over|just under|~)\s*$", re.I)
 
@@ -285,7 +285,7 @@ def numbers(text: str) -> list[Number]:
     the numbers left (``1,200``, ``about 1.2 million``, ``25%``)."""
     out = []
     for s, e, minutes in times(text):  # "around 2:29 AM" is an estimate, and so is "midday"
-        out.append(Number(float(minutes), s, e, 0.5, bool(_HEDGES.search(text[max(0, s - 16):s]))
+        out.append(Number(float(minutes), s, e, 0.5, bool(HEDGES.search(text[max(0, s - 16):s]))
                           or text[s:e].lower() == "midday", False, "time"))
     for s, e, (y, mo, d) in dates(text):
         out.append(Number(float(y * 10000 + mo * 100 + d), s, e, 0.5, False, False, "date"))
@@ -321,7 +321,7 @@ def numbers(text: str) -> list[Number]:
             v = -v  # "November 8-9" is a range, not -9
         if _CENTS.match(text, m.end()):  # "48 cents" is the 0.48 a price field holds
             v, unit = v / 100, unit / 100
-        hedged = bool(_HEDGES.search(text[max(0, m.start() - 16):m.start()]))
+        hedged = bool(HEDGES.search(text[max(0, m.start() - 16):m.start()]))
         if not decimals and not scale and v and _ROUNDING.search(
                 text[max(0, m.start() - 16):m.start()]):
             unit = _round_unit(v)  # "about 1,700 miles": to the hundred, so 1,718 is it
