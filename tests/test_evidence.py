@@ -85,6 +85,18 @@ def test_tables_prose_and_odd_json_render_deterministically():
     assert got.field_changed is not None
 
 
+def test_a_log_lines_timestamp_is_a_date_and_a_time_an_answer_reads_out():
+    """Common Log Format ("12/Mar/2024:14:02:11 +0000"): "March 12" and "2:02 p.m." are
+    in it; its pieces are no numbers of their own (12, 14, 02, 11)."""
+    line = '203.0.113.9 - - [12/Mar/2024:14:02:11 +0000] "POST /login HTTP/1.1" 401 512'
+    assert [(n.kind, n.value) for n in numbers(line)][0] == ("date", 20240312.0)
+    ev = ContextEvidence.build([line])
+    for said in ("The failed login happened on March 12 at 2:02 p.m.",
+                 "It returned a 401 at 14:02 on 12 March 2024."):
+        assert ev.features(said).missing_numbers == (), said
+    assert [n.value for n in ev.features("It failed on March 13.").missing_numbers] == [313.0]
+
+
 def test_numbers_are_read_the_way_answers_write_them():
     got = [(n.value, n.percent, n.hedged) for n in
            numbers("About 1.2 million people, 25% of them, paid $1,234.50; it is 330 m tall.")]

@@ -9,7 +9,8 @@ durations, counts (how a text lists things and its records: listing.py).
     durations(text)   "1 hour 33 minutes", "2 hours"             -> minutes
     stored_times(t)   the same, plus ISO date-times ("2024-02-04T09:10:00+12:00" -> 9:10,
                       the local time as written: that is the time an assistant reads out)
-    stored_dates(t)   the same, plus ISO dates
+                      and a log line's ("12/Mar/2024:14:02:11 +0000" -> 14:02)
+    stored_dates(t)   the same, plus ISO dates (a log line's date is one of ``dates``)
 
 A sentence's "1 PM" is one value, 13:00, not the number 1: read as a number it is
 missing from a context that stores ``13:00`` and the sentence looks changed.  Counts are
@@ -56,6 +57,9 @@ _ORDINAL_DAY = re.compile(rf"\b(?:(?:on|by|until|till|from|through|before|after|
                           re.I)
 _DATE_MY = re.compile(rf"\b{_MONTH}\s+(?P<year>\d{{4}})\b", re.I)
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?")
+# a web server's log line (Common Log Format): "12/Mar/2024:14:02:11 +0000"
+_LOG_DATE = re.compile(rf"\b(?P<day>[0-3]?\d)/{_MONTH}/(?P<year>\d{{4}})"
+                       r"(?::(?P<h>[01]\d|2[0-3]):(?P<mi>[0-5]\d)(?::[0-5]\d)?)?", re.I)
 _TIME_12 = re.compile(r"(?<![:\d])\b(1[0-2]|0?[1-9])(?:[:.]([0-5]\d)(?::([0-5]\d))?)?"
                       r"\s*([ap])\.?\s?m\b\.?", re.I)  # "10:19:05 AM" whole, not "05 AM"
 _TIME_24 = re.compile(r"(?<![\d:.\-+])([01]?\d|2[0-3]):([0-5]\d)(?::([0-5]\d))?(?![\d:])")
@@ -136,6 +140,9 @@ def dates(text: str) -> list[tuple[int, int, tuple[int, int, int]]]:
     out: list[tuple[int, int, tuple[int, int, int]]] = []
     for m in _ISO_DATE.finditer(text):
         out.append((m.start(), m.start() + 10, (int(m[1]), int(m[2]), int(m[3]))))
+    for m in _LOG_DATE.finditer(text):  # its time of day: ``stored_times``
+        if (mon := MONTHS.get(m["mon"].lower()[:3])) and 1 <= int(m["day"]) <= 31:
+            out.append((m.start(), m.end(), (int(m["year"]), mon, int(m["day"]))))
     for rx in (_DATE_MD, _DATE_DM, _DATE_MY):
         for m in rx.finditer(text):
             if _inside(m.start(), [(s, e) for s, e, _ in out]):
@@ -191,6 +198,7 @@ def stored_times(text: str) -> set[float]:
     found = {v for _, _, v in times(text)}
     found |= {int(m[4]) * 60 + int(m[5]) + int(m[6] or 0) / 60
               for m in _ISO_DATE.finditer(text) if m[4]}
+    found |= {int(m["h"]) * 60 + int(m["mi"]) for m in _LOG_DATE.finditer(text) if m["h"]}
     return found
 
 
