@@ -6,6 +6,10 @@
     StoredValues.has(n)           a sentence's value ``n`` is one of them, as written or,
                                   hedged, within 10 %
     names_cents(key), in_cents()  which keys and values are in minor units
+    stored_times(t)               ``values.times``, plus ISO date-times
+                                  ("2024-02-04T09:10:00+12:00" -> 9:10, the local time as
+                                  written: the time an assistant reads out) and a log
+                                  line's ("12/Mar/2024:14:02:11 +0000" -> 14:02)
 
 The sentence side, how answers write values, is values.py.
 """
@@ -19,8 +23,23 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Collection, Sequence
 
-from guardrail.evidence.values import (ANY_VALUE, PARTS, Number, date_matches, masked, numbers,
-                                       stored_times)
+from guardrail.evidence.values import (ANY_VALUE, ISO_DATE, LOG_DATE, PARTS, Number, masked,
+                                       numbers, times)
+
+def stored_times(text: str) -> set[float]:
+    found = {v for _, _, v in times(text)}
+    found |= {int(m[4]) * 60 + int(m[5]) + int(m[6] or 0) / 60
+              for m in ISO_DATE.finditer(text) if m[4]}
+    found |= {int(m["h"]) * 60 + int(m["mi"]) for m in LOG_DATE.finditer(text) if m["h"]}
+    return found
+
+
+def date_matches(d: tuple[int, int, int], stored: set[tuple[int, int, int]]) -> bool:
+    y, mo, day = d  # month 0: a day said by its ordinal alone, of any month; a month
+    #                 stored without its day ("2025-03") holds no day of it
+    return any(mo in (sm, 0) and (not day or day == sd) and (not y or not sy or y == sy)
+               for sy, sm, sd in stored)
+
 
 # an hour of the day as a number (hourly prices, forecasts): the key's own word says so
 _HOUR_OF_DAY = re.compile(r"(?:^|>\s)(?:(?!per\b)[a-z]+[\s_])?hour(?:[\s_](?:ending|beginning|"

@@ -7,10 +7,6 @@ durations, counts (how a text lists things and its records: listing.py).
     times(text)       "1 PM", "6:30 a.m.", "16:45", "noon"      -> minutes after midnight
     dates(text)       "March 1, 2024", "1 March", "Oct. 18"      -> (year or 0, month, day or 0)
     durations(text)   "1 hour 33 minutes", "2 hours"             -> minutes
-    stored_times(t)   the same, plus ISO date-times ("2024-02-04T09:10:00+12:00" -> 9:10,
-                      the local time as written: that is the time an assistant reads out)
-                      and a log line's ("12/Mar/2024:14:02:11 +0000" -> 14:02)
-    stored_dates(t)   the same, plus ISO dates (a log line's date is one of ``dates``)
 
 A sentence's "1 PM" is one value, 13:00, not the number 1: read as a number it is
 missing from a context that stores ``13:00`` and the sentence looks changed.  Counts are
@@ -56,9 +52,9 @@ _ORDINAL_DAY = re.compile(rf"\b(?:(?:on|by|until|till|from|through|before|after|
                           r"week|month|year|time|try|attempt|percentile)s?\b)",  # "3rd floor"
                           re.I)
 _DATE_MY = re.compile(rf"\b{_MONTH}\s+(?P<year>\d{{4}})\b", re.I)
-_ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?")
+ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?")
 # a web server's log line (Common Log Format): "12/Mar/2024:14:02:11 +0000"
-_LOG_DATE = re.compile(rf"\b(?P<day>[0-3]?\d)/{_MONTH}/(?P<year>\d{{4}})"
+LOG_DATE = re.compile(rf"\b(?P<day>[0-3]?\d)/{_MONTH}/(?P<year>\d{{4}})"
                        r"(?::(?P<h>[01]\d|2[0-3]):(?P<mi>[0-5]\d)(?::[0-5]\d)?)?", re.I)
 _TIME_12 = re.compile(r"(?<![:\d])\b(1[0-2]|0?[1-9])(?:[:.]([0-5]\d)(?::([0-5]\d))?)?"
                       r"\s*([ap])\.?\s?m\b\.?", re.I)  # "10:19:05 AM" whole, not "05 AM"
@@ -138,9 +134,9 @@ def times(text: str) -> list[tuple[int, int, float]]:
 def dates(text: str) -> list[tuple[int, int, tuple[int, int, int]]]:
     """(start, end, (year or 0, month, day or 0)) for each date in ``text``."""
     out: list[tuple[int, int, tuple[int, int, int]]] = []
-    for m in _ISO_DATE.finditer(text):
+    for m in ISO_DATE.finditer(text):
         out.append((m.start(), m.start() + 10, (int(m[1]), int(m[2]), int(m[3]))))
-    for m in _LOG_DATE.finditer(text):  # its time of day: ``stored_times``
+    for m in LOG_DATE.finditer(text):  # its time of day: ``stored.stored_times``
         if (mon := MONTHS.get(m["mon"].lower()[:3])) and 1 <= int(m["day"]) <= 31:
             out.append((m.start(), m.end(), (int(m["year"]), mon, int(m["day"]))))
     for rx in (_DATE_MD, _DATE_DM, _DATE_MY):
@@ -192,25 +188,6 @@ def _said(value: str) -> float:
         return float(value.replace(",", ""))
     *tens, last = re.split(r"[- ]", value.lower())
     return sum(_TENS[t] for t in tens) + (1.0 if last == "one" else _WORD_NUMBERS[last])
-
-
-def stored_times(text: str) -> set[float]:
-    found = {v for _, _, v in times(text)}
-    found |= {int(m[4]) * 60 + int(m[5]) + int(m[6] or 0) / 60
-              for m in _ISO_DATE.finditer(text) if m[4]}
-    found |= {int(m["h"]) * 60 + int(m["mi"]) for m in _LOG_DATE.finditer(text) if m["h"]}
-    return found
-
-
-def stored_dates(text: str) -> set[tuple[int, int, int]]:
-    return {v for _, _, v in dates(text)}
-
-
-def date_matches(d: tuple[int, int, int], stored: set[tuple[int, int, int]]) -> bool:
-    y, mo, day = d  # month 0: a day said by its ordinal alone, of any month; a month
-    #                 stored without its day ("2025-03") holds no day of it
-    return any(mo in (sm, 0) and (not day or day == sd) and (not y or not sy or y == sy)
-               for sy, sm, sd in stored)
 
 
 def _inside(pos: int, spans: list[Span]) -> bool:
