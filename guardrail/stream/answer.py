@@ -165,7 +165,7 @@ class AnswerGuard:
         if self.s.verification.on_error == "closed":
             if isinstance(err, GuardrailError):
                 raise err
-            raise DetectorError(f"{what}: {type(err).__name__}: {err}") from err
+            raise DetectorError(f"{what}: {describe(err)}") from err
         self.errors.append(f"{what}: failed open: {describe(err)}")
 
     async def judge(self, check: SentenceCheck) -> SentenceVerdict:

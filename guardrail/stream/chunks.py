@@ -194,14 +194,16 @@ _CHOICE_KEYS = ("index", "delta", "message", "logprobs", "finish_reason")
 _STRUCTURED_EXTRAS = ("content_filter_results", "content_filter_offsets")  # Azure's
 
 
-def choice_extras(choice: dict) -> dict:
-    """What a choice carries beside its index, text, logprobs and finish that may go on
-    unchecked: numbers and flags (a seed, vLLM's stop token id), and Azure's filter
-    results.  Never a string or another structure: a server that repeats the text
-    there (Together's ``text``) would pass it on unchecked."""
-    return {k: v for k, v in choice.items() if k not in _CHOICE_KEYS and (
-        isinstance(v, (int, float)) or v is None or
-        k in _STRUCTURED_EXTRAS and isinstance(v, dict))}
+def passed_choice(choice: dict, keys: tuple[str, ...]) -> dict:
+    """Of a choice whose text is checked, what goes on as it came: ``keys`` of its own
+    (its index, finish) and the extras that may go on unchecked: numbers and flags (a
+    seed, vLLM's stop token id), and Azure's filter results.  Never a string or another
+    structure: a server that repeats the text there (Together's ``text``) would pass it
+    on unchecked."""
+    return {**{k: choice[k] for k in keys if k in choice},
+            **{k: v for k, v in choice.items() if k not in _CHOICE_KEYS and (
+                isinstance(v, (int, float)) or v is None or
+                k in _STRUCTURED_EXTRAS and isinstance(v, dict))}}
 
 
 def split_chunk(chunk: dict) -> Delta:
@@ -236,13 +238,12 @@ def split_chunk(chunk: dict) -> Delta:
         # a tool call or a refusal follows the text before it: that text goes first
         calls = calls or any(delta.get(k) for k in ("tool_calls", "function_call", "refusal"))
         # what else the choice carries goes on (Azure's content_filter_results, its
-        # asynchronous filter's annotation chunk), but never a string (``choice_extras``)
-        extra = choice_extras(c)
+        # asynchronous filter's annotation chunk), never a string (``passed_choice``)
+        passed = passed_choice(c, ("index", "finish_reason"))
         if finished or isinstance(delta.get("content"), list) or \
                 any(v is not None for k, v in delta.items() if k != "content") or \
-                any(v is not None for v in extra.values()):
-            keep.append({**{k: c[k] for k in ("index", "finish_reason") if k in c}, **extra,
-                         "delta": delta, "logprobs": None})
+                any(v is not None for k, v in passed.items() if k != "index"):
+            keep.append({**passed, "delta": delta, "logprobs": None})
     # usage rides on what is forwarded; a chunk of choice 0's text alone that also
     # counts usage (vLLM's continuous_usage_stats) is not sent as an empty "choices"
     # ahead of the text it counts, held for its check

@@ -48,7 +48,7 @@ from guardrail.engine.seam import Verifier
 from guardrail.errors import Blocked, GuardrailError, UpstreamProtocolError
 from guardrail.stream.annotations import moved, part_pieces
 from guardrail.stream.answer import AnswerGuard, GuardSettings, SentenceCheck
-from guardrail.stream.chunks import (choice_extras, choice_index, content_text,
+from guardrail.stream.chunks import (choice_index, content_text, passed_choice,
                                      whole_characters, without_other_choices)
 from guardrail.stream.policy import redact
 from guardrail.stream.sse import DONE
@@ -303,9 +303,7 @@ async def guarded_completion(completion: dict, settings: GuardSettings,
     result = await check_parts(texts, settings, verifier, tuple(
         choice_index(c) or i for i, c in enumerate(choices) if i and isinstance(c, dict)))
     message = {**choices[0]["message"]}
-    choice = {**{k: v for k, v in choices[0].items() if k in ("index", "logprobs",
-                                                               "finish_reason")},
-              **choice_extras(choices[0])}
+    choice = passed_choice(choices[0], ("index", "logprobs", "finish_reason"))
     if texts:
         message["content"] = released_content(content, result.texts[0])
         if result.texts[0] != text:  # its tokens' logprobs would spell what was withheld
