@@ -398,3 +398,26 @@ def test_line_totals_of_a_plural_count_key_times_a_price():
     # 58 x $16.50 + 31 x $15 + 27 x $17 + 12 x $16 = $2,073
     assert not ev.features("At menu prices, the day's ramen sales come to $2,073.").missing_numbers
     assert ev.features("At menu prices, the day's ramen sales come to $2,173.").missing_numbers
+
+
+CI_RUN = json.dumps({"suite": "integration", "passed": 11, "failed": 1, "duration_s": 48})
+CI_SUITES = json.dumps([{"suite": "unit", "passed": 11, "failed": 1},
+                        {"suite": "e2e", "passed": 4, "failed": 2}])
+
+
+def test_the_whole_of_a_counted_part_made_up_by_its_record():
+    # 12 = passed 11 + failed 1: no cue word, the partitive says it
+    assert missing(CI_RUN, "Eleven of the twelve checks passed.") == []
+    assert missing(CI_RUN, "11 of the 12 tests passed.") == []
+    assert missing(CI_SUITES, "Four of the six end-to-end tests passed.") == []
+    # a whole the part and its record do not make stays missing
+    assert missing(CI_RUN, "Eleven of the fifteen checks passed.") == [15]
+    assert missing(CI_SUITES, "Four of the five end-to-end tests passed.") == [5]
+    # a part the record lacks makes no whole
+    assert missing(CI_RUN, "Ten of the twelve checks passed.") == [12]
+
+
+def test_a_record_of_many_counts_makes_no_whole():
+    box = json.dumps({"team": "Hawks", "made": 11, "missed": 1, "blocks": 3, "steals": 5,
+                      "fouls": 7, "turnovers": 9})
+    assert missing(box, "Eleven of the twelve shots went in.") == [12]

@@ -30,7 +30,8 @@ from guardrail.evidence.left import USED, WHOLE
 from guardrail.evidence.listing import enumerated
 from guardrail.evidence.columns import by_key, columns_of
 from guardrail.evidence.totals import (CHANCE, Column, Group, across, apart_from, counted_of,
-                                       key_total, rarely, share_of, totalled, within_record)
+                                       key_total, rarely, share_of, totalled, whole_of,
+                                       within_record)
 from guardrail.evidence.spans import minutes_of, per_span, timed
 from guardrail.evidence.priced import priced
 from guardrail.evidence.values import (CURRENCY_SIGNS, Number, numbers, partitive, sort_of,
@@ -149,7 +150,7 @@ def derived(sentence: str, n: Number, values: Sequence[float],
         return True  # "$99 each plus the $3 fee, $510 for the five of you"; "1,380 gallons
         #              between the two lines" (750 and 630 in the two records it is about)
     if totalled(sentence, n, columns, counts, named, partitive(sentence, n.start)) \
-            or within_record(n, records) \
+            or within_record(n, records) or whole_of(sentence, n, records) \
             or share_of(n, shares, records, columns, sentence) \
             or counted_of(n, several, records) or key_total(sentence, n, columns, named) \
             or any(lent) and totalled(sentence, n, columns, *lent):

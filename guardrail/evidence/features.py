@@ -34,6 +34,7 @@ from guardrail.evidence.field import bound_of
 from guardrail.evidence.fields import Fields
 from guardrail.evidence.group_states import field_check
 from guardrail.evidence.lexicon import CALENDAR
+from guardrail.evidence.lined import tallies
 from guardrail.evidence.misadded import Holders, adjusting, misadded, misgrouped, misnamed, rescaled
 from guardrail.evidence.selfcheck import miscalculated
 from guardrail.evidence.ratios import per_key, table
@@ -44,7 +45,7 @@ from guardrail.evidence.resummed import misshared, resummed
 from guardrail.evidence.stored import StoredValues
 from guardrail.evidence.values import PARTS, Number, numbers
 from guardrail.evidence.render import render
-from guardrail.evidence.spans import Labels, Tallies, days_between, shifted_dates
+from guardrail.evidence.spans import Labels, days_between, shifted_dates
 from guardrail.evidence.totals import Group, rarely
 from guardrail.evidence.units import Quantities, without_units
 from guardrail.evidence.weekdays import weekday_changed
@@ -140,8 +141,7 @@ class ContextEvidence:
         self.quantities = Quantities(lines)
         self.restatements = Restatements(lines, self._negated)
         self.labels = Labels(text)
-        self.tallies = Tallies(self.fields.fields, stem,
-                               [c.values for c in self.fields.columns]) if self.fields else None
+        self.tallies = tallies(self.fields, lines, stem)  # records or a log's lines counted
         self._shifted = shifted_dates(self.fields.fields if self.fields else (),
                                       self._record_values)
         self.lists = Lists(lines) if structured else None  # how many each list holds

@@ -12,6 +12,8 @@
                                      records it is about are
     share_of, counted_of             a share it states of a number of its record; a
                                      count it states times one
+    whole_of                         the whole of a part it counts, made up by the
+                                     part and the rest of its record
 
 "Your system produced about 262.4 kWh" over seven days of ``energy_wh``; "Taxes took
 $597.72 in total:" for four of six deductions in cents, before the list that names them;
@@ -41,7 +43,7 @@ import re
 from typing import Collection, NamedTuple, Sequence
 
 from guardrail.evidence import units
-from guardrail.evidence.values import CURRENCY_SIGNS, Number, sort_of
+from guardrail.evidence.values import CURRENCY_SIGNS, Number, parts_of, sort_of
 
 
 class Column(NamedTuple):
@@ -60,6 +62,7 @@ NEAR_CHANCE = 0.2
 """A difference the sentence announces: those tried near the value x the width of its
 digits / the window, at most this (``apart_from``)."""
 _HELD = 40  # numbers of the records a sentence is about, at most, for their differences
+_MAKE_UP = 4  # the other counts a part's record may hold, at most, to make up its whole
 _LEVEL = re.compile(r"\b(?:down|up) to\s+\S*$", re.I)
 SUBSETS = 12
 """Partial sums are tried over keys of 3 to this many positive values (4,082 sums)."""
@@ -268,6 +271,30 @@ def share_of(n: Number, shares: Sequence[float], records: Sequence[Sequence[floa
     results = {f * b for p in shares if 0 < p < 100 for b in bases
                for f in (p / 100, 1 - p / 100, *((1 + p / 100,) if grown else ()))}
     return rarely(n, results)
+
+
+def whole_of(sentence: str, n: Number, records: Sequence[Sequence[float]]) -> bool:
+    """``n`` is the whole of a part the sentence counts, and one record holds the part
+    and what makes up the rest ("Eleven of the twelve checks passed" on ``passed: 11,
+    failed: 1``): the part plus one other count of the record, or plus all of them.  A
+    whole the part and the record do not make ("Eleven of the fifteen") stays missing,
+    and so does any whole of a record of more than ``_MAKE_UP`` other counts, which
+    would make nearly every whole."""
+    if n.hedged or n.percent or not n.value.is_integer():
+        return False
+    for part, whole, end in parts_of(sentence):
+        if end != n.end or whole != n.value:
+            continue
+        for record in records:
+            counts = [v for v in record if v > 0 and v.is_integer() and v < whole]
+            if part not in counts:
+                continue
+            counts.remove(part)
+            if len(counts) > _MAKE_UP:
+                continue
+            if part + sum(counts) == whole or whole - part in counts:
+                return True
+    return False
 
 
 def counted_of(n: Number, counts: Sequence[float], records: Sequence[Sequence[float]]) -> bool:
