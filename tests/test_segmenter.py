@@ -77,6 +77,11 @@ CASES: list[tuple[str, list[str]]] = [
     # an address's last word ends the sentence; a saint or a doctor before a name does not
     ("It ships from Denver, CO. The box is 4 kg.", ["It ships from Denver, CO. ", "The box is 4 kg."]),
     ("Pick it up at 410 N 7th St. You can park.", ["Pick it up at 410 N 7th St. ", "You can park."]),
+    # a unit of one letter after a number ends the sentence; an initial does not
+    ("Protein is 18 g. Fat is 7 g. It serves six.",
+     ["Protein is 18 g. ", "Fat is 7 g. ", "It serves six."]),
+    ("It ran 100 m. Then it stopped at 5 p.m. Done.",
+     ["It ran 100 m. ", "Then it stopped at 5 p.m. ", "Done."]),
     ("Call Dr. Lee at 1200 Oak Dr. The office opens at 9.",
      ["Call Dr. Lee at 1200 Oak Dr. ", "The office opens at 9."]),
     ("We hiked Mount St. Helens. Meet at St. Mary's Church.",

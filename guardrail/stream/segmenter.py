@@ -73,6 +73,8 @@ _MARKUP_PREFIX = re.compile(r"(?:[#>*+\-\u2022]+[ \t]+)*")
 _STATE = re.compile(r"[A-Z]{2}")
 _STREET_TYPES = frozenset({"st", "ave", "rd", "blvd", "ln", "ct", "pl", "hwy", "pkwy", "dr"})
 _HOUSE_NUMBER = re.compile(r"\b\d+[A-Za-z]?\s+(?:[NSEW]\.?\s+)?(?:[A-Z0-9][\w'.-]*\s+){1,3}$")
+_UNIT_LETTER = re.compile(r"[A-Za-z]")  # a unit of one letter after a number: g, m, s, l, h
+_AFTER_NUMBER = re.compile(r"\d ?$")
 
 class _Mode(enum.Enum):
     PROSE = "prose"
@@ -347,6 +349,9 @@ class SentenceSegmenter:
                                 or word.lower() in _STREET_TYPES
                                 and _HOUSE_NUMBER.search(buf, max(0, w - 48), w)):
                 return True  # "in Denver, CO. The", "at 410 N 7th St. You"
+            if term == "." and _UNIT_LETTER.fullmatch(word) and _AFTER_NUMBER.search(
+                    buf, max(0, w - 2), w):
+                return True  # "Protein is 18 g. Fat is 7 g." (Punkt reads "g." as an initial)
         return False
 
 
