@@ -421,3 +421,18 @@ def test_a_record_of_many_counts_makes_no_whole():
     box = json.dumps({"team": "Hawks", "made": 11, "missed": 1, "blocks": 3, "steals": 5,
                       "fouls": 7, "turnovers": 9})
     assert missing(box, "Eleven of the twelve shots went in.") == [12]
+
+
+def test_years_are_no_total_and_no_mean():
+    wines = json.dumps({"wines": [
+        {"name": "Domaine Celestin Pinot Noir", "vintage": 2020, "price": 38},
+        {"name": "Quinta da Serra Tinto", "vintage": 2019, "price": 22},
+        {"name": "Kiri Ridge Sauvignon Blanc", "vintage": 2023, "price": 19}]})
+    # 2021 is the vintages' mean, rounded: no vintage of any wine
+    assert missing(wines, "The Kiri Ridge Sauvignon Blanc is a 2021 vintage.") == [2021]
+    assert missing(wines, "The Kiri Ridge Sauvignon Blanc is a 2023 vintage.") == []
+    # a key naming a year whose values are no years still adds up
+    visits = json.dumps({"months": [{"visitors": 1840, "visitors_prev_year": 1620},
+                                    {"visitors": 2415, "visitors_prev_year": 2380},
+                                    {"visitors": 2960, "visitors_prev_year": 2710}]})
+    assert missing(visits, "It welcomed 7,215 visitors, up from 6,710 the previous summer.") == []

@@ -62,6 +62,9 @@ NEAR_CHANCE = 0.2
 """A difference the sentence announces: those tried near the value x the width of its
 digits / the window, at most this (``apart_from``)."""
 _HELD = 40  # numbers of the records a sentence is about, at most, for their differences
+# a key of years ("vintage", "year built", "model year"; not "term years"), its values
+# all years (not ``visitors prev year``)
+_YEARS = re.compile(r"\b(?:year|vintage|season|founded|established|built|born)\b", re.I)
 _MAKE_UP = 4  # the other counts a part's record may hold, at most, to make up its whole
 _LEVEL = re.compile(r"\b(?:down|up) to\s+\S*$", re.I)
 SUBSETS = 12
@@ -78,8 +81,11 @@ def _partials(values: tuple[float, ...]) -> dict[int, tuple[float, ...]]:
 def _scale(sentence: str, n: Number, column: Column) -> float:
     """What one of the key's units is in the unit written after ``n`` (1 where either
     names none), or 0 where a total of the key cannot be ``n``: another dimension ("kWh"
-    is no total of a key in minutes), or temperatures, which do not add.  A span of time
-    ("7 hours 45 minutes", in minutes) adds up only a key that names its unit."""
+    is no total of a key in minutes), or temperatures or years, which do not add.  A span
+    of time ("7 hours 45 minutes", in minutes) adds up only a key that names its unit."""
+    if _YEARS.search(column.key) and all(v.is_integer() and 1800 <= v <= 2100
+                                         for v in column.values):
+        return 0.0  # years do not add up either: the mean of 2019, 2020 and 2023 is no vintage
     unit = units.key_unit(column.key) or next(
         (units.UNITS[w] for w in column.key.lower().split() if w in _SPANS), None)
     if n.kind == "duration":
