@@ -245,6 +245,9 @@ def _of_sort(n: Number, f: Field, sentence: str) -> bool:
         written = sentence[max(0, n.start - 1):n.end]
         return n.kind == "number" and n.value.is_integer() and 1000 <= n.value <= 2100 \
             and not (sentence and ("," in written or any(c in "$€£¥" for c in written)))
+    if n.kind == "duration" and not _TIME_KEY.search(f.path) \
+            and (f.unit is None or f.unit.dim != "time"):
+        return False  # "in 3 hours, 41 minutes" is no ``finishers: 6210`` nor ``half: 2``
     return n.kind in ("number", "duration") and bool(values.numbers)
 
 

@@ -45,7 +45,9 @@ def date_matches(d: tuple[int, int, int], stored: set[tuple[int, int, int]]) -> 
 _HOUR_OF_DAY = re.compile(r"(?:^|>\s)(?:(?!per\b)[a-z]+[\s_])?hour(?:[\s_](?:ending|beginning|"
                           r"starting|of day))?:"
                           r"\s*(\d{1,2})\s*$", re.I)
-_SPAN_KEY = re.compile(r"(?:elapsed|duration|remaining|run ?time|(?:chip|net|gun) time)\s*:", re.I)
+_SPAN_KEY = re.compile(r"(?:elapsed|duration|remaining|run ?time|pace(?: per \w+)?|(?:chip|net|gun|finish|"
+                       r"finishing|moving|total|race|split|lap) time|(?:splits?|laps?|legs?)\b"
+                       r"[^:>]*>\s*time)\s*:", re.I)  # ``runner > splits 2 > time: 1:53:17``
 # an elapsed time: a clock reading of no hours with seconds (``time: 00:21:48``, a race's,
 # a call's) or ISO 8601 (``duration: PT1H2M5S``), said "21 minutes 48 seconds" or "21:48"
 _ZERO_HOUR = re.compile(r"(?<![\dT:])00:([0-5]\d):([0-5]\d)(?![\d:])")
