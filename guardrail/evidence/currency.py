@@ -93,6 +93,9 @@ def coded(value: str, key: str = "") -> set[str]:
     amount (``R$ 12.50``, ``869.3 rand``); a name among other words or under another key
     ("parts for a Smith-Corona Sterling", ``compatible: Sterling``) codes none."""
     alone = value.strip()
+    code = key.rsplit(" > ", 1)[-1].strip().upper()
+    if code in _NAMES and _RATE.fullmatch(alone):
+        return {code}  # a rate keyed by its currency: ``rates > usd: 1.2695``
     if _FIND.fullmatch(alone) and (_CODE.match(alone) or not alone[0].isalpha()
                                    or _CURRENCY_KEY.search(key)):
         return mentioned(alone)
@@ -100,6 +103,7 @@ def coded(value: str, key: str = "") -> set[str]:
         r"\s?\d", value[m.end():]) or re.search(r"\d\s?$", value[:m.start()])))
 
 
+_RATE = re.compile(r"\d+(?:\.\d+)?")
 # an amount under these keys is in minor units where its record's currency is a
 # lower-case code, as Stripe writes them; an upper-case code ("USD") keeps major units
 _WHOLE_UNITS = {"JPY", "KRW", "CLP", "VND", "ISK", "UGX", "PYG"}  # no minor unit

@@ -29,6 +29,7 @@ from guardrail.evidence.carried import carried
 from guardrail.evidence.changed import changed
 from guardrail.evidence.claims import asks_value, general, works_out
 from guardrail.evidence.counted import Lists
+from guardrail.evidence.exchanged import Rates
 from guardrail.evidence.extras import unlisted
 from guardrail.evidence.field import bound_of
 from guardrail.evidence.fields import Fields
@@ -40,10 +41,10 @@ from guardrail.evidence.selfcheck import miscalculated
 from guardrail.evidence.ratios import per_key, table
 from guardrail.evidence.records import Records, enclosing, numbered
 from guardrail.evidence.referred import said_before
-from guardrail.evidence.restated import Restatements
+from guardrail.evidence.restated import Restatements, says_negated
 from guardrail.evidence.resummed import misshared, resummed
 from guardrail.evidence.stored import StoredValues
-from guardrail.evidence.values import PARTS, Number, numbers
+from guardrail.evidence.values import Number, numbers
 from guardrail.evidence.render import render
 from guardrail.evidence.spans import Labels, days_between, shifted_dates
 from guardrail.evidence.totals import Group, rarely
@@ -85,7 +86,6 @@ GENERAL_WORDS = 0.5  # a general claim against a tool result holding less of its
 _IN_HANDLE = re.compile(r"[A-Za-z][-_#]?\d")  # the digits of "TRL-88213", "B42": no quantity
 _ACRONYM = re.compile(r"^[A-Z]{2,5}$")
 _EVERY = re.compile(r"\b(?:any|all|every\w*|each|none|no one|nothing|either|neither)\b", re.I)
-_ZERO = ("0", "0.0")  # a field's value that says "none"
 _MARKER = re.compile(r"\s*\d{1,2}[.)]\s+(?=\S)")
 _VERSION = re.compile(r"([A-Za-z][A-Za-z+#]*)\s+v?(\d+\.\d+)$")
 
@@ -145,6 +145,7 @@ class ContextEvidence:
         self._shifted = shifted_dates(self.fields.fields if self.fields else (),
                                       self._record_values)
         self.lists = Lists(lines) if structured else None  # how many each list holds
+        self._rates = Rates.of(self.fields.fields) if self.fields else None  # per currency
         self.question_stems = frozenset(stem(w) for w in content_words(question))
         self.asked, self.asks_value = StoredValues.of(question), asks_value(question)
 
@@ -201,19 +202,6 @@ class ContextEvidence:
         when it is about none)."""
         rest = self.fields.remainders if self.fields else {}
         return [v for r, v in rest.items() if about is None or r in about or r == -1]
-
-    def _said_negated(self, i: int, sentence: str) -> bool:
-        """Line ``i`` says something negated: of a row ("species: Red maple; ...; drought
-        tolerant: no"), only a field whose key the sentence names; a 0 under such a key
-        ("tubs: 0", a row or a line) agrees with "no tubs" and with "0 tubs" alike."""
-        parts = PARTS.split(self.lines[i]) if self.structured else ()
-        if len(parts) < 2 and not (parts and parts[0].rpartition(": ")[2].strip() in _ZERO):
-            return self._negated[i]  # neither a row nor one ``key: 0``: as written
-        stems = {stem(w) for w in content_words(sentence.replace("-", " "))}
-        return any((negated(value)
-                    or value.strip() in _ZERO and negated(sentence)) and (not key or {
-                        stem(w) for w in content_words(key)} & stems)  # "no shorts": said
-                   for key, _, value in (p.rpartition(": ") for p in parts))
 
     def _total_changed(self, sentence: str, missing: Sequence[Number],
                        nums: Sequence[Number], named: Sequence[Group], before: str
@@ -299,6 +287,7 @@ class ContextEvidence:
                     derived(sentence, n, self.stored.numbers, times, nums, columns, records,
                             left, anchored, named, lent)
                     or carried(sentence, n, nums, before)
+                    or self._rates is not None and self._rates.converts(sentence, n, before)
                     or rarely(n, self._sums) or self.lists and self.lists.total(n, distinct)
                     or per_key(sentence, n, self._amounts, about)
                     or self.fields and named_apart(sentence, n, self.fields.fields, distinct)
@@ -337,8 +326,8 @@ class ContextEvidence:
         # said of them all ("any", "every"), where the best one is not
         tied = best_i is not None and not _EVERY.search(sentence)
         mismatch = best_i is not None and all(
-            neg != self._said_negated(i, sentence) for i, v in votes.items()
-            if i == best_i or tied and v == votes[best_i]
+            neg != says_negated(self.lines[i], self._negated[i], sentence, self.structured)
+            for i, v in votes.items() if i == best_i or tied and v == votes[best_i]
             and (not about or self._records[i] in about))
         # a value the sentence says it worked out ("that leaves 1,800 bushels") and the grounding
         # lacks is no field's or line's value stated otherwise: its operands stand there, not it

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from guardrail.evidence.words import STOPWORDS, WORD, stem
+from guardrail.evidence.values import PARTS
+from guardrail.evidence.words import STOPWORDS, WORD, content_words, negated, stem
 
+_ZERO = ("0", "0.0")  # a field's value that says "none"
 MIN_TERMS = 3
 """Fewer content words and numbers than this, and a sentence says too little to be read
 as a restatement ("It is open." restates any line with "open" in it)."""
@@ -60,3 +62,18 @@ class Restatements:
         rarest = min(wanted, key=lambda t: len(self.postings.get(t, ())))
         return next((i for i in self.postings.get(rarest, ())
                      if self.negated[i] == negated and _holds(self.terms[i], wanted)), None)
+
+
+def says_negated(line: str, as_written: bool, sentence: str, structured: bool) -> bool:
+    """``line`` of a grounding says something negated (``as_written``: ``negated(line)``,
+    read once): of a row ("species: Red maple; ...; drought tolerant: no"), only a field
+    whose key the sentence names; a 0 under such a key ("tubs: 0", a row or a line)
+    agrees with "no tubs" and with "0 tubs" alike."""
+    parts = PARTS.split(line) if structured else ()
+    if len(parts) < 2 and not (parts and parts[0].rpartition(": ")[2].strip() in _ZERO):
+        return as_written  # neither a row nor one ``key: 0``: as written
+    stems = {stem(w) for w in content_words(sentence.replace("-", " "))}
+    return any((negated(value)
+                or value.strip() in _ZERO and negated(sentence)) and (not key or {
+                    stem(w) for w in content_words(key)} & stems)  # "no shorts": said
+               for key, _, value in (p.rpartition(": ") for p in parts))
