@@ -145,7 +145,8 @@ _AFTER = re.compile(r"\s?-?\s?(?:of an? )?(" + "|".join(  # "5,000-square-foot l
 # from one value of a range to the other: "97 to 106", "185 and 296", "48-51"
 _RANGE_TO = re.compile(r"\s*(?:to|and|-|–|—)\s*(?:about |roughly |around |nearly |"
                        r"approximately )?[$€£]?\d[\d,]*(?:\.\d+)?(?![\d,.]\d)")
-_LETTER_AFTER_DIGIT = re.compile(r"\d(?=\s?-?\s?[^\W\d_]|\s?[°º])")  # where a unit may start
+_IN_DIGITS = re.compile(r"\s?\(\d[\d,]*(?:\.\d+)?\)|\)(?=\s)")  # "twenty-four (24) months"
+_LETTER_AFTER_DIGIT = re.compile(r"\d\)?(?=\s?-?\s?[^\W\d_]|\s?[°º])")  # where a unit may start
 _WORDY = re.compile(r"[a-z]{2,}")
 # letters that are units only in a key ("height_m", "high_c"), never after a number in prose
 _KEY_ONLY = {"c": "°c", "f": "°f", "t": "tonne", "m": "m", "l": "l", "w": "w", "g": "g",
@@ -161,8 +162,9 @@ def unit_after(text: str, n: Number) -> Optional[Unit]:
     if n.kind != "number" or n.percent:
         return None
     m = _AFTER.match(text, n.end)
-    if not m:  # a range writes its unit once, after both values: "32 to about 37 °F"
-        bound = _RANGE_TO.match(text, n.end)
+    if not m:  # a range writes its unit once, after both values: "32 to about 37 °F"; a
+        #        contract, the number in words and in digits: "twenty-four (24) months"
+        bound = _RANGE_TO.match(text, n.end) or _IN_DIGITS.match(text, n.end)
         m = bound and _AFTER.match(text, bound.end())
         if not m:
             return None
