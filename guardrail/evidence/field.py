@@ -328,3 +328,16 @@ def code_rivals(names: set[str], value: str, sentence: str, stem: Callable[[str]
     codes = {stem(w.lower()) for w in re.findall(r"\b[A-Z][A-Z0-9]+\b", sentence)}
     first = value.strip()[:1].lower()
     return {s for s in names if s in codes or not digits and not s.startswith(first)}
+
+
+_ITEMS = re.compile(r",\s*(?:and\s+|or\s+)?")
+_PLACE = re.compile(r"[^,]+, [A-Z]{2,3}")  # a city and its region's or country's code
+
+
+def items_of(value: str) -> list[str]:
+    """The items a field's value lists, a line per item as it were ("bug, good first
+    issue": two); a place and its region's or country's code ("Leeds, GB", "Denver, CO")
+    is one value, so another record's "Manchester, GB" is no item of its list."""
+    if ", " not in value or _PLACE.fullmatch(value):
+        return [value]
+    return [x for x in _ITEMS.split(value) if x.strip()]

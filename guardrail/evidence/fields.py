@@ -29,8 +29,8 @@ from guardrail.evidence.columns import Group, by_key, columns_of, groups
 from guardrail.evidence.currency import coded, mentioned, minor_units, other_currency
 from guardrail.evidence.field import (
     CHANGE, GLUED, HANDLE, MEASURE, NAME_ID, Field, FieldCheck, attributive, code_rivals,
-    comparable, dated_elsewhere, keyed, labelled, no_count_of, rate_over, states, titled,
-    whole_after_of)
+    comparable, dated_elsewhere, items_of, keyed, labelled, no_count_of, rate_over, states,
+    titled, whole_after_of)
 from guardrail.evidence.keys import (
     WORDS, Stem, clauses, compared, echo, flag_said, has, in_a_row, joined, key_stems,
     more_unnamed, name_words, naming, negated_words, own_paths, pairs, path_words, phrases)
@@ -46,7 +46,6 @@ from guardrail.evidence.values import Number
 
 _NONE = re.compile(r"(?i)\b(?:no|not|none|nobody|no one|nothing|never|without|unassigned)\b|n't\b")
 _OVER_RECORDS = re.compile(f"{_SUM.pattern}|{_MEAN.pattern}", re.I)
-_ITEMS = re.compile(r",\s*(?:and\s+|or\s+)?")
 _BOUNDS = ("min", "max", "minimum", "maximum", "limit", "range", "threshold", "target", "cap",
            "low", "high", "lower", "upper", "floor", "ceiling", "warn", "warning", "window")
 _NOTED = re.compile(r"([A-Za-z]+)\s*[(,;]")
@@ -105,7 +104,7 @@ class Fields:
                 continue
             self._key_words.setdefault(k.lower(), set()).add(words)
             # "labels: bug, good first issue" lists items as a line per item does
-            items = [x for x in _ITEMS.split(v) if x.strip()] if ", " in v else [v]
+            items = items_of(v)
             # an identifier holds digits, not a quantity ("build-host-3", "CHK-884")
             held_values = StoredValues.of("" if NAME_ID.fullmatch(v) else v, key=path)
             self.fields.append(Field(key, k.lower(), v, FLAGS.get(v.lower()), held_values,
