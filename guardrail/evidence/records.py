@@ -179,21 +179,20 @@ class Records:
         # a number tagged as an id ("Her own PR, #479, ...") names its record
         tagged = self.hits((), [n for n in nums if sentence[n.start - 1:n.start] == "#"])[0]
         ids = set().union(*(w for w in tagged if len(w) == 1))
-        # "Courts 1 to 3"; and two dates or more, each of one record ("You skipped the
-        # week of May 5, so your next box arrives on May 14"): it speaks of each
-        dated = self.hits((), [n for n in nums if n.kind == "date"])[0]
+        # "Courts 1 to 3"; and two dates or times or more, each of one record ("You skipped
+        # the week of May 5, so your next box arrives on May 14"): it speaks of each
+        dated = self.hits((), [n for n in nums if n.kind in ("date", "time")])[0]
         named |= self._ranged(sentence) | (once if len(once := {
             r for w in dated if len(w) == 1 for r in w}) >= 2 else set())
         if len(named | ids) >= 2:
             return About(named | ids, values, True, self._misplaced(sentence, nums, by_stem))
         _, hits = self.hits(stems, nums, by_text)  # every content word, the first too
-        # its dates ("It stayed closed on Thursday, June 5") say which record
+        # its dates and times ("It stayed closed on Thursday, June 5", "... by noon") say which
         for prev in _recent_sentences(before) \
                 if not _singles_out(tagged) and self._refers(sentence, own, stems, values,
                                                              dated) else ():
-            _, before_hits = self.hits(_words(prev), [n for n in numbers(prev)
-                                                      if n.kind != "count"],
-                                       self._by_text(prev))
+            said = [n for n in numbers(prev) if n.kind != "count"]
+            _, before_hits = self.hits(_words(prev), said, self._by_text(prev))
             if before_hits and max(before_hits.values()) >= 0.5:
                 hits = before_hits
                 break
@@ -339,7 +338,7 @@ class Records:
         names the value, "That partition ..." is the one named before it."""
         if _DEMONSTRATIVE_START.match(sentence):
             return not _singles_out(self.hits(stems, ())[0])
-        if _PRONOUN_START.match(sentence):  # unless a date of its own names one record, or
+        if _PRONOUN_START.match(sentence):  # unless its date or time names one record, or
             #                                 its names do after "They" ("They add up to 299
             #                                 servings, and Grace Adeyemi's cake is the largest")
             return not ((_POSSESSIVE_START.match(sentence) or _PLURAL_START.match(sentence))
