@@ -91,7 +91,8 @@ def coded(value: str, key: str = "") -> set[str]:
     """The currencies a tool result's value codes: a code or symbol alone (``GBP``, ``€``),
     a name alone under a currency key (``currency: pound sterling``), or one beside an
     amount (``R$ 12.50``, ``869.3 rand``); a name among other words or under another key
-    ("parts for a Smith-Corona Sterling", ``compatible: Sterling``) codes none."""
+    ("parts for a Smith-Corona Sterling", ``compatible: Sterling``) codes none; a number
+    under a key that is a code, its rate (``rates > usd: 1.2695``), codes that currency."""
     alone = value.strip()
     code = key.rsplit(" > ", 1)[-1].strip().upper()
     if code in _NAMES and _RATE.fullmatch(alone):

@@ -35,7 +35,7 @@ MIN_LINES = 3
 """Lines of one shape a grounding holds, at least, to be counted."""
 SHARE = 0.6
 """The share of the grounding's lines that share the commonest shape, at least."""
-MAX_LINES = 2000  # a longer log is counted by no one: a count of it is no line count
+MAX_LINES = 2000  # no answer counts the lines of a longer log one by one
 
 
 def _shape(line: str) -> str:
