@@ -1932,3 +1932,36 @@ def test_a_language_the_detector_does_not_read_passes_verbatim_and_says_so(clien
                                {"threshold": 0.0})
     assert text == "The Eiffel Tower was built from 1887 to 1889."
     assert g["sentences"][0]["skipped"] == "language"
+
+
+RACE_TOOL = json.dumps({"event": "Harbor City Marathon", "finishers": 6210, "runner": {
+    "name": "Emma Lindgren", "finish_time": "3:41:27", "pace_per_km": "5:15"}})
+FX_TOOL = json.dumps({"base": "GBP", "date": "2025-06-20",
+                      "rates": {"EUR": 1.1712, "USD": 1.2695, "CHF": 1.1087}})
+
+
+def test_a_finish_time_in_words_reaches_the_client_verbatim(client, placeholder):
+    """Through the real server: a finish time of ``3:41:27`` said in words reaches the
+    client verbatim (3469685 redacted it as ``finishers: 6210`` said otherwise); a
+    changed time is still stopped."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    right = "Emma Lindgren finished the marathon in 3 hours, 41 minutes and 27 seconds. "
+    text, g = stream_tool_turn(client, "How did Emma do?", "race_result", RACE_TOOL,
+                               right + right.replace("41 minutes", "14 minutes"))
+    kept, wrong = g["sentences"]
+    assert kept["action"] == "release" and text.startswith(right), g
+    assert wrong["action"] != "release", g
+
+
+def test_an_amount_at_the_tools_rate_reaches_the_client_verbatim(client, placeholder):
+    """Through the real server: £500 in Swiss francs at the tool's CHF rate reaches the
+    client verbatim (3469685 redacted it); a wrong conversion is not released untouched."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    right = "In Swiss francs, £500 is about CHF 554.35. "
+    text, g = stream_tool_turn(client, "What is £500 in Swiss francs?", "fx_rates", FX_TOOL,
+                               right + right.replace("554.35", "574.35"))
+    kept, wrong = g["sentences"]
+    assert kept["action"] == "release" and text.startswith(right), g
+    assert wrong["action"] != "release", g

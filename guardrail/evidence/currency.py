@@ -94,8 +94,7 @@ def coded(value: str, key: str = "") -> set[str]:
     ("parts for a Smith-Corona Sterling", ``compatible: Sterling``) codes none; a number
     under a key that is a code, its rate (``rates > usd: 1.2695``), codes that currency."""
     alone = value.strip()
-    code = key.rsplit(" > ", 1)[-1].strip().upper()
-    if code in _NAMES and _RATE.fullmatch(alone):
+    if (code := keyed_code(key)) and _RATE.fullmatch(alone):
         return {code}  # a rate keyed by its currency: ``rates > usd: 1.2695``
     if _FIND.fullmatch(alone) and (_CODE.match(alone) or not alone[0].isalpha()
                                    or _CURRENCY_KEY.search(key)):
@@ -105,6 +104,13 @@ def coded(value: str, key: str = "") -> set[str]:
 
 
 _RATE = re.compile(r"\d+(?:\.\d+)?")
+
+
+def keyed_code(key: str) -> Optional[str]:
+    """The currency code a key path ends in (``rates > usd``: "USD"), None for none."""
+    code = key.rsplit(" > ", 1)[-1].strip().upper()
+    return code if code in _NAMES else None
+
 # an amount under these keys is in minor units where its record's currency is a
 # lower-case code, as Stripe writes them; an upper-case code ("USD") keeps major units
 _WHOLE_UNITS = {"JPY", "KRW", "CLP", "VND", "ISK", "UGX", "PYG"}  # no minor unit

@@ -20,13 +20,10 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from guardrail.evidence.currency import mentioned
+from guardrail.evidence.currency import keyed_code, mentioned
 from guardrail.evidence.referred import last_sentence
 from guardrail.evidence.totals import rarely
 from guardrail.evidence.values import Number, numbers
-
-_CODE_LETTERS = 3
-
 
 class Rates:
     """The rates of a tool result, by the currency code that keys each."""
@@ -40,9 +37,8 @@ class Rates:
         and whose value one positive number; None where fewer than one."""
         found = {}
         for f in fields:
-            code = f.path.rsplit(" > ", 1)[-1].strip().upper()
-            if len(code) == _CODE_LETTERS and mentioned(code) == {code} \
-                    and len(f.values.numbers) == 1 and f.values.numbers[0] > 0:
+            code = keyed_code(f.path)
+            if code and len(f.values.numbers) == 1 and f.values.numbers[0] > 0:
                 found[code] = f.values.numbers[0]
         return cls(found) if found else None
 
