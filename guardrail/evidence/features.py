@@ -46,7 +46,8 @@ from guardrail.evidence.resummed import misshared, resummed
 from guardrail.evidence.stored import StoredValues
 from guardrail.evidence.values import Number, numbers
 from guardrail.evidence.render import render
-from guardrail.evidence.spans import Labels, days_between, shifted_dates
+from guardrail.evidence.spans import (Labels, days_between, shifted_dates, years_apart,
+                                      year_ranges)
 from guardrail.evidence.totals import Group, rarely
 from guardrail.evidence.units import Quantities, without_units
 from guardrail.evidence.weekdays import weekday_changed
@@ -140,7 +141,7 @@ class ContextEvidence:
         self._where = Records(lines, self._records, self._postings, self._record_values)
         self.quantities = Quantities(lines)
         self.restatements = Restatements(lines, self._negated)
-        self.labels = Labels(text)
+        self.labels, self._year_ranges = Labels(text), year_ranges(text)
         self.tallies = tallies(self.fields, lines, stem)  # records or a log's lines counted
         self._shifted = shifted_dates(self.fields.fields if self.fields else (),
                                       self._record_values)
@@ -294,6 +295,8 @@ class ContextEvidence:
                     or about and a_bill(n, about, self._billed)  # a record's amounts added
                     or n.kind == "date" and self._dated(n, about)
                     or days_between(sentence, n, nums, self._record_dates(about))
+                    or years_apart(sentence, n, {v for r in records for v in r},
+                                   self._year_ranges)
                     or len(self.stored.dates) <= 4 and days_between(  # a stay: "seven
                         sentence, n, nums, self.stored.dates)  # nights" (its 3 dates)
                     or self.tallies is not None

@@ -11,6 +11,9 @@
     comparable(n, f)           ``n`` is of the field's sort (a share for a share)
     bound_kept(sentence, n, f) ``n`` is a bound the field's value keeps ("at least 7 m")
     bound_of(sentence, n, fields, about)  such a bound, of the records the sentence is about
+    SET_APART, ASIDE           a change or a thing set aside ("leaving the ignored item
+                               aside"), a thing set aside: what a clause says of no field
+                               it names
     DIFFERENCE                 a value said as a difference ("15 more rolls"): no field's
 """
 
@@ -79,6 +82,11 @@ CHANGE = re.compile(r"\b(?:above|below|under|over|beyond|short of|more than|less
                     r"(?:its|your|their|his|her|you|they|he|she|we)\b|" + DIFFERENCE + r"|\b(?:"
                     r"gained|lost|put on|dropped|rose|fell)\s+(?:by\s+)?(?:about\s+)?\d", re.I)
 # "6 kg above its", "3.4 kg more than you declared", "he has gained 69 kg": a change
+ASIDE = re.compile(r"\b(?:leaving|setting|putting)\b.*\baside\b|\b(?:apart from|aside from|"
+                   r"except(?: for)?|excluding|other than|besides|not counting)\b", re.I)
+SET_APART = re.compile(rf"{CHANGE.pattern}|{ASIDE.pattern}", re.I)
+# a change, or what the clause sets aside ("Leaving the ignored item aside, that is 3"):
+# no value of the field it names
 
 
 @dataclass(frozen=True)

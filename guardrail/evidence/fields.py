@@ -28,9 +28,9 @@ from guardrail.evidence.arithmetic import MEAN as _MEAN, SUM as _SUM
 from guardrail.evidence.columns import Group, by_key, columns_of, groups
 from guardrail.evidence.currency import coded, mentioned, minor_units, other_currency
 from guardrail.evidence.field import (
-    CHANGE, GLUED, HANDLE, MEASURE, NAME_ID, Field, FieldCheck, attributive, code_rivals,
-    comparable, dated_elsewhere, items_of, keyed, labelled, no_count_of, rate_over, states,
-    titled, whole_after_of)
+    ASIDE, GLUED, HANDLE, MEASURE, NAME_ID, SET_APART, Field, FieldCheck, attributive,
+    code_rivals, comparable, dated_elsewhere, items_of, keyed, labelled, no_count_of, rate_over,
+    states, titled, whole_after_of)
 from guardrail.evidence.keys import (
     WORDS, Stem, clauses, compared, echo, flag_said, has, in_a_row, joined, key_stems,
     more_unnamed, name_words, naming, negated_words, own_paths, pairs, path_words, phrases)
@@ -192,7 +192,7 @@ class Fields:
             # value worked out ("he averaged 26.6 points") or a comparison ("15 more") does
             at = [i for i, (_, _, st) in enumerate(parts) if any(has(k, st) for k in f.key)]
             apart = {i for i in at if any(parts[i][0] <= w < parts[i][1] for w in worked)
-                     or CHANGE.search(sentence, parts[i][0], parts[i][1])}
+                     or SET_APART.search(sentence, parts[i][0], parts[i][1])}
             # the next clause, unless it names a field of its own ("... but his average")
             scope = [parts[j][:2] for i in at if i not in apart for j in (i, i + 1)
                      if j < len(parts) and (j == i or not keys_in[j] - {f.key})
@@ -205,8 +205,9 @@ class Fields:
                     states(sentence, n, f) and not any(g.values.has(n) for g in named
                                                         if g is not f)
                     for n in nums if n not in inside)  # value, said before the clause
-                    or f.flag is not None and (
-                        self._owned.said_of_others(sentence, parts, f, self.stem, nums)
+                    or f.flag is not None and (  # or set aside ("leaving the ignored item aside")
+                        at and all(ASIDE.search(sentence, *parts[i][:2]) for i in at)
+                        or self._owned.said_of_others(sentence, parts, f, self.stem, nums)
                         or dated_elsewhere(inside, f, self.fields))):
                 v = None  # a yes/no said only in clauses naming another record's words or times
             if v is not None:

@@ -335,18 +335,24 @@ def in_a_row(value: str, said: Sequence[str]) -> bool:
 
 
 _ABLE = re.compile(r"\b([a-z]{4,}?)l?[ai]ble\b", re.I)  # ``renewable``, ``cancellable``
+# the thing a key's verb names, counted or owned: "both of its renewals", "two cancellations"
+_THING = re.compile(r"l?(?:als?|ations?|ions?|ments?)", re.I)
+_COUNTED_THING = re.compile(r"\b(?:its|their|your|his|her|our|my|both|all|\d+|one|two|three|"
+                            r"four|five)\s+(?:\w+\s+)?$", re.I)
 _DONE = re.compile(r"\b(?:ha(?:ve|s|d)|ha(?:ve|s|d)n['’]t|was|were|wasn['’]t|weren['’]t|"
                    r"already|been|you|they|we|I)\s+(?:(?:not|never|yet|just|already|been)\s+)?$",
                    re.I)  # "you haven't renewed", "was refunded"; not "is refunded"
 
 
 def _done_not_able(name: str, sentence: str) -> bool:
-    """The sentence says a thing was done ("you haven't renewed it yet"), not whether it
-    can be (``renewable``; "can't be renewed", "is refunded if you cancel" say that)."""
+    """The sentence says a thing was done ("you haven't renewed it yet"), or names the
+    thing ("you have used both of its renewals"), not whether it can be (``renewable``;
+    "can't be renewed", "is refunded if you cancel" say that)."""
     for root in _ABLE.findall(name):
         forms = list(re.finditer(rf"\b{root}\w*", sentence, re.I))
         if forms and all(m[0].lower().endswith("ed") and _DONE.search(sentence, 0, m.start())
-                         for m in forms):
+                         or _THING.fullmatch(m[0][len(root):]) and _COUNTED_THING.search(
+                             sentence, 0, m.start()) for m in forms):
             return True
     return False
 

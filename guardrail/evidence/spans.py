@@ -8,6 +8,8 @@ between two of its dates, the number of a label, and how many records hold a val
     date_apart(sentence, n, said, dates)     "within 30 days, which means by November
                                              1": the date ``n`` lies a span the
                                              sentence states from one of them
+    years_apart(sentence, n, values, ranges) "ruled for 265 years" for "from 1603 until
+                                             1868": years between two it states bare
     next_day(sentence, dates)                "harvested on October 13, shipped the next
                                              day": the day after a date it states
     Labels(text).has(sentence, n)            "week-8 retention" for ``w8``, "day 14" for
@@ -54,6 +56,11 @@ _DAYS_IN = {"day": 1, "night": 1, "week": 7, "fortnight": 14}
 # values' hedges hold "over" and "under" too
 _ABOUT = re.compile(r"\b(?:about|around|roughly|nearly|almost|some)\s+$", re.I)
 MAX_DATES = 12
+"""More dates than this to pair, and a day count is no evidence of which two it spans."""
+MAX_RANGES = 10
+"""More spans of years than this, and a number of years is no evidence of which it is."""
+_YEAR_RANGE = re.compile(r"\b(1\d{3}|20\d\d)\s*(?:-|–|—|to|until|till|and|through|thru)\s*"
+                         r"(1\d{3}|20\d\d)\b", re.I)
 """More dates than this to pair, and a day count is no evidence of which two it spans."""
 
 
@@ -166,6 +173,34 @@ def days_between(sentence: str, n: Number, said: Sequence[Number],
     return any(abs((a - b).days) == days or loose and round(abs((a - b).days) / 7) == n.value
                for a, b in spans) or any(
         abs((a - b).days) + 1 == days for a, b in itertools.combinations(mine, 2))
+
+
+def years_apart(sentence: str, n: Number, values: Collection[float],
+                ranges: Collection[tuple[int, int]] = ()) -> bool:
+    """``n`` ("ruled for 265 years", "about 260 years later") is the years between two
+    years among ``values`` (those a prose text states bare: "from 1603 until 1868"),
+    where so few pairs are tried that chance seldom gives one (``CHANCE`` of a century),
+    or the length of one of ``ranges`` (``year_ranges``), where at most ``MAX_RANGES``
+    are.  A span said roughly ("about 45 years" for 46) is within a tenth of it, and
+    counts as that many tries."""
+    unit = _SPAN_AFTER.match(sentence, n.end)
+    if unit is None or unit[1].lower() != "year" or n.kind not in ("number", "count") \
+            or n.percent or n.value < 1:
+        return False
+    years = sorted({v for v in values if v.is_integer() and 1000 <= v <= 2100})
+    pairs = list(itertools.combinations(years, 2))
+    for within in {max(n.precision, 0.5), 0.1 * n.value if n.hedged else 0.5}:
+        tries = (pairs if len(pairs) * 2 * within <= CHANCE * 100 else []) + list(
+            ranges if len(ranges) * 2 * within <= MAX_RANGES else ())
+        if any(abs(b - a - n.value) <= within for a, b in tries):
+            return True
+    return False
+
+
+def year_ranges(text: str) -> tuple[tuple[int, int], ...]:
+    """The spans of years ``text`` states: "from 1520 to 1566", "(1520-1566)"."""
+    return tuple(sorted({(int(m[1]), int(m[2])) for m in _YEAR_RANGE.finditer(text)
+                         if int(m[1]) < int(m[2])}))
 
 
 def years_between(n: Number, dates: Collection[tuple[int, int, int]]) -> bool:

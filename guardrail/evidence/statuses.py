@@ -76,6 +76,13 @@ _KINDS = {
     "open": (r"open|unresolved|under review|in review",
              r"(?:still|remains?) open|unresolved|under review|awaiting (?:a |the )?(?:final )?"
              r"decision"),
+    # what a count of stock says (``stock_count``): kinds of no value's words
+    "stocked": (r"(?!)", r"in stock|available to (?:order|buy|purchase|book)|available (?:right )?"
+                r"now|(?:seats?|tickets?|rooms?|spots?|places?|units?|tables?) (?:are )?(?:still )?"
+                r"(?:available|left|remaining)"),
+    "sold_out": (r"(?!)", r"sold out|out of stock|fully booked|booked up|none (?:left|available|"
+                 r"in stock)|no (?:more )?(?:stock|units?|seats?|tickets?|rooms?|spots?|places?|"
+                 r"tables?)(?: are)? (?:left|available|remaining)"),
 }
 _VALUE = {k: re.compile(rf"(?:{v})", re.I) for k, (v, _) in _KINDS.items()}
 _SAID = {k: re.compile(rf"\b(?:{s})\b", re.I) for k, (_, s) in _KINDS.items()}
@@ -92,8 +99,18 @@ _CLASH = {
     "open": {"done", "cancelled", "approved", "denied"},
     "approved": {"denied", "waiting", "open"},  # a claim, a request, an application
     "denied": {"approved", "waiting", "open"},
+    "stocked": {"sold_out"},
+    "sold_out": {"stocked"},
 }
 _STATUS_KEY = re.compile(r"\b(?:status|state|stage|condition|progress)\b", re.I)
+# a count of what is left to sell or book (``stock``, ``seats available``, ``units on
+# hand``), not of time or money left (``days remaining``, ``balance remaining``)
+_STOCK_KEY = re.compile(r"\b(?:stock|inventory|on hand|available|availability|remaining|left)\b",
+                        re.I)
+_NOT_STOCK = re.compile(r"\b(?:days?|hours?|minutes?|weeks?|months?|years?|balance|budget|credits?|"
+                        r"amount|cents|usd|eur|gbp|percent|pct|hp|lives|attempts|tries)\b", re.I)
+_WHOLE = re.compile(r"\d+")
+_STOCK = ("stocked", "sold_out")
 # a kind that picks records rather than says one's ("the cancelled order", "orders that were
 # not cancelled"), one hedged ("nearly finished"), or said of a count ("two failed", "20
 # are finished"): no status of one record
@@ -119,6 +136,14 @@ def status_of(value: str) -> Optional[str]:
     if len(text.split()) > 3 or any(c.isdigit() for c in text):
         return None
     return next((k for k, p in _VALUE.items() if p.fullmatch(text)), None)
+
+
+def stock_of(f: Field) -> Optional[str]:
+    """"stocked" or "sold_out" for a count of stock (``seats_available: 0``), else None."""
+    if f.flag is not None or not _WHOLE.fullmatch(f.value.strip()) \
+            or not _STOCK_KEY.search(f.path) or _NOT_STOCK.search(f.path):
+        return None
+    return "stocked" if int(f.value) else "sold_out"
 
 
 def _undated(clause: str) -> str:
@@ -154,7 +179,7 @@ class Statuses:
 
     def __init__(self, fields: Sequence[Field], owned: Owned, stem: Stem, lines: Sequence[str]):
         self.stem, self._owned, self._lines = stem, owned, lines
-        kinds = [(f, kind) for f in fields if (kind := status_of(f.value)) is not None]
+        kinds = [(f, kind) for f in fields if (kind := status_of(f.value) or stock_of(f))]
         self._status = [(f, kind) for f, kind in kinds if f.flag is None and not f.listed
                         and (_STATUS_KEY.search(f.path) or kind not in ("working", "open"))]
         self._kinds: dict[int, set[str]] = {}  # every status kind a record's fields hold
@@ -162,6 +187,9 @@ class Statuses:
             self._kinds.setdefault(f.record, set()).add(kind)
         self._words = set().union(*(f.words for f, _ in kinds))  # and those values' words
         self._plain = {stem(w) for w in ("status", "state", "stage", "condition", "progress")}
+        self._counted = {stem(w) for w in (  # a stock count's key names what it counts
+            "stock inventory available availability remaining left on hand count quantity "
+            "qty in units seats tickets rooms spots places tables items").split()}
 
     def changed(self, sentence: str, about: Optional[Collection[int]]) -> Optional[str]:
         """The line of a status field a clause of the sentence says otherwise, or None."""
@@ -183,6 +211,10 @@ class Statuses:
                     return self._lines[f.line]
         return None
 
+    def _named(self, f: Field, kind: str) -> set[str]:
+        """The words of a status field's key a clause must name to speak of it."""
+        return set(f.key) - self._plain - (self._counted if kind in _STOCK else set())
+
     def _fields_of(self, clause: str, about: Optional[Collection[int]]
                    ) -> list[tuple[Field, str]]:
         """The status fields a clause speaks of: those of the one record whose own words it
@@ -193,12 +225,12 @@ class Statuses:
         named = {r for r, own in self._owned.own.items() if own & stems - self._words}
         # a key of more words than "status" counts only where the clause names them
         # (``payment status`` is not the job's ``status``)
-        fit = [(f, k) for f, k in self._status if set(f.key) - self._plain <= stems]
+        fit = [(f, k) for f, k in self._status if self._named(f, k) <= stems]
         if len(named) == 1:
             return [(f, k) for f, k in fit if f.record in named]
         if named:
             return []
-        keyed = [(f, k) for f, k in fit if set(f.key) - self._plain]
+        keyed = [(f, k) for f, k in fit if self._named(f, k)]
         if keyed:
             return keyed
         if about is not None and len(about) == 1:

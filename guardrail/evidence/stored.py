@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Collection, Sequence
 
+from guardrail.evidence.eras import eras
 from guardrail.evidence.values import (ANY_VALUE, ISO_DATE, LOG_DATE, PARTS, Number, masked,
                                        numbers, times)
 
@@ -52,8 +53,6 @@ _SPAN_KEY = re.compile(r"(?:elapsed|duration|remaining|run ?time|pace(?: per \w+
 # a call's) or ISO 8601 (``duration: PT1H2M5S``), said "21 minutes 48 seconds" or "21:48"
 _ZERO_HOUR = re.compile(r"(?<![\dT:])00:([0-5]\d):([0-5]\d)(?![\d:])")
 _ISO_SPAN = re.compile(r"\bPT(?=\d)(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?\b")
-# a century by its ordinal: "the 12th century", "the 14th and 15th centuries"
-_CENTURY = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\b(?=[\w\s-]{0,30}?\bcentur)", re.I)
 # digits a code or a key writes after letters ("F30-34", "EANx32", "basic_60_cents_per_lb",
 # "last_72h"): numbers too, but not those of hashes and ids in hex digits
 _IN_CODE = re.compile(r"(?<=[A-Za-z_])(?<!\d[Tt])(\d+)(?![\d.]*\d)(_?cents?(?![a-z]))?",
@@ -162,7 +161,8 @@ class StoredValues:
                    frozenset(), frozenset(clocks), frozenset(lengths), frozenset(),
                    frozenset(intervals), coded=frozenset(
                        float(m[1]) / (100 if m[2] else 1)
-                       for m in _IN_CODE.finditer(coded)) | _centuries(text))
+                       for m in _IN_CODE.finditer(coded)) | {
+                           float(first) for _, _, first, _ in eras(text)})
 
     @classmethod
     def union(cls, parts: Sequence["StoredValues"], counts: frozenset[int] = frozenset()
@@ -241,6 +241,8 @@ class StoredValues:
                 or n.value / 60 in self.coded  # "72 hours" for ``rainfall_last_72h_mm``
         if n.kind == "count" and int(n.value) in self.counts:
             return True
+        if n.kind == "era":  # a year of it, or an era starting within it ("the 1100s")
+            return any(abs(c - n.value) <= n.precision for c in (*self.numbers, *self.coded))
         # a negative value is written as its size ("down 10.2%" for ``-10.2``); a date's
         # year is no quantity said roughly ("more than 2,000 deliveries" is no 2025)
         return _matches(n, self.numbers, self._years) or n.value > 0 and _matches(
@@ -268,12 +270,6 @@ def _matches(n: Number, values: Sequence[float], exact: Collection[float] = ()) 
             if n.hedged and cand and c not in exact and abs(cand - n.value) <= 0.1 * abs(cand):
                 return True
     return False
-
-
-def _centuries(text: str) -> set[float]:
-    """A century by its hundreds: "the 12th century" as the 1100s ("in the late 1100s"),
-    matched as said, as a code's numbers are."""
-    return {(int(m[1]) - 1) * 100.0 for m in _CENTURY.finditer(text) if int(m[1]) > 1}
 
 
 def _elapsed(text: str) -> set[float]:

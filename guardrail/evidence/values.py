@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 
 from guardrail.evidence.currency import code_sign
+from guardrail.evidence.eras import eras
 
 MONTHS = {name[:3]: i for i, name in enumerate(
     "january february march april may june july august september october november december"
@@ -262,7 +263,8 @@ class Number:
     hedged: bool       # "about 1.2 million"
     percent: bool
     kind: str = "number"   # "number" | "time" (minutes) | "date" (y*10000+m*100+d) |
-    #                        "duration" (minutes) | "count" (a number written as a word)
+    #                        "duration" (minutes) | "count" (a number written as a word) |
+    #                        "era" (years: a century or a decade, eras.py)
 
 
 def numbers(text: str) -> list[Number]:
@@ -272,7 +274,12 @@ def numbers(text: str) -> list[Number]:
     for s, e, minutes in times(text):  # "around 2:29 AM" is an estimate, and so is "midday"
         out.append(Number(float(minutes), s, e, 0.5, bool(HEDGES.search(text[max(0, s - 16):s]))
                           or text[s:e].lower() == "midday", False, "time"))
+    spans = eras(text)  # "the 1980s": 1980 to 1989; "by the 14th century" is no day
+    for s, e, first, last in spans:
+        out.append(Number((first + last) / 2, s, e, (last - first) / 2, False, False, "era"))
     for s, e, (y, mo, d) in dates(text):
+        if any(s < b and a < e for a, b, _, _ in spans):
+            continue
         out.append(Number(float(y * 10000 + mo * 100 + d), s, e, 0.5, False, False, "date"))
     for s, e, minutes in durations(text):
         # "1.2 hours" is 72 minutes give or take 3: half its last written digit
