@@ -270,6 +270,7 @@ class ContextEvidence:
         named, lent = (), ((), ())  # the groups it names, and those the sentence before does
         if unread or elsewhere:  # the records' numbers, read once for all of them
             records, left = self._record_numbers(about), self._left(about)
+            spanned = {v for r in records for v in r}  # years a span may lie between
             times = self.stored.times if len(self.stored.times) <= 12 or not about else \
                 frozenset().union(*(self._record_values[r].times for r in about
                                     if r in self._record_values))  # "six minutes after"
@@ -295,8 +296,7 @@ class ContextEvidence:
                     or about and a_bill(n, about, self._billed)  # a record's amounts added
                     or n.kind == "date" and self._dated(n, about)
                     or days_between(sentence, n, nums, self._record_dates(about))
-                    or years_apart(sentence, n, {v for r in records for v in r},
-                                   self._year_ranges)
+                    or years_apart(sentence, n, spanned, self._year_ranges)
                     or len(self.stored.dates) <= 4 and days_between(  # a stay: "seven
                         sentence, n, nums, self.stored.dates)  # nights" (its 3 dates)
                     or self.tallies is not None
