@@ -1,5 +1,5 @@
 """What a sentence names without saying it of a field: a yes/no key's thing, counted or
-owned ("both of its renewals" says nothing of ``renewable``, keys._done_not_able), and a
+owned ("both of its renewals" says nothing of ``renewable``, flags._done_not_able), and a
 thing a clause sets aside ("Leaving the ignored item aside, that is 3 of 87 packages"
 gives ``ignored`` no value, field.SET_APART)."""
 

@@ -176,10 +176,15 @@ def derived(sentence: str, n: Number, values: Sequence[float],
         #            of one it states and a value of its record ("1,108 errors, about 83%";
         #            "roughly 3.5% of its 4,680 sessions")
         #            or, said as a share ("about", "of"), of two values of its record that
-        #            it leaves unsaid ("using 81% of its CPU limit": 1620 of 2000), or, with
+        #            it leaves unsaid ("using 81% of its CPU limit": 1620 of 2000; "the
+        #            deployment is at about 83% of its capacity": 5 of its 6 replicas,
+        #            beside its pods' numbers), or, with
         #            no such word, to digits chance seldom hits ("came in at 92.5%": 111/120);
         #            or of a part it counts ("of") in the records of a key ("Seven of them
-        #            succeeded, a 70% success rate": 7 of the 10 records of ``runs``)
+        #            succeeded, a 70% success rate": 7 of the 10 records of ``runs``).
+        #            The numbers all its records share (the result's own) are one more.
+        common = set.intersection(*map(set, records)) if len(records) > 1 else set()
+        records = [*records, tuple(sorted(common))] if common else records
         return any(_close(100 * a / b, n) for a, b in itertools.permutations(operands, 2)) \
             or any(_close(100 * a / total, n) for c in columns for a in operands
                    if a in c.values and (total := sum(c.values)) > a) \

@@ -4,16 +4,15 @@
     fields.check(sentence, numbers, about)   -> FieldCheck: a field it names with another
                                              value (the line saying so), or one it agrees with
 
-An answer that names a field (``terminal: 5``, ``checked bag included: false``) and gives
-it another value ("leaves from Terminal 2", "includes a checked bag") is contradicted, even
-where that value stands elsewhere in the context.  So is one giving its record another
-record's value unnamed ("It is a western." for a drama), a list with another record's item,
-a state said as its opposite ("closed" for ``state: open``), a status of a kind it cannot be
-(statuses.py) or an identifier the grounding never mentions ("v3.0-beta" for ``v1.9.2``).
-Precision first: a field is read in the clause naming it (or the next); a text value is
-changed only by a name or another record's value of the field; a number only where no field
-of the record holds it; a yes/no value by the negation of the clause naming the whole key,
-unless every such clause names only another record's words or times.
+An answer that names a field (``terminal: 5``, ``checked bag included: false``) and gives it
+another value ("leaves from Terminal 2", "includes a checked bag") is contradicted, even where that
+value stands elsewhere in the context.  So is one giving its record another record's value unnamed
+("It is a western." for a drama), a list with another record's item, a state said as its opposite
+("closed" for ``state: open``), a status of a kind it cannot be (statuses.py) or an identifier the
+grounding never mentions ("v3.0-beta" for ``v1.9.2``).  Precision first: a field is read in the
+clause naming it (or the next); a text is changed only by a name or another record's value; a
+number only where no field of its record holds it; a yes/no value as flags.py reads it, unless
+each clause naming it names only another record's words or times.
 """
 
 from __future__ import annotations
@@ -31,8 +30,9 @@ from guardrail.evidence.field import (
     ASIDE, GLUED, HANDLE, MEASURE, NAME_ID, SET_APART, Field, FieldCheck, attributive,
     code_rivals, comparable, dated_elsewhere, items_of, keyed, labelled, no_count_of, rate_over,
     states, titled, whole_after_of)
+from guardrail.evidence.flags import flag_said
 from guardrail.evidence.keys import (
-    WORDS, Stem, clauses, compared, echo, flag_said, has, in_a_row, joined, key_stems,
+    WORDS, Stem, clauses, compared, echo, has, in_a_row, joined, key_stems,
     more_unnamed, name_words, naming, negated_words, own_paths, pairs, path_words, phrases)
 from guardrail.evidence.lexicon import FLAGS, NULLS, REVERSE, STATE, STATED_OPPOSITES
 from guardrail.evidence.owned import Owned
@@ -257,9 +257,8 @@ class Fields:
         stems = set(map(self.stem, said))
         for w in (w for w in states if not any(  # no field it names holds it
                 f.key & stems and w in f.value.lower().split() for f in self.fields)):
-            for value in filter(None, (STATED_OPPOSITES.get(w), REVERSE.get(w))):
-                if value in said:
-                    continue
+            for value in [v for v in (STATED_OPPOSITES.get(w), REVERSE.get(w))
+                          if v and v not in said]:
                 for j in self._by_value.get(self.stem(value), ()):
                     f = self.fields[j]
                     noted = _NOTED.match(f.value)  # and the sentence names its key
@@ -302,7 +301,8 @@ class Fields:
         says nothing checkable about it (``fill min ml > 1000`` where it does not say
         1000).  ``new_handle``: the clause naming the field holds an unknown identifier."""
         if f.flag is not None or f.name.isdigit() and f.name not in sentence:
-            return flag_said(f, sentence, stems, negated, self.stem) if f.flag is not None else None
+            return flag_said(f, sentence, stems, negated, self.stem, self.fields) \
+                if f.flag is not None else None
         if GLUED.fullmatch(f.value.strip()):  # "seat 8A" for ``seat: 14C``: as written
             said = {m[0].lower() for n in nums if (m := GLUED.match(sentence, n.start))}
             return (f.value.strip().lower() in said) if said else None

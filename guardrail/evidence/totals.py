@@ -26,11 +26,14 @@ Any value is the sum of some records of a large enough result, and a changed tot
 not pass as one.  So a total counts without a cue word only where chance seldom gives it:
 the number of sums tried (the totals of the groups the sentence names, then two per key,
 then every partial sum of a key of at most ``SUBSETS`` values) times the width of the
-written digits must be at most ``CHANCE`` of the value.  "$597.72" against the 64 sums
-of six deductions passes (0.1 %); "8 of them left" against the partial sums of a few
-small counts does not, nor does "just over 4,000" (a hedged round number is as wide as
-its rounding).  A partial sum is never read from a hedged value.  Measured on the
-hand-written tool turns in docs/model-card.md ("Totals over records without a cue word").
+written digits must be at most ``CHANCE`` of the value; of a key's total and mean, only
+those within a factor of two of the value are tries (a changed value lies near the true
+one, and "about 24 minutes" is no six-track playlist's mean of four).  "$597.72"
+against the 64 sums of six deductions passes (0.1 %); "8 of them left" against the
+partial sums of a few small counts does not, nor does "just over 4,000" (a hedged round
+number is as wide as its rounding).  A partial sum is never read from a hedged value.
+Measured on the hand-written tool turns in docs/model-card.md ("Totals over records
+without a cue word").
 """
 
 from __future__ import annotations
@@ -173,6 +176,11 @@ def totalled(sentence: str, n: Number, columns: Sequence[Column],
     if named and len(named) * width <= CHANCE * n.value and any(
             _read(sentence, n, g.total, g.total.values[0]) for g in named):
         return True
+    near = [c for c in columns for t in (sum(c.values), sum(c.values) / len(c.values))
+            if n.value / 2 <= t * _scale(sentence, n, c) <= 2 * n.value]
+    if (len(near) + len(named)) * width <= CHANCE * n.value and any(
+            _read(sentence, n, c, sum(c.values), sum(c.values) / len(c.values)) for c in near):
+        return True  # a total and a mean a tenth of it: only the one near ``n`` is a try
     tried = 2 * len(columns) + len(named)
     if tried * width > CHANCE * n.value:
         return False

@@ -1,0 +1,63 @@
+"""Readings of a tool result as a whole, beside its records: a share of two of its own
+numbers outside every record (arithmetic.derived), a key's total where its mean
+is far below the value (totals.totalled), and a yes/no key of one word said of a thing
+another key of its record names (flags._of_another)."""
+
+import json
+
+from guardrail.evidence.features import ContextEvidence
+from guardrail.evidence.judge import basis
+
+POD = {"phase": "Running", "ready": True, "restarts": 0, "memory_mb": 400, "cpu_millicores": 230}
+DEPLOYMENT = json.dumps({
+    "metadata": {"name": "checkout-api", "generation": 14},
+    "spec": {"replicas": 6, "max_surge": 1, "limits": {"memory_mb": 512, "cpu_millicores": 500}},
+    "status": {"ready_replicas": 5, "updated_replicas": 6},
+    "pods": [dict(POD, name=f"checkout-api-{i}", restarts=i, memory_mb=398 + 7 * i,
+                  cpu_millicores=212 + 9 * i, port=8080, uptime_s=3600 * i + 120,
+                  disk_mb=1000 + i)
+             for i in range(6)]})
+PLAYLIST = json.dumps({
+    "playlist": {"name": "Sunday Slow Burn", "followers": 1284},
+    "tracks": [{"position": i + 1, "title": t, "duration_s": s} for i, (t, s) in enumerate(
+        [("Low Tide", 247), ("Paper Lanterns", 212), ("Cinder Road", 305),
+         ("Velvet Hours", 198), ("North of Quiet", 263), ("Glasshouse", 231)])]})
+SLOTS = json.dumps({"suggested_slots": [
+    {"start": "2025-11-13T11:30:00", "all_available": True, "rooms_free": ["Spree"]},
+    {"start": "2025-11-13T17:00:00", "all_available": True, "rooms_free": []}]})
+PRIZES = json.dumps({"payouts": [
+    {"pattern": "single line", "winner": "Pat Reilly", "prize_cents": 2500, "paid": True},
+    {"pattern": "four corners", "winner": "Jim Okafor", "prize_cents": 3000, "paid": False,
+     "method": "check"}]})
+FLAG = json.dumps({"flag": {"key": "new-checkout", "stale": False, "enabled": True}})
+HOTEL = json.dumps({"rooms": [{"name": "Garden Suite", "wifi": True, "available": False},
+                              {"name": "Sea View", "wifi": True, "available": True}]})
+
+
+def b(context, sentence):
+    return basis(ContextEvidence.build([context]).features(sentence))
+
+
+def test_a_share_of_two_numbers_outside_the_records():
+    assert b(DEPLOYMENT, "The deployment is running at about 83% of its intended capacity.") \
+        not in ("value_missing", "value_changed")
+    assert b(DEPLOYMENT, "The deployment is running at about 71% of its intended capacity.") \
+        == "value_missing"
+
+
+def test_a_total_said_roughly_where_the_mean_is_far_below_it():
+    # 1,456 seconds over six tracks: 24.3 minutes (their mean is 4 minutes)
+    assert b(PLAYLIST, "Played straight through, it runs about 24 minutes.") \
+        not in ("value_missing", "value_changed")
+    assert b(PLAYLIST, "Played straight through, it runs about 27 minutes.") == "value_missing"
+
+
+def test_a_one_word_flag_said_of_a_thing_another_key_names():
+    assert b(SLOTS, "The 5:00 PM slot works for everyone, but no meeting room is available.") \
+        != "value_changed"
+    assert b(HOTEL, "Wi-Fi is available in the Garden Suite.") != "value_changed"
+    # said of the record itself, the flag is still read
+    assert b(HOTEL, "The Garden Suite is available.") == "value_changed"
+    assert b(SLOTS, "At 5:00 PM not everyone is available.") == "value_changed"
+    assert b(PRIZES, "Jim Okafor's $30.00 four corners prize has been paid by check.") == "value_changed"
+    assert b(FLAG, "The flag is marked as stale.") == "value_changed"
