@@ -1,7 +1,9 @@
 """Readings of a tool result as a whole, beside its records: a share of two of its own
-numbers outside every record (arithmetic.derived), a key's total where its mean
-is far below the value (totals.totalled), and a yes/no key of one word said of a thing
-another key of its record names (flags._of_another)."""
+numbers outside every record (arithmetic.derived), a key's total where its mean is far
+below the value (totals.totalled), a yes/no key of one word said of a thing another key
+of its record names (flags._of_another), a record's date moved by the result's own days
+(spans.shifted_dates), and a yes/no said of a counted part of the records, read against
+all of them (flags.flag_said, group_states._counted_apart)."""
 
 import json
 
@@ -59,5 +61,41 @@ def test_a_one_word_flag_said_of_a_thing_another_key_names():
     # said of the record itself, the flag is still read
     assert b(HOTEL, "The Garden Suite is available.") == "value_changed"
     assert b(SLOTS, "At 5:00 PM not everyone is available.") == "value_changed"
-    assert b(PRIZES, "Jim Okafor's $30.00 four corners prize has been paid by check.") == "value_changed"
+    assert b(PRIZES, "Jim Okafor's $30.00 four corners prize has been paid by check.") \
+        == "value_changed"
     assert b(FLAG, "The flag is marked as stale.") == "value_changed"
+
+
+HATCHERY = json.dumps({"hatchery": "Willow Creek", "standard_incubation_days": 21, "batches": [
+    {"batch_id": "WC-B301", "breed": "Rhode Island Red", "set_date": "2025-01-24"},
+    {"batch_id": "WC-B303", "breed": "Plymouth Rock", "set_date": "2025-02-03"}]})
+HUTS = json.dumps({"site": "Northbay Sands", "results": [
+    {"name": "Driftwood", "available": True, "max_occupants": 8, "wheelchair_accessible": True},
+    {"name": "Marram", "available": False, "max_occupants": 6, "wheelchair_accessible": False},
+    {"name": "Cowrie", "available": True, "max_occupants": 6, "wheelchair_accessible": True},
+    {"name": "Limpet", "available": True, "max_occupants": 4, "wheelchair_accessible": False}]})
+
+
+def test_a_records_date_moved_by_the_results_own_days():
+    assert b(HATCHERY, "The Plymouth Rock batch should hatch around February 24.") \
+        not in ("value_missing", "value_changed")
+    assert b(HATCHERY, "The Plymouth Rock batch should hatch around February 26.") \
+        == "value_missing"
+
+
+def test_a_flag_said_of_a_counted_part_of_the_records_is_no_ones():
+    assert b(HUTS, "Three of the four huts are free, and two of them fit a group of six with "
+                   "wheelchair access.") != "value_changed"
+    # said of one record, it is still read
+    assert b(HUTS, "Marram fits a group of six with wheelchair access.") == "value_changed"
+
+
+GCPS = json.dumps({"mission": "DS-2291", "ground_control_points": [
+    {"gcp_id": f"GCP-{i}", "surveyed": i != 4} for i in range(1, 7)]})
+
+
+def test_a_counted_part_is_checked_against_the_records_not_one_of_them():
+    assert b(GCPS, "Four of the six ground control points have been surveyed, and GCP-4 is "
+                   "due to be surveyed on October 2.") == "value_changed"
+    assert b(GCPS, "Five of the six ground control points have been surveyed, and GCP-4 is "
+                   "due to be surveyed on October 2.") != "value_changed"

@@ -13,8 +13,6 @@ states or a record it is about.  Here the sentence names the two keys themselves
 the fields it names so wholly are few: at most ``_NAMED`` of them, one number each,
 exact to the written digits in the keys' unit or the one written after ``n``.
 
-    object_sums(fields)  one sum per object of its three amounts or more in one unit (a
-                         quote's charges), read where chance seldom gives one (totals.rarely)
     billed(fields), a_bill(n, about, bills)
                      per record, its two to four amounts of money in one unit added ("his
                      $39 bill" for ``labour_cents: 3000`` and ``parts_cents: 900``), where
@@ -85,20 +83,3 @@ def a_bill(n: Number, about: Collection[int], bills: dict[int, tuple[float, ...]
     """``n`` is the amounts of one of the (at most three) records it is about, added."""
     return len(about) <= 3 and any(abs(v - n.value) <= n.precision
                                    for r in about for v in bills.get(r, ()))
-
-
-def object_sums(fields: Sequence) -> tuple[float, ...]:
-    """The sum of each object's amounts in one unit (``charges > base cents``, ``mileage
-    cents``, ``driver lodging cents``: a quote's total, $3,831.80), three of them or more,
-    in the key's unit and, for cents, in whole units: one sum per object, so chance seldom
-    gives one."""
-    by_object: dict[tuple[str, str], list[float]] = {}
-    for f in fields:
-        parent, _, key = f.path.rpartition(" > ")
-        unit = "cents" if names_cents(key) else getattr(units.key_unit(key), "name", None)
-        nums = [m.value for m in numbers(f.value) if m.kind == "number"]
-        if unit and f.flag is None and not f.listed and not f.values.dates and len(nums) == 1:
-            by_object.setdefault((f"{f.record}|{parent}", unit), []).append(nums[0])
-    sums = [(sum(v), unit) for (_, unit), v in by_object.items() if len(v) >= 3]
-    return tuple(t / 100 if unit == "cents" else t for t, unit in sums) + tuple(
-        t for t, unit in sums if unit == "cents")

@@ -23,7 +23,7 @@ from typing import Optional, Sequence
 
 from guardrail.evidence import listing as L
 from guardrail.evidence.arithmetic import derived
-from guardrail.evidence.between import a_bill, billed, named_apart, object_sums
+from guardrail.evidence.between import a_bill, billed, named_apart
 from guardrail.evidence.blocks import unfenced
 from guardrail.evidence.carried import carried
 from guardrail.evidence.changed import changed
@@ -37,6 +37,7 @@ from guardrail.evidence.group_states import field_check
 from guardrail.evidence.lexicon import CALENDAR
 from guardrail.evidence.lined import tallies
 from guardrail.evidence.misadded import Holders, adjusting, misadded, misgrouped, misnamed, rescaled
+from guardrail.evidence.objects import object_sums
 from guardrail.evidence.selfcheck import miscalculated
 from guardrail.evidence.ratios import per_key, table
 from guardrail.evidence.records import Records, enclosing, numbered
@@ -290,7 +291,7 @@ class ContextEvidence:
                             left, anchored, named, lent)
                     or carried(sentence, n, nums, before)
                     or self._rates is not None and self._rates.converts(sentence, n, before)
-                    or rarely(n, self._sums) or self.lists and self.lists.total(n, distinct)
+                    or rarely(n, self._sums, True) or self.lists and self.lists.total(n, distinct)
                     or per_key(sentence, n, self._amounts, about)
                     or self.fields and named_apart(sentence, n, self.fields.fields, distinct)
                     or about and a_bill(n, about, self._billed)  # a record's amounts added

@@ -10,7 +10,8 @@ a noun of its verb ("the delivery" for ``delivered``), a thing done, not able to
 ("both of its renewals" for ``renewable``), an object of the record the sentence does
 not name (``freeze > active``), a word picking records out ("the treated routes"), a
 thing another key of the record names ("no meeting room is available" for ``all
-available`` beside ``rooms free``).
+available`` beside ``rooms free``), a part of the records counted ("two of them fit a
+group of six with wheelchair access").
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Collection, Iterable, Optional
 from guardrail.evidence.field import Field
 from guardrail.evidence.keys import (CLAUSE, OUT_OF, WORDS, Stem, clause_asks, clause_negated,
                                      has, naming)
+from guardrail.evidence.values import partitive
 
 
 def _unnamed_parent(f: Field, stems: set[str], stem: Stem) -> bool:
@@ -135,6 +137,8 @@ def flag_said(f: Field, sentence: str, stems: set[str], negated: set[str], stem:
         if not whole:
             return None
         stems, negated, _ = naming(" ".join(whole), stem)
+    if any(partitive(c, len(c)) for c in (whole if len(parts) > 1 else parts)):
+        return None  # "two of them fit a group of six with wheelchair access": a part counted
     if clause_asks(sentence, f.key, stem) or len(f.key) == 1 and _filters(sentence, f.key, stem):
         return None
     if "out of" in f.name:  # ``out of service``: "out of service" says it, no opposite

@@ -39,9 +39,9 @@ from guardrail.evidence.field import Field, FieldCheck
 from guardrail.evidence.counted import singular
 from guardrail.evidence.fields import Fields
 from guardrail.evidence.lexicon import CALENDAR
-from guardrail.evidence.keys import CLAUSE, WORDS, has, naming, negates
+from guardrail.evidence.keys import CLAUSE, WORDS, Stem, has, naming, negates
 from guardrail.evidence.owned import both_ways
-from guardrail.evidence.values import Number, numbers, parts_of
+from guardrail.evidence.values import Number, numbers, partitive, parts_of
 
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
 # a group of records ("both tickets", "all four bottles", "all of them"), not "all ages"
@@ -128,7 +128,8 @@ def counted_flag(fields: Fields, sentence: str) -> Optional[str]:
                     own = naming(_own(sentence, end), fields.stem)
                     if all(has(k, own[0] | own[1]) for k in key):
                         st, ng = own[0], own[1]
-                    elif both_ways(CLAUSE.split(sentence), key, fields.stem):
+                    elif both_ways(CLAUSE.split(sentence), key, fields.stem) or _counted_apart(
+                            sentence, _own(sentence, end), key, fields.stem):
                         continue
                 state = _state_said(said, key, st, ng)
                 if sum(f.flag == state for f in held) != part and len(_holding(
@@ -282,6 +283,15 @@ def _opens(sentence: str, at: int) -> bool:
     "The first three are", "a table for two has"."""
     a = max((m.end() for m in _CUT.finditer(sentence, 0, at)), default=0)
     return sentence[a:at].strip().lower() in ("", "and", "but", "while", "so")
+
+
+def _counted_apart(sentence: str, own: str, key: Collection[str], stem: Stem) -> bool:
+    """Another clause than ``own`` names the whole key and counts records of its own:
+    "Three of the four huts are free, and two of them fit a group of six with wheelchair
+    access" counts no huts holding ``wheelchair accessible`` as three."""
+    return any(partitive(c, len(c)) and all(has(k, set().union(*naming(c, stem)[:2]))
+                                            for k in key)
+               for c in CLAUSE.split(sentence) if c != own)
 
 
 def _own(sentence: str, at: int) -> str:

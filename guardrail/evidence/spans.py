@@ -364,15 +364,17 @@ class Tallies:
 def shifted_dates(fields: Sequence, record_values: dict
                   ) -> dict[int, frozenset[tuple[int, int, int]]]:
     """Per record, its dates moved by each of its fields' numbers of days (a key naming
-    days), either way: read once per grounding."""
+    days), or by those of the result's own fields outside every record ("should hatch
+    around February 24" for a batch's ``set_date: 2025-02-03`` and the result's
+    ``standard_incubation_days: 21``), either way: read once per grounding."""
     days: dict[int, set[int]] = {}
     for f in fields:
         if _DAYS.search(f.path) and len(f.values.numbers) == 1 \
                 and f.values.numbers[0] in range(1, 367):
             days.setdefault(f.record, set()).add(int(f.values.numbers[0]))
     out = {}
-    for r, ks in days.items():
-        found = set()
+    for r in set(days) | (set(record_values) if -1 in days else set()):
+        ks, found = days.get(r, set()) | days.get(-1, set()), set()
         for y, m, d in record_values[r].dates if r in record_values else ():
             try:  # a date without its year or day, or at the calendar's ends: none
                 base = dt.date(y, m, d)

@@ -81,8 +81,8 @@ _KINDS = {
                 r"now|(?:seats?|tickets?|rooms?|spots?|places?|units?|tables?) (?:are )?(?:still )?"
                 r"(?:available|left|remaining)"),
     "sold_out": (r"(?!)", r"sold out|out of stock|fully booked|booked up|none (?:left|available|"
-                 r"in stock)|no (?:more )?(?:stock|units?|seats?|tickets?|rooms?|spots?|places?|"
-                 r"tables?)(?: are)? (?:left|available|remaining)"),
+                 r"in stock)|no (?:more )?(?:[A-Za-z]+ ){0,2}?(?:stock|units?|seats?|tickets?|"
+                 r"rooms?|spots?|places?|tables?)(?: are)? (?:left|available|remaining)"),
 }
 _VALUE = {k: re.compile(rf"(?:{v})", re.I) for k, (v, _) in _KINDS.items()}
 _SAID = {k: re.compile(rf"\b(?:{s})\b", re.I) for k, (_, s) in _KINDS.items()}
@@ -126,7 +126,7 @@ _PARTS = re.compile(r";\s+|,\s+(?:and|but|while|whereas|so|though|although)\s+|"
                     r"\s+(?:but|while|whereas|although|though)\s+", re.I)
 _HEDGED = re.compile(r"\b(?:nearly|almost|partly|partially|mostly|half)\b", re.I)
 _IF = re.compile(r"\b(?:if|unless|whether|once|would|could)\b", re.I)  # what may be, not is
-_NOT = re.compile(r"\b(?:not|never|no longer|yet to)\s+(?:\w+\s+){0,2}$|n't\s+(?:\w+\s+){0,2}$",
+_NOT = re.compile(r"\b(?:not|never|no|no longer|yet to)\s+(?:\w+\s+){0,2}$|n't\s+(?:\w+\s+){0,2}$",
                   re.I)
 
 

@@ -116,12 +116,17 @@ def _width(n: Number) -> float:
     return max(2 * n.precision, 1.0 if n.kind == "count" else 1e-9)
 
 
-def rarely(n: Number, results: Collection[float]) -> bool:
+def rarely(n: Number, results: Collection[float], near_only: bool = False) -> bool:
     """``n`` is one of ``results`` to its written digits, and so few were tried that
     chance seldom gives one: their number times the width of the digits is at most
-    ``CHANCE`` of the value."""
-    return bool(results) and len(results) * _width(n) <= CHANCE * n.value \
-        and any(abs(r - n.value) <= n.precision for r in results)
+    ``CHANCE`` of the value.  ``near_only``: only those within a factor of two of the
+    value count, where each result is a whole the grounding or the sentence names (an
+    object's sum, a share the sentence states of a record's amount): a changed value
+    lies near the true one.  Not for results no word of the sentence picks (every ratio
+    of a record's numbers), where a value invented from nothing may land on any."""
+    near = [r for r in results if not near_only or n.value / 2 <= r <= 2 * n.value]
+    return bool(near) and len(near) * _width(n) <= CHANCE * n.value \
+        and any(abs(r - n.value) <= n.precision for r in near)
 
 
 def _positive(column: Column) -> tuple[float, ...]:
@@ -284,7 +289,7 @@ def share_of(n: Number, shares: Sequence[float], records: Sequence[Sequence[floa
     grown = _GROWN.search(sentence) is not None
     results = {f * b for p in shares if 0 < p < 100 for b in bases
                for f in (p / 100, 1 - p / 100, *((1 + p / 100,) if grown else ()))}
-    return rarely(n, results)
+    return rarely(n, results, near_only=True)
 
 
 def whole_of(sentence: str, n: Number, records: Sequence[Sequence[float]]) -> bool:
