@@ -99,3 +99,72 @@ def test_a_counted_part_is_checked_against_the_records_not_one_of_them():
                    "due to be surveyed on October 2.") == "value_changed"
     assert b(GCPS, "Five of the six ground control points have been surveyed, and GCP-4 is "
                    "due to be surveyed on October 2.") != "value_changed"
+
+
+TUGS = json.dumps({"port": "Halvern", "requested_job": {"tugs_required": 2, "min_pull_t": 90},
+                   "tugs": [{"name": n, "bollard_pull_t": t, "free_all_window": f}
+                            for n, t, f in [("Svea Bollard", 65, False),
+                                            ("Harbour Wren", 55, True), ("Kittiwake", 42, True),
+                                            ("Ormond", 70, False), ("Tern", 38, True)]]})
+DEFERRED = json.dumps({"tail": "N418QX", "deferred_items": [
+    {"item": "Logo light inoperative", "category": "C", "deferred_on": "2025-05-06",
+     "expires": "2025-05-16"},
+    {"item": "Seat 7C recline inoperative", "category": "D", "deferred_on": "2025-04-22",
+     "expires": "2025-08-20"}]})
+
+
+def test_some_of_the_records_a_sentence_names_added_up():
+    sentence = ("Harbour Wren and Kittiwake together give {} tonnes, which is enough, while "
+                "Kittiwake and Tern reach only {} tonnes.")
+    assert b(TUGS, sentence.format(97, 80)) not in ("value_missing", "value_changed")
+    assert b(TUGS, sentence.format(97, 84)) in ("value_missing", "value_worked_out")
+
+
+def test_a_date_a_state_lasts_until_is_no_date_it_began():
+    assert b(DEFERRED, "The seat 7C recline fault is category D and can stay deferred until "
+                       "August 20.") != "value_changed"
+    assert b(DEFERRED, "The seat 7C recline fault was deferred on April 25.") == "value_changed"
+
+
+LAUNDRY = json.dumps({"store": "SpinCity", "as_of": "2025-07-19T10:20:00-04:00", "faulted": [
+    {"id": "W-04", "error": "drain timeout", "since": "2025-07-18T16:05:00-04:00"},
+    {"id": "W-09", "error": "door lock failure", "since": "2025-07-19T08:47:00-04:00"},
+    {"id": "D-02", "error": "heater limit tripped", "since": "2025-07-17T19:30:00-04:00"}]})
+
+
+def test_the_time_from_a_records_moment_to_the_results_as_of():
+    # 38 hours 50 minutes
+    for said in ("almost 39 hours", "over 38 hours", "39 hours"):
+        assert b(LAUNDRY, f"Dryer D-02 has now been down for {said}.") == "words", said
+    for said in ("almost 38 hours", "almost 45 hours"):
+        assert b(LAUNDRY, f"Dryer D-02 has now been down for {said}.") == "value_missing", said
+
+
+SCOOTERS = json.dumps({"fleet": "ZipGo Midtown", "scooters": [
+    {"id": f"ZG-{i}", "battery_pct": p, "range_km": round(p * 0.4, 1)}
+    for i, p in enumerate([88, 14, 9, 47, 19, 72, 63, 22])]})
+
+
+def test_a_share_averaged_over_a_key_of_shares():
+    # 334 / 8 = 41.75
+    assert b(SCOOTERS, "Across the fleet, the average charge is 41.8%.") == "words"
+    assert b(SCOOTERS, "Across the fleet, the average charge is 43.5%.") != "words"
+
+
+def test_a_records_operands_are_its_values_not_its_heading_or_index():
+    from guardrail.evidence.operands import record_operands
+    ev = ContextEvidence.build([TUGS])
+    ops = record_operands(ev.lines, ev._records)
+    assert ops[2] == (42.0,)  # not "tugs 3 of 5:", nor the 3 of "tugs 3 > ..."
+    assert ops[-1] == (2.0, 90.0)
+
+
+def test_a_share_of_two_stated_values_added():
+    prizes = json.dumps({"event": "Spring Major", "prize_pool_usd": 250000,
+                         "payouts": [{"place": "champion", "usd": 100000},
+                                     {"place": "second", "usd": 50000}]})
+    sentence = ("The champion takes $100,000 of the $250,000 prize pool and second place gets "
+                "$50,000, so the top two together account for {}% of it.")
+    ev = ContextEvidence.build([prizes])
+    assert ev.features(sentence.format(60)).missing_numbers == ()
+    assert [n.value for n in ev.features(sentence.format(65)).missing_numbers] == [65.0]

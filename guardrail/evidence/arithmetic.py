@@ -170,7 +170,8 @@ def derived(sentence: str, n: Number, values: Sequence[float],
         return True  # "three courses, for 11 credits": a count, then the key's own word
     # the sentence's own values, and those of the same sort as ``n`` ("$42" and "$50.90")
     operands = sorted({m.value for m in said if m.start != n.start and m.value > 0})
-    if n.percent:  # a share of two values it states ("$85,000 down on $425,000: 20%"), of a
+    if n.percent:  # a share of two values it states ("$85,000 down on $425,000: 20%"; of
+        #            two added, "$100,000 and $50,000 ... together account for 60% of it"), of a
         #            record's value it states in its key's total ("48 events, about 41% of
         #            the total": 48 of the 117 the records' events add up to), or
         #            of one it states and a value of its record ("1,108 errors, about 83%";
@@ -178,14 +179,17 @@ def derived(sentence: str, n: Number, values: Sequence[float],
         #            or, said as a share ("about", "of"), of two values of its record that
         #            it leaves unsaid ("using 81% of its CPU limit": 1620 of 2000; "the
         #            deployment is at about 83% of its capacity": 5 of its 6 replicas,
-        #            beside its pods' numbers), or, with
-        #            no such word, to digits chance seldom hits ("came in at 92.5%": 111/120);
+        #            beside its pods' numbers), or, with no such word, to digits chance
+        #            seldom hits among all its records' ratios ("came in at 92.5%": 111/120);
         #            or of a part it counts ("of") in the records of a key ("Seven of them
         #            succeeded, a 70% success rate": 7 of the 10 records of ``runs``).
         #            The numbers all its records share (the result's own) are one more.
         common = set.intersection(*map(set, records)) if len(records) > 1 else set()
         records = [*records, tuple(sorted(common))] if common else records
         return any(_close(100 * a / b, n) for a, b in itertools.permutations(operands, 2)) \
+            or bool(SUM.search(sentence)) and any(  # "together account for 60% of it"
+                _close(100 * (a + b) / c, n) for a, b in itertools.combinations(operands, 2)
+                for c in operands if c > a + b) \
             or any(_close(100 * a / total, n) for c in columns for a in operands
                    if a in c.values and (total := sum(c.values)) > a) \
             or any(_close(100 * a / b, n) for rec in records for a in operands if a in rec
@@ -195,8 +199,8 @@ def derived(sentence: str, n: Number, values: Sequence[float],
             or (n.hedged or _OF.match(sentence, n.end)) and any(
                 _close(100 * a / b, n) for rec in records if len(rec) <= _RECORD_VALUES
                 for a in rec for b in rec if 0 < a < b) \
-            or any(rarely(n, [100 * a / b for a in rec for b in rec if 0 < a < b])
-                   for rec in records if len(rec) <= _RECORD_VALUES) \
+            or rarely(n, [100 * a / b for rec in records if len(rec) <= _RECORD_VALUES
+                          for a in rec for b in rec if 0 < a < b]) \
             or any(_close(100 * a / k, n) for a in partitive(sentence, n.start)
                    for k in {len(c.values) for c in columns} if k > a) \
             or bool(_CHANGE.search(sentence)) and (  # "$1,620.77 against $1,500: about 8%

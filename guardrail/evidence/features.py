@@ -29,6 +29,7 @@ from guardrail.evidence.carried import carried
 from guardrail.evidence.changed import changed
 from guardrail.evidence.claims import asks_value, general, works_out
 from guardrail.evidence.counted import Lists
+from guardrail.evidence.elapsed import Moments
 from guardrail.evidence.exchanged import Rates
 from guardrail.evidence.extras import unlisted
 from guardrail.evidence.field import bound_of
@@ -38,6 +39,7 @@ from guardrail.evidence.lexicon import CALENDAR
 from guardrail.evidence.lined import tallies
 from guardrail.evidence.misadded import Holders, adjusting, misadded, misgrouped, misnamed, rescaled
 from guardrail.evidence.objects import object_sums
+from guardrail.evidence.operands import record_operands
 from guardrail.evidence.selfcheck import miscalculated
 from guardrail.evidence.ratios import per_key, table
 from guardrail.evidence.records import Records, enclosing, numbered
@@ -124,6 +126,7 @@ class ContextEvidence:
         self._keys = Holders({f.name: f.key for f in self.fields.fields}
                              if self.fields else {})  # "total" names ``total eur``: works_out
         self._sums = object_sums(self.fields.fields) if self.fields else ()
+        self._moments = Moments(lines, self._records)  # "down for almost 39 hours"
         self._billed = billed(self.fields.fields) if self.fields else {}  # "his $39 bill"
         self._amounts = table(lines, self._records) if structured else {}  # per a key
         for i, held in (self.fields.minor if self.fields else {}).items():  # Stripe's cents
@@ -135,6 +138,7 @@ class ContextEvidence:
         by_record: dict[int, list[int]] = {}
         for i, r in enumerate(self._records):
             by_record.setdefault(r, []).append(i)
+        self._operands = record_operands(lines, self._records)  # (no heading's, no index)
         self._record_values = {r: StoredValues.record([per_line[i] for i in idx],
                                                       [lines[i] for i in idx])
                                for r, idx in by_record.items()}  # events' ends, units' scale
@@ -173,14 +177,11 @@ class ContextEvidence:
         return acronym in runs or len(acronym) >= 3 and acronym[:-1] in runs
 
     def _record_numbers(self, about: Optional[set[int]]) -> list[tuple[float, ...]]:
-        """The numbers of each record the sentence is about (every record of a small
-        grounding when it is about none), each with those outside any record."""
-        rest = self._record_values.get(-1)
-        outer = rest.numbers if rest else ()
-        chosen = about if about is not None else set(self._record_values) - {-1} \
-            if len(self._record_values) <= 12 else set()
-        return [tuple(self._record_values[r].numbers) + outer for r in sorted(chosen)
-                if r in self._record_values and r != -1] or [outer]
+        """The numbers of the values of each record the sentence is about (every record
+        of a small grounding when it is about none), each with those outside any record."""
+        outer, ops = self._operands.get(-1, ()), self._operands
+        chosen = about if about is not None else set(ops) - {-1} if len(ops) <= 12 else set()
+        return [ops[r] + outer for r in sorted(chosen) if r in ops and r != -1] or [outer]
 
     def _record_dates(self, about: Optional[set[int]]) -> frozenset[tuple[int, int, int]]:
         """The dates of the records the sentence is about and of none (all: about none)."""
@@ -291,7 +292,8 @@ class ContextEvidence:
                             left, anchored, named, lent)
                     or carried(sentence, n, nums, before)
                     or self._rates is not None and self._rates.converts(sentence, n, before)
-                    or rarely(n, self._sums, True) or self.lists and self.lists.total(n, distinct)
+                    or rarely(n, self._sums, True) or self._moments and self._moments.elapsed(
+                        sentence, n) or self.lists and self.lists.total(n, distinct)
                     or per_key(sentence, n, self._amounts, about)
                     or self.fields and named_apart(sentence, n, self.fields.fields, distinct)
                     or about and a_bill(n, about, self._billed)  # a record's amounts added

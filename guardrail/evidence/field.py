@@ -55,6 +55,10 @@ _AS_OF_KEY = re.compile(r"as[\s_]+(?:of|at)|updated|snapshot|generated|report|re
 _UNTIL = re.compile(r"\b(?:until|till)\s+(?:about\s+|around\s+)?$", re.I)
 _START_KEY = re.compile(r"(?:^|[\s>_])(?:open|opens|opening|start|starts|from|begin|begins)$",
                         re.I)
+# a date a thing began on (``deferred on``, ``start date``), not one it lasts until
+_BEGUN_KEY = re.compile(rf"{_START_KEY.pattern}|(?:^|[\s>_])(?!expire|end|due|close|renew)"
+                        r"[a-z]+(?:ed|ing)?[\s_]+(?:on|since)$|(?:^|[\s>_])(?:start|begin|"
+                        r"since)[\s_]+date$", re.I)
 _MINOR_AFTER = re.compile(r"\s?(?:cents?|pence|p)\b")  # "18 cents", "86p"
 _TIME_KEY = re.compile(r"(?<![^\W_])(?:s|sec|secs|seconds?|ms|min|mins|minutes?|h|hr|hrs|hours?|"
                        r"days?|d|duration|time|eta|age|latency|elapsed|wait|uptime)(?![^\W_])",
@@ -246,8 +250,9 @@ def _of_sort(n: Number, f: Field, sentence: str) -> bool:
     if n.kind == "time":  # "open until 1:00 AM": an end, no ``open`` or start time
         return bool(values.times) and not (sentence and _UNTIL.search(
             sentence, max(0, n.start - 12), n.start) and _START_KEY.search(f.path))
-    if n.kind == "date":
-        return bool(values.dates)
+    if n.kind == "date":  # "can stay deferred until August 20": no ``deferred on`` date
+        return bool(values.dates) and not (sentence and _UNTIL.search(
+            sentence, max(0, n.start - 12), n.start) and _BEGUN_KEY.search(f.path))
     if values.dates or values.times:  # of a date-time only its year: "51 minutes after";
         #                               "$1,467" is no year
         written = sentence[max(0, n.start - 1):n.end]

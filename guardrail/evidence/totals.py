@@ -69,6 +69,7 @@ _HELD = 40  # numbers of the records a sentence is about, at most, for their dif
 # all years (not ``visitors prev year``)
 _YEARS = re.compile(r"\b(?:year|vintage|season|founded|established|built|born)\b", re.I)
 _MAKE_UP = 4  # the other counts a part's record may hold, at most, to make up its whole
+_PERCENT = re.compile(r"(?:^|[\s_])(?:pct|percent|percentage)(?:$|[\s_])", re.I)
 _LEVEL = re.compile(r"\b(?:down|up) to\s+\S*$", re.I)
 SUBSETS = 12
 """Partial sums are tried over keys of 3 to this many positive values (4,082 sums)."""
@@ -169,10 +170,16 @@ def totalled(sentence: str, n: Number, columns: Sequence[Column],
     the counts in words the sentence states before ``n``, the only sizes of a partial
     sum or a group then tried; ``named``: the groups the sentence names (``groups``),
     tried before all others; ``parts``: the sizes of the parts it counts before ``n``
-    ("Three of your six claims were denied, totalling $860.30"), a group's size too."""
-    if n.kind not in ("number", "count", "duration") or n.percent or n.value <= 0:
+    ("Three of your six claims were denied, totalling $860.30"), a group's size too.  A
+    share is only a key of shares added up or averaged ("the average charge is about
+    42%" over ``battery pct``), and no other value is one of theirs."""
+    if n.kind not in ("number", "count", "duration") or n.value <= 0:
         return False
-    columns = [c for c in columns if _scale(sentence, n, c)]  # no other dimension is tried
+    columns = [c for c in columns if _scale(sentence, n, c)  # no other dimension is tried,
+               and bool(_PERCENT.search(c.key)) == n.percent]  # a share of a key in shares
+    if n.percent:  # "the average charge is about 42%" over ``battery pct``
+        return rarely(n, [t for c in columns for t in (sum(c.values), sum(c.values) / len(
+            c.values))], near_only=True)
     said = units.unit_after(sentence, n)  # "1.13 million gallons": the keys in a volume,
     of_dim = [c for c in columns if said and getattr(units.key_unit(c.key), "dim", "") == said.dim]
     columns = of_dim or columns  # where there are some, are those it totals
@@ -221,7 +228,12 @@ def within_record(n: Number, records: Sequence[Sequence[float]]) -> bool:
     if not tried or tried * width > CHANCE * n.value:
         return False
     return any(abs(c - n.value) <= n.precision for values in kept
-               for a, b in itertools.combinations(values, 2) for c in (b - a, a * b, b / a))
+               for a, b in itertools.combinations(values, 2) if not (_year(a) and _year(b))
+               for c in (b - a, a * b, b / a))  # years apart: spans.py, with a word of age
+
+
+def _year(v: float) -> bool:
+    return v.is_integer() and 1800 <= v <= 2100
 
 
 def apart_from(sentence: str, n: Number, anchored: Sequence[Number],
@@ -257,16 +269,32 @@ def across(n: Number, records: Sequence[Sequence[float]], counted: Sequence[int]
     """``n`` is one number of each of the two to four records the sentence is about,
     added up ("1,380 gallons between the two lines" for 750 and 630), exact to its
     written digits and never hedged, where the sums tried times the width of the digits
-    stay under ``CHANCE`` of the value.  The caller asks for a word saying it adds up;
-    ``counted``: the counts it states before ``n``, one of which must be the records'."""
+    stay under ``CHANCE`` of the value.  Of three or four records, also one number of
+    each of some of them ("Harbour Wren and Kittiwake together give 97 tonnes, ... while
+    Kittiwake and Tern reach only 80"), their own: a number all of them share is the
+    result's, and is left out (with two records it may be both their prices).  The
+    caller asks for a word saying it adds up; ``counted``: the counts it states before
+    ``n``, one of which must be the number of records added."""
     if n.kind not in ("number", "count") or n.percent or n.hedged or n.value <= 0 \
-            or not 2 <= len(records) <= 4 or counted and len(records) not in counted:
+            or not 2 <= len(records) <= 4:
         return False
     kept = [sorted({v for v in record if v > 0}) for record in records]
-    tried = math.prod(len(k) for k in kept)  # a bound on the distinct sums, before any
-    if tried > ACROSS or tried * _width(n) > CHANCE * n.value:  # is formed
+    common = set.intersection(*map(set, kept)) if len(kept) > 2 else set()
+    own = [[v for v in k if v not in common] for k in kept]
+    return any(_added(n, groups) for groups in (
+        [kept] if not counted or len(kept) in counted else [],
+        [c for k in range(2, len(own) + 1) if common and (not counted or k in counted)
+         for c in itertools.combinations(own, k)]))
+
+
+def _added(n: Number, groups: Sequence[Sequence[Sequence[float]]]) -> bool:
+    """``n`` is one number of each record of one of ``groups`` added up, where the sums
+    tried (a bound on the distinct ones, before any is formed) stay under chance."""
+    tried = sum(math.prod(len(k) for k in group) for group in groups)
+    if not tried or tried > ACROSS or tried * _width(n) > CHANCE * n.value:
         return False
-    return any(abs(sum(c) - n.value) <= n.precision for c in itertools.product(*kept))
+    return any(abs(sum(c) - n.value) <= n.precision
+               for group in groups for c in itertools.product(*group))
 
 
 _GROWN = re.compile(r"\b(?:bonus|tax|tip|gratuity|surcharge|markup|interest|premium|plus|"
