@@ -168,3 +168,36 @@ def test_a_share_of_two_stated_values_added():
     ev = ContextEvidence.build([prizes])
     assert ev.features(sentence.format(60)).missing_numbers == ()
     assert [n.value for n in ev.features(sentence.format(65)).missing_numbers] == [65.0]
+
+
+SOLAR = json.dumps({"project": "Millbrook", "production_kwh": 612, "utility_usage_kwh": 845,
+                    "performance_vs_forecast_pct": 103, "battery_pct": 97})
+
+
+def test_a_share_against_a_whole_said_as_how_far_from_it():
+    assert b(SOLAR, "Output came in 3% above the project's forecast.") == "words"
+    assert b(SOLAR, "Output came in 4% above the project's forecast.") == "value_missing"
+
+
+BUGGIES = json.dumps({"club": "Brackenridge", "usage": [
+    {"buggy_type": "lithium", "units": 12, "rounds": 1104, "distance_km": 7286},
+    {"buggy_type": "petrol", "units": 4, "rounds": 296, "distance_km": 1954}]})
+SHIFT = json.dumps({"depot": "Northside", "couriers": [
+    {"id": "K-11", "deliveries": 23, "distance_km": 61.4, "earnings_cents": 18400},
+    {"id": "K-12", "deliveries": 19, "distance_km": 54.0, "earnings_cents": 15200}]})
+
+
+def test_a_value_per_a_unit_or_a_thing_each_record_counts():
+    def missing(context, sentence):
+        return [n.value for n in ContextEvidence.build([context]).features(sentence)
+                .missing_numbers]
+    # "each" as "per"; a unit named names the keys in it; a result of no records
+    share = json.dumps({"share_kw": 4.5, "production_kwh": 612})
+    assert missing(share, "Each kilowatt of your share produced about 136 kWh.") == []
+    assert missing(share, "Each kilowatt of your share produced about 163 kWh.") == [163.0]
+    # the unit written after the value: kilometres are no miles
+    assert missing(BUGGIES, "Each round of the lithium buggies covered about 6.6 km.") == []
+    assert missing(BUGGIES, "Each round of the lithium buggies covered about 6.6 miles.") \
+        == [6.6]
+    # a word every key of the record holds names the record, not a key to divide by
+    assert missing(SHIFT, "Ada Okafor earned $8 per delivery.") == []

@@ -32,7 +32,7 @@ from guardrail.evidence.counted import Lists
 from guardrail.evidence.elapsed import Moments
 from guardrail.evidence.exchanged import Rates
 from guardrail.evidence.extras import unlisted
-from guardrail.evidence.field import bound_of
+from guardrail.evidence.field import bound_of, off_hundred, said_off
 from guardrail.evidence.fields import Fields
 from guardrail.evidence.group_states import field_check
 from guardrail.evidence.lexicon import CALENDAR
@@ -127,6 +127,7 @@ class ContextEvidence:
                              if self.fields else {})  # "total" names ``total eur``: works_out
         self._sums = object_sums(self.fields.fields) if self.fields else ()
         self._moments = Moments(lines, self._records)  # "down for almost 39 hours"
+        self._offs = off_hundred(self.fields.fields) if self.fields else frozenset()
         self._billed = billed(self.fields.fields) if self.fields else {}  # "his $39 bill"
         self._amounts = table(lines, self._records) if structured else {}  # per a key
         for i, held in (self.fields.minor if self.fields else {}).items():  # Stripe's cents
@@ -293,7 +294,8 @@ class ContextEvidence:
                     or carried(sentence, n, nums, before)
                     or self._rates is not None and self._rates.converts(sentence, n, before)
                     or rarely(n, self._sums, True) or self._moments and self._moments.elapsed(
-                        sentence, n) or self.lists and self.lists.total(n, distinct)
+                        sentence, n) or said_off(sentence, n, self._offs)  # "3% above"
+                    or self.lists and self.lists.total(n, distinct)
                     or per_key(sentence, n, self._amounts, about)
                     or self.fields and named_apart(sentence, n, self.fields.fields, distinct)
                     or about and a_bill(n, about, self._billed)  # a record's amounts added

@@ -14,6 +14,8 @@
     SET_APART, ASIDE           a change or a thing set aside ("leaving the ignored item
                                aside"), a thing set aside: what a clause says of no field
                                it names
+    off_hundred(fields), said_off(sentence, n, offs)   a share of a whole against another
+                               said as how far from all of it ("3% above the forecast")
     DIFFERENCE                 a value said as a difference ("15 more rolls"): no field's
 """
 
@@ -354,3 +356,25 @@ def items_of(value: str) -> list[str]:
     if ", " not in value or _PLACE.fullmatch(value):
         return [value]
     return [x for x in _ITEMS.split(value) if x.strip()]
+
+
+# a share of a whole against another (``performance_vs_forecast_pct``, ``pct_of_target``),
+# and a share said as how far it lies above or below all of that other
+_AGAINST_KEY = re.compile(r"(?:^|[\s_>])(?:vs|versus|of|to|against)[\s_]", re.I)
+_OFF = re.compile(r"\s*(?:above|over|ahead of|more than|higher than|below|under|short of|"
+                  r"behind|less than|lower than)\b", re.I)
+
+
+def off_hundred(fields: Sequence[Field]) -> frozenset[float]:
+    """How far from 100 each share of a whole against another lies, that the result
+    states (``performance_vs_forecast_pct: 103``: 3)."""
+    return frozenset(round(abs(v - 100), 6) for f in fields if f.flag is None
+                     and _SHARE.search(f.path) and _AGAINST_KEY.search(f.path)
+                     for v in f.values.numbers if 0 < v < 300 and v != 100)
+
+
+def said_off(sentence: str, n: Number, offs: frozenset[float]) -> bool:
+    """``n`` is such a distance, said as one ("Output came in 3% above the project's
+    forecast")."""
+    return n.percent and bool(_OFF.match(sentence, n.end)) and any(
+        abs(o - n.value) <= n.precision for o in offs)
