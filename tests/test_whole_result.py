@@ -201,3 +201,11 @@ def test_a_value_per_a_unit_or_a_thing_each_record_counts():
         == [6.6]
     # a word every key of the record holds names the record, not a key to divide by
     assert missing(SHIFT, "Ada Okafor earned $8 per delivery.") == []
+
+
+def test_the_days_of_a_period_both_ends_counted():
+    bill = json.dumps({"subscriber": "CS-20931", "production_kwh": 612, "billing_period": {
+        "start": "2025-06-01", "end": "2025-06-30"}})
+    assert b(bill, "Your share produced 612 kWh over the 30 days.") == "words"
+    assert b(bill, "Your share produced 612 kWh over the 31 days.") in ("value_missing",
+                                                                       "value_worked_out")

@@ -5,6 +5,9 @@
     moments.elapsed(sentence, n) ``n`` ("has now been down for almost 39 hours",
                                  "opened about 26 hours ago") is the time from one of
                                  the others to one of those
+    period_days(fields), in_period(sentence, n, days)
+                                 ``n`` days ("over the 30 days") are a period's the
+                                 result states by its start and end, both counted
 
 A status report states when each thing began (``since``, ``opened_at``) and when the
 report was made; an answer says how long it has been.  Only spans that end at a moment
@@ -21,6 +24,7 @@ import datetime as dt
 import re
 from typing import Optional, Sequence
 
+from guardrail.evidence.field import Field
 from guardrail.evidence.keys import pairs
 from guardrail.evidence.totals import CHANCE
 from guardrail.evidence.values import Number
@@ -78,3 +82,31 @@ class Moments:
         near = [s for s in spans if n.value / 2 <= s <= 2 * n.value]
         return bool(near) and len(near) * 2 * half <= CHANCE * n.value and any(
             abs(s - mid) <= half for s in near)
+
+
+_START = re.compile(r"(?:^|[\s_])(?:start|starts|from|begin|begins|first|opens)(?:$|[\s_])", re.I)
+_END = re.compile(r"(?:^|[\s_])(?:end|ends|to|until|through|last|closes)(?:$|[\s_])", re.I)
+_DAYS = re.compile(r"\s(?:calendar\s+)?days?\b", re.I)
+
+
+def period_days(fields: Sequence[Field]) -> frozenset[int]:
+    """The days of each period an object of the result states by a start and an end
+    date (``billing period > start: 2025-06-01``, ``end: 2025-06-30``: 30), both ends
+    counted."""
+    ends: dict[tuple[int, str], dict[bool, list[dt.date]]] = {}
+    for f in fields:
+        parent, _, key = f.path.rpartition(" > ")
+        for edge in (True, False):
+            if (_START if edge else _END).search(key) and len(f.values.dates) == 1:
+                y, m, d = next(iter(f.values.dates))
+                if y and m and d:
+                    ends.setdefault((f.record, parent), {}).setdefault(edge, []).append(
+                        dt.date(y, m, d))
+    return frozenset((b - a).days + 1 for held in ends.values()
+                     for a in held.get(True, ()) for b in held.get(False, ()) if b > a)
+
+
+def in_period(sentence: str, n: Number, days: frozenset[int]) -> bool:
+    """``n`` days are the days of one of those periods."""
+    return n.kind in ("number", "count") and n.value in days and bool(
+        _DAYS.match(sentence, n.end))

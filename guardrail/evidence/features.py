@@ -29,7 +29,7 @@ from guardrail.evidence.carried import carried
 from guardrail.evidence.changed import changed
 from guardrail.evidence.claims import asks_value, general, works_out
 from guardrail.evidence.counted import Lists
-from guardrail.evidence.elapsed import Moments
+from guardrail.evidence.elapsed import Moments, in_period, period_days
 from guardrail.evidence.exchanged import Rates
 from guardrail.evidence.extras import unlisted
 from guardrail.evidence.field import bound_of, off_hundred, said_off
@@ -128,6 +128,7 @@ class ContextEvidence:
         self._sums = object_sums(self.fields.fields) if self.fields else ()
         self._moments = Moments(lines, self._records)  # "down for almost 39 hours"
         self._offs = off_hundred(self.fields.fields) if self.fields else frozenset()
+        self._periods = period_days(self.fields.fields) if self.fields else frozenset()
         self._billed = billed(self.fields.fields) if self.fields else {}  # "his $39 bill"
         self._amounts = table(lines, self._records) if structured else {}  # per a key
         for i, held in (self.fields.minor if self.fields else {}).items():  # Stripe's cents
@@ -295,6 +296,7 @@ class ContextEvidence:
                     or self._rates is not None and self._rates.converts(sentence, n, before)
                     or rarely(n, self._sums, True) or self._moments and self._moments.elapsed(
                         sentence, n) or said_off(sentence, n, self._offs)  # "3% above"
+                    or in_period(sentence, n, self._periods)  # "over the 30 days"
                     or self.lists and self.lists.total(n, distinct)
                     or per_key(sentence, n, self._amounts, about)
                     or self.fields and named_apart(sentence, n, self.fields.fields, distinct)
