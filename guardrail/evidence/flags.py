@@ -1,7 +1,7 @@
 """Whether a sentence says a yes/no field of a tool result as it holds, otherwise, or not
 at all.
 
-    flag_said(field, sentence, stems, negated, stem, others)
+    flag_said(field, sentence, stems, negated, stem, fields)
         True: said as the field holds it ("Delivery is included" for ``delivery
         included: true``); False: said the other way round; None: nothing said of it
 
