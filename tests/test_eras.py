@@ -1,19 +1,15 @@
 """Centuries and decades read as the spans of years they name (eras.py): "built in the
 1980s" for ``year_built: 1987``, "the 12th century" for "the late 1100s" and back."""
 
+from evidence_of import missing_texts as missing
+
 from guardrail.evidence.eras import eras
-from guardrail.evidence.features import ContextEvidence
 from guardrail.evidence.values import numbers
 
 HOUSE = '{"address": "12 Elm St", "year_built": 1987, "bedrooms": 3, "listed": "2025-03-14"}'
 ABBEY = ("The abbey was founded in the late 1100s by Cistercian monks. The chapter house "
          "dates from 1187. By the 1300s the abbey held 200 acres, and in the fifteenth "
          "century its church was rebuilt.")
-
-
-def missing(context, sentence):
-    ev = ContextEvidence.build([context]).features(sentence)
-    return [sentence[n.start:n.end] for n in ev.missing_numbers]
 
 
 def test_an_era_is_its_span_of_years():

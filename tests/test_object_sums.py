@@ -5,8 +5,9 @@ the value only (totals.rarely)."""
 
 import json
 
+from evidence_of import basis_of as b
+
 from guardrail.evidence.features import ContextEvidence
-from guardrail.evidence.judge import basis
 from guardrail.evidence.objects import object_sums
 from guardrail.evidence.totals import rarely
 from guardrail.evidence.values import numbers
@@ -24,10 +25,6 @@ CROSSWORD = json.dumps({
     "registrations": {"early_bird": 58, "standard": 31, "student": 17, "comped": 4},
     "online_solvers": 212})
 TAGS = json.dumps({"shipment": "S-1", "tags": [3, 5, 9], "weights": {"a_kg": 2, "b_kg": 4}})
-
-
-def b(context, sentence):
-    return basis(ContextEvidence.build([context]).features(sentence))
 
 
 def test_an_objects_counts_added_up():

@@ -5,8 +5,8 @@ gives ``ignored`` no value, field.SET_APART)."""
 
 import json
 
-from guardrail.evidence.features import ContextEvidence
-from guardrail.evidence.judge import basis
+from evidence_of import basis_of as b
+
 
 LOAN = json.dumps({"title": "The Craft of Research", "due": "2025-10-14", "renewals_used": 2,
                    "renewals_max": 2, "renewable": False, "renew_block_reason": "max_renewals"})
@@ -16,10 +16,6 @@ SCAN = json.dumps({"summary": {"packages_scanned": 87, "vulnerable": 4, "ignored
                                {"name": "jinja2", "ignored": False},
                                {"name": "urllib3", "ignored": False},
                                {"name": "cryptography", "ignored": True}]})
-
-
-def b(context, sentence):
-    return basis(ContextEvidence.build([context]).features(sentence))
 
 
 def test_a_keys_thing_counted_or_owned_says_nothing_of_the_key():

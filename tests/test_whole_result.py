@@ -7,8 +7,9 @@ all of them (flags.flag_said, group_states._counted_apart)."""
 
 import json
 
+from evidence_of import basis_of as b, missing_values
+
 from guardrail.evidence.features import ContextEvidence
-from guardrail.evidence.judge import basis
 
 POD = {"phase": "Running", "ready": True, "restarts": 0, "memory_mb": 400, "cpu_millicores": 230}
 DEPLOYMENT = json.dumps({
@@ -34,10 +35,6 @@ PRIZES = json.dumps({"payouts": [
 FLAG = json.dumps({"flag": {"key": "new-checkout", "stale": False, "enabled": True}})
 HOTEL = json.dumps({"rooms": [{"name": "Garden Suite", "wifi": True, "available": False},
                               {"name": "Sea View", "wifi": True, "available": True}]})
-
-
-def b(context, sentence):
-    return basis(ContextEvidence.build([context]).features(sentence))
 
 
 def test_a_share_of_two_numbers_outside_the_records():
@@ -188,9 +185,7 @@ SHIFT = json.dumps({"depot": "Northside", "couriers": [
 
 
 def test_a_value_per_a_unit_or_a_thing_each_record_counts():
-    def missing(context, sentence):
-        return [n.value for n in ContextEvidence.build([context]).features(sentence)
-                .missing_numbers]
+    missing = missing_values
     # "each" as "per"; a unit named names the keys in it; a result of no records
     share = json.dumps({"share_kw": 4.5, "production_kwh": 612})
     assert missing(share, "Each kilowatt of your share produced about 136 kWh.") == []

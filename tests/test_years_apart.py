@@ -1,7 +1,8 @@
 """Years between two years a prose text states (spans.years_apart): "ruled for 265 years"
 for "from 1603 until 1868", read through ContextEvidence; a wrong span stays missing."""
 
-from guardrail.evidence.features import ContextEvidence
+from evidence_of import missing_texts as missing
+
 from guardrail.evidence.spans import year_ranges
 
 EDO = ("The Tokugawa shogunate ruled Japan from 1603 until 1868, when the Meiji "
@@ -9,11 +10,6 @@ EDO = ("The Tokugawa shogunate ruled Japan from 1603 until 1868, when the Meiji 
 OTTOMAN = ("The Ottoman Empire was founded in 1299 by Osman I. Constantinople fell to Mehmed "
            "II in 1453. Suleiman the Magnificent reigned from 1520 to 1566, the empire's peak. "
            "The second siege of Vienna failed in 1683. The empire was dissolved in 1922.")
-
-
-def missing(context, sentence):
-    ev = ContextEvidence.build([context]).features(sentence)
-    return [sentence[n.start:n.end] for n in ev.missing_numbers]
 
 
 def test_years_between_two_years_of_a_short_text():

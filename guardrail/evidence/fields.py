@@ -301,8 +301,8 @@ class Fields:
         says nothing checkable about it (``fill min ml > 1000`` where it does not say
         1000).  ``new_handle``: the clause naming the field holds an unknown identifier."""
         if f.flag is not None or f.name.isdigit() and f.name not in sentence:
-            return flag_said(f, sentence, stems, negated, self.stem, self.fields) \
-                if f.flag is not None else None
+            return flag_said(f, sentence, stems, negated, self.stem, [  # its record's
+                self.fields[j] for j in self._of_record[f.record]]) if f.flag is not None else None
         if GLUED.fullmatch(f.value.strip()):  # "seat 8A" for ``seat: 14C``: as written
             said = {m[0].lower() for n in nums if (m := GLUED.match(sentence, n.start))}
             return (f.value.strip().lower() in said) if said else None

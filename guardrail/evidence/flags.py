@@ -79,7 +79,8 @@ def _done_not_able(name: str, sentence: str) -> bool:
 
 
 def _of_another(f: Field, sentence: str, fields: Collection[Field], stem: Stem) -> bool:
-    """``f``, a key of one word, is said of a thing that another key of its record names
+    """``f``, a key of one word, is said of a thing that another key of its record
+    (``fields``) names
     and that may itself be there or not (a yes/no key, a list, an empty one), in the
     words before the key's own in a clause ("no meeting room is available" for ``all
     available`` beside ``rooms free: (empty)``; "Wi-Fi is available" for ``available``
@@ -95,7 +96,7 @@ def _of_another(f: Field, sentence: str, fields: Collection[Field], stem: Stem) 
                   0)
         before = {stem(w.lower()) for text in (clause[:at], clause[:at].replace("-", ""))
                   for w in WORDS.findall(text)} - own  # "Wi-Fi" for ``wifi``
-        if at and any(g.record == f.record and g is not f and key not in g.key
+        if at and any(g is not f and key not in g.key
                       and (g.flag is not None or g.listed or g.value == "(empty)")
                       and g.key & before for g in fields):
             return True
@@ -106,7 +107,7 @@ def flag_said(f: Field, sentence: str, stems: set[str], negated: set[str], stem:
               fields: Collection[Field] = ()) -> Optional[bool]:
     """Whether the sentence (its ``naming`` stems and negated stems) says the yes/no
     field ``f`` as the field holds it; None where it says nothing of it.  ``fields``: the
-    tool result's, of which those of ``f``'s record may name what the sentence says it of."""
+    fields of ``f``'s record, which may name what the sentence says it of."""
     if any(d not in sentence for d in re.findall(r"\d+", f.name)):
         return None  # "open spaces" does not name ``open 24h``
     # "Delivery is promised for Friday", "its return date", "that allowance" say nothing

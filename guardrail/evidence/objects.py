@@ -73,18 +73,18 @@ def object_sums(fields: Sequence[Field]) -> tuple[float, ...]:
     of objects of a record of counts times prices keyed alike; amounts in cents also in
     whole units."""
     objects = _objects(fields)
+    counted = {at: _counts(at[1], entries) for at, entries in objects.items()}
     sums: list[Entry] = []
-    for (_, parent), entries in objects.items():
+    for at, entries in objects.items():
         for unit, group in itertools.groupby(sorted(
                 (u, v) for v, u in entries.values() if u), key=lambda e: e[0]):
             values = [v for _, v in group]
             sums += [(sum(values), unit)] if len(values) >= 3 else []
-        counts = _counts(parent, entries)
-        sums += [(sum(counts.values()), None)] if len(counts) >= 3 else []
-    for (a, entries), (b, others) in itertools.permutations(objects.items(), 2):
-        if a[0] == b[0] and (counts := _counts(a[1], entries)):
+        sums += [(sum(counted[at].values()), None)] if len(counted[at]) >= 3 else []
+    for (a, _), (b, others) in itertools.permutations(objects.items(), 2):
+        if a[0] == b[0] and counted[a]:
             prices = {k: e for k, e in others.items()
                       if e[1] == _CENTS or e[1] is None and MONEY_KEY.search(b[1])}
-            sums += _priced(counts, prices)
+            sums += _priced(counted[a], prices)
     return tuple(t / 100 if unit == _CENTS else t for t, unit in sums) + tuple(
         t for t, unit in sums if unit == _CENTS)
