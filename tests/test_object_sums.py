@@ -58,3 +58,26 @@ def test_only_results_near_the_value_count_as_tries():
     assert not rarely(n, [24.3, 4.05, 0.5, 1.2])  # every result a try
     assert not rarely(n, [24.3, 20.0], near_only=True)  # two near it
     assert not rarely(n, [26.0, 4.05], near_only=True)
+
+
+MARKET = json.dumps({
+    "stall": "Riverside Greens", "day": "2025-06-07",
+    "sales": [{"crop": "kale", "bunches": 14, "weight_kg": 4.2},
+              {"crop": "chard", "bunches": 9, "weight_kg": 3.1},
+              {"crop": "kale", "bunches": 11, "weight_kg": 3.3},
+              {"crop": "beets", "bunches": 20, "weight_kg": 9.0}],
+    "price_per_kg_cents": {"kale": 950, "chard": 780, "beets": 420}})
+
+
+def test_the_records_quantities_times_the_prices_of_the_things_they_name():
+    # (4.2 + 3.3) * 9.50 + 3.1 * 7.80 + 9.0 * 4.20 = 133.23
+    assert b(MARKET, "At those prices the day's sales are worth about $133.") == "words"
+    assert b(MARKET, "At those prices the day's sales are worth about $152.") \
+        == "value_missing"
+    # a price table no record names, or a record naming no priced thing: no sum
+    bare = json.loads(MARKET)
+    bare["price_per_kg_cents"] = {"leeks": 950, "onions": 780}
+    assert 133.23 not in [round(v, 2) for v in object_sums(
+        ContextEvidence.build([json.dumps(bare)]).fields.fields)]
+    assert 133.23 in [round(v, 2) for v in object_sums(
+        ContextEvidence.build([MARKET]).fields.fields)]

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 from guardrail.evidence.features import ContextEvidence
-from guardrail.evidence.records import numbered
+from guardrail.evidence.numbering import numbered
 from guardrail.evidence.render import render
 
 ROOMS = {"building": "HQ-2", "rooms": [

@@ -82,9 +82,13 @@ def test_quantities_find_a_converted_value_and_a_changed_unit():
     assert got.changed == "height m: 330" and got.changed_at and not got.converted
     assert check("It weighs 7,300 kilograms.").changed == "weight tonnes: 7300"
     assert check("It logged 13 mg/m³ of fine particles.").changed == "pm25: 13 µg/m³"
-    # "pounds" may be money: converted when it fits, never a changed unit
+    # "pounds" may be money: converted when it fits, a changed unit only where it is
+    # weighed ("weighs 4.8 pounds" for ``total weight kg: 4.8``) or a mass of a thing
     assert check("It weighs about 16 million pounds.").converted
-    assert check("It weighs 7,300 pounds.").changed is None
+    assert check("It sold for 7,300 pounds.").changed is None
+    assert check("It weighs 7,300 pounds.").changed == "weight tonnes: 7300"
+    assert check("It has a weight of about 7,300 lbs.").changed == "weight tonnes: 7300"
+    assert check("The loan of 7,300 pounds weighs on it.").changed is None
     # a number whose context value has no unit, or one of another dimension: no verdict
     assert check("It has 3 km of corridors.").changed is None
 

@@ -39,10 +39,12 @@ from guardrail.evidence.lexicon import CALENDAR
 from guardrail.evidence.lined import tallies
 from guardrail.evidence.misadded import Holders, adjusting, misadded, misgrouped, misnamed, rescaled
 from guardrail.evidence.objects import object_sums
+from guardrail.evidence.occurrences import Occurrences
 from guardrail.evidence.operands import record_operands
 from guardrail.evidence.selfcheck import miscalculated
 from guardrail.evidence.ratios import per_key, table
-from guardrail.evidence.records import Records, enclosing, numbered
+from guardrail.evidence.numbering import enclosing, numbered
+from guardrail.evidence.records import Records
 from guardrail.evidence.referred import said_before
 from guardrail.evidence.restated import Restatements, says_negated
 from guardrail.evidence.resummed import misshared, resummed
@@ -55,7 +57,7 @@ from guardrail.evidence.totals import Group, rarely
 from guardrail.evidence.units import Quantities, without_units
 from guardrail.evidence.weekdays import weekday_changed
 from guardrail.evidence.words import (STOPWORDS, WORD, content_words, flat, initials,
-                                      negated, prose_units, stem)
+                                      negated, prose_units, stem, versioned)
 
 @dataclass(frozen=True)
 class SentenceEvidence:
@@ -91,7 +93,6 @@ _IN_HANDLE = re.compile(r"[A-Za-z][-_#]?\d")  # the digits of "TRL-88213", "B42"
 _ACRONYM = re.compile(r"^[A-Z]{2,5}$")
 _EVERY = re.compile(r"\b(?:any|all|every\w*|each|none|no one|nothing|either|neither)\b", re.I)
 _MARKER = re.compile(r"\s*\d{1,2}[.)]\s+(?=\S)")
-_VERSION = re.compile(r"([A-Za-z][A-Za-z+#]*)\s+v?(\d+\.\d+)$")
 
 
 class ContextEvidence:
@@ -152,7 +153,8 @@ class ContextEvidence:
         self.tallies = tallies(self.fields, lines, stem)  # records or a log's lines counted
         self._shifted = shifted_dates(self.fields.fields if self.fields else (),
                                       self._record_values)
-        self.lists = Lists(lines) if structured else None  # how many each list holds
+        self.lists, self._counts = (Lists(lines), Occurrences(lines, self._records)) \
+            if structured else (None, None)  # how many each list holds, different things
         self._rates = Rates.of(self.fields.fields) if self.fields else None  # per currency
         self.question_stems = frozenset(stem(w) for w in content_words(question))
         self.asked, self.asks_value = StoredValues.of(question), asks_value(question)
@@ -215,7 +217,8 @@ class ContextEvidence:
         unit (the key's first line) or miscounts (misadded.py), arithmetic the sentence
         states, or works out of the sentence before, and gets wrong (selfcheck.py,
         resummed.py), a count of more than lists hold (counted.py)."""
-        counted = self.lists.miscounted(sentence, nums) if self.lists else None
+        counted = (self.lists.miscounted(sentence, nums) or self._counts.changed(
+            sentence, nums)) if self.lists else None  # occurrences.py
         if counted or not missing:  # most sentences state nothing the grounding lacks
             return counted
         columns = self.fields.columns if self.fields else ()
@@ -230,15 +233,6 @@ class ContextEvidence:
 
     def _stated(self, n: Number) -> bool:
         return self.stored.has(n) or self.asked.has(n)
-
-    def _verbatim(self, upto: str, n: Number) -> bool:
-        """A version written after its name as the grounding has them together ("Python
-        3.12" for ``runtime: python3.12``, "Postgres 16.3" for ``postgres:16.3-alpine``);
-        ``upto``: the sentence up to the end of ``n``."""
-        m = _VERSION.search(upto)
-        return m is not None and m.end(2) == n.end and re.search(
-            rf"(?<![a-z\d]){re.escape(m[1].lower())}[\s:/_v-]*{re.escape(m[2])}(?![\d.]*\d)",
-            self.lower) is not None
 
     def copied(self, sentence: str) -> bool:
         """The sentence stands word for word in the grounding (six words or more)."""
@@ -261,7 +255,8 @@ class ContextEvidence:
         about, gap = where.records, self._where.gap(where)
         unread = [n for n in nums if not (n.start in units.converted or self._stated(
             replace(n, hedged=False) if n.start in units.unmatched else n)
-            or self._verbatim(sentence[:n.end], n) or self.labels.has(sentence, n)  # worked
+            or versioned(sentence[:n.end], n.end, self.lower)
+            or self.labels.has(sentence, n)  # worked
             or self.fields and bound_of(sentence, n, self.fields.fields, about))]  # out?
         # a value the grounding states only in records the sentence is not about may be worked
         # out in its own ("3 of its 120 seats left" for 117 taken, where another course has 3
@@ -297,7 +292,8 @@ class ContextEvidence:
                     or rarely(n, self._sums, True) or self._moments and self._moments.elapsed(
                         sentence, n) or said_off(sentence, n, self._offs)  # "3% above"
                     or in_period(sentence, n, self._periods)  # "over the 30 days"
-                    or self.lists and self.lists.total(n, distinct)
+                    or self.lists and (self.lists.total(n, distinct)
+                                       or self._counts.agrees(sentence, n))  # "4 different"
                     or per_key(sentence, n, self._amounts, about)
                     or self.fields and named_apart(sentence, n, self.fields.fields, distinct)
                     or about and a_bill(n, about, self._billed)  # a record's amounts added
@@ -311,6 +307,9 @@ class ContextEvidence:
                 if not found:
                     break
                 worked |= found
+        if gap and worked:  # a value worked out in its record, found in others by chance
+            gap = self._where.gap(self._where.about(  # ("averaging about 86.9 kg")
+                sentence, stems, [n for n in nums if n.start not in worked], before))
         missing = tuple(n for n in nums if n.start in units.changed_at or not (
             n.start in units.converted or n.start in worked or n not in unread))
         known = self.stems | self.question_stems | {  # "CEO" for "chief executive"

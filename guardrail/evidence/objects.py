@@ -6,7 +6,9 @@
                           green: 412``, ``yellow: 268``, ...: "sold 866 plates"); and its
                           counts times the prices another object of its record keys alike
                           (``registrations > early bird: 58`` times ``fees > early bird
-                          cents: 4500``, and so on: "$4,895 in entry fees")
+                          cents: 4500``, and so on: "$4,895 in entry fees"); and the
+                          records' quantities times the prices of the things they name
+                          ("the week's harvest is worth about $1,697")
 
 Assistants add up a breakdown without saying so ("Another 70 plates were discarded").
 Each object gives one value, and each pair of objects keyed alike one more, so the sums
@@ -68,6 +70,36 @@ def _priced(counts: dict[str, float], prices: dict[str, Entry]) -> list[Entry]:
     return [(sum(v * p for v, (p, _) in kept), unit.pop())]
 
 
+def _records_priced(fields: Sequence[Field], objects: dict[tuple[int, str], dict[str, Entry]]
+                    ) -> list[Entry]:
+    """Per price object outside the records and per quantity key of the records: each
+    record's quantity times the price of the thing it names (``harvests 1 > species:
+    blue oyster``, ``weight kg: 18.4`` times ``price per kg cents > blue oyster: 1400``),
+    added over the records that name a priced thing, two of them or more."""
+    prices = [{k: p for k, (p, u) in entries.items() if u == _CENTS or u is None}
+              for (r, parent), entries in objects.items() if r == -1 and MONEY_KEY.search(parent)
+              and any(u == _CENTS for _, u in entries.values())]
+    named: dict[int, str] = {}  # per record, the value of a field naming a priced thing
+    amounts: dict[tuple[int, str], float] = {}  # per record and key, a plain quantity
+    for f in fields:
+        if f.record < 0 or f.flag is not None or f.values.dates:
+            continue
+        key = f.path.rpartition(" > ")[2]
+        nums = [m.value for m in numbers(f.value) if m.kind == "number"]
+        if any(f.value.lower() in p for p in prices):
+            named[f.record] = f.value.lower()
+        elif len(nums) == 1 and not names_cents(key) and not MONEY_KEY.search(key) \
+                and "pct" not in key and "percent" not in key:
+            amounts[f.record, key] = nums[0]
+    out: list[Entry] = []
+    for p in prices:
+        for key in {k for _, k in amounts}:
+            pairs = [(amounts[r, key], p[thing]) for r, thing in named.items()
+                     if thing in p and (r, key) in amounts]
+            out += [(sum(q * c for q, c in pairs), _CENTS)] if len(pairs) >= 2 else []
+    return out
+
+
 def object_sums(fields: Sequence[Field]) -> tuple[float, ...]:
     """One sum per object of its amounts in one unit and of its counts, and one per pair
     of objects of a record of counts times prices keyed alike; amounts in cents also in
@@ -86,5 +118,6 @@ def object_sums(fields: Sequence[Field]) -> tuple[float, ...]:
             prices = {k: e for k, e in others.items()
                       if e[1] == _CENTS or e[1] is None and MONEY_KEY.search(b[1])}
             sums += _priced(counted[a], prices)
+    sums += _records_priced(fields, objects)
     return tuple(t / 100 if unit == _CENTS else t for t, unit in sums) + tuple(
         t for t, unit in sums if unit == _CENTS)

@@ -1,7 +1,5 @@
 """Which records of a tool result a sentence speaks of.
 
-    numbered(lines, first)       the record of each rendered line (-1: outside any), and
-                                 the record each nested one stands in (``enclosing``)
     Records(lines, records, postings, values).about(sentence, stems, nums, before)
                                  -> About: the records it is about, where its names and
                                     values stand, and whether it names several together
@@ -10,23 +8,23 @@ A search returns five hotels; an answer says "The Harbor Inn is $189 a night." T
 price must be the Harbor Inn's, not another hotel's, so every check that compares a
 value with "its" record first needs to know which record that is.  Records are the
 items of a JSON array of objects (``rooms 2 of 3:`` and the lines under it), the rows
-of a markdown table, or the blocks of a ``key: value`` text.
+of a markdown table, or the blocks of a ``key: value`` text (numbering.py numbers them).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Collection, NamedTuple, Optional, Sequence
+from typing import NamedTuple, Optional, Sequence
 
 from guardrail.evidence.claims import works_out
+from guardrail.evidence.field import HANDLE
 from guardrail.evidence.keys import CLAUSE, denied, pairs
 from guardrail.evidence.stored import StoredValues
 from guardrail.evidence.values import Number, numbers
 from guardrail.evidence.weekdays import weekday
 from guardrail.evidence.words import STOPWORDS, WORD, content_words, stem
 
-_HEAD = re.compile(r"^(.*\S \d+) of \d+:$")  # "rooms 2 of 3:", opening record "rooms 2"
 _NOT_NAMED = re.compile(r"\b(?:not|rather than|instead of|unlike|other than|except)\s+"
                         r"(?:the\s+)?(?:[A-Z][\w'’-]*(?:\s+(?:of\s+)?[A-Z][\w'’-]*)*)")
 _PRONOUN_START = re.compile(r"^\W*(?i:it|its|it's|they|their|them|this|that|these|those|"
@@ -42,50 +40,13 @@ _GENERIC_START = re.compile(r"^\W*[Tt]he [a-z]+\b")  # "The hotel ...", "The com
 _WEEKDAY = re.compile(r"\b(Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b")
 _DAY_VALUE = re.compile(r"(mon|tue|wed|thu|fri|sat|sun)(?:[a-z]*day|s|\.)?", re.I)
 _VERSUS = re.compile(r"\S?\s*(?:to|vs\.?|versus|against|than)\s*[-+−$€£]?", re.I)
+_RELATES = re.compile(r"\b(?:after|before|than|since|until|following|ahead of|behind|while|"
+                      r"whereas)\b", re.I)
 _KEYED = re.compile(r"\b([A-Za-z]{3,})\s+#?(\d+)\b(?![.,:]\d)")
 # records named by a plural and their numbers: "Courts 1 to 3", "tables 2 and 3", "Stones
 # 1, 4 and 6" (each record's name "Court 1")
 _NUMBERED = re.compile(r"\b([A-Za-z]{3,}?)s\s+(\d{1,3}(?:,\s*\d{1,3})*),?\s+"
                        r"(and|or|to|through|-|\u2013)\s+(\d{1,3})\b(?![.,:]\d)")
-
-
-def numbered(lines: Sequence[str], first: int, rows: bool = False
-             ) -> tuple[list[int], int, dict[int, int]]:
-    """The record of each rendered line, records numbered from ``first``, the next free
-    number, and the record each nested record stands in.  A record opens at its head
-    (``rooms 2 of 3:``) and holds the lines under its path (``rooms 2 > name: Birch``)
-    up to a record nested in it (``machines 5 > open faults 1 of 1:``, whose record
-    stands in ``machines 5``'s); a line past its last (``approver: ...`` after the
-    array) is outside it.  ``rows``: a markdown table, whose rows of three cells or more
-    are records of their own."""
-    out: list[int] = []
-    current, following = -1, first
-    opened: list[tuple[str, int]] = []  # the records a line stands in, innermost last
-    parents: dict[int, int] = {}
-    for text in lines:
-        head = _HEAD.match(text)
-        while opened and not text.startswith((opened[-1][0] + " > ", opened[-1][0] + ": ")):
-            opened.pop()
-            current = opened[-1][1] if opened else -1
-        if head or rows and text.count("; ") >= 2:
-            current, following = following, following + 1
-            if head:
-                if opened:
-                    parents[current] = opened[-1][1]
-                opened.append((head[1], current))
-        out.append(current)
-    return out, following, parents
-
-
-def enclosing(records: Collection[int], parents: dict[int, int]) -> set[int]:
-    """``records`` and every record they are nested in: a sentence about a machine's
-    open fault speaks of the machine too ("TVM-0618 is out of service because its card
-    reader went offline" names the fault's words and the machine's ``in service``)."""
-    out = set(records)
-    for r in records:
-        while (r := parents.get(r, -1)) != -1 and r not in out:
-            out.add(r)
-    return out
 
 
 def whole_names(lines: Sequence[str], records: Sequence[int]) -> list[str]:
@@ -125,10 +86,13 @@ class Records:
         self._labels, self._labelled = _label_keys(lines, records)
         self._whole = whole_names(lines, records)
         self._days: dict[int, list[tuple[str, str, int]]] = {}  # (key, "wed", line)
+        self._handled: dict[str, set[int]] = {}  # a handle's records: "t-09" -> {2}
         for i, line in enumerate(lines):
             for k, v in pairs(line) if records[i] >= 0 else ():
                 if day := _DAY_VALUE.fullmatch(v.strip()):
                     self._days.setdefault(records[i], []).append((k, day[1][:3].lower(), i))
+                elif HANDLE.fullmatch(v.strip()):
+                    self._handled.setdefault(v.strip().lower(), set()).add(records[i])
 
     def hits(self, stems: Sequence[str], nums: Sequence[Number],
              named: Sequence[set[int]] = ()) -> tuple[list[set[int]], dict[int, float]]:
@@ -180,10 +144,15 @@ class Records:
         tagged = self.hits((), [n for n in nums if sentence[n.start - 1:n.start] == "#"])[0]
         ids = set().union(*(w for w in tagged if len(w) == 1))
         # "Courts 1 to 3"; and two dates or times or more, each of one record ("You skipped
-        # the week of May 5, so your next box arrives on May 14"): it speaks of each
+        # the week of May 5, so your next box arrives on May 14"): it speaks of each, but
+        # where its names single out one record and no word relates it to another ("The
+        # T-09 crack was found on February 24", another's date), of that one
         dated = self.hits((), [n for n in nums if n.kind in ("date", "time")])[0]
+        handled = {r for m in HANDLE.finditer(sentence) for r in self._handled.get(
+            m[0].lower(), ())}  # "T-09": a turbine's id
         named |= self._ranged(sentence) | (once if len(once := {
-            r for w in dated if len(w) == 1 for r in w}) >= 2 else set())
+            r for w in dated if len(w) == 1 for r in w}) >= 2 and (
+            len(handled) != 1 or _RELATES.search(sentence)) else set())
         if len(named | ids) >= 2:
             return About(named | ids, values, True, self._misplaced(sentence, nums, by_stem))
         _, hits = self.hits(stems, nums, by_text)  # every content word, the first too

@@ -4,7 +4,8 @@
                                   amount in cents also in units, a span written as a
                                   clock value (``elapsed: 06:52``) also as a span
     StoredValues.has(n)           a sentence's value ``n`` is one of them, as written or,
-                                  hedged, within 10 %
+                                  hedged, within 10 % (``hedge``: less where written to
+                                  three digits or more)
     names_cents(key), in_cents()  which keys and values are in minor units
     stored_times(t)               ``values.times``, plus ISO date-times
                                   ("2024-02-04T09:10:00+12:00" -> 9:10, the local time as
@@ -236,7 +237,7 @@ class StoredValues:
             return date_matches((v // 10000, v // 100 % 100, v % 100), self.dates | self.dues) \
                 or v < 100 and float(v) in self.numbers  # "on the 20th" for ``renewal_day: 20``
         if n.kind == "duration":  # minutes, hours, seconds or ms ("about 1.2 h": 4410388.1 ms)
-            return any(_matches(Number(n.value * k, 0, 0, n.precision * k, n.hedged, False),
+            return any(_matches(replace(n, value=n.value * k, precision=n.precision * k),
                                 self.numbers) for k in (1.0, 1 / 60, 60.0, 60000.0)) \
                 or n.value / 60 in self.coded  # "72 hours" for ``rainfall_last_72h_mm``
         if n.kind == "count" and int(n.value) in self.counts:
@@ -260,14 +261,24 @@ class StoredValues:
         return bool(self.numbers or self.times or self.dates)
 
 
+def hedge(n: Number) -> float:
+    """How far off a hedged value may lie, as a share of the value: 10 % for one of two
+    significant digits or fewer ("about 1,100 feet", "about 4.5%"), less for one written
+    to more ("about 1,208 MWh" is 1,208 rounded, not 1,290)."""
+    digits = len(str(round(abs(n.value) / (2 * n.precision))).rstrip("0")) \
+        if n.precision > 0 and n.kind == "number" else 1  # a duration's is in minutes
+    return 0.1 if digits <= 2 else 0.05 if digits == 3 else 0.02
+
+
 def _matches(n: Number, values: Sequence[float], exact: Collection[float] = ()) -> bool:
-    """``n`` is one of ``values`` as written, or within 10 % where hedged (not those
-    of ``exact``)."""
+    """``n`` is one of ``values`` as written, or within its hedge where hedged (not
+    those of ``exact``)."""
+    off = hedge(n) if n.hedged else 0.0
     for c in values:
         for cand in (c, c * 100) if n.percent else (c,):
             if abs(cand - n.value) <= max(n.precision, 1e-9) + 1e-9 * abs(cand):
                 return True
-            if n.hedged and cand and c not in exact and abs(cand - n.value) <= 0.1 * abs(cand):
+            if off and cand and c not in exact and abs(cand - n.value) <= off * abs(cand):
                 return True
     return False
 

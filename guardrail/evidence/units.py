@@ -212,6 +212,9 @@ def key_unit(key: str) -> Optional[Unit]:
 _OVER = re.compile(r"/\s?[A-Za-zµ]|\s+per\s+(?:cubic\s+|square\s+)?[a-zµ]{1,3}\b", re.I)
 # "2.5 pounds of clay": a mass, not the currency "pounds" may be
 _A_MASS_OF = re.compile(r"\s*(?:pounds?|lbs?\.?)\s+of\s+(?!the\b|your\b|his\b|her\b)", re.I)
+# "weighs 4.8 pounds", "a weight of about 3 lb": weighed, so a mass too
+_WEIGHED = re.compile(r"\bweigh(?:s|ed|ing|t|ts)?\b(?:\s+(?:of|in\s+at|at|is|was|just|only|"
+                      r"about|around|roughly|nearly|almost|some|over|under))*\s*$", re.I)
 _PER_TIME = {"day", "week", "month", "year", "night", "hour", "minute", "second", "shift",
              "session", "visit", "trip", "run", "lap", "game", "round", "period"}
 
@@ -343,7 +346,8 @@ class Quantities:
             if same:
                 unmatched.add(n.start)
             equal = [(u, i) for v, u, i in self.found if abs(v - n.value) <= n.precision]
-            plain = not unit.ambiguous or bool(_A_MASS_OF.match(sentence, n.end))
+            plain = not unit.ambiguous or bool(_A_MASS_OF.match(sentence, n.end)
+                                               or _WEIGHED.search(sentence, 0, n.start))
             if plain and equal and stated(n) and all(
                     u.dim == unit.dim and u.name != unit.name for u, _ in equal):
                 changed = changed or self.lines[equal[0][1]]

@@ -4,6 +4,7 @@
     content_words(text)   its words that say something: no stopwords, no numbers
     negated(text)         it holds a negation ("No. 5" is none)
     prose_units(text)     prose cut into sentence-sized units
+    versioned(upto, end, lower)  a version said after its name as the grounding has them
 """
 
 from __future__ import annotations
@@ -80,3 +81,16 @@ def prose_units(text: str) -> list[str]:
             if piece.strip():
                 out.append(piece.strip())
     return out
+
+
+_VERSION = re.compile(r"([A-Za-z][A-Za-z+#]*)\s+v?(\d+\.\d+)$")
+
+
+def versioned(upto: str, end: int, lower: str) -> bool:
+    """A version written after its name as the grounding (``lower``, in lower case) has
+    them together ("Python 3.12" for ``runtime: python3.12``, "Postgres 16.3" for
+    ``postgres:16.3-alpine``); ``upto``: the sentence up to the version's ``end``."""
+    m = _VERSION.search(upto)
+    return m is not None and m.end(2) == end and re.search(
+        rf"(?<![a-z\d]){re.escape(m[1].lower())}[\s:/_v-]*{re.escape(m[2])}(?![\d.]*\d)",
+        lower) is not None
