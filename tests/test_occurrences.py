@@ -83,3 +83,43 @@ def test_a_hedged_value_written_to_many_digits_lies_close_to_what_it_rounds():
     assert b(OUTPUT, "That is about 1,245 MWh of output for each kilowatt.") \
         in ("value_missing", "value_worked_out")
     assert b(OUTPUT, "The plant produced about 2,990 MWh in 2024.") == "words"
+
+
+PODS = json.dumps({"namespace": "batch", "pods": [
+    {"name": "etl-runner-1", "memory_mib": 6100, "memory_limit_mib": 8192},
+    {"name": "etl-runner-2", "memory_mib": 7700, "memory_limit_mib": 8192},
+    {"name": "scheduler-9c8d", "memory_mib": 1843, "memory_limit_mib": 2048}]})
+
+
+def test_a_converted_value_given_a_unit_a_thousand_times_off_is_changed():
+    assert b(PODS, "The scheduler uses about 1.8 MiB against its 2 GiB limit.") \
+        == "value_changed"
+    assert b(PODS, "The scheduler uses about 1.8 GiB against its 2 GiB limit.") == "words"
+    # without the unit it mixed up written beside it, a value a thousand times off is
+    # read as any missing value, not as a changed unit
+    ev = ContextEvidence.build([PODS]).features("The scheduler uses about 1.8 MiB.")
+    assert ev.line_changed is None
+
+
+def test_a_sentence_naming_one_record_by_its_id_speaks_of_that_record():
+    from guardrail.evidence.words import content_words, stem
+    ev = ContextEvidence.build([PODS])
+    said = "The etl-runner-2 pod uses the most memory, about 7.5 GiB, of its 8 GiB limit."
+    about = ev._where.about(said, [stem(w) for w in content_words(said)], numbers(said), "")
+    assert about.records == {1}
+    assert b(PODS, said) == "words"
+
+
+CREW = json.dumps({"boat": "Eight A", "rowers": [
+    {"name": "Ana", "seat": 1, "weight_kg": 70.0}, {"name": "Ben", "seat": 2, "weight_kg": 88.1},
+    {"name": "Cyril", "seat": 3, "weight_kg": 89.0},
+    {"name": "Marcus", "seat": 4, "weight_kg": 104.5}]})
+
+
+def test_a_value_worked_out_is_no_value_of_the_other_records_it_lies_near():
+    # the mean, 87.9, lies within the hedge of Ben's and Cyril's weights, not Marcus's
+    said = "The four rowers average about 87.9 kg, and Marcus is the heaviest at 104.5 kg."
+    assert ContextEvidence.build([CREW]).features(said).record_gap == 0.0
+    assert b(CREW, said) == "words"
+    # a value no rule works out, found only in another record, still lies there
+    assert ContextEvidence.build([CREW]).features("Marcus weighs 88.1 kg.").record_gap > 0

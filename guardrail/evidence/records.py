@@ -21,7 +21,7 @@ from guardrail.evidence.claims import works_out
 from guardrail.evidence.field import HANDLE
 from guardrail.evidence.keys import CLAUSE, denied, pairs
 from guardrail.evidence.stored import StoredValues
-from guardrail.evidence.values import Number, numbers
+from guardrail.evidence.values import ISO_DATE, Number, numbers
 from guardrail.evidence.weekdays import weekday
 from guardrail.evidence.words import STOPWORDS, WORD, content_words, stem
 
@@ -40,6 +40,7 @@ _GENERIC_START = re.compile(r"^\W*[Tt]he [a-z]+\b")  # "The hotel ...", "The com
 _WEEKDAY = re.compile(r"\b(Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b")
 _DAY_VALUE = re.compile(r"(mon|tue|wed|thu|fri|sat|sun)(?:[a-z]*day|s|\.)?", re.I)
 _VERSUS = re.compile(r"\S?\s*(?:to|vs\.?|versus|against|than)\s*[-+−$€£]?", re.I)
+_INDEX = re.compile(r" \d+(?= >|$)")  # a record's number inside a path
 _RELATES = re.compile(r"\b(?:after|before|than|since|until|following|ahead of|behind|while|"
                       r"whereas)\b", re.I)
 _KEYED = re.compile(r"\b([A-Za-z]{3,})\s+#?(\d+)\b(?![.,:]\d)")
@@ -93,6 +94,7 @@ class Records:
                     self._days.setdefault(records[i], []).append((k, day[1][:3].lower(), i))
                 elif HANDLE.fullmatch(v.strip()):
                     self._handled.setdefault(v.strip().lower(), set()).add(records[i])
+        self._labelling = _labelling_dates(lines, records)
 
     def hits(self, stems: Sequence[str], nums: Sequence[Number],
              named: Sequence[set[int]] = ()) -> tuple[list[set[int]], dict[int, float]]:
@@ -155,11 +157,24 @@ class Records:
             len(handled) != 1 or _RELATES.search(sentence)) else set())
         if len(named | ids) >= 2:
             return About(named | ids, values, True, self._misplaced(sentence, nums, by_stem))
+        if len(handled) == 1 and named <= handled and not ids and not any(
+                works_out(sentence, n.start, n.end) and any(
+                    handled.isdisjoint(w) for w in self.hits((), [n])[0])
+                for n in nums):  # (unless "with 12 hours to go" is another record's only)
+            return About(handled, values)  # "The etl-runner-2 pod uses ...": its id
+        if (m := _POSSESSIVE_START.match(sentence)) and not _singles_out(self.hits(own, ())[0]) \
+                and len(one := {r for w in self.hits(_words(" ".join(WORD.findall(
+                    sentence[m.end():])[:2])), ())[0] if len(w) == 1 for r in w}) == 1:
+            return About(one | ids, values)  # "His bordetella shot ...": its thing's record
         _, hits = self.hits(stems, nums, by_text)  # every content word, the first too
         # its dates and times ("It stayed closed on Thursday, June 5", "... by noon") say which
+        # (a date names its record where the records' dates of that key tell them apart:
+        # a day's log; "It becomes available on March 15" is still the plot named before)
+        labelled = self.hits((), [n for n in nums if n.kind == "time" or n.kind == "date" and (
+            int(n.value) // 100 % 100, int(n.value) % 100) in self._labelling])[0]
         for prev in _recent_sentences(before) \
                 if not _singles_out(tagged) and self._refers(sentence, own, stems, values,
-                                                             dated) else ():
+                                                             labelled) else ():
             said = [n for n in numbers(prev) if n.kind != "count"]
             _, before_hits = self.hits(_words(prev), said, self._by_text(prev))
             if before_hits and max(before_hits.values()) >= 0.5:
@@ -317,6 +332,19 @@ class Records:
 
 
 _LABEL_WORDS = 3
+
+
+def _labelling_dates(lines: Sequence[str], records: Sequence[int]) -> frozenset[tuple[int, int]]:
+    """The (month, day) of each date under a key whose records' dates all differ, two
+    records or more (a day's log: ``days 3 > date``), not under one that records share
+    (``available from``: a plot's)."""
+    by_key: dict[str, list[tuple[int, int]]] = {}
+    for line, r in zip(lines, records):
+        for key, value in pairs(line) if r >= 0 else ():
+            if m := ISO_DATE.match(value.strip()):
+                by_key.setdefault(_INDEX.sub("", key), []).append((int(m[2]), int(m[3])))
+    return frozenset(d for held in by_key.values() if len(held) >= 2
+                     and len(set(held)) == len(held) for d in held)
 
 
 def _label_keys(lines: Sequence[str], records: Sequence[int]

@@ -11,7 +11,8 @@ Assistants convert what a tool returns (``"height_m": 330`` -> "about 1,083 feet
 ``"high_c": 25`` -> "77 °F"), and a value the context lacks looks made up to the value
 lookups of features.py.  The reverse is a real hallucination that those lookups pass:
 the number is right and the unit is not ("330 feet", "7,300 kilograms" against
-``weight_tonnes: 7300``).  Only units of one dimension are compared; a unit that names
+``weight_tonnes: 7300``), or the number is converted and the unit is a thousand times
+off ("1.8 MiB" for ``memory_mib: 1843``).  Only units of one dimension are compared; a unit that names
 two things ("pounds": mass or money) converts but never counts as changed.
 """
 
@@ -20,7 +21,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, replace
-from typing import Optional, Sequence
+from typing import Collection, Optional, Sequence
 
 from guardrail.evidence.values import HEDGES, PARTS, Number, numbers
 
@@ -67,6 +68,10 @@ _ROWS = (  # dimension, name, base factor, spellings (lower case; "|" between th
     ("data", "mb", 1e6, "mb|megabyte"),
     ("data", "gb", 1e9, "gb|gigabyte"),
     ("data", "tb", 1e12, "tb|terabyte"),
+    ("data", "kib", 1024.0, "kib|kibibyte"),
+    ("data", "mib", 1048576.0, "mib|mebibyte"),
+    ("data", "gib", 1073741824.0, "gib|gibibyte"),
+    ("data", "tib", 1099511627776.0, "tib|tebibyte"),
     ("area", "m2", 1.0, "m²|m2|sq m|sqm|square meter|square metre"),
     ("area", "km2", 1e6, "km²|km2|sq km|square kilometer|square kilometre"),
     ("area", "ft2", 0.09290304, "ft²|sq ft|sqft|square feet|square foot"),
@@ -78,6 +83,7 @@ _ROWS = (  # dimension, name, base factor, spellings (lower case; "|" between th
      "milligram per cubic metre"),
     ("power", "w", 1.0, "w|watt"),
     ("power", "kw", 1e3, "kw|kilowatt"),
+    ("power", "mw", 1e6, "mw|megawatt"),
     ("power", "hp", 745.6998716, "hp|horsepower"),
     ("voltage", "mv", 1e-3, "mv|millivolt"),
     ("voltage", "v", 1.0, "v|volt"),
@@ -94,6 +100,7 @@ _ROWS = (  # dimension, name, base factor, spellings (lower case; "|" between th
     ("pressure", "psi", 6.894757, "psi"),
     ("energy", "kwh", 1.0, "kwh|kilowatt-hour|kilowatt-hours|kilowatt hour"),
     ("energy", "wh", 1e-3, "wh|watt-hour|watt hour"),
+    ("energy", "mwh", 1e3, "mwh|megawatt-hour|megawatt-hours|megawatt hour"),
     ("time", "ms", 1e-3, "ms|millisecond"),
     ("time", "s", 1.0, "sec|secs|second"),
     ("time", "min", 60.0, "min|mins|minute"),
@@ -288,6 +295,27 @@ def _as_quantity(n: Number, text: str = "") -> Number:
                    hedged=bool(text and HEDGES.search(text[max(0, n.start - 16):n.start])))
 
 
+_SCALED = (1e3, 1e-3, 1e6, 1e-6, 1024.0, 1 / 1024, 1024.0 ** 2, 1024.0 ** -2)
+
+
+def _rescaled(n: Number, unit: Unit, same: Sequence[tuple[float, Unit, int]],
+              written: Collection[Unit]) -> Optional[int]:
+    """The line of a value that ``n`` states, to its written digits, in a unit a
+    thousand (or 1,024) times larger or smaller than the one written after it, where
+    the sentence writes that unit after another value: "using about 1.8 MiB against a
+    2 GiB limit" for ``memory mib: 1843`` (1.8 GiB).  A worked-out value lands on a
+    stored one scaled by chance too often to be read so without the unit it mixed up.
+    Not temperatures, whose units have offsets."""
+    if unit.dim == "temperature":
+        return None
+    for v, u, i in same:
+        w = u.to(v, unit)
+        if any(abs(w * k - n.value) <= n.precision and abs(o.factor * k / unit.factor - 1)
+               < 1e-9 for k in _SCALED for o in written if o.dim == unit.dim and o != unit):
+            return i
+    return None
+
+
 @dataclass(frozen=True)
 class UnitCheck:
     converted: frozenset[int] = frozenset()   # starts of values found in another unit
@@ -351,6 +379,11 @@ class Quantities:
             if plain and equal and stated(n) and all(
                     u.dim == unit.dim and u.name != unit.name for u, _ in equal):
                 changed = changed or self.lines[equal[0][1]]
+                changed_at.add(n.start)
+            elif plain and not stated(replace(n, hedged=False)) and (at := _rescaled(
+                    n, unit, same, [u for m in nums if (u := unit_after(sentence, m))])
+                    ) is not None:
+                changed = changed or self.lines[at]
                 changed_at.add(n.start)
         return UnitCheck(frozenset(converted), changed, frozenset(changed_at),
                          frozenset(unmatched))
