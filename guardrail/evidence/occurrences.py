@@ -99,17 +99,16 @@ class Occurrences:
             names = [h.lower() for h in HANDLE.findall(clause)]
             if not names or any(h not in self._named or h in self._outside for h in names):
                 continue
-            held = [len(self._named[h]) for h in dict.fromkeys(names)]
+            per_name = [len(self._named[h]) for h in dict.fromkeys(names)]
             mine = set().union(*(self._named[h] for h in names))
-            if any(r in mine and v == f"{said:g}" for held in self._by_key.values()
-                   for r, v in held):
+            if any(r in mine and v == f"{said:g}" for values in self._by_key.values()
+                   for r, v in values):
                 continue  # a record counts them itself ("alarms: 2")
-            over = any(c < said for c in held) if len(held) == 1 or _EACH.search(sentence) \
-                else sum(held) < said
-            if over:
+            if any(c < said for c in per_name) if len(per_name) == 1 or _EACH.search(
+                    sentence) else sum(per_name) < said:
                 h = names[0]
-                key, value = next((k, v) for k, held in self._by_key.items()
-                                  for r, v in held if r >= 0 and v.lower() == h)
-                n = len(self._named[h])
-                return f"{key}: {value} ({n} record{'s' if n > 1 else ''})"
+                key, value = next((k, v) for k, values in self._by_key.items()
+                                  for r, v in values if r >= 0 and v.lower() == h)
+                count = len(self._named[h])
+                return f"{key}: {value} ({count} record{'s' if count > 1 else ''})"
         return None

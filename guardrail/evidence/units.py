@@ -12,8 +12,9 @@ Assistants convert what a tool returns (``"height_m": 330`` -> "about 1,083 feet
 lookups of features.py.  The reverse is a real hallucination that those lookups pass:
 the number is right and the unit is not ("330 feet", "7,300 kilograms" against
 ``weight_tonnes: 7300``), or the number is converted and the unit is a thousand times
-off ("1.8 MiB" for ``memory_mib: 1843``).  Only units of one dimension are compared; a unit that names
-two things ("pounds": mass or money) converts but never counts as changed.
+off ("1.8 MiB" for ``memory_mib: 1843``).  Only units of one dimension are compared; a
+unit that names two things ("pounds": mass or money) converts, and counts as changed only
+where it is weighed ("weighs 4.8 pounds") or a mass of a thing ("2.5 pounds of clay").
 """
 
 from __future__ import annotations
