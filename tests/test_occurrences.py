@@ -123,3 +123,22 @@ def test_a_value_worked_out_is_no_value_of_the_other_records_it_lies_near():
     assert b(CREW, said) == "words"
     # a value no rule works out, found only in another record, still lies there
     assert ContextEvidence.build([CREW]).features("Marcus weighs 88.1 kg.").record_gap > 0
+
+
+BOOKINGS = json.dumps({"card": "4471", "bookings": [
+    {"id": "LB-1", "room": "Study Room 4", "status": "completed"},
+    {"id": "LB-2", "room": "Study Room 4", "status": "completed"},
+    {"id": "LB-3", "room": "Group Room B", "status": "no-show"},
+    {"id": "LB-4", "room": "Study Room 2", "status": "completed"},
+    {"id": "LB-5", "room": "Study Room 1", "status": "upcoming"}]})
+
+
+def test_a_count_of_them_reads_its_whole_in_the_sentence_before():
+    ev = ContextEvidence.build([BOOKINGS])
+    before = "You've made five study room bookings this month. "
+    assert "status" in (ev.features("Four of them were completed.", before).field_changed
+                        or "")
+    assert ev.features("Three of them were completed.", before).field_changed is None
+    # the part of a count before is what "those" counts: no key holds that many
+    before = "Four of your five bookings are past. "
+    assert ev.features("Two of those four were completed.", before).field_changed is None

@@ -345,7 +345,7 @@ class ContextEvidence:
         check = field_check(self.fields, sentence, [n for n in nums if n.start not in worked
                                                     and n.start not in unworked],
                             about and enclosing(about, self._parents),
-                            worked)  # a group's state: every record (group_states.py)
+                            worked, before)  # a group's state: every record (group_states.py)
         line = self.lines[best_i] if best_i is not None else None
         return SentenceEvidence(
             len(nums), missing, len(words), found / len(stems) if stems else 1.0, best,

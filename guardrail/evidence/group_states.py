@@ -65,10 +65,12 @@ _EXCEPT = re.compile(r"\b(?:except|apart from|aside from|other than|save for|all
 
 
 def field_check(fields: Optional[Fields], sentence: str, nums: Sequence[Number],
-                about: Optional[set[int]], worked: Collection[int] = ()) -> FieldCheck:
+                about: Optional[set[int]], worked: Collection[int] = (),
+                before: str = "") -> FieldCheck:
     """``fields.check`` of the sentence's ``nums`` in the records it is ``about``, or in
     every record where it says a one-word state of a group it does not name; then a
-    count of the records holding a yes/no key's yes (``counted_flag``)."""
+    count of the records holding a yes/no key's yes (``counted_flag``) or a state
+    (``counted_state``), its whole in the sentence ``before`` it too ("Four of them")."""
     if fields is None:
         return FieldCheck()
     check = fields.check(sentence, nums, about, worked)
@@ -77,8 +79,11 @@ def field_check(fields: Optional[Fields], sentence: str, nums: Sequence[Number],
                              or counted_right(fields, sentence, line)):
         check = FieldCheck(None, check.agreed)  # the group's exception (module docstring)
         line = None
+    whole = _whole_before(sentence, before) if line is None else None
     if line is None and (counted := counted_flag(fields, sentence)
-                         or counted_state(fields, sentence)) is not None:
+                         or counted_state(fields, sentence) or whole and (
+                             counted_flag(fields, whole) or counted_state(fields, whole))
+                         ) is not None:
         return FieldCheck(counted)
     if line is None or about is None or "; " in line \
             or any(c.isdigit() for c in line.rpartition(": ")[2]):
@@ -93,6 +98,27 @@ def field_check(fields: Optional[Fields], sentence: str, nums: Sequence[Number],
         return check
     wide = fields.check(sentence, nums, None, worked)
     return wide if wide.changed is None else check
+
+
+_THEM_OPENS = re.compile(r"^\W*(\w+)\s+of\s+(?:them|those|these)\b", re.I)
+_LAST = re.compile(r"(?<=[.!?])\s+")
+
+
+def _whole_before(sentence: str, before: str) -> Optional[str]:
+    """"Four of them were completed" after "You've made seven study room bookings": the
+    sentence with the one count of the sentence before it as its whole ("Four of the 7
+    study were completed"; the count reads only the whole), or None."""
+    if not (m := _THEM_OPENS.match(sentence)) or not before.strip():
+        return None
+    last = _LAST.split(before.strip())[-1]
+    if parts_of(last):  # "Four of your seven are serviceable. Three of those four ...":
+        return None     # the part is the whole, and no key counts it
+    counts = [n for n in numbers(last) if n.kind == "count" and n.value.is_integer()
+              and n.value >= 2 and _NOUN.match(last, n.end)]
+    if len(counts) != 1:
+        return None
+    return f"{m[1]} of the {int(counts[0].value)} " \
+           f"{_NOUN.match(last, counts[0].end)[1]}{sentence[m.end():]}"
 
 
 def counted_flag(fields: Fields, sentence: str) -> Optional[str]:
