@@ -142,3 +142,11 @@ def test_a_count_of_them_reads_its_whole_in_the_sentence_before():
     # the part of a count before is what "those" counts: no key holds that many
     before = "Four of your five bookings are past. "
     assert ev.features("Two of those four were completed.", before).field_changed is None
+
+
+def test_times_that_compare_or_name_slots_are_no_count_of_records():
+    ev = ContextEvidence.build([ALARMS])
+    for said in ("GH-9 ran four times GH-7's rate.", "GH-9 alarmed more than twice what "
+                 "GH-7 did.", "GH-9 has two times on Tuesday for a check."):
+        assert ev._counts.changed(said, []) is None, said
+    assert ev._counts.changed("GH-9 alarmed twice this week.", []) == "sensor: GH-9 (1 record)"

@@ -30,10 +30,11 @@ from guardrail.evidence.words import WORD, stem
 _INDEX = re.compile(r" \d+(?= >|$)")  # a record's number inside a path
 _DIFFERENT = re.compile(r"\s+(?:different|distinct|unique|separate|individual)\s+"
                         r"([A-Za-z]+)", re.I)
-# "twice", "three times" (not "three times as many", "twice the price", "twice a week")
+# "twice", "three times" (not "three times as many", "twice the price", "twice a week",
+# "twice what she took", "four times Long Pond's rate", "two times on Tuesday": slots)
 _TIMES = re.compile(r"\b(?:(once)|(twice)|(thrice)|(\S+)\s+times)\b(?!\s+(?:as|more|less|"
-                    r"the|a|an|per|each|every|over|that|its|their|his|her|our|your|"
-                    r"[a-z]+er\b))", re.I)
+                    r"the|a|an|per|each|every|over|that|its|their|his|her|our|your|what|"
+                    r"on|at|in|for|from|to|between|during|[a-z]+er\b|(?-i:[A-Z])))", re.I)
 _ONCE = {1: 1.0, 2: 2.0, 3: 3.0}  # which group of _TIMES: the count it says
 _COUNT = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _EACH = re.compile(r"\b(?:each|both|every one|apiece)\b", re.I)
