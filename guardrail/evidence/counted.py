@@ -24,13 +24,13 @@ from __future__ import annotations
 import re
 from typing import Collection, Optional, Sequence
 
+from guardrail.evidence.numbering import INDEX
 from guardrail.evidence.units import unit_after
 from guardrail.evidence.values import CURRENCY_SIGNS, Number, numbers, sort_of
 from guardrail.evidence.words import stem
 
 _HEADER = re.compile(r"^(.+) (\d+) of (\d+):$")  # "a > rooms 1 of 2:" (its last key)
 _TOP = "item"  # render.py's name for a top-level array: no word of the result's
-_INDEX = re.compile(r" \d+(?= >|$)")  # a record's number inside a path
 _WORDS_AFTER = re.compile(r"[^.,;:!?()\"]{0,40}")
 # a word that ends the noun a count counts: "5 miles of trails" counts miles
 _ENDS = frozenset({"of", "per", "in", "for", "from", "at", "on", "with", "between", "to",
@@ -95,8 +95,8 @@ class Lists:
                 stated.setdefault(singular(w), set()).update(found)  # cone: 6" ("cone 6 trail")
             if _WHOLE.match(value.strip()):
                 whole.add(float(value.strip().replace(",", "")))
-            if len(found) == 1 and len(parts) >= 2 and _INDEX.search(parts[-2]):
-                at = (_head(_INDEX.sub("", parts[-2])), _INDEX.sub("", key))
+            if len(found) == 1 and len(parts) >= 2 and INDEX.search(parts[-2]):
+                at = (_head(INDEX.sub("", parts[-2])), INDEX.sub("", key))
                 columns[at] = columns.get(at, 0.0) + found[0]  # "7 items": quantities
         for (head, key), total in columns.items():  # of the list, or of its key's words:
             for w in {head, *map(singular, re.findall(r"[a-z]+", key.lower()))}:  # "32 open
@@ -105,7 +105,7 @@ class Lists:
         by_path: dict[str, list[int]] = {}  # one key's lists, over the records holding them
         for lists in lengths.values():
             for path, n in lists.items():
-                by_path.setdefault(_INDEX.sub("", path), []).append(n)
+                by_path.setdefault(INDEX.sub("", path), []).append(n)
         self._totals = [(sum(ns), frozenset(stem(w) for w in re.findall(
             r"[a-z]+", path.rpartition(" > ")[2].lower()))) for path, ns in by_path.items()
             if len(ns) >= 2 and sum(ns) >= 2]
@@ -142,7 +142,7 @@ class Lists:
                     or n.value in self._sums.get(head, ()):
                 continue
             path = max(lists, key=lists.__getitem__)
-            return f"{_INDEX.sub('', path)}: {held} listed"
+            return f"{INDEX.sub('', path)}: {held} listed"
         return None
 
 

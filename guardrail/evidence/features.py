@@ -153,7 +153,7 @@ class ContextEvidence:
         self.tallies = tallies(self.fields, lines, stem)  # records or a log's lines counted
         self._shifted = shifted_dates(self.fields.fields if self.fields else (),
                                       self._record_values)
-        self.lists, self._counts = (Lists(lines), Occurrences(lines, self._records)) \
+        self.lists, self._counts = (Lists(lines), Occurrences(lines, self._records, self.lower)) \
             if structured else (None, None)  # how many each list holds, different things
         self._rates = Rates.of(self.fields.fields) if self.fields else None  # per currency
         self.question_stems = frozenset(stem(w) for w in content_words(question))

@@ -40,6 +40,7 @@ from guardrail.evidence.counted import singular
 from guardrail.evidence.fields import Fields
 from guardrail.evidence.lexicon import CALENDAR
 from guardrail.evidence.keys import CLAUSE, WORDS, Stem, has, naming, negates
+from guardrail.evidence.numbering import INDEX
 from guardrail.evidence.owned import both_ways
 from guardrail.evidence.values import Number, numbers, partitive, parts_of
 
@@ -55,7 +56,6 @@ _NOUN = re.compile(r"\s+([A-Za-z]+)")
 # ("the other three lots"): no count of the records holding a state
 _PART_BEFORE = re.compile(r"(?:\bof\b[^,;:.]{0,40}|\b(?:other|remaining|rest of the))\s+$", re.I)
 _CUT = re.compile(f"{CLAUSE.pattern}|:", re.I)
-_INDEX = re.compile(r" \d+(?= >|$)")  # a record's number inside a path
 _STATE = re.compile(r"[A-Za-z]{3,}|[A-Za-z]+[_ -][A-Za-z]+")  # "closed", "in_shop"; not "M"
 # a group's exception carved out: "every stop except Beckett Falls", "all but one", "her
 # cake awaits its deposit, and every other order has paid" (the exception named first)
@@ -331,7 +331,7 @@ def _list_of(fields: Fields, held: Sequence[Field]) -> str:
     """The list the records of ``held`` make, in the singular ("trails 2 > status" ->
     "trail"); "" where they make more than one."""
     paths = {fields.lines[f.line].rpartition(" > ")[0] for f in held}
-    lists = {_INDEX.sub("", p).rpartition(" > ")[2] for p in paths}
+    lists = {INDEX.sub("", p).rpartition(" > ")[2] for p in paths}
     return singular(lists.pop().rpartition(" ")[2]) if len(lists) == 1 and lists != {""} else ""
 
 

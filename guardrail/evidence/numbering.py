@@ -3,6 +3,7 @@
     numbered(lines, first)       the record of each rendered line (-1: outside any), and
                                  the record each nested one stands in
     enclosing(records, parents)  those records and every record they are nested in
+    INDEX                        a record's number inside a key path
 
 Records are the items of a JSON array of objects (``rooms 2 of 3:`` and the lines under
 it), the rows of a markdown table, or the blocks of a ``key: value`` text; records.py
@@ -15,6 +16,9 @@ import re
 from typing import Collection, Sequence
 
 _HEAD = re.compile(r"^(.*\S \d+) of \d+:$")  # "rooms 2 of 3:", opening record "rooms 2"
+INDEX = re.compile(r" \d+(?= >|$)")
+"""A record's number inside a key path ("rooms 2 > name"): ``INDEX.sub("", path)`` is
+the key every record of the array shares."""
 
 
 def numbered(lines: Sequence[str], first: int, rows: bool = False

@@ -1,6 +1,6 @@
 """How many different things a tool result's records hold, and how often it names one.
 
-    Occurrences(lines, records)         once per rendered grounding
+    Occurrences(lines, records, lower)  once per rendered grounding
     occurrences.agrees(sentence, n)     ``n`` counts them: "four different vehicles" over
                                         the records' four ``vehicle id`` values
     occurrences.changed(sentence, nums) the line a count says more than: "Five different
@@ -24,10 +24,10 @@ from typing import Optional, Sequence
 
 from guardrail.evidence.field import HANDLE
 from guardrail.evidence.keys import pairs
+from guardrail.evidence.numbering import INDEX
 from guardrail.evidence.values import Number, numbers
 from guardrail.evidence.words import WORD, stem
 
-_INDEX = re.compile(r" \d+(?= >|$)")  # a record's number inside a path
 _DIFFERENT = re.compile(r"\s+(?:different|distinct|unique|separate|individual)\s+"
                         r"([A-Za-z]+)", re.I)
 # "twice", "three times" (not "three times as many", "twice the price", "twice a week",
@@ -43,15 +43,16 @@ _EACH = re.compile(r"\b(?:each|both|every one|apiece)\b", re.I)
 class Occurrences:
     """Per key of the records (its path without their indices), every value it holds."""
 
-    def __init__(self, lines: Sequence[str], records: Sequence[int]):
+    def __init__(self, lines: Sequence[str], records: Sequence[int], lower: str):
+        """``lower``: the grounding's text in lower case (``ContextEvidence.lower``)."""
         self._by_key: dict[str, list[tuple[int, str]]] = {}  # (record, value); -1: outside
         self._named: dict[str, set[int]] = {}  # a handle's records ("ult-b2" -> {1})
         self._outside: set[str] = set()        # handles said outside every record too
-        self._lower = "\n".join(lines).lower()
+        self._lower = lower
         for line, r in zip(lines, records):
             for key, value in pairs(line):
                 value = value.strip()
-                self._by_key.setdefault(_INDEX.sub("", key), []).append((r, value))
+                self._by_key.setdefault(INDEX.sub("", key), []).append((r, value))
                 if HANDLE.fullmatch(value):
                     (self._outside.add(value.lower()) if r < 0 else
                      self._named.setdefault(value.lower(), set()).add(r))

@@ -20,6 +20,7 @@ from typing import NamedTuple, Optional, Sequence
 from guardrail.evidence.claims import works_out
 from guardrail.evidence.field import HANDLE
 from guardrail.evidence.keys import CLAUSE, denied, pairs
+from guardrail.evidence.numbering import INDEX
 from guardrail.evidence.stored import StoredValues
 from guardrail.evidence.values import ISO_DATE, Number, numbers
 from guardrail.evidence.weekdays import weekday
@@ -40,7 +41,6 @@ _GENERIC_START = re.compile(r"^\W*[Tt]he [a-z]+\b")  # "The hotel ...", "The com
 _WEEKDAY = re.compile(r"\b(Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b")
 _DAY_VALUE = re.compile(r"(mon|tue|wed|thu|fri|sat|sun)(?:[a-z]*day|s|\.)?", re.I)
 _VERSUS = re.compile(r"\S?\s*(?:to|vs\.?|versus|against|than)\s*[-+−$€£]?", re.I)
-_INDEX = re.compile(r" \d+(?= >|$)")  # a record's number inside a path
 _RELATES = re.compile(r"\b(?:after|before|than|since|until|following|ahead of|behind|while|"
                       r"whereas)\b", re.I)
 _KEYED = re.compile(r"\b([A-Za-z]{3,})\s+#?(\d+)\b(?![.,:]\d)")
@@ -342,7 +342,7 @@ def _labelling_dates(lines: Sequence[str], records: Sequence[int]) -> frozenset[
     for line, r in zip(lines, records):
         for key, value in pairs(line) if r >= 0 else ():
             if m := ISO_DATE.match(value.strip()):
-                by_key.setdefault(_INDEX.sub("", key), []).append((int(m[2]), int(m[3])))
+                by_key.setdefault(INDEX.sub("", key), []).append((int(m[2]), int(m[3])))
     return frozenset(d for held in by_key.values() if len(held) >= 2
                      and len(set(held)) == len(held) for d in held)
 
