@@ -284,3 +284,29 @@ def test_a_group_in_the_evidence_is_named_as_the_answer_names_it():
     said = ContextEvidence.build([RELEASES], "").features(
         "Together they come to 41,900 fish.", "Four of the releases went into the River Lune. ")
     assert said.line_changed == "the fish count of the Lune records add up to 39,900"
+
+
+# a week of steps: 44,790 metres between them, 44.79 km or about 27.8 miles
+WEEK = json.dumps({"device": "Pulse 5", "days": [
+    {"date": f"2025-05-{5 + i:02d}", "steps": s, "distance_m": m} for i, (s, m) in
+    enumerate([(8412, 6230), (5120, 3790), (11876, 8950), (6034, 4470), (9870, 7310),
+               (14220, 10850), (4310, 3190)])]})
+FEES = json.dumps({"class": "Starfish 3", "fee_per_child_cents": 8500, "enrolled": [
+    {"name": n, "fee_paid_cents": c} for n, c in
+    [("Maya", 8500), ("Leo", 7650), ("Aarav", 8500), ("Sofia", 7650), ("Finn", 0)]]})
+
+
+def test_a_total_said_in_another_unit_where_its_digits_are_a_thousand_times_the_keys():
+    """"about 44.8 miles" where the metres add up to 44,790: the digits of the total in
+    kilometres, said in miles."""
+    wrong = evidence(WEEK, "Altogether you covered about 44.8 miles on foot.")
+    assert wrong.line_changed and "distance m" in wrong.line_changed
+    for right in ("Altogether you covered about 44.8 kilometres on foot.",
+                  "Altogether you covered about 27.8 miles on foot."):
+        assert evidence(WEEK, right).line_changed is None, right
+
+
+def test_what_a_class_has_collected_is_a_total_of_its_records():
+    assert evidence(FEES, "So far the class has collected $341 in fees.").line_changed \
+        == "the records' fee paid cents add up to 323"
+    assert evidence(FEES, "So far the class has collected $323 in fees.").line_changed is None

@@ -532,3 +532,18 @@ def test_a_second_day_after_and_shares_the_first_ones_month(text, second):
     if second == (0, 7, 19):
         assert not ev.features("Your stay covers the nights of July 18 and 19.").missing_numbers
         assert ev.features("Your stay covers the nights of July 18 and 20.").missing_numbers
+
+
+def test_a_wrong_weekday_is_changed_where_no_line_shares_the_sentence_words():
+    """The weekday is checked against its date whatever the sentence's other words: "It's
+    due to leave the print shop on Tuesday, May 12" shares no word with
+    ``estimated_dispatch``, and May 12, 2025 is a Monday."""
+    from guardrail.evidence.weekdays import weekday_changed
+    assert weekday_changed("It leaves on Tuesday, May 12.", {(2025, 5, 12)}) \
+        == "2025-05-12 is a Monday"
+    ev = ContextEvidence.build([json.dumps({"order_id": "PP-104562", "shipping": {
+        "method": "standard", "estimated_dispatch": "2025-05-12"}})])
+    bad = ev.features("It's due to leave the print shop on Tuesday, May 12, 2025.")
+    assert bad.best_line is None and bad.line_changed == "2025-05-12 is a Monday"
+    assert ev.features("It's due to leave the print shop on Monday, May 12, 2025."
+                       ).line_changed is None

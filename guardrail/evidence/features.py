@@ -47,13 +47,14 @@ from guardrail.evidence.numbering import enclosing, numbered
 from guardrail.evidence.records import Records
 from guardrail.evidence.referred import said_before
 from guardrail.evidence.restated import Restatements, says_negated
-from guardrail.evidence.resummed import misshared, resummed
+from guardrail.evidence.resummed import resummed
 from guardrail.evidence.stored import StoredValues
 from guardrail.evidence.values import Number, numbers
 from guardrail.evidence.render import render
 from guardrail.evidence.spans import (Labels, days_between, shifted_dates, years_apart,
                                       year_ranges)
 from guardrail.evidence.totals import Group, rarely
+from guardrail.evidence.together import named_sum
 from guardrail.evidence.units import Quantities, without_units
 from guardrail.evidence.weekdays import weekday_changed
 from guardrail.evidence.words import (STOPWORDS, WORD, content_words, flat, initials,
@@ -211,8 +212,8 @@ class ContextEvidence:
         return [v for r, v in rest.items() if about is None or r in about or r == -1]
 
     def _total_changed(self, sentence: str, missing: Sequence[Number],
-                       nums: Sequence[Number], named: Sequence[Group], before: str
-                       ) -> Optional[str]:
+                       nums: Sequence[Number], named: Sequence[Group], before: str,
+                       about: Optional[set[int]]) -> Optional[str]:
         """A total over the records that a value the grounding lacks gives in another
         unit (the key's first line) or miscounts (misadded.py), arithmetic the sentence
         states, or works out of the sentence before, and gets wrong (selfcheck.py,
@@ -228,8 +229,8 @@ class ContextEvidence:
             misadded(sentence, missing, columns, self._adjusted) \
             or misgrouped(sentence, missing, named, before) \
             or miscalculated(sentence, missing, nums) or misnamed(sentence, missing, self.fields) \
-            or resummed(sentence, before, missing, nums) \
-            or misshared(sentence, before, missing, nums)
+            or named_sum(sentence, missing, about, self.fields.fields if self.fields else ()) \
+            or resummed(sentence, before, missing, nums)
 
     def _stated(self, n: Number) -> bool:
         return self.stored.has(n) or self.asked.has(n)
@@ -352,10 +353,11 @@ class ContextEvidence:
             line, len(names), missing_names, mismatch, self.stored.any, gap,
             check.changed or self._where.day_changed(sentence, about),
             check.agreed, units.changed or self._total_changed(
-                sentence, missing, nums, [*named, *lent[1]], before) or (
-                line if line and (best >= 0.5 and changed(
-                sentence, [n for n in missing if n.start not in unworked], line)
-                or weekday_changed(sentence, self.stored.dates, before)) else None),
+                sentence, missing, nums, [*named, *lent[1]], before, about) or (
+                line if line and best >= 0.5 and changed(
+                    sentence, [n for n in missing if n.start not in unworked], line) else None
+            ) or ((line or w) if (w := weekday_changed(sentence, self.stored.dates, before))
+                  else None),
             self.restatements.line_of(sentence, neg) is not None, where.misplaced >= 2,
             bool(missing) and (len(unworked) == len(missing) or self.structured and any(
                 n.kind not in ("date", "time") and n not in missing

@@ -7,7 +7,8 @@
     Holders(keys).holding(sentence, n)     the keys that may hold a value: what a total
                                            named by a key says (claims.works_out)
     misgrouped(sentence, missing, named)   the same over a group of records it names
-    rescaled(sentence, missing, columns)   the key whose total a value gives in digits, in
+    rescaled(sentence, missing, columns)   the key whose total a value gives in digits (in
+                                           the key's unit or one a thousand times it), in
                                            another unit of the key's dimension
 
 "Before the discount, the items add up to $628.00." over four order lines whose
@@ -55,10 +56,11 @@ _SHARED = {_singular(w) for w in ("cents", "pence", "usd", "eur", "gbp", "qty", 
                                   "unit", "price", "total", "amount")}  # words of many keys
 
 # the sentence says it adds up every record: "altogether", "in all", "add up to", "the
-# charges come to"
+# charges come to", "the class has collected"
 _WHOLE = re.compile(r"\b(?:altogether|in all|in total|combined|together|between them|all told|"
                     r"adds? up|added up|adding up|totals?|totall?ed|totall?ing|"
-                    r"comes? to|came to|coming to)\b", re.I)
+                    r"comes? to|came to|coming to|(?:has|have|had) (?:collected|raised|taken in|"
+                    r"brought in))\b", re.I)
 # what it leaves out says nothing of what it adds: "before the discount", "excluding tax"
 _LEFT_OUT = re.compile(r"\b(?:before|excluding|not counting|not including|without)\b"
                        r"(?: the| any| your)?(?: [\w-]+){1,2}", re.I)
@@ -272,12 +274,21 @@ def rescaled(sentence: str, missing: Sequence[Number], columns: Sequence[Column]
              ) -> Optional[str]:
     """The key whose total over the records a value the grounding lacks gives in digits,
     in another unit of the key's dimension ("about 332 kilograms" where ``waste tonnes``
-    add up to 331.6): the unit changed."""
+    add up to 331.6; "about 44.8 miles" where ``distance m`` adds up to 44,790, 44.79
+    km): the unit changed."""
     for n in missing:
         said = units.unit_after(sentence, n)
         for c in columns if said else ():
             held = units.key_unit(c.key)
-            if held and held.dim == said.dim and held.name != said.name \
-                    and abs(sum(c.values) - n.value) <= n.precision:
+            if held and held.dim == said.dim and any(
+                    u.name != said.name and abs(held.to(sum(c.values), u) - n.value) <= n.precision
+                    for u in _siblings(held)):
                 return c.key
     return None
+
+
+def _siblings(unit: units.Unit) -> list[units.Unit]:
+    """The unit and those a thousand times it or a thousandth of it ("44.8" of
+    ``distance m`` adding up to 44,790 is kilometres)."""
+    return [unit] + [u for u in {*units.UNITS.values()} if u.dim == unit.dim and any(
+        abs(u.factor / unit.factor - r) < 1e-9 * r for r in (1e3, 1e-3))]

@@ -2,7 +2,9 @@
 fall on ("Friday, March 6, 2025" where March 6, 2025 is a Thursday).
 
     weekday(year, month, day)         -> "thu" (None for no such date)
-    weekday_changed(text, stored)     -> a weekday the date beside it does not fall on
+    weekday_changed(text, stored)     -> the day a date said beside another weekday falls
+                                         on ("2025-03-06 is a Thursday"), None where each
+                                         weekday said is its date's
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ _WEEKDAY = re.compile(r"\b(mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(
                       r"\s+(?:the\s+)?", re.I)
 _THAT_DAY = re.compile(r"\bthat (?:same )?(mon|tues|wednes|thurs|fri|satur|sun)day\b", re.I)
 DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 
 def weekday(year: int, month: int, day: int) -> Optional[str]:
@@ -28,7 +31,7 @@ def weekday(year: int, month: int, day: int) -> Optional[str]:
 
 
 def weekday_changed(text: str, stored: Collection[tuple[int, int, int]],
-                    before: str = "") -> bool:
+                    before: str = "") -> Optional[str]:
     """A weekday said beside a date that falls on another day ("Friday, March 6, 2025";
     the year, when not written, from the one stored date with that month and day), or
     said of the last date of the answer before it ("... on Sunday, August 10. A courier
@@ -43,6 +46,7 @@ def weekday_changed(text: str, stored: Collection[tuple[int, int, int]],
         years = {y} if y else {sy for sy, smo, sd in stored if (smo, sd) == (mo, d) and sy}
         if not d or len(years) != 1:
             continue
-        if (day := weekday(years.pop(), mo, d)) is not None and day != name[:3].lower():
-            return True
-    return False
+        year = years.pop()
+        if (day := weekday(year, mo, d)) is not None and day != name[:3].lower():
+            return f"{year:04d}-{mo:02d}-{d:02d} is a {_NAMES[DAYS.index(day)]}"
+    return None
