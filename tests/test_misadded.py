@@ -310,3 +310,30 @@ def test_what_a_class_has_collected_is_a_total_of_its_records():
     assert evidence(FEES, "So far the class has collected $341 in fees.").line_changed \
         == "the records' fee paid cents add up to 323"
     assert evidence(FEES, "So far the class has collected $323 in fees.").line_changed is None
+
+
+# a week of meter readings: 75.7 kWh by day and 47.9 kWh by night, 123.6 kWh in all
+METER = json.dumps({"meter_id": "SM-0091", "readings": [
+    {"date": f"2025-01-{13 + i}", "day_kwh": d, "night_kwh": n, "estimated": False}
+    for i, (d, n) in enumerate([(9.8, 6.2), (10.4, 5.9), (8.7, 6.5), (11.2, 7.1), (9.1, 6.0),
+                                (13.6, 8.4), (12.9, 7.8)])]})
+INVOICES = ("invoice_id,pickup_date,pieces,amount_usd,payment_status\n"
+            "INV-2201,2025-04-02,18,54.00,paid\nINV-2214,2025-04-09,22,66.00,paid\n"
+            "INV-2230,2025-04-16,15,22.50,paid\nINV-2245,2025-04-23,20,60.00,unpaid\n"
+            "INV-2258,2025-04-30,12,48.00,unpaid\n")
+
+
+def test_a_total_in_a_unit_two_keys_hold_is_theirs_together():
+    wrong = evidence(METER, "Over the week your meter recorded 131.6 kWh in total.")
+    assert wrong.line_changed == "the records' day kwh and night kwh add up to 123.60"
+    assert evidence(METER, "Over the week your meter recorded 123.6 kWh in total."
+                    ).line_changed is None
+
+
+def test_a_group_s_total_is_of_its_amounts_not_of_an_id_the_sentence_names():
+    """"invoices" names ``invoice id``, whose values add up to nothing; the amount of
+    the paid ones is $142.50."""
+    wrong = evidence(INVOICES, "The first three invoices have been paid and come to $152.50.")
+    assert wrong.line_changed == "the amount usd of the paid records add up to 142.50"
+    assert evidence(INVOICES, "The first three invoices have been paid and come to $142.50."
+                    ).line_changed is None

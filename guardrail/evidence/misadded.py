@@ -177,7 +177,8 @@ def misgrouped(sentence: str, missing: Sequence[Number], named: Sequence[Group],
     41,900 fish for the Lune" where the four releases into the River Lune add up to
     39,900 ("the fish count of the Lune records add up to 39,900")."""
     for n in missing:
-        keys = {c.key for c in _named(sentence, [g.total for g in named], n)}
+        keys = {c.key for c in _named(sentence, [g.total for g in named  # no "invoice id"
+                                                 if not _no_total(g.total.key)], n)}
         for g in named if _added(sentence, n) else ():
             key = g.total.key  # a key the sentence names, money, or its unit's (``_named``)
             total = g.total.values[0] * (_in_kind(sentence, n, key) or 0.0)
@@ -267,7 +268,23 @@ def misadded(sentence: str, missing: Sequence[Number], columns: Sequence[Column]
             if len(c.values) >= RECORDS and total > 0 \
                     and n.precision < abs(n.value - total) <= NEAR * total:
                 return f"the records' {c.key} add up to {written(total)}"
+        if not named and (both := _in_unit(sentence, n, columns)):
+            total = sum(sum(c.values) * (_in_kind(sentence, n, c.key) or 0.0) for c in both)
+            if n.precision < abs(n.value - total) <= NEAR * total:
+                return f"the records' {' and '.join(c.key for c in both)} add up to " \
+                    f"{written(total)}"
     return None
+
+
+def _in_unit(sentence: str, n: Number, columns: Sequence[Column]) -> list[Column]:
+    """The two or three keys of the records in the dimension of the unit written after
+    the value, none named ("131.6 kWh in total" of ``day kwh`` and ``night kwh``): a total
+    in that unit is theirs together."""
+    if units.unit_after(sentence, n) is None:
+        return []
+    alike = [c for c in columns if " x " not in c.key and _in_kind(sentence, n, c.key)]
+    return alike if 2 <= len(alike) <= 3 and all(
+        len(c.values) == len(alike[0].values) >= RECORDS for c in alike) else []
 
 
 def rescaled(sentence: str, missing: Sequence[Number], columns: Sequence[Column]
