@@ -2026,3 +2026,37 @@ def test_a_count_of_different_things_and_a_weighed_unit_through_the_server(clien
                                     right, "4.8 kg", "4.8 pounds")
     assert g["sentences"][0]["released"] != g["sentences"][0]["original"]
     assert "4.8 pounds" not in text
+
+
+DRUM_TOOL = json.dumps({"quote_id": "Q-2025-0412", "rental_period": {
+    "pickup": "2025-04-11T10:00:00", "return": "2025-04-14T12:00:00", "billable_days": 3},
+    "items": [{"description": "Pearl Export 5-piece shell pack", "daily_rate_cents": 3500,
+               "qty": 1},
+              {"description": "Zildjian A Custom cymbal pack", "daily_rate_cents": 2200,
+               "qty": 1},
+              {"description": "Roc-N-Soc drum throne", "daily_rate_cents": 500, "qty": 1},
+              {"description": "Boom cymbal stand", "daily_rate_cents": 300, "qty": 2}],
+    "delivery": {"requested": True, "fee_cents": 4500}, "deposit_cents": 30000})
+DRUM_ANSWER = ("Per day, it's $35.00 for the Pearl Export shell pack, $22.00 for the Zildjian "
+               "A Custom cymbals, $5.00 for the throne and $6.00 for the pair of boom stands, "
+               "or $68.00 in all. Over the three days that adds up to $204.00 in rental "
+               "charges. Once the $45.00 delivery fee is included, the total comes to {}. ")
+
+
+def test_a_step_on_from_a_marked_amount_is_read_against_what_the_client_read(client,
+                                                                           placeholder):
+    """Through the real server, default policy: "$204.00" is worked out and no rule
+    reproduces it, so it may be marked; the next sentence's total is read against it as
+    the client read it (resummed.stepped: 204 + 45 = 249). $249.00 reaches the client
+    verbatim; $259.00 is stopped (the confirming check read the answer without the
+    marked sentence, and released it, at 7e76571)."""
+    if placeholder:
+        pytest.skip("needs the trained default model")
+    text, g = stream_tool_turn(client, "Can you break down the drum kit quote?", "quote",
+                               DRUM_TOOL, DRUM_ANSWER.format("$249.00"))
+    assert g["sentences"][-1]["released"] == g["sentences"][-1]["original"]
+    text, g = stream_tool_turn(client, "Can you break down the drum kit quote?", "quote",
+                               DRUM_TOOL, DRUM_ANSWER.format("$259.00"))
+    last = g["sentences"][-1]
+    assert last["released"] != last["original"] and "$259.00" not in text
+    assert last["explanation"]["basis"] == "value_changed"

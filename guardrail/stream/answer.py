@@ -94,14 +94,19 @@ class AnswerGuard:
         self._language = AnswerLanguage(settings.grounding.question) \
             if settings.verification.other_languages != "check" else None
 
-    async def _assess(self, det: Detection, start: int, end: int) -> Assessment:
-        """The sentence ``det.response[start:end]`` judged (or token-assessed)."""
+    async def _assess(self, det: Detection, start: int, end: int,
+                      read_after: Optional[str] = None) -> Assessment:
+        """The sentence ``det.response[start:end]`` judged (or token-assessed);
+        ``read_after``: the answer its evidence reads before it, where that is not the
+        text the model read."""
         threshold = self.s.policy.threshold
         if self.s.judge is None:
             return assess(det, start, end, threshold)
         evidence = self._evidence_for()
-        return judged(det, start, end, self.s.judge, await evidence.soon(), threshold,
-                      evidence.take(det.response[start:end], det.response[:start]))
+        built = await evidence.soon()
+        features = evidence.take(det.response[start:end], det.response[:start]) \
+            if read_after is None else built.features(det.response[start:end], read_after)
+        return judged(det, start, end, self.s.judge, built, threshold, features)
 
     def _evidence_for(self) -> GroundingEvidence:
         if self._evidence is None or self._evidence.grounding is not self.grounding:
@@ -280,7 +285,13 @@ class AnswerGuard:
         except Exception as e:
             self.errors.append(f"{what} failed: {type(e).__name__}: {e}")
             return on_failure
-        return await self._assess(det, len(left), len(left) + len(text))
+        # the model reads the supported answer; the evidence's arithmetic reads what the
+        # client read, marked sentences too ("... $204.00" marked, then "with the $45
+        # fee, the total comes to $259": 204 + 45 = 249), withheld text not
+        read = None if self.s.json_answer else \
+            self._released.left_context(len(self._released), len(self._released),
+                                        self._budget)[1]
+        return await self._assess(det, len(left), len(left) + len(text), read)
 
     # -- end of answer --------------------------------------------------------------------
     async def final_pass(self) -> None:
