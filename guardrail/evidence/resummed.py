@@ -55,10 +55,10 @@ _TOTAL = re.compile(r"\b(?:total\w*|subtotal|comes? to|came to|brings?|bringing|
                     r"adds? up|in all|altogether|combined|all told)\b", re.I)
 # anything else that takes part: a fee, a discount, a share, what is left
 OTHER = re.compile(r"\b(?:plus|minus|less|off|after|before|without|excluding|includ\w*|"
-                    r"discount\w*|sav\w*|refund\w*|credit\w*|deduct\w*|deposit\w*|"
-                    r"fees?|tax\w*|vat|tips?|shipping|delivery|postage|surcharge|leav\w*|"
-                    r"left|remain\w*|balance|already|if)\b|%",
-                    re.I)
+                   r"discount\w*|sav\w*|refund\w*|credit\w*|deduct\w*|deposit\w*|"
+                   r"fees?|tax\w*|vat|tips?|shipping|delivery|postage|surcharge|leav\w*|"
+                   r"left|remain\w*|balance|already|if)\b|%",
+                   re.I)
 # an amount for each of some people or things, right after the value
 _EACH = re.compile(r"\s*(?:per\s+[a-z]+|each|apiece|a\s+(?:head|person|piece))\b", re.I)
 # what the one amount a step states does to the total: "the $45.00 delivery fee", "the 5%
