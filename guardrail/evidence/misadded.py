@@ -25,6 +25,7 @@ the reading here declines.  Measured on the hand-written tool turns (docs/model-
 
 from __future__ import annotations
 
+import functools
 import re
 from itertools import combinations
 from typing import TYPE_CHECKING, Mapping, Optional, Sequence
@@ -304,8 +305,9 @@ def rescaled(sentence: str, missing: Sequence[Number], columns: Sequence[Column]
     return None
 
 
-def _siblings(unit: units.Unit) -> list[units.Unit]:
+@functools.lru_cache(maxsize=64)  # per unit, not per value read
+def _siblings(unit: units.Unit) -> tuple[units.Unit, ...]:
     """The unit and those a thousand times it or a thousandth of it ("44.8" of
     ``distance m`` adding up to 44,790 is kilometres)."""
-    return [unit] + [u for u in {*units.UNITS.values()} if u.dim == unit.dim and any(
-        abs(u.factor / unit.factor - r) < 1e-9 * r for r in (1e3, 1e-3))]
+    return (unit, *(u for u in {*units.UNITS.values()} if u.dim == unit.dim and any(
+        abs(u.factor / unit.factor - r) < 1e-9 * r for r in (1e3, 1e-3))))
