@@ -5,7 +5,7 @@
 # shipped judge copied into its guardrail.json (`bash run.sh judge-copy`).
 # Data: runs/toolctx/holdout.jsonl (`guardrail data toolctx --family holdout --n 400 --seed
 # 11 --out runs/toolctx/holdout.jsonl`), RAGTruth QA's dev split from ../shared/data.
-# Usage: bash run.sh judge-copy | blind MODEL SET... | wide MODEL | inflight MODEL
+# Usage: bash run.sh judge-copy | blind MODEL SET... | wide MODEL | inflight MODEL | soup
 B=docs/benchmarks/h4-cpu-2026-12-07
 P=docs/model-card/paraphrases
 RT=../shared/data/ragtruth_qa_test_subset
@@ -43,3 +43,23 @@ inflight)
     --out $B/inflight-$2.json
   ;;
 esac
+# 4. (bash run.sh soup) The weights of v6-H2 and v6-H4 averaged, key by key (WiSE-FT's
+#    interpolation, alpha 0.5), the exits too, read with v6-H2's guardrail.json (its
+#    thresholds and judge): runs/h4s/m. Then `blind h4s ...`, `wide h4s`, `inflight h4s`.
+if [ "$1" = soup ]; then
+  mkdir -p runs/h4s/m
+  cp guardrail/models/default/{config.json,exits.json,tokenizer.json,tokenizer_config.json} runs/h4s/m/
+  .venv/bin/python - <<'PY'
+import json
+import torch
+from safetensors.torch import load_file, save_file
+for f in ("model.safetensors", "exits.safetensors"):
+    a, b = load_file(f"guardrail/models/default/{f}"), load_file(f"runs/h4/m/{f}")
+    assert a.keys() == b.keys()
+    save_file({k: ((a[k].float() + b[k].float()) / 2).to(a[k].dtype) for k in a}, f"runs/h4s/m/{f}",
+              metadata={"format": "pt"})
+cfg = json.load(open("guardrail/models/default/guardrail.json"))
+cfg["version"] = "v6-H4s"
+json.dump(cfg, open("runs/h4s/m/guardrail.json", "w"), indent=1)
+PY
+fi
