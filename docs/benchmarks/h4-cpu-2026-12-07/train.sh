@@ -11,7 +11,7 @@
 # Data (runs/h4/data): `guardrail data fetch --dest runs/h4/data --only halueval-dialogue`,
 # `guardrail data toolctx --family train --n 4000 --seed 0 --out runs/h4/data/train.jsonl`,
 # and hand-old.jsonl / hand-new.jsonl, the sets above concatenated in written order
-# (scripts/hand_judge.py's order()). About 40 minutes on 2 cores; --resume continues.
+# (scripts/hand_judge.py's order()). About 60 minutes on 2 cores; EXTRA=--resume continues a stopped run.
 set -euo pipefail
 OUT=${1:?OUT directory}
 D=runs/h4/data
