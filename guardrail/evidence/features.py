@@ -229,7 +229,7 @@ class ContextEvidence:
             misadded(sentence, missing, columns, self._adjusted) \
             or misgrouped(sentence, missing, named, before) \
             or miscalculated(sentence, missing, nums) or misnamed(sentence, missing, self.fields) \
-            or named_sum(sentence, missing, about, self.fields.fields if self.fields else ()) \
+            or named_sum(sentence, missing, about, self.fields.numeric if self.fields else {}) \
             or resummed(sentence, before, missing, nums)
 
     def _stated(self, n: Number) -> bool:

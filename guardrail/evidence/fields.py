@@ -128,9 +128,9 @@ class Fields:
         self._held = frozenset().union(*self._record_words.values(), (  # and its title's
             self.stem(w) for w in said))  # ("Harbour Lane ...")
         self._all_values = StoredValues.union(list(self._record_values.values()))
-        numeric, shared = by_key(self.fields + unnamed)  # one pass for both
-        self.columns = columns_of(numeric)
-        self._groups = [(w, g) for g in groups(numeric, shared) if (w := g.named - stopwords)]
+        self.numeric, shared = by_key(self.fields + unnamed)  # one pass for both
+        self.columns = columns_of(self.numeric)
+        self._groups = [(w, g) for g in groups(self.numeric, shared) if (w := g.named - stopwords)]
         self.remainders = left.remainders(self.fields)
         self._records = len({r for r in records if r >= 0})
         self._text = "\n".join(lines).lower()

@@ -1,6 +1,6 @@
 """The amounts of the few records a sentence names, added up and said otherwise.
 
-    named_sum(sentence, missing, about, fields)   "The child seat and the toll pass add
+    named_sum(sentence, missing, about, numeric)  "The child seat and the toll pass add
                                                   another $83.92 between them" where the
                                                   two extras' ``total_cents`` are 5596 and
                                                   2396: "55.96 + 23.96 = 79.92"
@@ -18,11 +18,13 @@ from __future__ import annotations
 import re
 from typing import Collection, Optional, Sequence
 
-from guardrail.evidence.field import MONEY_KEY, Field
+from guardrail.evidence.columns import Numeric, lines
+from guardrail.evidence.field import MONEY_KEY
 from guardrail.evidence.misadded import written
 from guardrail.evidence.resummed import OTHER, a_rate
 from guardrail.evidence.stored import names_cents
-from guardrail.evidence.values import CURRENCY_SIGNS, Number, numbers, sort_of
+from guardrail.evidence.totals import LINE
+from guardrail.evidence.values import CURRENCY_SIGNS, Number, sort_of
 
 NEAR = 0.1
 """How far off the sum of the named records' amounts a total said of them may be and
@@ -30,12 +32,10 @@ still be read as that sum said wrongly."""
 
 _TOGETHER = re.compile(r"\b(?:together|between them|combined|altogether|all told|in all|"
                        r"add(?:s|ed)? up|sum)\b", re.I)
-_QUANTITY = re.compile(r"(?<![a-z])(?:qty|quantity|count|units|number)(?![a-z])")
-_PER_UNIT = re.compile(r"(?<![a-z])(?:unit|each|per|price)(?![a-z])")
 
 
 def named_sum(sentence: str, missing: Sequence[Number], about: Optional[Collection[int]],
-              fields: Sequence[Field]) -> Optional[str]:
+              numeric: Numeric) -> Optional[str]:
     """The sum, as an equation, of the amounts of the records the sentence is about
     (``about``, two to four of them) that a money value it says they come to together
     misses by more than its written digits and at most ``NEAR``; None where one of those
@@ -49,7 +49,7 @@ def named_sum(sentence: str, missing: Sequence[Number], about: Optional[Collecti
     if len(said) != 1:
         return None
     (n,) = said
-    sums = [parts for parts in _amounts(about, fields) if len(parts) == len(about)]
+    sums = _amounts(about, numeric)
     if not sums or any(abs(sum(p) - n.value) <= n.precision for p in sums):
         return None
     parts = min(sums, key=lambda p: abs(sum(p) - n.value))
@@ -59,22 +59,14 @@ def named_sum(sentence: str, missing: Sequence[Number], about: Optional[Collecti
     return " + ".join(map(written, parts)) + f" = {written(round(total, 2))}"
 
 
-def _amounts(about: Collection[int], fields: Sequence[Field]) -> list[list[float]]:
-    """Per money key, the amount each record of ``about`` holds under it (in whole
-    units), in record order; and each record's quantity times its price per unit."""
-    by_key: dict[str, dict[int, float]] = {}
-    counts: dict[int, float] = {}
-    for f in fields:
-        held = [m.value for m in numbers(f.value) if m.kind == "number"]
-        if f.record not in about or f.listed or f.flag is not None or len(held) != 1:
-            continue
-        name, v = f.name.lower().replace("_", " "), held[0]
-        if MONEY_KEY.search(name):
-            by_key.setdefault(name, {})[f.record] = v / 100 if names_cents(name) else v
-        elif _QUANTITY.search(name) and v == int(v):
-            counts[f.record] = v
-    out = [[amounts[r] for r in sorted(amounts)] for amounts in by_key.values()]
-    for name, amounts in by_key.items():
-        if _PER_UNIT.search(name) and set(amounts) <= set(counts):
-            out.append([round(amounts[r] * counts[r], 2) for r in sorted(amounts)])
+def _amounts(about: Collection[int], numeric: Numeric) -> list[list[float]]:
+    """Per money key that every record of ``about`` holds, and per line total of a money
+    amount each (columns.lines: ``qty x unit price cents``), those records' amounts in
+    whole units, in record order."""
+    out = []
+    for key, held in {**numeric, **lines(numeric)}.items():
+        amount = key.rpartition(LINE)[2].lower()
+        if MONEY_KEY.search(amount) and set(about) <= held.keys():
+            scale = 0.01 if names_cents(amount) else 1.0
+            out.append([round(held[r] * scale, 2) for r in sorted(about)])
     return out
