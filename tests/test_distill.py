@@ -15,7 +15,9 @@ import numpy as np
 import pytest
 import torch
 from test_train import run, tiny_ragtruth  # noqa: F401  (fixture)
+from typer.testing import CliRunner
 
+from guardrail.cli import app
 from guardrail.model import DetectInput, Detector
 from guardrail.model.inputs import IGNORE, tokenize
 from guardrail.train.data import Example
@@ -133,6 +135,20 @@ def test_train_detector_with_a_teacher(tiny_ragtruth, tmp_path):  # noqa: F811
     assert meta["training"]["train"]["n"] // 2 <= len(cached) <= meta["training"]["train"]["n"]
     run(*args)  # again: every teacher output read back, none added
     assert (model / "teacher_probs.jsonl").read_text().splitlines() == cached
+
+
+@pytest.mark.parametrize("flags, said", [
+    (("--teacher", "default", "--distill-only", "ragtruht"), "ragtruht"),  # a typo: no set
+    (("--distill-only", "ragtruth"), "--teacher"),
+])
+def test_distill_only_names_data_sets_a_teacher_scores(tiny_ragtruth, tmp_path, flags,  # noqa: F811
+                                                       said):
+    """A prefix that names no training data set would silently distil nothing."""
+    bad = CliRunner().invoke(app, ["train", "detector", "--data", f"ragtruth={tiny_ragtruth}",
+                                   "--out", str(tmp_path / "x"), "--synthetic", "0",
+                                   "--max-steps", "1", "--no-progress", *flags])
+    assert bad.exit_code == 2 and "--distill-only" in bad.output and said in bad.output
+    assert not (tmp_path / "x").exists()
 
 
 def test_an_mpnet_detector_loads_with_plain_attention_and_offset_positions(tmp_path):

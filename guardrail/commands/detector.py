@@ -41,11 +41,9 @@ def register(app: typer.Typer) -> None:
         max_per_dataset: Optional[int] = typer.Option(None, help="Train on at most this "
                                                       "many examples of each data set "
                                                       "(a seeded sample of its train split)."),
-        whole_response: str = typer.Option("", help="Comma-separated data set name "
-                                           "prefixes whose hallucinated examples without "
-                                           "spans are labelled hallucinated as a whole "
-                                           "(short answers, claims); elsewhere they are "
-                                           "left out, never trained as supported."),
+        whole_response: str = typer.Option("", help="Comma-separated data set prefixes "
+                                           "whose hallucinated examples without spans are "
+                                           "labelled so as a whole (elsewhere: left out)."),
         synthetic_from: str = typer.Option("", help="Comma-separated data set name prefixes "
                                            "whose training documents seed synthetic "
                                            "examples (default: every data set)."),
@@ -61,20 +59,17 @@ def register(app: typer.Typer) -> None:
         max_distractors: int = typer.Option(8, help="pcw: at most this many such windows per "
                                             "example (serving reads tens to hundreds)."),
         similar_distractors: float = typer.Option(0.0, min=0.0, max=1.0, help="pcw: share of "
-                                                  "those windows taken from other sources' "
-                                                  "windows sharing the rarest tokens with the "
-                                                  "example (hard negatives), not at random."),
+                                                  "those windows sharing the example's rarest "
+                                                  "tokens (hard negatives), not at random."),
         read_top: bool = typer.Option(False, "--read-top", help="pcw: in training, each "
                                       "query block reads only the windows it attends to "
                                       "most, as a check over many windows does."),
         pcw_answer: Optional[str] = typer.Option(None, help="pcw: 'sentences' reads the answer "
-                                                 "block-causally by sentence, so each check "
-                                                 "keeps the answer so far for the next; "
+                                                 "block-causally by sentence (checks reuse it); "
                                                  "'whole' (default) as one block."),
-        teacher: Optional[str] = typer.Option(None, help="A stronger detector (e.g. from "
-                                              "scripts/train-teacher) whose token "
-                                              "probabilities are soft labels (distillation; "
-                                              "cached in OUT/teacher_probs.jsonl)."),
+        teacher: Optional[str] = typer.Option(None, help="A detector whose token probabilities "
+                                              "are soft labels (distillation; cached in "
+                                              "OUT/teacher_probs.jsonl)."),
         distill: float = typer.Option(0.5, min=0.0, max=1.0, help="With --teacher: weight "
                                       "of its soft labels (the data's labels: 1 - this)."),
         distill_only: str = typer.Option("", help="With --teacher: the data set name prefixes "
@@ -109,6 +104,8 @@ def register(app: typer.Typer) -> None:
                                crop=synthetic_crop) if synthetic else []
         if attention not in ("cross", "pcw"):
             raise typer.BadParameter("cross or pcw", param_hint="--attention")
+        if distill_only and not teacher:
+            raise typer.BadParameter("needs --teacher", param_hint="--distill-only")
         kind = Detector.kinds.get(attention, Detector)
         det = kind.from_pretrained(backbone or minilm_path(), device=training_device(device),
                                    dtype=torch.float32)
@@ -134,10 +131,13 @@ def register(app: typer.Typer) -> None:
         if teacher:
             from guardrail.train.distill import teacher_outputs
 
+            only = [p.strip() for p in distill_only.split(",") if p.strip()]
+            if missing := [p for p in only if not any(e.dataset.startswith(p) for e in train)]:
+                raise typer.BadParameter(f"no training data set starts with {missing}",
+                                         param_hint="--distill-only")
             out.mkdir(parents=True, exist_ok=True)
             taught = teacher_outputs(Detector.from_pretrained(teacher, device=det.device.type),
-                                     train, out / "teacher_probs.jsonl",
-                                     only=[p for p in distill_only.split(",") if p.strip()])
+                                     train, out / "teacher_probs.jsonl", only=only)
         report = train_detector(det, train, out, cfg, resume=resume, teacher=taught)
         found = calibrate(det, calib, [det.n_layers], progress=progress)
         if found:
