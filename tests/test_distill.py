@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 from test_train import run, tiny_ragtruth  # noqa: F401  (fixture)
 from typer.testing import CliRunner
 
@@ -22,7 +23,7 @@ from guardrail.model import DetectInput, Detector
 from guardrail.model.inputs import IGNORE, tokenize
 from guardrail.train.data import Example
 from guardrail.train.distill import soft_labels, teacher_outputs
-from guardrail.train.train import encode_examples, soft_loss
+from guardrail.train.train import encode_examples, token_loss
 
 CONTEXT = ("The Eiffel Tower is a wrought-iron lattice tower in Paris. It was completed in "
            "1889 and is 330 metres tall.")
@@ -106,16 +107,34 @@ def test_sequences_carry_soft_labels_on_response_tokens_only(det):
     assert (s.labels[r] != IGNORE).all()
 
 
-def test_the_soft_loss_is_cross_entropy_against_the_teachers_probabilities(det):
-    examples = [_example("It was completed in 1889.")]
-    seqs, _ = encode_examples(det, examples, teacher=teacher_outputs(det, examples))
-    logits = torch.randn(1, len(seqs[0]), 2)
-    p = torch.from_numpy(seqs[0].soft)
-    m = ~torch.isnan(p)
-    logp = torch.log_softmax(logits, -1)[0][m]
+def test_the_loss_mixes_labels_and_the_teachers_probabilities_token_by_token(det):
+    """Taught tokens: (1 - d) x cross-entropy against the label + d x against the teacher's
+    probability; an example the teacher did not score keeps its labels at full weight
+    (not scaled down because another example in its batch was taught)."""
+    examples = [_example("It was completed in 1889."), _example("It is 330 metres tall.", 1)]
+    taught = teacher_outputs(det, examples)
+    seqs, _ = encode_examples(det, examples, teacher=[taught[0], None])
+    n = max(len(s) for s in seqs)
+    logits = torch.randn(2, n, 2)
+    logp = torch.log_softmax(logits, -1)
     h = det.hallucinated_label
-    want = -(p[m] * logp[:, h] + (1 - p[m]) * logp[:, 1 - h]).mean()
-    torch.testing.assert_close(soft_loss(det, seqs, logits), want)
+    terms = []
+    for i, s in enumerate(seqs):
+        for t in range(len(s)):
+            if s.labels[t] == IGNORE:
+                continue
+            ce = -logp[i, t, s.labels[t]]
+            if s.soft is not None:
+                q = float(s.soft[t])
+                ce = 0.3 * ce + 0.7 * -(q * logp[i, t, h] + (1 - q) * logp[i, t, 1 - h])
+            terms.append(ce)
+    torch.testing.assert_close(token_loss(det, seqs, logits, 0.7), torch.stack(terms).mean())
+    labels = torch.full((2, n), IGNORE)
+    for i, s in enumerate(seqs):
+        labels[i, :len(s)] = torch.from_numpy(s.labels)
+    plain = F.cross_entropy(logits.flatten(0, 1), labels.flatten(), ignore_index=IGNORE)
+    torch.testing.assert_close(token_loss(det, seqs, logits), plain)  # no distillation
+    assert not torch.isclose(token_loss(det, seqs, logits, 0.7), plain)
 
 
 def test_train_detector_with_a_teacher(tiny_ragtruth, tmp_path):  # noqa: F811

@@ -70,8 +70,8 @@ class TrainConfig:
     workers: int = 1
     """Processes that tokenize and window the training examples (CPU work)."""
     distill: float = 0.0
-    """Weight of the teacher's soft labels in the detector's loss (``train.distill``);
-    the data's labels get 1 - distill."""
+    """Weight of the teacher's soft labels on the tokens it scored (``train.distill``,
+    ``token_loss``); the data's labels get 1 - distill there and all of it elsewhere."""
     extra: dict = field(default_factory=dict)
 
 
@@ -208,22 +208,26 @@ def labels_tensor(det: Detector, batch: Sequence[Sequence_]) -> torch.Tensor:
     return torch.from_numpy(lab).to(det.device)
 
 
-def soft_loss(det: Detector, batch: Sequence[Sequence_], logits: torch.Tensor) -> torch.Tensor:
-    """Cross-entropy of the two-class output against a teacher's probabilities, over
-    the tokens that have one (zero when none has)."""
-    n = logits.shape[1]
-    q = np.full((len(batch), n), np.nan, np.float32)
+def token_loss(det: Detector, batch: Sequence[Sequence_], logits: torch.Tensor,
+               distill: float = 0.0) -> torch.Tensor:
+    """Cross-entropy against the data's labels, token by token; where a teacher gave a
+    token a probability (``Sequence_.soft``), ``1 - distill`` of it and ``distill`` of the
+    cross-entropy against that probability.  A token the teacher did not score (another
+    data set's, with ``--distill-only``) learns from its label alone, at full weight."""
+    logp = F.log_softmax(logits.float(), -1)
+    labels = labels_tensor(det, batch)
+    ce = F.nll_loss(logp.flatten(0, 1), labels.flatten(), ignore_index=IGNORE,
+                    reduction="none").view_as(labels)
+    q = np.full(labels.shape, np.nan, np.float32)
     for i, s in enumerate(batch):
-        if s.soft is not None:
+        if distill and getattr(s, "soft", None) is not None:  # PCW sequences: none
             q[i, :len(s)] = s.soft
-    target = torch.from_numpy(q).to(logits.device)
-    m = ~torch.isnan(target)
-    if not m.any():
-        return logits.sum() * 0.0
-    logp = F.log_softmax(logits.float(), -1)[m]
-    h = det.hallucinated_label
-    p = target[m]
-    return -(p * logp[:, h] + (1 - p) * logp[:, 1 - h]).mean()
+    p = torch.from_numpy(q).to(logits.device)
+    taught = ~torch.isnan(p)
+    p, h = p.nan_to_num(), det.hallucinated_label
+    soft = -(p * logp[..., h] + (1 - p) * logp[..., 1 - h])
+    per = torch.where(taught, (1 - distill) * ce + distill * soft, ce)
+    return per[taught | (labels != IGNORE)].mean()
 
 
 class _Checkpointer:
@@ -321,11 +325,7 @@ def train_detector(det: Detector, train: Sequence, out: str | Path, cfg: TrainCo
     def loss_fn(batch):
         with autocast(det):
             logits = det.model(exit_layer=None, **det.collate(batch))  # the serving loop
-        loss = F.cross_entropy(logits.flatten(0, 1).float(),
-                               labels_tensor(det, batch).flatten(), ignore_index=IGNORE)
-        if cfg.distill and any(s.soft is not None for s in batch):
-            loss = (1 - cfg.distill) * loss + cfg.distill * soft_loss(det, batch, logits)
-        return loss
+        return token_loss(det, batch, logits, cfg.distill)
 
     report = _run(det, list(named.values()), named, seqs, cfg, out, loss_fn, resume, "detector")
     model.eval()
