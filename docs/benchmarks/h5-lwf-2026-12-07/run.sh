@@ -2,10 +2,11 @@
 # The measurements of docs/model-card.md, "v6-H5" (sixty-eighth session), from the
 # repository root, as ../h4-cpu-2026-12-07/run.sh measured v6-H4 (v6-H2's rows are there,
 # same code). Models: h2 = guardrail/models/default (v6-H2, shipped); h5 = runs/h5/m
-# (train.sh here) with the shipped judge copied into its guardrail.json (`judge-copy`).
+# (train.sh here) with the shipped judge copied into its guardrail.json (`judge-copy h5`);
+# h6 = runs/h6/m, the same after the token-by-token loss (model card, "v6-H5").
 # Data: runs/toolctx/holdout.jsonl (`guardrail data toolctx --family holdout --n 400 --seed
 # 11 --out runs/toolctx/holdout.jsonl`), RAGTruth QA's dev split from ../shared/data.
-# Usage: bash run.sh judge-copy | blind MODEL SET... | wide MODEL | inflight MODEL
+# Usage: bash run.sh judge-copy MODEL | blind MODEL SET... | wide MODEL | inflight MODEL
 B=docs/benchmarks/h5-lwf-2026-12-07
 P=docs/model-card/paraphrases
 RT=../shared/data/ragtruth_qa_test_subset
@@ -13,13 +14,13 @@ m() { case $1 in h2) echo guardrail/models/default;; pcw) echo guardrail/models/
 set -euo pipefail
 case $1 in
 judge-copy)
-  .venv/bin/python - <<'PY'
-import json
+  .venv/bin/python - "$2" <<'PY'
+import json, sys
 src = json.load(open("guardrail/models/default/guardrail.json"))
-path = "runs/h5/m/guardrail.json"
+path = f"runs/{sys.argv[1]}/m/guardrail.json"
 cfg = json.load(open(path))
 cfg["judge"] = src["judge"]
-cfg["version"] = "v6-H5"  # context states are cached per model version
+cfg["version"] = f"v6-{sys.argv[1].upper()}"  # context states are cached per model version
 json.dump(cfg, open(path, "w"), indent=1)
 PY
   ;;
