@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The measurements of docs/model-card.md, "v6-H5" (sixty-eighth session), from the
+# The measurements of docs/model-card.md, "v6-H5 and v6-H6" (sixty-eighth and sixty-ninth sessions), from the
 # repository root, as ../h4-cpu-2026-12-07/run.sh measured v6-H4 (v6-H2's rows are there,
 # same code). Models: h2 = guardrail/models/default (v6-H2, shipped); h5 = runs/h5/m
 # (train.sh here) with the shipped judge copied into its guardrail.json (`judge-copy h5`);
-# h6 = runs/h6/m, the same after the token-by-token loss (model card, "v6-H5").
+# h6 = runs/h6/m, the same after the token-by-token loss (model card, "v6-H5 and v6-H6").
 # Data: runs/toolctx/holdout.jsonl (`guardrail data toolctx --family holdout --n 400 --seed
 # 11 --out runs/toolctx/holdout.jsonl`), RAGTruth QA's dev split from ../shared/data.
 # Usage: bash run.sh judge-copy MODEL | blind MODEL SET... | wide MODEL | inflight MODEL
