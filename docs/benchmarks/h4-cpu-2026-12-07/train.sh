@@ -11,7 +11,8 @@
 # Data (runs/h4/data): `guardrail data fetch --dest runs/h4/data --only halueval-dialogue`,
 # `guardrail data toolctx --family train --n 4000 --seed 0 --out runs/h4/data/train.jsonl`,
 # and hand-old.jsonl / hand-new.jsonl, the sets above concatenated in written order
-# (scripts/hand_judge.py's order()). About 60 minutes on 2 cores; EXTRA=--resume continues a stopped run.
+# (scripts/hand_judge.py's order()). About 60 minutes on 2 cores; EXTRA=--resume continues a stopped run;
+# DETECTOR_ARGS adds options to `train detector` alone (../h5-lwf-2026-12-07/train.sh).
 set -euo pipefail
 OUT=${1:?OUT directory}
 D=runs/h4/data
@@ -24,7 +25,7 @@ $G train detector --backbone guardrail/models/default --render-structured "${SET
   --synthetic 600 --synthetic-from ragtruth \
   --synthetic-kinds number,entity,negation,insertion,swap,absent --synthetic-crop 0.7 \
   --epochs 1 --lr 3e-5 --batch-tokens 16384 --seed 13 --out "$OUT" --device cpu \
-  --no-progress ${EXTRA:-}
+  --no-progress ${DETECTOR_ARGS:-} ${EXTRA:-}
 $G train exits --model "$OUT" --layers 2,4 "${SETS[@]}" --max-per-dataset 400 \
   --whole-response halueval-dialogue --synthetic 0 --epochs 1 --lr 1e-3 \
   --batch-tokens 16384 --seed 13 --no-progress ${EXTRA:-}
