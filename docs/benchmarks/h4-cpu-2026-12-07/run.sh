@@ -42,24 +42,10 @@ inflight)
   .venv/bin/guardrail judge eval --model "$(m $2)" --layers 4 --data $RT@dev \
     --out $B/inflight-$2.json
   ;;
+soup)
+  # 4. The weights of v6-H2 and v6-H4 averaged, key by key (WiSE-FT's interpolation, alpha
+  #    0.5), the exits too, read with v6-H2's guardrail.json (its thresholds and judge):
+  #    runs/h4s/m. Then `blind h4s ...`, `wide h4s`, `inflight h4s`.
+  exec bash docs/benchmarks/h5-lwf-2026-12-07/run.sh soup h4
+  ;;
 esac
-# 4. (bash run.sh soup) The weights of v6-H2 and v6-H4 averaged, key by key (WiSE-FT's
-#    interpolation, alpha 0.5), the exits too, read with v6-H2's guardrail.json (its
-#    thresholds and judge): runs/h4s/m. Then `blind h4s ...`, `wide h4s`, `inflight h4s`.
-if [ "$1" = soup ]; then
-  mkdir -p runs/h4s/m
-  cp guardrail/models/default/{config.json,exits.json,tokenizer.json,tokenizer_config.json} runs/h4s/m/
-  .venv/bin/python - <<'PY'
-import json
-import torch
-from safetensors.torch import load_file, save_file
-for f in ("model.safetensors", "exits.safetensors"):
-    a, b = load_file(f"guardrail/models/default/{f}"), load_file(f"runs/h4/m/{f}")
-    assert a.keys() == b.keys()
-    save_file({k: ((a[k].float() + b[k].float()) / 2).to(a[k].dtype) for k in a}, f"runs/h4s/m/{f}",
-              metadata={"format": "pt"})
-cfg = json.load(open("guardrail/models/default/guardrail.json"))
-cfg["version"] = "v6-H4s"
-json.dump(cfg, open("runs/h4s/m/guardrail.json", "w"), indent=1)
-PY
-fi

@@ -7,7 +7,9 @@
 # Data: runs/toolctx/holdout.jsonl (`guardrail data toolctx --family holdout --n 400 --seed
 # 11 --out runs/toolctx/holdout.jsonl`), RAGTruth QA's dev split from ../shared/data.
 # Usage: bash run.sh judge-copy MODEL | blind MODEL SET... | wide MODEL | inflight MODEL
-B=docs/benchmarks/h5-lwf-2026-12-07
+#        | soup MODEL (v6-H2 and runs/MODEL/m averaged into runs/MODELs/m)
+# B names the folder the outputs go to (../h7-distill-2026-12-07/run.sh sets it).
+B=${B:-docs/benchmarks/h5-lwf-2026-12-07}
 P=docs/model-card/paraphrases
 RT=../shared/data/ragtruth_qa_test_subset
 m() { case $1 in h2) echo guardrail/models/default;; pcw) echo guardrail/models/pcw;; *) echo runs/$1/m;; esac; }
@@ -38,5 +40,23 @@ wide)  # streamed with the shipped defaults: RAGTruth dev and the holdout family
 inflight)  # in flight (layer 4, the shipped judge): RAGTruth dev's example F1
   .venv/bin/guardrail judge eval --model "$(m $2)" --layers 4 --data $RT@dev \
     --out $B/inflight-$2.json
+  ;;
+soup)  # v6-H2's and the candidate's weights averaged key by key (WiSE-FT, alpha 0.5), the
+       # exits too, read with v6-H2's guardrail.json (its thresholds and judge)
+  mkdir -p runs/$2s/m
+  cp guardrail/models/default/{config.json,exits.json,tokenizer.json,tokenizer_config.json} runs/$2s/m/
+  .venv/bin/python - "$2" <<'PY'
+import json, sys
+from safetensors.torch import load_file, save_file
+v = sys.argv[1]
+for f in ("model.safetensors", "exits.safetensors"):
+    a, b = load_file(f"guardrail/models/default/{f}"), load_file(f"runs/{v}/m/{f}")
+    assert a.keys() == b.keys()
+    save_file({k: ((a[k].float() + b[k].float()) / 2).to(a[k].dtype) for k in a},
+              f"runs/{v}s/m/{f}", metadata={"format": "pt"})
+cfg = json.load(open("guardrail/models/default/guardrail.json"))
+cfg["version"] = f"v6-{v.upper()}s"  # context states are cached per model version
+json.dump(cfg, open(f"runs/{v}s/m/guardrail.json", "w"), indent=1)
+PY
   ;;
 esac
