@@ -42,21 +42,8 @@ inflight)  # in flight (layer 4, the shipped judge): RAGTruth dev's example F1
     --out $B/inflight-$2.json
   ;;
 soup)  # v6-H2's and the candidate's weights averaged key by key (WiSE-FT, alpha 0.5), the
-       # exits too, read with v6-H2's guardrail.json (its thresholds and judge)
-  mkdir -p runs/$2s/m
-  cp guardrail/models/default/{config.json,exits.json,tokenizer.json,tokenizer_config.json} runs/$2s/m/
-  .venv/bin/python - "$2" <<'PY'
-import json, sys
-from safetensors.torch import load_file, save_file
-v = sys.argv[1]
-for f in ("model.safetensors", "exits.safetensors"):
-    a, b = load_file(f"guardrail/models/default/{f}"), load_file(f"runs/{v}/m/{f}")
-    assert a.keys() == b.keys()
-    save_file({k: ((a[k].float() + b[k].float()) / 2).to(a[k].dtype) for k in a},
-              f"runs/{v}s/m/{f}", metadata={"format": "pt"})
-cfg = json.load(open("guardrail/models/default/guardrail.json"))
-cfg["version"] = f"v6-{v.upper()}s"  # context states are cached per model version
-json.dump(cfg, open(f"runs/{v}s/m/guardrail.json", "w"), indent=1)
-PY
+       # exits too, read with v6-H2's guardrail.json (its thresholds and judge); until
+       # the seventieth session an inline script here, which wrote the same weights
+  .venv/bin/guardrail train average guardrail/models/default runs/$2/m --out runs/$2s/m
   ;;
 esac
