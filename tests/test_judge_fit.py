@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from guardrail.evidence.judge import FEATURES, SentenceJudge
-from guardrail.train.judge import Row, fit, fit_logistic, keep_threshold, measure
+from guardrail.train.judge import Row, f1_interval, fit, fit_logistic, keep_threshold, measure
 
 
 def _rows(n: int, dataset: str, seed: int, noise: float = 0.3) -> list[Row]:
@@ -274,3 +274,24 @@ def test_the_cli_refits_tool_heads_alone_into_the_models_json(tmp_path):
     assert {k: h for k, h in after["structured_heads"].items() if k != "4"} == \
         {k: h for k, h in before["structured_heads"].items() if k != "4"}
     assert after["tool_heads"]["fitted_on"] == [str(data)]
+
+
+def test_example_f1_comes_with_how_far_a_set_of_its_size_can_tell():
+    """Answers flagged alike at two sizes: the point is the same, the interval around it
+    narrows as the set grows, and a set without both labels has none."""
+    def answers(n: int) -> tuple[list[bool], list[bool]]:
+        gold = [i % 6 == 0 for i in range(n)]            # 1 answer in 6 hallucinated
+        flagged = [(i % 6 == 0 and i % 12 == 0) or i % 30 == 5 for i in range(n)]
+        return gold, flagged
+
+    small, large = f1_interval(*answers(120)), f1_interval(*answers(1200))
+    point = 2 * 10 / (2 * 10 + 4 + 10)  # 120 answers: 10 caught, 4 false alarms, 10 missed
+    assert small[0] < point < small[1] and large[0] < point < large[1]
+    assert large[1] - large[0] < 0.5 * (small[1] - small[0])
+    assert f1_interval(*answers(120)) == small  # seeded: the same report twice
+    assert f1_interval([False] * 10, [True] * 10) is None
+
+    rows = [Row("d", f"a{i // 2}", "s.", g, True, tuple([0.0] * len(FEATURES)), 4)
+            for i, g in enumerate(answers(240)[0])]
+    m = measure(rows, None, threshold=0.5)["all"]  # nothing flagged: F1 0 with no spread
+    assert m["example_f1"] == 0.0 and m["example_f1_interval"] == [0.0, 0.0]

@@ -311,7 +311,22 @@ def _example_report(rows: Sequence[Row], flagged: Sequence[bool], probs: Sequenc
     return {"answers": len(answers), "hallucinated_answers": sum(gold),
             "example_precision": round(p, 4), "example_recall": round(r, 4),
             "example_f1": round(2 * p * r / (p + r), 4) if p + r else 0.0,
+            "example_f1_interval": f1_interval(gold, [f for _, f, _ in answers.values()]),
             "example_auroc": auroc(gold, [s for _, _, s in answers.values()])}
+
+
+def f1_interval(gold: Sequence[bool], flagged: Sequence[bool], resamples: int = 1000,
+                seed: int = 0) -> Optional[list[float]]:
+    """The 95 % bootstrap interval of F1 over these answers (resampled with replacement):
+    how far a set of this size can tell two models apart.  None without both labels."""
+    g, f = np.asarray(gold, dtype=bool), np.asarray(flagged, dtype=bool)
+    if g.all() or not g.any():
+        return None
+    pick = np.random.default_rng(seed).integers(0, len(g), size=(resamples, len(g)))
+    g, f = g[pick], f[pick]
+    tp, wrong = (g & f).sum(1), (g ^ f).sum(1)
+    f1 = 2 * tp / np.maximum(1, 2 * tp + wrong)
+    return [round(float(v), 4) for v in np.percentile(f1, [2.5, 97.5])]
 
 
 def measure(rows: Sequence[Row], judge: Optional[SentenceJudge],
@@ -342,18 +357,23 @@ def measure(rows: Sequence[Row], judge: Optional[SentenceJudge],
 def format_measure(result: dict) -> str:
     lines = [f"{'data':34s} {'sent':>5s} {'unsup':>5s} {'kept':>6s} {'stopped':>7s} "
              f"{'stopF1':>6s} {'AUROC':>6s} {'kind ok':>7s} {'answers':>7s} {'exF1':>6s} "
-             f"{'exAUC':>6s}"]
+             f"{'(95 %)':>11s} {'exAUC':>6s}"]
     for name, m in result.items():
         lines.append(f"{name[:34]:34s} {m['sentences']:5d} {m['unsupported']:5d} "
                      f"{_f(m['supported_kept']):>6s} {_f(m['unsupported_stopped']):>7s} "
                      f"{_f(m['stop_f1']):>6s} {_f(m['auroc']):>6s} "
                      f"{_f(m['explanation_accuracy']):>7s} {m['answers']:7d} "
-                     f"{_f(m['example_f1']):>6s} {_f(m['example_auroc']):>6s}")
+                     f"{_f(m['example_f1']):>6s} {_interval(m['example_f1_interval']):>11s} "
+                     f"{_f(m['example_auroc']):>6s}")
     return "\n".join(lines)
 
 
 def _f(v: Optional[float]) -> str:
     return "-" if v is None else f"{v:.3f}"
+
+
+def _interval(v: Optional[list[float]]) -> str:
+    return "-" if v is None else f"{v[0]:.2f}-{v[1]:.2f}"
 
 
 def rows_by_layer(rows: Iterable[Row]) -> dict[int, list[Row]]:
