@@ -54,7 +54,8 @@ def test_the_average_lies_between_the_two_models_weight_by_weight(tuned, tmp_pat
         assert res.exit_code == 0, res.output
     for name in ("model.safetensors", "exits.safetensors"):
         a, b = load_file(START / name), load_file(tuned / name)
-        zero, quarter, one = (load_file(tmp_path / alpha / name) for alpha in ("0.0", "0.25", "1.0"))
+        zero, quarter, one = (load_file(tmp_path / alpha / name)
+                              for alpha in ("0.0", "0.25", "1.0"))
         assert all(torch.equal(zero[k], a[k]) and torch.equal(one[k], b[k]) for k in a)
         for k in a:
             assert quarter[k].dtype == a[k].dtype

@@ -318,7 +318,7 @@ def _example_report(rows: Sequence[Row], flagged: Sequence[bool], probs: Sequenc
 def f1_interval(gold: Sequence[bool], flagged: Sequence[bool], resamples: int = 1000,
                 seed: int = 0) -> Optional[list[float]]:
     """The 95 % bootstrap interval of F1 over these answers (resampled with replacement):
-    how far a set of this size can tell two models apart.  None without both labels."""
+    how precisely a set of this size measures it.  None without both labels."""
     g, f = np.asarray(gold, dtype=bool), np.asarray(flagged, dtype=bool)
     if g.all() or not g.any():
         return None
