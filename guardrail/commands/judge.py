@@ -1,4 +1,5 @@
-"""Commands: `guardrail judge fit | eval` — the sentence-level decision (guardrail.evidence)."""
+"""Commands: `guardrail judge fit | eval | compare` — the sentence-level decision
+(guardrail.evidence)."""
 
 from __future__ import annotations
 
@@ -250,4 +251,71 @@ def register(app: typer.Typer) -> None:
             out.write_text(json.dumps({"data": data, "model": det.name, "rule": "tokens" if
                                        tokens else "judge", "windows": windows,
                                        "layers": result},
+                                      indent=2, default=str) + "\n")
+
+    @judge_app.command("compare")
+    def compare_cmd(
+        data: list[str] = typer.Option(..., "--data", help=DATA_HELP),
+        against: str = typer.Option(..., help="The model to compare with (B): HF id or "
+                                    "path, e.g. the shipped guardrail/models/default."),
+        model: Optional[str] = typer.Option(None, help="The candidate (A): HF id or path "
+                                            "(default: shipped)."),
+        layers: str = typer.Option("", help="Layers to compare, exits or full depth, which "
+                                   "both models must have (default: A's deepest exit and "
+                                   "full depth)."),
+        tokens: bool = typer.Option(False, "--tokens", help="Compare the token rules "
+                                    "instead of the judges."),
+        limit: Optional[int] = typer.Option(None, min=1,
+                                            help="First N examples of each --data."),
+        whole_response: str = typer.Option("", help=WHOLE_HELP),
+        rows_cache: Optional[Path] = typer.Option(None, help=CACHE_HELP + "  One file holds "
+                                                  "both models' entries."),
+        windows: str = typer.Option("all", callback=_windows, help=WINDOWS_HELP),
+        resamples: int = typer.Option(1000, min=100, help="Bootstrap resamples of the "
+                                      "answers."),
+        seed: int = typer.Option(0, help="Seed of the resampling."),
+        out: Optional[Path] = typer.Option(None, help="Write the comparison JSON here."),
+    ) -> None:
+        """Two models on the same sentences: each one's kept, stopped, stop F1, AUROC and
+        example F1, and A - B with its 95 % paired bootstrap interval over the answers."""
+        from guardrail.evidence.judge import SentenceJudge
+        from guardrail.model import Detector
+        from guardrail.train.compare import compare, format_compare, pair
+        from guardrail.train.judge import decisions
+
+        dets = [Detector.from_pretrained(m) for m in (model, against)]
+        if not tokens:
+            for det in dets:
+                if not det.meta.get("judge"):
+                    raise typer.BadParameter(f"{det.name} has no sentence judge: fit one "
+                                             "with `guardrail judge fit`, or pass --tokens")
+        a = dets[0]
+        chosen = layers or ",".join(str(x) for x in (max(a.exit_layers, default=a.n_layers),
+                                                     a.n_layers))
+        chosen_layers = _layers(chosen, a)
+        _layers(chosen, dets[1])  # B must have them too
+        rows = [_rows(det, data, chosen_layers, limit, whole_response, rows_cache, windows)
+                for det in dets]
+
+        def decide(det):
+            judge = None if tokens else SentenceJudge.from_json(det.meta["judge"])
+
+            def run(part):
+                layer = part[0].layer
+                return decisions(part, judge, None if judge else det.threshold_for(
+                    None if layer >= det.n_layers else layer))
+            return run
+
+        try:
+            paired = pair(*rows)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--data") from exc
+        result = compare(paired, decide(dets[0]), decide(dets[1]), resamples, seed)
+        typer.echo(format_compare(result, dets[0].name, dets[1].name))
+        if out:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps({"data": data, "a": dets[0].name, "b": dets[1].name,
+                                       "rule": "tokens" if tokens else "judge",
+                                       "windows": windows, "resamples": resamples,
+                                       "seed": seed, "layers": result},
                                       indent=2, default=str) + "\n")

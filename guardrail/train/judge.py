@@ -333,6 +333,19 @@ def measure(rows: Sequence[Row], judge: Optional[SentenceJudge],
             threshold: Optional[float] = None) -> dict:
     """Per data set and overall: what the proxy would do with these sentences.  Without
     a judge, the old rule (the sentence's highest token probability >= ``threshold``)."""
+    flagged, probs = decisions(rows, judge, threshold)
+    out = {"all": _group_report(rows, flagged, probs)}
+    names = {r.dataset for r in rows}
+    for name in sorted(names | {family(n) for n in names if family(n) != n}):
+        idx = [i for i, r in enumerate(rows) if r.dataset == name or family(r.dataset) == name]
+        out[name] = _group_report([rows[i] for i in idx], [flagged[i] for i in idx],
+                                  [probs[i] for i in idx])
+    return out
+
+
+def decisions(rows: Sequence[Row], judge: Optional[SentenceJudge],
+              threshold: Optional[float] = None) -> tuple[list[bool], list[float]]:
+    """Each sentence: stopped or not, and its score (``measure``'s rules)."""
     flagged, probs = [], []
     for r in rows:
         if judge is None:
@@ -345,13 +358,7 @@ def measure(rows: Sequence[Row], judge: Optional[SentenceJudge],
             prob, flag = judge.decide(r.x, r.layer, r.x[FEATURES.index("structured")] > 0.5)
             flagged.append(flag)
         probs.append(prob)
-    out = {"all": _group_report(rows, flagged, probs)}
-    names = {r.dataset for r in rows}
-    for name in sorted(names | {family(n) for n in names if family(n) != n}):
-        idx = [i for i, r in enumerate(rows) if r.dataset == name or family(r.dataset) == name]
-        out[name] = _group_report([rows[i] for i in idx], [flagged[i] for i in idx],
-                                  [probs[i] for i in idx])
-    return out
+    return flagged, probs
 
 
 def format_measure(result: dict) -> str:

@@ -1,0 +1,187 @@
+"""Two detectors on the same sentences: their difference, and how sure a set can be of it.
+
+    paired = pair(rows_a, rows_b)             the same sentences, as each model saw them
+    report = compare(paired, decide_a, decide_b)
+                                             per data set: each model's kept, stopped,
+                                             stop F1, AUROC, example F1, example AUROC,
+                                             A - B, and its 95 % paired bootstrap interval
+
+A candidate and the shipped model differ on a few sentences of a few answers; whether the
+difference is more than the set's own noise is what a decision to ship needs.  Both
+models are read on the same resampled answers (the answer, not the sentence, is the unit
+resampled: an answer's sentences share its context and its errors), so what the answers
+have in common cancels out of the difference.  ``decide_*(rows) -> (flagged, scores)``
+are what the proxy would do with each sentence (``judge.decisions``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+
+from guardrail.train.judge import Row, family
+
+METRICS = ("supported_kept", "unsupported_stopped", "stop_f1", "auroc", "example_f1",
+           "example_auroc")
+Decide = Callable[[Sequence[Row]], tuple[Sequence[bool], Sequence[float]]]
+
+
+@dataclass(frozen=True)
+class Paired:
+    a: list[Row]
+    b: list[Row]
+
+
+def pair(rows_a: Sequence[Row], rows_b: Sequence[Row]) -> Paired:
+    """Both models' rows in one order: each sentence of each answer at each layer.  The
+    two must hold the same sentences, else ``ValueError`` says which differ (a split by
+    source that each model's metadata draws otherwise, or data that changed between)."""
+    def keyed(rows: Sequence[Row]) -> dict:
+        out, times = {}, Counter()
+        for r in rows:
+            k = (r.dataset, r.example_id, r.layer, r.sentence)
+            out[(*k, times[k])] = r  # a sentence said twice in one answer ("Yes.") twice
+            times[k] += 1
+        return out
+
+    ka, kb = keyed(rows_a), keyed(rows_b)
+    if ka.keys() != kb.keys():
+        only = sorted({k[:2] for k in ka.keys() ^ kb.keys()})
+        raise ValueError(f"the two models were read on different sentences ({len(only)} "
+                         f"answers differ, e.g. {only[0][1]!r} of {only[0][0]!r}): compare "
+                         f"on files both read whole, or on a split both models draw alike")
+    bad = [k for k in ka if ka[k].gold != kb[k].gold]
+    if bad:
+        raise ValueError(f"{len(bad)} sentences are labelled otherwise in the two models' "
+                         f"rows, e.g. "
+                         f"{bad[0][1]!r} of {bad[0][0]!r}")
+    keys = sorted(ka)
+    return Paired([ka[k] for k in keys], [kb[k] for k in keys])
+
+
+def compare(paired: Paired, decide_a: Decide, decide_b: Decide, resamples: int = 1000,
+            seed: int = 0) -> dict:
+    """Per layer, data set and family: both models' metrics, A - B and its interval."""
+    out: dict = {}
+    layers = sorted({r.layer for r in paired.a})
+    for layer in layers:
+        idx = [i for i, r in enumerate(paired.a) if r.layer == layer]
+        a = [paired.a[i] for i in idx]
+        b = [paired.b[i] for i in idx]
+        fa, sa = decide_a(a)
+        fb, sb = decide_b(b)
+        names = {r.dataset for r in a}
+        groups = {"all": list(range(len(a)))}
+        for name in sorted(names | {family(n) for n in names if family(n) != n}):
+            groups[name] = [i for i, r in enumerate(a)
+                            if r.dataset == name or family(r.dataset) == name]
+        out[layer] = {name: _group([a[i] for i in g], [fa[i] for i in g], [sa[i] for i in g],
+                                   [fb[i] for i in g], [sb[i] for i in g], resamples, seed)
+                      for name, g in groups.items()}
+    return out
+
+
+class _Group:
+    """One group's sentences, laid out for weighted metrics: a resample is a weight per
+    answer (how often it was drawn), each sentence weighing as its answer."""
+
+    def __init__(self, rows: Sequence[Row]):
+        answers: dict[tuple[str, str], int] = {}
+        self.answer = np.asarray([answers.setdefault((r.dataset, r.example_id), len(answers))
+                                  for r in rows])
+        self.n_answers = len(answers)
+        self.gold = np.asarray([r.gold for r in rows], dtype=bool)
+        self.gold_answer = np.bincount(self.answer, weights=self.gold.astype(np.float64),
+                                       minlength=self.n_answers) > 0
+
+    def metrics(self, flagged: Sequence[bool], scores: Sequence[float],
+                weights: np.ndarray) -> dict[str, Optional[float]]:
+        f = np.asarray(flagged, dtype=bool)
+        s = np.asarray(scores, dtype=np.float64)
+        w = weights[self.answer]
+        g = self.gold
+        sup, uns = w[~g].sum(), w[g].sum()
+        tp, fp, fn = w[g & f].sum(), w[~g & f].sum(), w[g & ~f].sum()
+        fa = np.bincount(self.answer, weights=f.astype(np.float64),
+                         minlength=self.n_answers) > 0
+        sa = np.full(self.n_answers, -np.inf)
+        np.maximum.at(sa, self.answer, s)
+        ga, wa = self.gold_answer, weights
+        etp, efp, efn = wa[ga & fa].sum(), wa[~ga & fa].sum(), wa[ga & ~fa].sum()
+        return {"supported_kept": _ratio(w[~g & ~f].sum(), sup),
+                "unsupported_stopped": _ratio(tp, uns),
+                "stop_f1": _ratio(2 * tp, 2 * tp + fp + fn) if uns else None,
+                "auroc": _weighted_auroc(g, s, w),
+                "example_f1": _ratio(2 * etp, 2 * etp + efp + efn) if wa[ga].sum() else None,
+                "example_auroc": _weighted_auroc(ga, sa, wa)}
+
+
+def _group(rows: Sequence[Row], fa, sa, fb, sb, resamples: int, seed: int) -> dict:
+    grp = _Group(rows)
+    ones = np.ones(grp.n_answers)
+    ma, mb = grp.metrics(fa, sa, ones), grp.metrics(fb, sb, ones)
+    draws = np.random.default_rng(seed).integers(0, grp.n_answers,
+                                                 size=(resamples, grp.n_answers))
+    diffs: dict[str, list[float]] = {m: [] for m in METRICS}
+    for d in draws:
+        w = np.bincount(d, minlength=grp.n_answers).astype(np.float64)
+        xa, xb = grp.metrics(fa, sa, w), grp.metrics(fb, sb, w)
+        for m in METRICS:
+            if xa[m] is not None and xb[m] is not None:
+                diffs[m].append(xa[m] - xb[m])
+    report = {"sentences": len(rows), "unsupported": int(grp.gold.sum()),
+              "answers": grp.n_answers, "hallucinated_answers": int(grp.gold_answer.sum())}
+    for m in METRICS:
+        diff = None if ma[m] is None or mb[m] is None else ma[m] - mb[m]
+        # an interval only where nearly every resample holds both labels
+        ok = diff is not None and len(diffs[m]) >= 0.9 * resamples
+        report[m] = {"a": _round(ma[m]), "b": _round(mb[m]), "diff": _round(diff),
+                     "interval": [_round(v) for v in np.percentile(diffs[m], [2.5, 97.5])]
+                     if ok else None}
+    return report
+
+
+def _ratio(num: float, den: float) -> Optional[float]:
+    return float(num / den) if den else None
+
+
+def _round(v: Optional[float]) -> Optional[float]:
+    return None if v is None else round(float(v), 4)
+
+
+def _weighted_auroc(gold: np.ndarray, scores: np.ndarray, w: np.ndarray) -> Optional[float]:
+    """Mann-Whitney AUROC with each item counted ``w`` times; ties count one half."""
+    pos, neg = w[gold].sum(), w[~gold].sum()
+    if not pos or not neg:
+        return None
+    _, inv = np.unique(scores, return_inverse=True)
+    p = np.bincount(inv, weights=w * gold)
+    n = np.bincount(inv, weights=w * ~gold)
+    below = np.cumsum(n) - n
+    return float((p * (below + n / 2)).sum() / (pos * neg))
+
+
+def format_compare(result: dict, a: str, b: str) -> str:
+    """One table per layer: each metric as A, B, A - B (95 % interval); a star where the
+    interval leaves out zero."""
+    lines = [f"A = {a}\nB = {b}"]
+    for layer, groups in result.items():
+        lines.append(f"layer {layer}:")
+        lines.append(f"{'data':30s} {'metric':20s} {'A':>6s} {'B':>6s} {'A - B':>7s} "
+                     f"{'(95 %)':>16s}")
+        for name, g in groups.items():
+            lines.append(f"{name[:30]:30s} {g['sentences']} sentences ({g['unsupported']} unsupported), "
+                         f"{g['answers']} answers ({g['hallucinated_answers']} hallucinated)")
+            for m in METRICS:
+                v = g[m]
+                if v["diff"] is None:
+                    continue
+                iv = v["interval"]
+                star = " *" if iv and (iv[0] > 0 or iv[1] < 0) else ""
+                span = f"{iv[0]:+.3f}..{iv[1]:+.3f}" if iv else "-"
+                lines.append(f"{'':30s} {m:20s} {v['a']:6.3f} {v['b']:6.3f} "
+                             f"{v['diff']:+7.3f} {span:>16s}{star}")
+    return "\n".join(lines)
