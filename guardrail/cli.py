@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import typer
 
-from guardrail.commands import average, bench, data, detector, judge, long_context, proxy
+from guardrail.commands import (average, bench, compare, data, detector, judge, long_context,
+                                proxy)
 from guardrail.errors import GuardrailError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -18,6 +19,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
 for module in (proxy, detector, long_context, judge, data, bench):
     module.register(app)
 average.register(next(g.typer_instance for g in app.registered_groups if g.name == "train"))
+compare.register(next(g.typer_instance for g in app.registered_groups if g.name == "bench"))
 
 
 def main() -> None:

@@ -177,3 +177,47 @@ def test_the_command_compares_two_real_models_on_the_same_sentences(tmp_path):
     assert run("--against", str(copy), "--layers", "4", "--tokens").exit_code == 0
     deep = run("--against", "guardrail/models/pcw", "--layers", "5")
     assert deep.exit_code == 2 and "--layers" in deep.output
+
+
+def _run(folder, stops: dict[str, bool]) -> str:
+    """A `bench verdicts` --out folder: each answer's sentences, stopped as given."""
+    folder.mkdir()
+    lines = []
+    for key, stopped in stops.items():
+        example, sentence, gold = key.split("|")
+        lines.append(json.dumps({"example": example, "dataset": example.split("/")[0],
+                                 "gold": gold == "bad", "stopped": stopped, "claim": True,
+                                 "original": sentence, "released": sentence}))
+    (folder / "sentences.jsonl").write_text("\n".join(lines) + "\n")
+    return str(folder)
+
+
+def test_bench_compare_pairs_two_streamed_runs_answer_by_answer(tmp_path):
+    """`guardrail bench compare`: runs of the same answers (one folder per set, any
+    order), what each stopped and A - B; no AUROC without scores; runs over other
+    answers, or a folder that is no run, are usage errors."""
+    from typer.testing import CliRunner
+
+    from guardrail.cli import app
+
+    keys = [f"s/{a}|Sentence {k}.|{'bad' if k == 0 and a % 2 else 'ok'}"
+            for a in range(40) for k in range(3)]
+    a1 = _run(tmp_path / "a1", {k: k.endswith("bad") for k in keys[:60]})
+    a2 = _run(tmp_path / "a2", {k: k.endswith("bad") for k in keys[60:]})
+    b = _run(tmp_path / "b", {k: k.endswith("bad") and "/1|" in k for k in reversed(keys)})
+    res = CliRunner().invoke(app, ["bench", "compare", "--run", a1, "--run", a2, "--against",
+                                   b, "--out", str(tmp_path / "c.json")])
+    assert res.exit_code == 0, res.output
+    got = json.loads((tmp_path / "c.json").read_text())["groups"]["all"]
+    assert got["answers"] == 40 and got["unsupported"] == 20
+    assert got["unsupported_stopped"]["a"] == 1.0 and got["unsupported_stopped"]["b"] == 0.05
+    assert got["unsupported_stopped"]["interval"][0] > 0.8  # every resample: A stops more
+    assert got["supported_kept"]["diff"] == 0 and got["auroc"]["diff"] is None
+    assert "auroc" not in res.output
+
+    short = CliRunner().invoke(app, ["bench", "compare", "--run", a1, "--against", b])
+    said = " ".join(short.output.replace("│", " ").split())
+    assert short.exit_code == 2 and "different sentences" in said
+    none = CliRunner().invoke(app, ["bench", "compare", "--run", str(tmp_path), "--against", b])
+    said = " ".join(none.output.replace("│", " ").split())
+    assert none.exit_code == 2 and "no sentences.jsonl" in said

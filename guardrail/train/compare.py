@@ -11,7 +11,8 @@ difference is more than the set's own noise is what a decision to ship needs.  B
 models are read on the same resampled answers (the answer, not the sentence, is the unit
 resampled: an answer's sentences share its context and its errors), so what the answers
 have in common cancels out of the difference.  ``decide_*(rows) -> (flagged, scores)``
-are what the proxy would do with each sentence (``judge.decisions``).
+are what the proxy would do with each sentence and its score (``judge.decisions``), or
+what it did in a streamed run (``streamed``: no scores).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from guardrail.train.judge import Row, family
 
 METRICS = ("supported_kept", "unsupported_stopped", "stop_f1", "auroc", "example_f1",
            "example_auroc")
-Decide = Callable[[Sequence[Row]], tuple[Sequence[bool], Sequence[float]]]
+Decide = Callable[[Sequence[Row]], tuple[Sequence[bool], Optional[Sequence[float]]]]
 
 
 @dataclass(frozen=True)
@@ -78,10 +79,32 @@ def compare(paired: Paired, decide_a: Decide, decide_b: Decide, resamples: int =
         for name in sorted(names | {family(n) for n in names if family(n) != n}):
             groups[name] = [i for i, r in enumerate(a)
                             if r.dataset == name or family(r.dataset) == name]
-        out[layer] = {name: _group([a[i] for i in g], [fa[i] for i in g], [sa[i] for i in g],
-                                   [fb[i] for i in g], [sb[i] for i in g], resamples, seed)
+        out[layer] = {name: _group([a[i] for i in g], _pick(fa, g), _pick(sa, g),
+                                   _pick(fb, g), _pick(sb, g), resamples, seed)
                       for name, g in groups.items()}
     return out
+
+
+def streamed(folders: Sequence[str]) -> tuple[list[Row], Decide]:
+    """The sentences of `guardrail bench verdicts` runs (each folder's ``sentences.jsonl``)
+    as rows, and their decisions: stopped as the proxy released them.  A streamed run
+    keeps no score, so its AUROCs are None."""
+    import json
+    from pathlib import Path
+
+    rows, stopped = [], {}
+    for folder in folders:
+        path = Path(folder) / "sentences.jsonl"
+        if not path.is_file():
+            raise ValueError(f"{folder}: no sentences.jsonl (a `guardrail bench verdicts` "
+                             f"--out folder)")
+        for line in path.read_text(encoding="utf-8").splitlines():
+            d = json.loads(line)
+            row = Row(d["dataset"], d["example"], d["original"], bool(d["gold"]),
+                      bool(d["claim"]), (), 0)
+            rows.append(row)
+            stopped[id(row)] = bool(d["stopped"])
+    return rows, lambda part: ([stopped[id(r)] for r in part], None)
 
 
 class _Group:
@@ -97,26 +120,33 @@ class _Group:
         self.gold_answer = np.bincount(self.answer, weights=self.gold.astype(np.float64),
                                        minlength=self.n_answers) > 0
 
-    def metrics(self, flagged: Sequence[bool], scores: Sequence[float],
+    def metrics(self, flagged: Sequence[bool], scores: Optional[Sequence[float]],
                 weights: np.ndarray) -> dict[str, Optional[float]]:
         f = np.asarray(flagged, dtype=bool)
-        s = np.asarray(scores, dtype=np.float64)
         w = weights[self.answer]
         g = self.gold
         sup, uns = w[~g].sum(), w[g].sum()
         tp, fp, fn = w[g & f].sum(), w[~g & f].sum(), w[g & ~f].sum()
         fa = np.bincount(self.answer, weights=f.astype(np.float64),
                          minlength=self.n_answers) > 0
-        sa = np.full(self.n_answers, -np.inf)
-        np.maximum.at(sa, self.answer, s)
         ga, wa = self.gold_answer, weights
         etp, efp, efn = wa[ga & fa].sum(), wa[~ga & fa].sum(), wa[ga & ~fa].sum()
         return {"supported_kept": _ratio(w[~g & ~f].sum(), sup),
                 "unsupported_stopped": _ratio(tp, uns),
                 "stop_f1": _ratio(2 * tp, 2 * tp + fp + fn) if uns else None,
-                "auroc": _weighted_auroc(g, s, w),
                 "example_f1": _ratio(2 * etp, 2 * etp + efp + efn) if wa[ga].sum() else None,
-                "example_auroc": _weighted_auroc(ga, sa, wa)}
+                **self._aurocs(scores, w, wa)}
+
+    def _aurocs(self, scores: Optional[Sequence[float]], w: np.ndarray, wa: np.ndarray
+                ) -> dict[str, Optional[float]]:
+        """Per sentence, and per answer by its highest sentence score; None unscored."""
+        if scores is None:
+            return {"auroc": None, "example_auroc": None}
+        s = np.asarray(scores, dtype=np.float64)
+        sa = np.full(self.n_answers, -np.inf)
+        np.maximum.at(sa, self.answer, s)
+        return {"auroc": _weighted_auroc(self.gold, s, w),
+                "example_auroc": _weighted_auroc(self.gold_answer, sa, wa)}
 
 
 def _group(rows: Sequence[Row], fa, sa, fb, sb, resamples: int, seed: int) -> dict:
@@ -144,6 +174,10 @@ def _group(rows: Sequence[Row], fa, sa, fb, sb, resamples: int, seed: int) -> di
     return report
 
 
+def _pick(values: Optional[Sequence], idx: Sequence[int]) -> Optional[list]:
+    return None if values is None else [values[i] for i in idx]
+
+
 def _ratio(num: float, den: float) -> Optional[float]:
     return float(num / den) if den else None
 
@@ -169,12 +203,13 @@ def format_compare(result: dict, a: str, b: str) -> str:
     interval leaves out zero."""
     lines = [f"A = {a}\nB = {b}"]
     for layer, groups in result.items():
-        lines.append(f"layer {layer}:")
+        lines.append(f"layer {layer}:" if layer != "streamed" else "streamed:")
         lines.append(f"{'data':30s} {'metric':20s} {'A':>6s} {'B':>6s} {'A - B':>7s} "
                      f"{'(95 %)':>16s}")
         for name, g in groups.items():
-            lines.append(f"{name[:30]:30s} {g['sentences']} sentences ({g['unsupported']} unsupported), "
-                         f"{g['answers']} answers ({g['hallucinated_answers']} hallucinated)")
+            lines.append(f"{name[:30]:30s} {g['sentences']} sentences ({g['unsupported']} "
+                         f"unsupported), {g['answers']} answers ({g['hallucinated_answers']} "
+                         f"hallucinated)")
             for m in METRICS:
                 v = g[m]
                 if v["diff"] is None:
