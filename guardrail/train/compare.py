@@ -17,8 +17,10 @@ what it did in a streamed run (``streamed``: no scores).
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 import numpy as np
@@ -57,8 +59,7 @@ def pair(rows_a: Sequence[Row], rows_b: Sequence[Row]) -> Paired:
     bad = [k for k in ka if ka[k].gold != kb[k].gold]
     if bad:
         raise ValueError(f"{len(bad)} sentences are labelled otherwise in the two models' "
-                         f"rows, e.g. "
-                         f"{bad[0][1]!r} of {bad[0][0]!r}")
+                         f"rows, e.g. {bad[0][1]!r} of {bad[0][0]!r}")
     keys = sorted(ka)
     return Paired([ka[k] for k in keys], [kb[k] for k in keys])
 
@@ -89,9 +90,6 @@ def streamed(folders: Sequence[str]) -> tuple[list[Row], Decide]:
     """The sentences of `guardrail bench verdicts` runs (each folder's ``sentences.jsonl``)
     as rows, and their decisions: stopped as the proxy released them.  A streamed run
     keeps no score, so its AUROCs are None."""
-    import json
-    from pathlib import Path
-
     rows, stopped = [], {}
     for folder in folders:
         path = Path(folder) / "sentences.jsonl"
