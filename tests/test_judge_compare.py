@@ -136,7 +136,7 @@ def test_groups_are_compared_per_data_set_and_family():
 
 def test_the_command_compares_two_real_models_on_the_same_sentences(tmp_path):
     """`guardrail judge compare` with the shipped default against a copy of itself (no
-    difference, one rows cache serving both) and against the shipped `pcw` (each
+    difference; the rows cache is keyed by the weights, so one entry serves both) and against the shipped `pcw` (each
     model's own decisions, the JSON written); a model without a judge and layers B lacks
     are usage errors."""
     from typer.testing import CliRunner
@@ -159,6 +159,8 @@ def test_the_command_compares_two_real_models_on_the_same_sentences(tmp_path):
     assert same.exit_code == 0, same.output
     layer = json.loads((tmp_path / "same.json").read_text())["layers"]["4"]["all"]
     assert layer["sentences"] > 10
+    # the copy's weights are the default's: one cached entry served both
+    assert len(json.loads(cache.read_text())["entries"]) == 1
     assert all(layer[m]["diff"] == 0 for m in ("supported_kept", "auroc", "example_auroc"))
 
     vs_pcw = run("--against", "guardrail/models/pcw", "--layers", "4", "--out",

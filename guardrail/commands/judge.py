@@ -74,10 +74,11 @@ def _rows(det, specs: list[str], layers: list[int], limit: Optional[int],
         read = hashlib.sha256()
         for ex in examples:
             read.update(json.dumps(example_row(ex), sort_keys=True).encode())
-        return hashlib.sha256(json.dumps([det.name, det.meta.get("training", {}).get("report"),
+        return hashlib.sha256(json.dumps([weights, det.meta.get("training", {}).get("report"),
                                           read.hexdigest(), layers, "scored", *served],
                                          default=str).encode()).hexdigest()
 
+    weights = _weights_id(det)
     sel = None
     if windows == "served":
         from guardrail.config import SchedulerConfig
@@ -105,6 +106,25 @@ def _rows(det, specs: list[str], layers: list[int], limit: Optional[int],
         cache.parent.mkdir(parents=True, exist_ok=True)
         cache.write_text(json.dumps({"entries": stored}))
     return rows
+
+
+def _weights_id(det) -> str:
+    """The detector's weights themselves (a hash of its safetensors files), not the name it
+    was loaded by: the shipped model named as ``default`` or by its path, or a copy of it,
+    reads its cached rows back.  A Hugging Face id keeps its name."""
+    import hashlib
+
+    from guardrail.model.sources import model_path
+
+    path = model_path(det.name)
+    files = sorted(path.glob("*.safetensors")) if path.is_dir() else []
+    if not files:
+        return det.name
+    digest = hashlib.sha256()
+    for f in files:
+        digest.update(f.name.encode())
+        digest.update(f.read_bytes())
+    return digest.hexdigest()
 
 
 def _examples(det, spec: str, limit: Optional[int], whole_response: str):
