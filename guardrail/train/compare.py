@@ -25,7 +25,7 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from guardrail.train.judge import Row, family
+from guardrail.train.judge import Row, groups
 
 METRICS = ("supported_kept", "unsupported_stopped", "stop_f1", "auroc", "example_f1",
            "example_auroc")
@@ -75,14 +75,9 @@ def compare(paired: Paired, decide_a: Decide, decide_b: Decide, resamples: int =
         b = [paired.b[i] for i in idx]
         fa, sa = decide_a(a)
         fb, sb = decide_b(b)
-        names = {r.dataset for r in a}
-        groups = {"all": list(range(len(a)))}
-        for name in sorted(names | {family(n) for n in names if family(n) != n}):
-            groups[name] = [i for i, r in enumerate(a)
-                            if r.dataset == name or family(r.dataset) == name]
         out[layer] = {name: _group([a[i] for i in g], _pick(fa, g), _pick(sa, g),
                                    _pick(fb, g), _pick(sb, g), resamples, seed)
-                      for name, g in groups.items()}
+                      for name, g in groups(a).items()}
     return out
 
 
@@ -115,48 +110,58 @@ class _Group:
                                   for r in rows])
         self.n_answers = len(answers)
         self.gold = np.asarray([r.gold for r in rows], dtype=bool)
-        self.gold_answer = np.bincount(self.answer, weights=self.gold.astype(np.float64),
-                                       minlength=self.n_answers) > 0
+        self.gold_answer = self.per_answer(self.gold)
 
-    def metrics(self, flagged: Sequence[bool], scores: Optional[Sequence[float]],
-                weights: np.ndarray) -> dict[str, Optional[float]]:
-        f = np.asarray(flagged, dtype=bool)
-        w = weights[self.answer]
-        g = self.gold
+    def per_answer(self, flags: np.ndarray) -> np.ndarray:
+        """An answer is flagged (or hallucinated) when any of its sentences is."""
+        return np.bincount(self.answer, weights=flags.astype(np.float64),
+                           minlength=self.n_answers) > 0
+
+
+class _Decided:
+    """One model's decisions on a group, with what every resample reads of them computed
+    once: each answer's flag, and the ranks of the sentence and answer scores."""
+
+    def __init__(self, grp: _Group, flagged: Sequence[bool],
+                 scores: Optional[Sequence[float]]):
+        self.grp = grp
+        self.f = np.asarray(flagged, dtype=bool)
+        self.fa = grp.per_answer(self.f)
+        self.ranks = None
+        if scores is not None:
+            s = np.asarray(scores, dtype=np.float64)
+            sa = np.full(grp.n_answers, -np.inf)
+            np.maximum.at(sa, grp.answer, s)
+            self.ranks = (np.unique(s, return_inverse=True)[1],
+                          np.unique(sa, return_inverse=True)[1])
+
+    def metrics(self, weights: np.ndarray) -> dict[str, Optional[float]]:
+        grp, f, fa = self.grp, self.f, self.fa
+        w, g = weights[grp.answer], grp.gold
         sup, uns = w[~g].sum(), w[g].sum()
         tp, fp, fn = w[g & f].sum(), w[~g & f].sum(), w[g & ~f].sum()
-        fa = np.bincount(self.answer, weights=f.astype(np.float64),
-                         minlength=self.n_answers) > 0
-        ga, wa = self.gold_answer, weights
+        ga, wa = grp.gold_answer, weights
         etp, efp, efn = wa[ga & fa].sum(), wa[~ga & fa].sum(), wa[ga & ~fa].sum()
+        ranked = self.ranks or (None, None)
         return {"supported_kept": _ratio(w[~g & ~f].sum(), sup),
                 "unsupported_stopped": _ratio(tp, uns),
                 "stop_f1": _ratio(2 * tp, 2 * tp + fp + fn) if uns else None,
                 "example_f1": _ratio(2 * etp, 2 * etp + efp + efn) if wa[ga].sum() else None,
-                **self._aurocs(scores, w, wa)}
-
-    def _aurocs(self, scores: Optional[Sequence[float]], w: np.ndarray, wa: np.ndarray
-                ) -> dict[str, Optional[float]]:
-        """Per sentence, and per answer by its highest sentence score; None unscored."""
-        if scores is None:
-            return {"auroc": None, "example_auroc": None}
-        s = np.asarray(scores, dtype=np.float64)
-        sa = np.full(self.n_answers, -np.inf)
-        np.maximum.at(sa, self.answer, s)
-        return {"auroc": _weighted_auroc(self.gold, s, w),
-                "example_auroc": _weighted_auroc(self.gold_answer, sa, wa)}
+                "auroc": _ranked_auroc(g, ranked[0], w),
+                "example_auroc": _ranked_auroc(ga, ranked[1], wa)}
 
 
 def _group(rows: Sequence[Row], fa, sa, fb, sb, resamples: int, seed: int) -> dict:
     grp = _Group(rows)
+    da, db = _Decided(grp, fa, sa), _Decided(grp, fb, sb)
     ones = np.ones(grp.n_answers)
-    ma, mb = grp.metrics(fa, sa, ones), grp.metrics(fb, sb, ones)
+    ma, mb = da.metrics(ones), db.metrics(ones)
     draws = np.random.default_rng(seed).integers(0, grp.n_answers,
                                                  size=(resamples, grp.n_answers))
     diffs: dict[str, list[float]] = {m: [] for m in METRICS}
     for d in draws:
         w = np.bincount(d, minlength=grp.n_answers).astype(np.float64)
-        xa, xb = grp.metrics(fa, sa, w), grp.metrics(fb, sb, w)
+        xa, xb = da.metrics(w), db.metrics(w)
         for m in METRICS:
             if xa[m] is not None and xb[m] is not None:
                 diffs[m].append(xa[m] - xb[m])
@@ -186,12 +191,17 @@ def _round(v: Optional[float]) -> Optional[float]:
 
 def _weighted_auroc(gold: np.ndarray, scores: np.ndarray, w: np.ndarray) -> Optional[float]:
     """Mann-Whitney AUROC with each item counted ``w`` times; ties count one half."""
+    return _ranked_auroc(gold, np.unique(scores, return_inverse=True)[1], w)
+
+
+def _ranked_auroc(gold: np.ndarray, rank: Optional[np.ndarray], w: np.ndarray
+                  ) -> Optional[float]:
+    """The same from each item's rank among the distinct scores (None: unscored)."""
     pos, neg = w[gold].sum(), w[~gold].sum()
-    if not pos or not neg:
+    if rank is None or not pos or not neg:
         return None
-    _, inv = np.unique(scores, return_inverse=True)
-    p = np.bincount(inv, weights=w * gold)
-    n = np.bincount(inv, weights=w * ~gold)
+    p = np.bincount(rank, weights=w * gold)
+    n = np.bincount(rank, weights=w * ~gold)
     below = np.cumsum(n) - n
     return float((p * (below + n / 2)).sum() / (pos * neg))
 
@@ -200,11 +210,11 @@ def format_compare(result: dict, a: str, b: str) -> str:
     """One table per layer: each metric as A, B, A - B (95 % interval); a star where the
     interval leaves out zero."""
     lines = [f"A = {a}\nB = {b}"]
-    for layer, groups in result.items():
+    for layer, by_group in result.items():
         lines.append(f"layer {layer}:" if layer != "streamed" else "streamed:")
         lines.append(f"{'data':30s} {'metric':20s} {'A':>6s} {'B':>6s} {'A - B':>7s} "
                      f"{'(95 %)':>16s}")
-        for name, g in groups.items():
+        for name, g in by_group.items():
             lines.append(f"{name[:30]:30s} {g['sentences']} sentences ({g['unsupported']} "
                          f"unsupported), {g['answers']} answers ({g['hallucinated_answers']} "
                          f"hallucinated)")

@@ -334,12 +334,19 @@ def measure(rows: Sequence[Row], judge: Optional[SentenceJudge],
     """Per data set and overall: what the proxy would do with these sentences.  Without
     a judge, the old rule (the sentence's highest token probability >= ``threshold``)."""
     flagged, probs = decisions(rows, judge, threshold)
-    out = {"all": _group_report(rows, flagged, probs)}
+    return {name: _group_report([rows[i] for i in idx], [flagged[i] for i in idx],
+                                [probs[i] for i in idx])
+            for name, idx in groups(rows).items()}
+
+
+def groups(rows: Sequence[Row]) -> dict[str, list[int]]:
+    """The rows' positions reported together: all of them, then each data set and each
+    family of data sets (``toolctx`` for ``toolctx/dev/...``)."""
+    out = {"all": list(range(len(rows)))}
     names = {r.dataset for r in rows}
     for name in sorted(names | {family(n) for n in names if family(n) != n}):
-        idx = [i for i, r in enumerate(rows) if r.dataset == name or family(r.dataset) == name]
-        out[name] = _group_report([rows[i] for i in idx], [flagged[i] for i in idx],
-                                  [probs[i] for i in idx])
+        out[name] = [i for i, r in enumerate(rows)
+                     if r.dataset == name or family(r.dataset) == name]
     return out
 
 
