@@ -16,13 +16,13 @@ import json
 from pathlib import Path
 
 import numpy as np
-from sklearn.metrics import roc_auc_score
 
 from guardrail.commands.judge import _rows
 from guardrail.evidence.judge import SentenceJudge
 from guardrail.model import Detector
 from guardrail.train.compare import pair
 from guardrail.train.judge import decisions
+from guardrail.train.scores import auroc
 
 RT = "../shared/data/ragtruth_qa_test_subset"
 MODELS = {"h2": "guardrail/models/default", "pcw": "guardrail/models/pcw"}
@@ -47,7 +47,7 @@ def metrics(rows, flags, scores) -> dict:
     sg, sf = np.array([r.gold for r in rows]), np.array(flags, bool)
     return {"answers": len(ids), "hallucinated": int(g.sum()),
             "example_f1": round(float(2 * p * rc / max(p + rc, 1e-9)), 3),
-            "example_auroc": round(float(roc_auc_score(g, [top[i] for i in ids])), 3),
+            "example_auroc": round(float(auroc(list(g), [top[i] for i in ids])), 3),
             "supported_kept": round(float(1 - sf[~sg].mean()), 3),
             "unsupported_stopped": round(float(sf[sg].mean()), 3)}
 
