@@ -13,7 +13,8 @@ stop (the marked worked-out values too, which a stream releases).  Thresholds ke
 the fitting data's supported sentences per source, the trees' from 5-fold predictions
 grouped by answer.  The evidence rules that reach a head's threshold whatever it says
 apply to every head.  `oracle` is the most a set's own best threshold stops while it
-keeps 95 % of that set's supported sentences: the ranking, whatever the threshold.
+keeps 95 % of that set's supported sentences: the ranking, whatever the threshold.  The
+detector alone: the AUROC of a sentence's highest and mean token probability.
 Needs scikit-learn (installed with sentence-transformers).  Writes judge_trees.json here.
 """
 
@@ -97,8 +98,11 @@ def main() -> None:
             for r in rows(sets("cm", "ey"))]
     held = {"unread16": rows(sets("ez", "fo")),
             "generated": rows(["runs/toolctx/dev.jsonl", "runs/toolctx/holdout.jsonl"], 400)}
-    out = {"shipped": {k: measured(np.array([ship.prob(r.x) for r in v]), ship.threshold, v)
-                       for k, v in held.items()}}
+    out = {f"detector alone, {f}": {k: {"auroc": round(float(auroc(
+        [r.gold for r in v], [r.x[FEATURES.index(f)] for r in v])), 3)} for k, v in held.items()}
+        for f in ("p_max", "p_mean")}
+    out["shipped"] = {k: measured(np.array([ship.prob(r.x) for r in v]), ship.threshold, v)
+                       for k, v in held.items()}
     for name, data in (("gen", gen), ("gen+read", gen + read)):
         head = fit(data, keep=0.95, l2=1.0, every_source=True)
         out[f"logistic {name}"] = {k: measured(np.array([head.prob(r.x) for r in v]),
