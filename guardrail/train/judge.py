@@ -175,15 +175,7 @@ def fit(rows: Sequence[Row], keep: float = 0.95, l2: float = 1.0,
     use = [FEATURES.index(f) for f in FITTED_FEATURES]
     X = np.asarray([[r.x[i] for i in use] for r in claims], dtype=np.float64)
     y = np.asarray([r.gold for r in claims], dtype=np.float64)
-    # each family of data (``toolctx/train/json-array`` -> ``toolctx``) weighs the same,
-    # so the largest does not decide alone; the small ones together weigh as one, or
-    # less while they hold fewer than ``MIN_POOLED`` sentences
-    fam = pooled([family(r.dataset) for r in claims])
-    counts: dict[str, int] = {}
-    for f in fam:
-        counts[f] = counts.get(f, 0) + 1
-    sw = np.asarray([len(claims) / (len(counts) * max(counts[f], MIN_POOLED * (f == SMALL)))
-                     for f in fam])
+    sw = family_weights(claims)
     mean, scale = _standardise(X)
     w, b = fit_logistic((X - mean) / scale, y, l2=l2, weights=sw)
     head = Head(tuple(mean), tuple(scale), tuple(w), b, 0.5, FITTED_FEATURES)
@@ -205,6 +197,17 @@ MIN_POOLED = 200
 needs for a threshold of its own); smaller ones are pooled (``pooled``), and the pool
 weighs as one family (keeps ``keep`` of its own) once it holds as many."""
 SMALL = "(small sets)"
+
+
+def family_weights(rows: Sequence[Row]) -> np.ndarray:
+    """Each row's weight in a fit: each family (``toolctx/train/x`` -> ``toolctx``) weighs
+    the same, so the largest does not decide alone; the small ones together as one."""
+    fam = pooled([family(r.dataset) for r in rows])
+    counts: dict[str, int] = {}
+    for f in fam:
+        counts[f] = counts.get(f, 0) + 1
+    return np.asarray([len(rows) / (len(counts) * max(counts[f], MIN_POOLED * (f == SMALL)))
+                       for f in fam])
 
 
 def pooled(names: Sequence[str], counted: Optional[Sequence[bool]] = None) -> list[str]:

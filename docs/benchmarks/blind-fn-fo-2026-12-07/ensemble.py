@@ -21,8 +21,7 @@ from guardrail.commands.judge import _rows
 from guardrail.evidence.judge import SentenceJudge
 from guardrail.model import Detector
 from guardrail.train.compare import pair
-from guardrail.train.judge import decisions
-from guardrail.train.scores import auroc
+from guardrail.train.judge import _group_report, decisions
 
 RT = "../shared/data/ragtruth_qa_test_subset"
 MODELS = {"h2": "guardrail/models/default", "pcw": "guardrail/models/pcw"}
@@ -34,22 +33,11 @@ def logit(p) -> np.ndarray:
 
 
 def metrics(rows, flags, scores) -> dict:
-    gold, flagged, top = {}, {}, {}
-    for r, f, s in zip(rows, flags, scores):
-        gold[r.example_id] = gold.get(r.example_id, False) or r.gold
-        flagged[r.example_id] = flagged.get(r.example_id, False) or bool(f)
-        top[r.example_id] = max(top.get(r.example_id, -np.inf), s)
-    ids = sorted(gold)
-    g = np.array([gold[i] for i in ids])
-    f = np.array([flagged[i] for i in ids])
-    tp = int((g & f).sum())
-    p, rc = tp / max(f.sum(), 1), tp / max(g.sum(), 1)
-    sg, sf = np.array([r.gold for r in rows]), np.array(flags, bool)
-    return {"answers": len(ids), "hallucinated": int(g.sum()),
-            "example_f1": round(float(2 * p * rc / max(p + rc, 1e-9)), 3),
-            "example_auroc": round(float(auroc(list(g), [top[i] for i in ids])), 3),
-            "supported_kept": round(float(1 - sf[~sg].mean()), 3),
-            "unsupported_stopped": round(float(sf[sg].mean()), 3)}
+    """What the proxy would do, as `guardrail judge eval` reports it."""
+    m = _group_report(rows, list(flags), list(scores))
+    return {"answers": m["answers"], "hallucinated": m["hallucinated_answers"],
+            **{k: round(float(m[k]), 3) for k in ("example_f1", "example_auroc",
+                                                  "supported_kept", "unsupported_stopped")}}
 
 
 def main() -> None:
@@ -72,7 +60,7 @@ def main() -> None:
                         ("either", np.maximum(margin["h2"], margin["pcw"])),
                         ("both", np.minimum(margin["h2"], margin["pcw"]))):
             z = np.where(claim, z, -50.0)
-            res[name] = metrics(both.a, z >= 0, z)
+            res[name] = metrics(both.a, z >= 0, 1 / (1 + np.exp(-z)))  # a probability
         out[split] = res
         for name, m in res.items():
             print(split, f"{name:7s}", m)

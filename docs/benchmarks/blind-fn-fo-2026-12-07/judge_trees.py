@@ -34,7 +34,7 @@ from sklearn.model_selection import GroupKFold, cross_val_predict
 from guardrail.commands.judge import _rows
 from guardrail.evidence.judge import FEATURES, FITTED_FEATURES, SentenceJudge
 from guardrail.model import Detector
-from guardrail.train.judge import MIN_POOLED, SMALL, family, fit, keep_threshold, pooled
+from guardrail.train.judge import _group_report, family_weights, fit, keep_threshold
 from guardrail.train.scores import auroc
 
 sys.path.insert(0, "scripts")
@@ -56,27 +56,19 @@ def claims(rows) -> list:
     return [r for r in rows if r.x[S] > 0.5 and r.claim]
 
 
-def weights(rows) -> np.ndarray:
-    fam = pooled([family(r.dataset) for r in rows])
-    n: dict[str, int] = {}
-    for f in fam:
-        n[f] = n.get(f, 0) + 1
-    return np.array([len(rows) / (len(n) * max(n[f], MIN_POOLED * (f == SMALL))) for f in fam])
-
-
 def measured(prob: np.ndarray, thr: float, rows) -> dict:
     p = np.array([max(pi, thr) if any(r.x[i] > 0.5 for i in RULES) else pi
                   for pi, r in zip(prob, rows)])
     g = np.array([r.gold for r in rows])
-    f = p >= thr
+    m = _group_report(rows, list(p >= thr), list(p))
     best = 0.0
     for t in np.unique(p):  # the lowest threshold that keeps 95 % stops the most
         if (p[~g] < t).mean() >= 0.95:
             best = float((p[g] >= t).mean())
             break
-    return {"kept": round(float(1 - f[~g].mean()), 3), "stopped": round(float(f[g].mean()), 3),
-            "stopped_n": int(f[g].sum()), "unsupported": int(g.sum()),
-            "auroc": round(float(auroc(list(g), list(p))), 3), "oracle": round(best, 3)}
+    return {"kept": round(m["supported_kept"], 3), "stopped": round(m["unsupported_stopped"], 3),
+            "stopped_n": int((p[g] >= thr).sum()), "unsupported": m["unsupported"],
+            "auroc": round(m["auroc"], 3), "oracle": round(best, 3)}
 
 
 def trees(depth):
@@ -109,7 +101,7 @@ def main() -> None:
                                                head.threshold, v) for k, v in held.items()}
         X = np.array([[r.x[i] for i in USE] for r in data])
         y = np.array([r.gold for r in data])
-        w = weights(data)
+        w = family_weights(data)
         for depth in (3, None):
             cv = cross_val_predict(trees(depth), X, y, cv=GroupKFold(5),
                                    groups=[r.example_id for r in data],
