@@ -244,7 +244,7 @@ class Fields:
             sentence, self._currencies, about)), None) or self._opposite(
             [m[3].lower() for m in STATE.finditer(sentence) if not (m[1] or m[2])], said, about
         ) or self._statuses.changed(sentence, about)  # "wrapped up" for ``in_progress``
-        return FieldCheck(line, agreed and line is None)
+        return FieldCheck(line, line is None and (agreed or self._statuses.agreed(sentence, about)))
 
     def _opposite(self, states: list[str], said: list[str], about: Optional[set[int]]
                   ) -> Optional[str]:

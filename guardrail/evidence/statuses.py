@@ -13,9 +13,16 @@ made", "has been wrapped up", "is working normally").  A field's own value said 
 ("closed" for ``open``, another record's ``shipped``) is read by fields.py; a paraphrase of
 another kind is not, and the answer that says a repair in progress "has been wrapped up"
 passes.  Here both sides are read as kinds (done, in progress, waiting, shipped, ready,
-cancelled, fault, working, open, and a claim's or request's approved or denied), and a
-clause that names one record, says one kind and not its record's, where the two cannot
-both hold, changes that record's status field.
+cancelled, fault, working, open, and a claim's or request's approved or denied; the
+statuses of agents' everyday tools: a trip late or on time, boarding, departed, in the
+air or arrived, a parcel in transit or delivered, a bill paid or unpaid, a build passed,
+a change merged, a booking confirmed or waitlisted), and a clause that names one record,
+says one kind and not its record's, where the two cannot both hold, changes that
+record's status field; one that says its record's own kind in other words ("is running
+late" for ``delayed``) agrees with it.  A code naming what it is the outcome of
+(``insurance_rejected``) reads as the outcome; a history's entries (``status_history``)
+are past states of the thing, not records of their own; a record named by its code
+("TP1352 is", "build 4812 has") is no count.
 
 Precision first: a kind is read only in a part of the sentence that names one record by
 words only it holds (a status word names none), or a status key's own words, or in a
@@ -25,13 +32,14 @@ failed") say nothing; a negated kind ("has not shipped") changes only a field of
 kind; a part saying the field's own kind, or one another field of its record holds
 (``conclusion: cancelled`` beside ``status: completed``), says nothing; and kinds that can
 hold together (an order in production is also not shipped; a job waiting on parts may be
-under way) are no change.  Measured in docs/model-card.md, "A status said as another
-kind".
+under way) are no change.  Measured in docs/model-card/history.md, "A status said as
+another kind" and "Statuses as agents' tools hold them".
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Collection, Optional, Sequence
 
 from guardrail.evidence.field import Field
@@ -45,29 +53,67 @@ _KINDS = {
              r"(?:has|have|had|was|were|been|is|are|now|all|already|since)\s+"
              r"(?:(?!(?:it|them|this|that|one)\s)\w+\s+)?"  # "have it done": to be
              r"(?:completed?|finished|done|resolved|fixed|repaired)|wrapped up|"
-             r"(?:has|have|had) (?:\w+ )?(?:completed|finished|resolved)"),
-    "progress": (r"in progress|in production|in repair|underway|under way|ongoing|in work",
+             r"(?:has|have|had) (?:\w+ )?(?:completed|finished|resolved)|"
+             r"(?:has|have|had) (?:already |now )?gone through"),  # a payment, a refund
+    "progress": (r"in progress|in production|in repair|underway|under way|ongoing|in work|"
+                 r"processing|preparing",
                  r"in progress|in production|under ?way|ongoing|being (?:re(?!fund)[a-z]+ed|made|"
                  r"built|worked on|produced|assembled|sewn|stitched|woven|cast|fitted|"
                  r"serviced|cleaned|processed|prepared)|still (?:in the works|on the bench)"),
-    "waiting": (r"awaiting\w*(?: \w+)?|waiting(?: \w+)?|pending|queued|on hold|not started",
-                r"awaiting|waiting (?:on|for)(?! you)|pending|queued|on hold(?! for)|"
-                r"(?:not|n't) (?:yet )?(?:been )?started|yet to (?:start|begin)"),
+    "waiting": (r"awaiting\w*(?: \w+)?|waiting(?: \w+)?|pending(?: \w+)?|queued|on hold|"
+                r"not started",
+                r"awaiting|waiting (?:on|for)(?! you| \d| about| over| nearly)|pending|queued|"
+                r"on hold(?! for)|(?:not|n't) (?:yet )?(?:been )?started|yet to (?:start|begin)"),
     "shipped": (r"shipped|dispatched|in transit|out for delivery",
                 r"shipped|dispatched|in transit|on (?:its|their) way|out for delivery"),
     "ready": (r"ready(?: for (?:collection|pickup|pick up))?|ready to collect|awaiting pickup",
               r"ready (?:for|to) (?:collection|collect|pick ?up|be collected)"),
     "cancelled": (r"cancell?ed|withdrawn|called off|void",
                   r"cancell?ed|called off|withdrawn|scrapped"),
-    "fault": (r"fault|faulty|broken|failed|failure|out of service|out of order|down|error",
-              r"faulty|broken|out of (?:service|order)|not working|malfunctioning|"
-              r"(?:has|have|had) failed|(?:is|are|was|were) down\b|reporting (?:a|an) (?:fault|"
-              r"error)"),
-    "working": (r"ok|working|operational|normal|functional|in service|healthy|online",
+    "fault": (r"fault|faulty|broken|failed|failure|out of service|out of order|down|error|"
+              r"offline|unhealthy|unreachable",
+              r"faulty|broken|out of (?:service|order)|not working|malfunctioning|failed|"
+              r"(?:is|are|was|were) (?:\w+ )?down\b(?! to| by| from| about| \d)|offline|"
+              r"unreachable|reporting (?:a|an) "
+              r"(?:fault|error)"),
+    "working": (r"ok|working|operational|normal|functional|in service|healthy|online|up|running",
                 r"working (?:normally|fine|properly|as (?:it )?should)|in (?:good )?working "
                 r"order|fully operational|(?:is|are|was|were) (?:\w+ )?operational|"
-                r"functioning (?:normally|properly)|back in service"),
-    "approved": (r"approved|accepted|granted|authori[sz]ed|paid",
+                r"functioning (?:normally|properly)|back in service|online|up and running|"
+                r"back up\b|(?:is|are) (?:\w+ )?healthy"),
+    # a build's or a check's outcome
+    "passed": (r"pass|passed|passing|success|successful|succeeded|green",
+               r"passed|passing|succeeded|(?:is|are|was|were) (?:\w+ )?successful|went green|"
+               r"went (?:out|through) (?:cleanly|fine|smoothly|without (?:a hitch|problems|"
+               r"issues))"),
+    # when a trip runs, where it is (a flight, a train, a ferry), and a parcel's last step
+    "late": (r"delayed|late|behind schedule|running late",
+             r"delayed|running (?:\w+ )?late|behind schedule|(?:is|are|was|were) (?:\w+ )?late\b"),
+    "on_time": (r"on time|on schedule|ontime", r"on time|on schedule|as scheduled|no delays?"),
+    "boarding": (r"boarding|now boarding|gate open",
+                 r"(?:is|are) (?:now )?boarding|now boarding|"
+                 r"boarding (?:now|has (?:begun|started))"),
+    "departed": (r"departed|en route|in air|airborne|in flight|took off",
+                 r"(?:has|have|had) (?:already )?(?:departed|taken off)|took off"),
+    "airborne": (r"(?!)", r"in the air|airborne|en route|in flight"),
+    "arrived": (r"arrived|landed",
+                r"(?:has|have|had) (?:already |just )?(?:landed|arrived)|landed"),
+    "delivered": (r"delivered", r"(?:was|were|been|got) (?:\w+ )?delivered|delivered to"),
+    "transit": (r"(?!)",
+                r"in transit|on (?:its|their) way|out for delivery|still with the carrier"),
+    # an invoice's or a bill's
+    "paid": (r"paid|paid in full|settled", r"(?:was|were|been|is|are) (?:\w+ )?(?:paid|settled)|"
+             r"paid in full|(?:has|have) (?:already )?paid"),
+    "unpaid": (r"unpaid|not paid|outstanding|overdue|past due",
+               r"unpaid|overdue|past due|(?<!\d )outstanding|(?:has|have|had)(?: not|n't) (?:yet )?"
+               r"(?:been )?paid|not (?:yet )?(?:been )?paid|yet to (?:be )?pa(?:y|id)"),
+    # a change request's, a booking's
+    "merged": (r"merged", r"(?:was|were|been|got) (?:\w+ )?merged|merged into"),
+    "confirmed": (r"confirmed|booked|reserved",
+                  r"(?:is|are|was|were|been) (?:\w+ )?confirmed"),
+    "waitlisted": (r"waitlisted|wait listed|on waitlist|on the waitlist",
+                   r"wait ?listed|on (?:the |a )?wait ?list"),
+    "approved": (r"approved|accepted|granted|authori[sz]ed",
                  r"(?:was|were|been|got)\s+(?:(?!not\b|never\b)\w+\s+)?(?:approved|accepted|"
                  r"granted|authori[sz]ed)|(?:is|are)\s+(?:(?!not\b|never\b)\w+\s+)?"
                  r"(?:approved|granted|authori[sz]ed)"),  # "Walk-ins are accepted": a rule
@@ -89,19 +135,36 @@ _SAID = {k: re.compile(rf"\b(?:{s})\b", re.I) for k, (_, s) in _KINDS.items()}
 # the kinds a field's kind cannot be said as: a job done is not under way, waiting or open
 _CLASH = {
     "done": {"progress", "waiting", "open", "cancelled"},
-    "progress": {"done", "shipped", "ready", "cancelled"},
-    "waiting": {"done", "shipped", "ready", "cancelled", "approved", "denied"},
-    "shipped": {"progress", "waiting", "ready", "cancelled"},
+    "progress": {"done", "shipped", "ready", "cancelled", "delivered"},
+    "waiting": {"done", "shipped", "ready", "cancelled", "approved", "denied", "delivered",
+                "confirmed"},
+    "shipped": {"progress", "waiting", "ready", "cancelled", "delivered", "arrived"},
     "ready": {"progress", "waiting", "shipped", "cancelled"},
-    "cancelled": {"done", "progress", "waiting", "shipped", "ready", "open"},
-    "fault": {"working"},
+    "cancelled": {"done", "progress", "waiting", "shipped", "ready", "open", "late", "on_time",
+                  "boarding", "departed", "airborne", "arrived", "delivered", "confirmed"},
+    "fault": {"working", "passed"},
     "working": {"fault"},
-    "open": {"done", "cancelled", "approved", "denied"},
+    "passed": {"fault"},
+    "open": {"done", "cancelled", "approved", "denied", "merged"},
     "approved": {"denied", "waiting", "open"},  # a claim, a request, an application
     "denied": {"approved", "waiting", "open"},
     "stocked": {"sold_out"},
     "sold_out": {"stocked"},
+    "late": {"on_time", "cancelled"},
+    "on_time": {"late", "cancelled"},
+    "boarding": {"departed", "airborne", "arrived", "cancelled"},
+    "departed": {"boarding", "arrived", "cancelled", "waiting"},
+    "arrived": {"boarding", "airborne", "cancelled", "waiting"},
+    "delivered": {"transit", "progress", "ready", "cancelled"},
+    "paid": {"unpaid", "denied", "waiting", "open"},
+    "unpaid": {"paid"},
+    "merged": {"open"},
+    "confirmed": {"waiting", "cancelled", "waitlisted", "denied"},
+    "waitlisted": {"confirmed"},
 }
+_PAST = re.compile(r"\b(?:status history|history|events|timeline|tracking events|"
+                   r"transitions|status updates|audit log)\b", re.I)
+_OUTCOMES = {"denied", "fault", "cancelled", "late"}  # what a code's last word may say
 _STATUS_KEY = re.compile(r"\b(?:status|state|stage|condition|progress)\b", re.I)
 # a count of what is left to sell or book (``stock``, ``seats available``, ``units on
 # hand``), not of time or money left (``days remaining``, ``balance remaining``)
@@ -119,10 +182,11 @@ _PICKS = re.compile(r"\b(?:the|a|an|its|their|your|his|her|our|this|that|these|t
                     r"(?:that|which|who) (?:\w+ ){0,3})\s*$", re.I)
 _COUNTED = re.compile(r"\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|both|all|"
                       r"none|several|most|many|some|few)\s+(?:of\b|are\b|were\b|is\b|was\b|"
-                      r"have\b|has\b|had\b|(?:\w+\s+)?(?:succeeded|failed|finished|completed))",
+                      r"have\b|has\b|had\b|(?:[a-z]+\s+){1,4}(?:are|were)\b|"  # "3 jets are"
+                      r"(?:\w+\s+)?(?:succeeded|failed|finished|completed))",
                       re.I)
 # the sentences joined in one ("The sink was fixed, and the ant request was cancelled")
-_PARTS = re.compile(r";\s+|,\s+(?:and|but|while|whereas|so|though|although)\s+|"
+_PARTS = re.compile(r";\s+|,\s+(?:and|but|while|whereas|so|though|although|since|because)\s+|"
                     r"\s+(?:but|while|whereas|although|though)\s+", re.I)
 _HEDGED = re.compile(r"\b(?:nearly|almost|partly|partially|mostly|half)\b", re.I)
 _IF = re.compile(r"\b(?:if|unless|whether|once|would|could)\b", re.I)  # what may be, not is
@@ -135,7 +199,14 @@ def status_of(value: str) -> Optional[str]:
     text = value.replace("_", " ").replace("-", " ").strip()
     if len(text.split()) > 3 or any(c.isdigit() for c in text):
         return None
-    return next((k for k, p in _VALUE.items() if p.fullmatch(text)), None)
+    kind = next((k for k, p in _VALUE.items() if p.fullmatch(text)), None)
+    words = text.split()
+    if kind is None and len(words) > 1 and not _HEDGED.fullmatch(words[0]):
+        # a code naming what its outcome is of ("insurance_rejected", "payment_failed"; not a
+        # stage, "blocking_complete") or what it waits on ("awaiting_prescriber_approval")
+        last, first = status_of(words[-1]), status_of(words[0])
+        kind = last if last in _OUTCOMES else first if first == "waiting" else None
+    return kind
 
 
 def stock_of(f: Field) -> Optional[str]:
@@ -146,8 +217,16 @@ def stock_of(f: Field) -> Optional[str]:
     return "stocked" if int(f.value) else "sold_out"
 
 
+# what names one thing rather than counts things: a code ("SUP-3390", "TP1352", "#1182") or
+# a number after the word for what it numbers ("build 4812", "pull request 1182")
+_CODE = re.compile(r"\b[A-Za-z]+[-_#]?\d[\w-]*|#\d+|\b(?:build|ticket|order|flight|train|"
+                   r"invoice|request|pr|issue|job|run|case|booking|gate|room|no\.?|number|"
+                   r"version)\s*#?\d[\w.-]*", re.I)
+
+
 def _undated(clause: str) -> str:
-    """``clause`` with its dates blanked (``values.numbers`` reads them)."""
+    """``clause`` with its dates and codes blanked (``values.numbers`` reads the dates)."""
+    clause = _CODE.sub(lambda m: " " * len(m[0]), clause)
     for n in numbers(clause):
         if n.kind == "date":
             clause = clause[:n.start] + " " * (n.end - n.start) + clause[n.end:]
@@ -179,12 +258,19 @@ class Statuses:
 
     def __init__(self, fields: Sequence[Field], owned: Owned, stem: Stem, lines: Sequence[str]):
         self.stem, self._owned, self._lines = stem, owned, lines
+        # the entries of a history are the thing's past states, not things of their own
+        fields = [f for f in fields if not _PAST.search(f.path.rpartition(" > ")[0])]
         kinds = [(f, kind) for f in fields if (kind := status_of(f.value) or stock_of(f))]
-        self._status = [(f, kind) for f, kind in kinds if f.flag is None and not f.listed
+        # a list of values, not a status and another object's (``courier > status``)
+        paths = Counter((f.record, f.path) for f in fields)
+        self._status = [(f, kind) for f, kind in kinds
+                        if f.flag is None and paths[f.record, f.path] == 1
                         and (_STATUS_KEY.search(f.path) or kind not in ("working", "open"))]
         self._kinds: dict[int, set[str]] = {}  # every status kind a record's fields hold
         for f, kind in kinds:
             self._kinds.setdefault(f.record, set()).add(kind)
+        # the records holding a status of any value ("delinquent" names no kind)
+        self._records = {f.record for f in fields if _STATUS_KEY.search(f.path)} | set(self._kinds)
         self._words = set().union(*(f.words for f, _ in kinds))  # and those values' words
         self._plain = {stem(w) for w in ("status", "state", "stage", "condition", "progress")}
         self._counted = {stem(w) for w in (  # a stock count's key names what it counts
@@ -204,12 +290,24 @@ class Statuses:
             for f, kind in self._fields_of(clause, about if len(parts) == 1 else None):
                 # its own kind said beside another ("shipped and on its way"), or a kind
                 # another field of its record holds (``status: completed``, ``conclusion:
-                # cancelled``): no change
-                if said & (self._kinds.get(f.record, set()) | {kind}):
+                # cancelled``), or the object around the records does (an appointment
+                # ``booked`` around its forms ``not_started``): no change
+                if said & (self._kinds.get(f.record, set()) | self._kinds.get(-1, set())
+                           | {kind}):
                     break
                 if said & _CLASH[kind] or kind in negated:
                     return self._lines[f.line]
         return None
+
+    def agreed(self, sentence: str, about: Optional[Collection[int]]) -> bool:
+        """A clause says a status field's own kind in other words ("is running late" for
+        ``status: delayed``), and no clause says one it cannot be."""
+        if not self._status or self.changed(sentence, about):
+            return False
+        parts = _PARTS.split(sentence)
+        return any(kind in _said(clause)[0]
+                   for clause in parts
+                   for f, kind in self._fields_of(clause, about if len(parts) == 1 else None))
 
     def _named(self, f: Field, kind: str) -> set[str]:
         """The words of a status field's key a clause must name to speak of it."""
@@ -237,4 +335,4 @@ class Statuses:
             mine = [(f, k) for f, k in fit if f.record in about]
             return mine if len(mine) == 1 else []
         # the one status of a grounding of one record ("Its status is ...")
-        return fit if len(self._status) == 1 and len(self._kinds.keys() - {-1}) <= 1 else []
+        return fit if len(self._status) == 1 and len(self._records - {-1}) <= 1 else []
