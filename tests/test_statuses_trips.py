@@ -211,3 +211,21 @@ def test_a_deploy_said_to_go_through_is_a_deploy_passed(sentence, changed):
 ])
 def test_words_of_a_status_said_of_something_else_change_nothing(record, sentence):
     assert evidence(record, sentence).field_changed is None
+
+
+def test_a_calendars_events_are_things_of_their_own_and_a_parcels_tracking_events_past():
+    """``events`` of a calendar each hold their own status; a parcel's ``tracking >
+    events`` are the parcel's past scans."""
+    calendar = {"date": "2025-07-17", "events": [
+        {"title": "1:1 with Jonas", "start": "15:00", "status": "cancelled"},
+        {"title": "Design review", "start": "10:00", "status": "confirmed"}]}
+    assert evidence(calendar, "Your 1:1 with Jonas is confirmed.").field_changed \
+        == "events 1 > status: cancelled"
+    parcel = {"tracking_number": "1Z999", "status": "in_transit", "tracking": {"events": [
+        {"status": "label_created", "at": "2025-07-14", "place": "Leeds"},
+        {"status": "pending", "at": "2025-07-15", "place": "Manchester hub"}]}}
+    assert evidence(parcel, "Your parcel has been delivered.").field_changed \
+        == "status: in_transit"
+    # a state its history holds is said of the past: "was pending at the Manchester hub"
+    assert evidence(parcel, "It was pending at the Manchester hub on July 15.").field_changed \
+        is None

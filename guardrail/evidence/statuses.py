@@ -74,8 +74,7 @@ _KINDS = {
               r"offline|unhealthy|unreachable",
               r"faulty|broken|out of (?:service|order)|not working|malfunctioning|failed|"
               r"(?:is|are|was|were) (?:\w+ )?down\b(?! to| by| from| about| \d)|offline|"
-              r"unreachable|reporting (?:a|an) "
-              r"(?:fault|error)"),
+              r"unreachable|reporting (?:a|an) (?:fault|error)"),
     "working": (r"ok|working|operational|normal|functional|in service|healthy|online|up|running",
                 r"working (?:normally|fine|properly|as (?:it )?should)|in (?:good )?working "
                 r"order|fully operational|(?:is|are|was|were) (?:\w+ )?operational|"
@@ -162,7 +161,8 @@ _CLASH = {
     "confirmed": {"waiting", "cancelled", "waitlisted", "denied"},
     "waitlisted": {"confirmed"},
 }
-_PAST = re.compile(r"\b(?:status history|history|events|timeline|tracking events|"
+# where a thing's past states are listed (a calendar's ``events`` are things of their own)
+_PAST = re.compile(r"\b(?:status history|history|histories|timeline|tracking(?: >)? events|"
                    r"transitions|status updates|audit log)\b", re.I)
 _OUTCOMES = {"denied", "fault", "cancelled", "late"}  # what a code's last word may say
 _STATUS_KEY = re.compile(r"\b(?:status|state|stage|condition|progress)\b", re.I)
@@ -259,7 +259,10 @@ class Statuses:
     def __init__(self, fields: Sequence[Field], owned: Owned, stem: Stem, lines: Sequence[str]):
         self.stem, self._owned, self._lines = stem, owned, lines
         # the entries of a history are the thing's past states, not things of their own
-        fields = [f for f in fields if not _PAST.search(f.path.rpartition(" > ")[0])]
+        past = [f for f in fields if _PAST.search(f.path.rpartition(" > ")[0])]
+        self._past = {k for f in past if (k := status_of(f.value))}  # said, it is of the past
+        fields = [f for f in fields if f not in past]
+        self._things = {f.record for f in fields}  # and a sentence names none of them
         kinds = [(f, kind) for f in fields if (kind := status_of(f.value) or stock_of(f))]
         # a list of values, not a status and another object's (``courier > status``)
         paths = Counter((f.record, f.path) for f in fields)
@@ -270,7 +273,8 @@ class Statuses:
         for f, kind in kinds:
             self._kinds.setdefault(f.record, set()).add(kind)
         # the records holding a status of any value ("delinquent" names no kind)
-        self._records = {f.record for f in fields if _STATUS_KEY.search(f.path)} | set(self._kinds)
+        self._records = {f.record for f in fields
+                         if _STATUS_KEY.search(f.path.rpartition(" > ")[2])} | set(self._kinds)
         self._words = set().union(*(f.words for f, _ in kinds))  # and those values' words
         self._plain = {stem(w) for w in ("status", "state", "stage", "condition", "progress")}
         self._counted = {stem(w) for w in (  # a stock count's key names what it counts
@@ -291,9 +295,10 @@ class Statuses:
                 # its own kind said beside another ("shipped and on its way"), or a kind
                 # another field of its record holds (``status: completed``, ``conclusion:
                 # cancelled``), or the object around the records does (an appointment
-                # ``booked`` around its forms ``not_started``): no change
+                # ``booked`` around its forms ``not_started``), or its history ("went under
+                # review on March 29" of an application now ``approved``): no change
                 if said & (self._kinds.get(f.record, set()) | self._kinds.get(-1, set())
-                           | {kind}):
+                           | self._past | {kind}):
                     break
                 if said & _CLASH[kind] or kind in negated:
                     return self._lines[f.line]
@@ -320,7 +325,8 @@ class Statuses:
         of the one record the sentence is about."""
         stems = {self.stem(w) for w in WORDS.findall(clause.replace("-", " "))}
         # a status names no record ("complete" is no name of the one job ``completed``)
-        named = {r for r, own in self._owned.own.items() if own & stems - self._words}
+        named = {r for r, own in self._owned.own.items()
+                 if r in self._things and own & stems - self._words}
         # a key of more words than "status" counts only where the clause names them
         # (``payment status`` is not the job's ``status``)
         fit = [(f, k) for f, k in self._status if self._named(f, k) <= stems]
