@@ -259,9 +259,9 @@ class Statuses:
     def __init__(self, fields: Sequence[Field], owned: Owned, stem: Stem, lines: Sequence[str]):
         self.stem, self._owned, self._lines = stem, owned, lines
         # the entries of a history are the thing's past states, not things of their own
-        past = [f for f in fields if _PAST.search(f.path.rpartition(" > ")[0])]
-        self._past = {k for f in past if (k := status_of(f.value))}  # said, it is of the past
-        fields = [f for f in fields if f not in past]
+        past = [bool(_PAST.search(f.path.rpartition(" > ")[0])) for f in fields]
+        self._past = {k for f, p in zip(fields, past) if p and (k := status_of(f.value))}
+        fields = [f for f, p in zip(fields, past) if not p]  # (a state of it said: the past)
         self._things = {f.record for f in fields}  # and a sentence names none of them
         kinds = [(f, kind) for f in fields if (kind := status_of(f.value) or stock_of(f))]
         # a list of values, not a status and another object's (``courier > status``)
