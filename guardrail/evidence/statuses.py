@@ -224,7 +224,7 @@ _CODE = re.compile(r"\b[A-Za-z]+[-_#]?\d[\w-]*|#\d+|\b(?:build|ticket|order|flig
                    r"version)\s*#?\d[\w.-]*", re.I)
 
 
-def _undated(clause: str) -> str:
+def _blanked(clause: str) -> str:
     """``clause`` with its dates and codes blanked (``values.numbers`` reads the dates)."""
     clause = _CODE.sub(lambda m: " " * len(m[0]), clause)
     for n in numbers(clause):
@@ -237,7 +237,7 @@ def _said(clause: str) -> tuple[set[str], set[str]]:
     """The kinds a clause says, and those it says negated ("has not shipped yet")."""
     said, negated = set(), set()
     # "the claim from May 27 was ...": a date's day is no count
-    if _COUNTED.search(clause) and _COUNTED.search(_undated(clause)):
+    if _COUNTED.search(clause) and _COUNTED.search(_blanked(clause)):
         return said, negated
     for kind, p in _SAID.items():
         for m in p.finditer(clause):
@@ -305,9 +305,10 @@ class Statuses:
         return None
 
     def agreed(self, sentence: str, about: Optional[Collection[int]]) -> bool:
-        """A clause says a status field's own kind in other words ("is running late" for
-        ``status: delayed``), and no clause says one it cannot be."""
-        if not self._status or self.changed(sentence, about):
+        """A clause of a sentence ``changed`` found nothing in (fields.py asks only then)
+        says a status field's own kind in other words ("is running late" for ``status:
+        delayed``)."""
+        if not self._status:
             return False
         parts = _PARTS.split(sentence)
         return any(kind in _said(clause)[0]
