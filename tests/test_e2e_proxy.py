@@ -2062,7 +2062,7 @@ def test_a_step_on_from_a_marked_amount_is_read_against_what_the_client_read(cli
     assert last["explanation"]["basis"] == "value_changed"
 
 
-FLIGHT_TOOL = json.dumps({"flight": "TP1352", "status": "delayed",
+DELAYED_FLIGHT_TOOL = json.dumps({"flight": "TP1352", "status": "delayed",
                           "scheduled_departure": "2026-12-08T07:45:00Z",
                           "estimated_departure": "2026-12-08T08:30:00Z", "gate": "B14"})
 
@@ -2075,10 +2075,10 @@ def test_a_status_said_otherwise_is_redacted_and_said_in_other_words_passes(clie
     if placeholder:
         pytest.skip("needs the trained default model")
     right = "Your flight TP1352 is running late. It now leaves from gate B14."
-    text, g = stream_tool_turn(client, "Is my flight on time?", "flight_status", FLIGHT_TOOL,
+    text, g = stream_tool_turn(client, "Is my flight on time?", "flight_status", DELAYED_FLIGHT_TOOL,
                                right)
     assert text == right and all(s["action"] == "release" for s in g["sentences"])
-    text, g = stream_tool_turn(client, "Is my flight on time?", "flight_status", FLIGHT_TOOL,
+    text, g = stream_tool_turn(client, "Is my flight on time?", "flight_status", DELAYED_FLIGHT_TOOL,
                                "Your flight TP1352 is on time. It leaves from gate B14.")
     wrong = g["sentences"][0]
     assert wrong["action"] == "redact" and "on time" not in text
