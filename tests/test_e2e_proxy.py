@@ -2075,10 +2075,11 @@ def test_a_status_said_otherwise_is_redacted_and_said_in_other_words_passes(clie
     if placeholder:
         pytest.skip("needs the trained default model")
     right = "Your flight TP1352 is running late. It now leaves from gate B14."
-    text, g = stream_tool_turn(client, "Is my flight on time?", "flight_status", DELAYED_FLIGHT_TOOL,
-                               right)
+    text, g = stream_tool_turn(client, "Is my flight on time?", "flight_status",
+                               DELAYED_FLIGHT_TOOL, right)
     assert text == right and all(s["action"] == "release" for s in g["sentences"])
-    text, g = stream_tool_turn(client, "Is my flight on time?", "flight_status", DELAYED_FLIGHT_TOOL,
+    text, g = stream_tool_turn(client, "Is my flight on time?", "flight_status",
+                               DELAYED_FLIGHT_TOOL,
                                "Your flight TP1352 is on time. It leaves from gate B14.")
     wrong = g["sentences"][0]
     assert wrong["action"] == "redact" and "on time" not in text
